@@ -1,0 +1,310 @@
+package data
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+)
+
+// Target selects the per-row (or per-bag) training target of a batch.
+type Target uint8
+
+const (
+	TargetNone          Target = iota // features only (prediction)
+	TargetLabel                       // raw `label`: clean training and evaluation only
+	TargetLabelRR                     // `label_rr`, randomized response
+	TargetAlpha                       // `alpha` per bag (llp, llp_lap, llp_geom raw release)
+	TargetAlphaDebiased               // `alpha_debiased` per bag (llp_geom)
+)
+
+var targetNames = []string{"none", ColLabel, ColLabelRR, ColAlpha, ColAlphaDebiased}
+
+func (t Target) String() string {
+	if int(t) < len(targetNames) {
+		return targetNames[t]
+	}
+	return "Target(" + strconv.Itoa(int(t)) + ")"
+}
+
+func (t Target) perBag() bool { return t == TargetAlpha || t == TargetAlphaDebiased }
+
+// Batch mirrors model.Batch field for field (cmd/train converts one into the
+// other without copying): dense features row-major, sparse indices padded to
+// Width with mask 0, Target per row or, with BagSize k > 0, per bag.
+type Batch struct {
+	Rows int
+
+	X   []float32
+	Dim int
+
+	Indices   []int32
+	IndexMask []float32
+	Width     int
+
+	Target []float32
+
+	BagSize int
+}
+
+// BatchOptions configures a BatchSource.
+type BatchOptions struct {
+	BatchSize int    // rows per batch ≥ 1; in bag mode a multiple of BagSize
+	Shuffle   bool   // shuffle rows (or whole bags) every epoch
+	Seed      uint64 // shuffle seed; epoch e uses PCG(Seed, e)
+	Target    Target
+	// BagSize > 0 turns on bag mode: rows are grouped by `bag_id` and every
+	// batch holds BatchSize/BagSize whole bags of exactly BagSize rows. Bags of
+	// another size (a kept LLP remainder) are skipped and counted in
+	// SkippedBags, since a batch is "B bags of k".
+	BagSize int
+	// DropLast drops a final partial batch so that every batch has the same
+	// shape (training); otherwise the last batch is smaller (prediction).
+	DropLast bool
+	// Width pads sparse rows to this many indices; 0 uses the widest row.
+	Width int
+}
+
+// BagError reports an inconsistent LLP bag.
+type BagError struct {
+	Bag int64
+	Row int
+	Msg string
+}
+
+func (e *BagError) Error() string {
+	return fmt.Sprintf("data: bag %d (row %d): %s", e.Bag, e.Row, e.Msg)
+}
+
+// BatchSource yields batches over an in-memory Frame with an explicit, seeded
+// shuffle (GoMLX's InMemoryDataset ignores seeds; ../shared/NOTES.md). It
+// implements model.BatchSource through cmd/train's adapter: Next returns
+// io.EOF at the end of an epoch and Reset starts the next one. The returned
+// Batch is reused by the next call.
+type BatchSource struct {
+	f     *Frame
+	o     BatchOptions
+	units [][]int // rows of each shuffle unit: a single row, or a bag
+	order []int   // unit order of the current epoch
+	pos   int     // next unit
+	epoch uint64
+	b     Batch
+
+	target      []float32 // per row (or per unit in bag mode)
+	SkippedBags int
+}
+
+// NewBatchSource validates the options against the frame's columns.
+func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
+	if o.BatchSize < 1 {
+		return nil, fmt.Errorf("%w: batch size must be ≥ 1, got %d", ErrInvalid, o.BatchSize)
+	}
+	if o.BagSize < 0 {
+		return nil, fmt.Errorf("%w: bag size must be ≥ 0, got %d", ErrInvalid, o.BagSize)
+	}
+	if o.Target.perBag() != (o.BagSize > 0) {
+		return nil, fmt.Errorf("%w: target %s needs bag mode (BagSize > 0) exactly when it is a bag proportion", ErrInvalid, o.Target)
+	}
+	if o.BagSize > 0 && o.BatchSize%o.BagSize != 0 {
+		return nil, fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
+	}
+	s := &BatchSource{f: f, o: o}
+	var col []float64
+	switch o.Target {
+	case TargetNone:
+	case TargetLabel, TargetLabelRR:
+		src := f.Label
+		if o.Target == TargetLabelRR {
+			src = f.LabelRR
+		}
+		if src == nil {
+			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+		}
+		s.target = make([]float32, len(src))
+		for i, y := range src {
+			s.target[i] = float32(y)
+		}
+	case TargetAlpha:
+		col = f.Alpha
+	case TargetAlphaDebiased:
+		col = f.AlphaDebiased
+	default:
+		return nil, fmt.Errorf("%w: unknown target %d", ErrInvalid, o.Target)
+	}
+	if o.BagSize == 0 {
+		s.units = make([][]int, f.Rows)
+		rows := make([]int, f.Rows)
+		for i := range rows {
+			rows[i] = i
+			s.units[i] = rows[i : i+1]
+		}
+	} else {
+		if col == nil {
+			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+		}
+		if f.BagID == nil {
+			return nil, fmt.Errorf("%w: bag mode needs a %s column", ErrSchema, ColBagID)
+		}
+		if err := s.groupBags(col); err != nil {
+			return nil, err
+		}
+	}
+	if f.HasSparse() {
+		w := o.Width
+		for i := range f.Rows {
+			n := int(f.Offsets[i+1] - f.Offsets[i])
+			if o.Width > 0 && n > o.Width {
+				return nil, fmt.Errorf("%w: row %d has %d sparse indices, more than width %d", ErrInvalid, i, n, o.Width)
+			}
+			w = max(w, n)
+		}
+		s.b.Width = max(w, 1)
+	}
+	s.b.Dim = f.Dim()
+	s.b.BagSize = o.BagSize
+	s.order = make([]int, len(s.units))
+	s.shuffle()
+	return s, nil
+}
+
+// groupBags groups rows by bag id (ids need not be dense or sorted) and
+// checks that every member carries the bag's proportion.
+func (s *BatchSource) groupBags(col []float64) error {
+	byID := map[int64]int{}
+	var members [][]int
+	for i, id := range s.f.BagID {
+		u, ok := byID[id]
+		if !ok {
+			u = len(members)
+			byID[id] = u
+			members = append(members, nil)
+		}
+		if first := members[u]; len(first) > 0 && col[first[0]] != col[i] {
+			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportion %v differs from the bag's %v", col[i], col[first[0]])}
+		}
+		members[u] = append(members[u], i)
+	}
+	for _, m := range members {
+		if len(m) != s.o.BagSize {
+			s.SkippedBags++
+			continue
+		}
+		s.units = append(s.units, m)
+		s.target = append(s.target, float32(col[m[0]]))
+	}
+	if len(s.units) == 0 {
+		return fmt.Errorf("%w: no bag has exactly %d rows", ErrInvalid, s.o.BagSize)
+	}
+	return nil
+}
+
+// Units is the number of shuffle units (rows, or whole bags in bag mode).
+func (s *BatchSource) Units() int { return len(s.units) }
+
+// BatchesPerEpoch is the number of batches Next yields per epoch.
+func (s *BatchSource) BatchesPerEpoch() int {
+	per := s.unitsPerBatch()
+	if s.o.DropLast {
+		return len(s.units) / per
+	}
+	return (len(s.units) + per - 1) / per
+}
+
+func (s *BatchSource) unitsPerBatch() int {
+	if s.o.BagSize > 0 {
+		return s.o.BatchSize / s.o.BagSize
+	}
+	return s.o.BatchSize
+}
+
+func (s *BatchSource) shuffle() {
+	for i := range s.order {
+		s.order[i] = i
+	}
+	if s.o.Shuffle {
+		r := rand.New(rand.NewPCG(s.o.Seed, s.epoch))
+		r.Shuffle(len(s.order), func(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] })
+	}
+	s.pos = 0
+}
+
+// Reset starts the next epoch with a fresh shuffle.
+func (s *BatchSource) Reset() error {
+	s.epoch++
+	s.shuffle()
+	return nil
+}
+
+// SeekEpoch positions the source at the start of epoch e (0-based), e.g.
+// when a training run resumes from a checkpoint.
+func (s *BatchSource) SeekEpoch(e uint64) {
+	s.epoch = e
+	s.shuffle()
+}
+
+// Epoch is the current epoch (0-based).
+func (s *BatchSource) Epoch() uint64 { return s.epoch }
+
+// Next fills and returns the next batch, or io.EOF at the end of the epoch.
+func (s *BatchSource) Next() (*Batch, error) {
+	per := s.unitsPerBatch()
+	left := len(s.order) - s.pos
+	if left == 0 || (s.o.DropLast && left < per) {
+		return nil, io.EOF
+	}
+	units := s.order[s.pos : s.pos+min(per, left)]
+	s.pos += len(units)
+	b := &s.b
+	f := s.f
+	d := f.Dim()
+	rows := 0
+	for _, u := range units {
+		rows += len(s.units[u])
+	}
+	b.Rows = rows
+	b.X = grow(b.X, rows*d)
+	if f.HasSparse() {
+		b.Indices = grow(b.Indices, rows*b.Width)
+		b.IndexMask = grow(b.IndexMask, rows*b.Width)
+		clear(b.Indices)
+		clear(b.IndexMask)
+	}
+	if s.o.Target == TargetNone {
+		b.Target = b.Target[:0]
+	} else if s.o.BagSize > 0 {
+		b.Target = grow(b.Target, len(units))
+	} else {
+		b.Target = grow(b.Target, rows)
+	}
+	r := 0
+	for k, u := range units {
+		if s.o.BagSize > 0 {
+			b.Target[k] = s.target[u]
+		}
+		for _, src := range s.units[u] {
+			copy(b.X[r*d:(r+1)*d], f.X[src*d:(src+1)*d])
+			if f.HasSparse() {
+				idx := f.Indices[f.Offsets[src]:f.Offsets[src+1]]
+				for t, v := range idx {
+					b.Indices[r*b.Width+t] = int32(v)
+					b.IndexMask[r*b.Width+t] = 1
+				}
+			}
+			if s.o.BagSize == 0 && s.o.Target != TargetNone {
+				b.Target[r] = s.target[src]
+			}
+			r++
+		}
+	}
+	if d == 0 {
+		b.X = nil
+	}
+	return b, nil
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}

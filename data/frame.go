@@ -1,0 +1,168 @@
+package data
+
+import (
+	"fmt"
+	"math"
+)
+
+// Frame is an in-memory, column-oriented table: the unit the importers write,
+// the privatize stage transforms, and the batch source reads. Nil slices are
+// absent columns. Dense features are stored row-major (X[i*D+j], D =
+// len(Features)) because batches gather whole rows.
+type Frame struct {
+	Rows     int
+	Features []string  // dense feature names, in column order
+	X        []float32 // Rows×len(Features), row-major
+
+	// Sparse features in CSR form: row i holds Indices[Offsets[i]:Offsets[i+1]].
+	Indices []uint32
+	Offsets []int64 // len Rows+1 when Indices is present
+
+	Label         []uint8   // raw 0/1 label; absent from privatized frames
+	Eta           []float64 // true P(y=1|x), synthetic only
+	BagID         []int64
+	LabelRR       []uint8
+	Alpha         []float64
+	AlphaDebiased []float64
+
+	// Meta is stored as the Arrow schema's key/value metadata.
+	Meta map[string]string
+}
+
+// Dim is the number of dense features.
+func (f *Frame) Dim() int { return len(f.Features) }
+
+// HasSparse reports whether the frame has the sparse `indices` column.
+func (f *Frame) HasSparse() bool { return f.Offsets != nil }
+
+// RawLabelColumns lists the raw-label columns the frame carries (label, eta).
+// A privatized frame must return none.
+func (f *Frame) RawLabelColumns() []string {
+	var cols []string
+	if f.Label != nil {
+		cols = append(cols, ColLabel)
+	}
+	if f.Eta != nil {
+		cols = append(cols, ColEta)
+	}
+	return cols
+}
+
+// Validate checks that column lengths agree and values are in range.
+func (f *Frame) Validate() error {
+	if f.Rows < 0 {
+		return fmt.Errorf("%w: negative row count %d", ErrSchema, f.Rows)
+	}
+	if len(f.X) != f.Rows*f.Dim() {
+		return fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, f.Dim())
+	}
+	if f.Offsets != nil {
+		if len(f.Offsets) != f.Rows+1 || f.Offsets[0] != 0 || f.Offsets[f.Rows] != int64(len(f.Indices)) {
+			return fmt.Errorf("%w: %s offsets inconsistent", ErrSchema, ColIndices)
+		}
+	}
+	checkLen := func(name string, n int) error {
+		if n != f.Rows {
+			return fmt.Errorf("%w: column %s has %d rows, want %d", ErrSchema, name, n, f.Rows)
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		ok   bool
+		n    int
+	}{
+		{ColLabel, f.Label != nil, len(f.Label)},
+		{ColEta, f.Eta != nil, len(f.Eta)},
+		{ColBagID, f.BagID != nil, len(f.BagID)},
+		{ColLabelRR, f.LabelRR != nil, len(f.LabelRR)},
+		{ColAlpha, f.Alpha != nil, len(f.Alpha)},
+		{ColAlphaDebiased, f.AlphaDebiased != nil, len(f.AlphaDebiased)},
+	} {
+		if c.ok {
+			if err := checkLen(c.name, c.n); err != nil {
+				return err
+			}
+		}
+	}
+	for _, lab := range [][]uint8{f.Label, f.LabelRR} {
+		for i, y := range lab {
+			if y > 1 {
+				return fmt.Errorf("%w: row %d has label %d", ErrLabel, i, y)
+			}
+		}
+	}
+	for i, e := range f.Eta {
+		if !(e >= 0 && e <= 1) {
+			return fmt.Errorf("%w: row %d has %s=%v outside [0,1]", ErrInvalid, i, ColEta, e)
+		}
+	}
+	return nil
+}
+
+// Slice returns rows [i, j) sharing the underlying arrays (CSR offsets are
+// rebased, so they are copied).
+func (f *Frame) Slice(i, j int) *Frame {
+	d := f.Dim()
+	g := &Frame{Rows: j - i, Features: f.Features, X: f.X[i*d : j*d], Meta: f.Meta}
+	if f.Offsets != nil {
+		lo, hi := f.Offsets[i], f.Offsets[j]
+		g.Indices = f.Indices[lo:hi]
+		g.Offsets = make([]int64, j-i+1)
+		for r := range g.Offsets {
+			g.Offsets[r] = f.Offsets[i+r] - lo
+		}
+	}
+	g.Label = sub(f.Label, i, j)
+	g.Eta = sub(f.Eta, i, j)
+	g.BagID = sub(f.BagID, i, j)
+	g.LabelRR = sub(f.LabelRR, i, j)
+	g.Alpha = sub(f.Alpha, i, j)
+	g.AlphaDebiased = sub(f.AlphaDebiased, i, j)
+	return g
+}
+
+func sub[T any](s []T, i, j int) []T {
+	if s == nil {
+		return nil
+	}
+	return s[i:j]
+}
+
+// Take returns a new frame with the given rows in the given order (features
+// and every present column copied). Used to drop rows, e.g. an LLP remainder.
+func (f *Frame) Take(rows []int) *Frame {
+	d := f.Dim()
+	g := &Frame{Rows: len(rows), Features: f.Features, X: make([]float32, len(rows)*d), Meta: f.Meta}
+	for r, src := range rows {
+		copy(g.X[r*d:(r+1)*d], f.X[src*d:(src+1)*d])
+	}
+	if f.Offsets != nil {
+		g.Offsets = make([]int64, len(rows)+1)
+		for r, src := range rows {
+			g.Indices = append(g.Indices, f.Indices[f.Offsets[src]:f.Offsets[src+1]]...)
+			g.Offsets[r+1] = int64(len(g.Indices))
+		}
+	}
+	g.Label = take(f.Label, rows)
+	g.Eta = take(f.Eta, rows)
+	g.BagID = take(f.BagID, rows)
+	g.LabelRR = take(f.LabelRR, rows)
+	g.Alpha = take(f.Alpha, rows)
+	g.AlphaDebiased = take(f.AlphaDebiased, rows)
+	return g
+}
+
+func take[T any](s []T, rows []int) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, len(rows))
+	for r, src := range rows {
+		out[r] = s[src]
+	}
+	return out
+}
+
+// finite reports whether v is neither NaN nor ±Inf.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

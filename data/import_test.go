@@ -1,0 +1,310 @@
+package data
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// higgsCSV returns n synthetic lines in the UCI format (scientific notation).
+func higgsCSV(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 0))
+	var b bytes.Buffer
+	for range n {
+		fmt.Fprintf(&b, "%.18e", float64(r.IntN(2)))
+		for range 28 {
+			fmt.Fprintf(&b, ",%.18e", r.NormFloat64())
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+func writeFile(t testing.TB, dir, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkArrowFile asserts the Arrow IPC *file* format (what pyarrow's
+// pa.ipc.open_file reads: "ARROW1" magic at both ends) and returns the schema.
+func checkArrowFile(t *testing.T, path string) *arrow.Schema {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("ARROW1")) || !bytes.HasSuffix(b, []byte("ARROW1")) {
+		t.Fatalf("%s lacks the ARROW1 file magic", path)
+	}
+	r, err := ipc.NewFileReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return r.Schema()
+}
+
+func TestImportHiggs(t *testing.T) {
+	dir := t.TempDir()
+	csv := append(bytes.Clone(mustRead(t, "testdata/higgs_small.csv")), higgsCSV(200, 1)...)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(csv)
+	zw.Close()
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{{"plain", csv}, {"gzip", gz.Bytes()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := writeFile(t, dir, "HIGGS."+tc.name, tc.in)
+			out := filepath.Join(dir, "out-"+tc.name)
+			m, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: out, TestRows: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.TrainRows != 202 || m.TestRows != 3 {
+				t.Fatalf("rows train %d test %d, want 202 and 3", m.TrainRows, m.TestRows)
+			}
+			schema := checkArrowFile(t, filepath.Join(out, TrainFile))
+			if got := schema.Field(0); got.Name != "label" || got.Type.ID() != arrow.UINT8 {
+				t.Fatalf("first column %v, want label uint8", got)
+			}
+			for j, name := range HiggsFeatures {
+				f := schema.Field(j + 1)
+				if f.Name != name || f.Type.ID() != arrow.FLOAT32 {
+					t.Fatalf("column %d = %v, want %s float32", j+1, f, name)
+				}
+			}
+			ds, err := Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every row read back equals the parsed line: test = lines 1–3.
+			lines := bytes.Split(bytes.TrimSpace(csv), []byte("\n"))
+			feats := make([]float32, 28)
+			for i, line := range lines {
+				y, err := ParseHiggsLine(line, feats)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, r := ds.Test, i
+				if i >= 3 {
+					f, r = ds.Train, i-3
+				}
+				if f.Label[r] != y || !equalF32(f.X[r*28:(r+1)*28], feats) {
+					t.Fatalf("line %d differs after the round trip", i+1)
+				}
+			}
+		})
+	}
+}
+
+func equalF32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func mustRead(t testing.TB, p string) []byte {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestImportHiggsBadInput(t *testing.T) {
+	good := string(higgsCSV(5, 2))
+	lines := strings.Split(strings.TrimSpace(good), "\n")
+	replaceLine := func(i int, s string) string {
+		l := append([]string(nil), lines...)
+		l[i] = s
+		return strings.Join(l, "\n") + "\n"
+	}
+	nanLine := strings.Replace(lines[3], ",", ",nan,", 1)
+	nanLine = nanLine[:strings.LastIndex(nanLine, ",")] // keep 29 fields
+	tests := []struct {
+		name     string
+		in       string
+		drop     bool
+		testRows int64
+		want     error
+		message  string
+		dropped  int64
+	}{
+		{"malformed line 3", replaceLine(2, "1.0,2.0"), false, 1, ErrMalformed, ":3: ", 0},
+		{"label out of range on line 2", replaceLine(1, "3"+lines[1][strings.Index(lines[1], ","):]), false, 1, ErrLabel, ":2: ", 0},
+		{"NaN feature line 4", replaceLine(3, nanLine), false, 1, ErrInvalid, ":4: ", 0},
+		{"NaN dropped", replaceLine(3, nanLine), true, 1, nil, "", 1},
+		{"empty input", "", false, 1, ErrEmpty, "no rows", 0},
+		{"only blank lines", "\n\n", false, 1, ErrEmpty, "no rows", 0},
+		{"everything is test", good, false, 10, ErrEmpty, "no training rows", 0},
+		{"no test rows", good, false, 0, ErrEmpty, "test set is empty", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeFile(t, dir, "in.csv", []byte(tc.in))
+			out := filepath.Join(dir, "ds")
+			m, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: out, TestRows: tc.testRows, DropInvalid: tc.drop})
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.DroppedRows != tc.dropped {
+					t.Fatalf("dropped %d rows, want %d", m.DroppedRows, tc.dropped)
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("err = %v, want %v mentioning %q", err, tc.want, tc.message)
+			}
+			if strings.Contains(tc.message, ":") {
+				if !strings.Contains(err.Error(), in) {
+					t.Fatalf("err = %v does not name the file", err)
+				}
+			}
+			assertNoPartialFiles(t, out)
+		})
+	}
+}
+
+// assertNoPartialFiles checks that a failed run left neither dataset files
+// nor temporaries behind.
+func assertNoPartialFiles(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		t.Errorf("failed import left %s behind", filepath.Join(dir, e.Name()))
+	}
+}
+
+// A failing re-import over an existing dataset leaves the old files intact.
+func TestImportFailureKeepsPreviousDataset(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ds")
+	in := writeFile(t, dir, "good.csv", higgsCSV(20, 3))
+	if _, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: out, TestRows: 5}); err != nil {
+		t.Fatal(err)
+	}
+	before := mustRead(t, filepath.Join(out, TrainFile))
+	bad := append(higgsCSV(100000, 4), []byte("garbage\n")...) // fails after a chunk was written
+	inBad := writeFile(t, dir, "bad.csv", bad)
+	_, err := ImportHiggs(context.Background(), ImportOptions{In: inBad, Out: out, TestRows: 5})
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), ":100001:") {
+		t.Fatalf("err = %v, want malformed at line 100001", err)
+	}
+	if !bytes.Equal(before, mustRead(t, filepath.Join(out, TrainFile))) {
+		t.Fatal("train.arrow changed after a failed import")
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 3 {
+		t.Fatalf("dataset dir has %d entries after a failed import, want 3 (no temporaries)", len(entries))
+	}
+}
+
+func TestImportLibSVM(t *testing.T) {
+	dir := t.TempDir()
+	train := writeFile(t, dir, "kdd.train", mustRead(t, "testdata/kdd_small.libsvm"))
+	test := writeFile(t, dir, "kdd.test", []byte("1 5:1 6:0.5\n-1 2:1\n"))
+	out := filepath.Join(dir, "ds")
+	m, err := ImportLibSVM(context.Background(), ImportOptions{In: train, TestIn: test, Out: out, HashBuckets: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.TrainRows != 5 || m.TestRows != 2 || m.MaxIndices != 11 || m.NonBinaryValues != 1 || m.HashBuckets != 1000 {
+		t.Fatalf("meta = %+v", m)
+	}
+	schema := checkArrowFile(t, filepath.Join(out, TrainFile))
+	f, ok := schema.FieldsByName(ColIndices)
+	if !ok || f[0].Type.ID() != arrow.LIST || f[0].Type.(*arrow.ListType).Elem().ID() != arrow.UINT32 {
+		t.Fatalf("indices column: %v", f)
+	}
+	ds, err := Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ln LibSVMLine
+	for i, line := range readLines(t, "testdata/kdd_small.libsvm") {
+		if err := ParseLibSVMLine(line, 1000, &ln); err != nil {
+			t.Fatal(err)
+		}
+		got := ds.Train.Indices[ds.Train.Offsets[i]:ds.Train.Offsets[i+1]]
+		if ds.Train.Label[i] != ln.Label || fmt.Sprint(got) != fmt.Sprint(ln.Indices) {
+			t.Fatalf("row %d: %v %v, want %v %v", i, ds.Train.Label[i], got, ln.Label, ln.Indices)
+		}
+	}
+	if ds.Test.Label[0] != 1 || ds.Test.Label[1] != 0 {
+		t.Fatalf("test labels %v", ds.Test.Label)
+	}
+	t.Run("bad line names file and line", func(t *testing.T) {
+		in := writeFile(t, dir, "bad.libsvm", []byte("1 1:1\n1 2:1\n7 3:1\n"))
+		_, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, "bad"), TestRows: 1})
+		if !errors.Is(err, ErrLabel) || !strings.Contains(err.Error(), in+":3:") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestImportCancelled(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.csv", higgsCSV(chunkRows+10, 5))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(dir, "ds")
+	if _, err := ImportHiggs(ctx, ImportOptions{In: in, Out: out, TestRows: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	assertNoPartialFiles(t, out)
+}
+
+func BenchmarkImportHiggs(b *testing.B) {
+	dir := b.TempDir()
+	csv := higgsCSV(100000, 6) // ≈ 75 MB in the UCI format
+	in := writeFile(b, dir, "HIGGS.csv", csv)
+	b.SetBytes(int64(len(csv)))
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, fmt.Sprint("o", i)), TestRows: 10000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseHiggsLine(b *testing.B) {
+	lines := bytes.Split(bytes.TrimSpace(higgsCSV(1000, 7)), []byte("\n"))
+	var n int64
+	for _, l := range lines {
+		n += int64(len(l) + 1)
+	}
+	b.SetBytes(n)
+	feats := make([]float32, 28)
+	for b.Loop() {
+		for _, l := range lines {
+			if _, err := ParseHiggsLine(l, feats); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

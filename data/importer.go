@@ -1,0 +1,349 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// ImportOptions configures a streaming import.
+type ImportOptions struct {
+	In       string // input file (plain, .gz or .bz2: detected by magic bytes)
+	TestIn   string // optional separate test file (libsvm)
+	Out      string // dataset directory to write
+	TestRows int64  // rows of In that form the test set (first rows, as in the paper); with TestIn: 0 = all of TestIn, else its first TestRows
+	// DropInvalid drops rows with NaN/Inf values (counted in Meta.DroppedRows)
+	// instead of failing.
+	DropInvalid bool
+	HashBuckets uint32 // libsvm: hash buckets (default 500,000)
+	// Progress, if set, is called after every chunk of rows.
+	Progress func(ImportProgress)
+}
+
+// ImportProgress reports a running import.
+type ImportProgress struct {
+	Rows    int64 // rows written so far (train + test)
+	Bytes   int64 // uncompressed input bytes read so far
+	Dropped int64
+}
+
+// chunkRows is the number of rows buffered before a record batch is written:
+// memory stays bounded (~7 MiB for Higgs) whatever the input size.
+const chunkRows = 1 << 16
+
+// countingReader counts bytes read.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// openInput opens path, transparently decompressing gzip or bzip2 (by magic
+// bytes, so a misnamed file still works).
+func openInput(path string) (io.Reader, func() error, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("data: %w", err)
+	}
+	br := bufio.NewReaderSize(f, 1<<20)
+	magic, _ := br.Peek(3)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("data: %s: %w", path, err)
+		}
+		return zr, f.Close, nil
+	case bytes.Equal(magic, []byte("BZh")):
+		return bzip2.NewReader(br), f.Close, nil
+	}
+	return br, f.Close, nil
+}
+
+// lineReader yields lines with their 1-based numbers; lines may be longer
+// than the buffer.
+type lineReader struct {
+	br   *bufio.Reader
+	cr   *countingReader
+	line int64
+	long []byte
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	cr := &countingReader{r: r}
+	return &lineReader{br: bufio.NewReaderSize(cr, 1<<20), cr: cr}
+}
+
+// next returns the next line without its newline; io.EOF at the end.
+func (l *lineReader) next() ([]byte, error) {
+	b, err := l.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = l.br.ReadSlice('\n')
+			l.long = append(l.long, b...)
+		}
+		b = l.long
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(b) == 0 && err == io.EOF {
+		return nil, io.EOF
+	}
+	l.line++
+	return bytes.TrimRight(b, "\r\n"), nil
+}
+
+// rowParser parses one non-blank line into the chunk being built.
+type rowParser func(line []byte, c *Frame) error
+
+// splitSink routes the first testRows rows to the test writer and the rest to
+// the train writer, in chunks.
+type splitSink struct {
+	test, train   *Writer
+	chunk         *Frame
+	testRows      int64 // rows still owed to the test set
+	maxIdx        int
+	trainN, testN int64
+	labelOnes     int64
+	dropped       int64
+}
+
+func (s *splitSink) flush(toTest bool) error {
+	c := s.chunk
+	if c.Rows == 0 {
+		return nil
+	}
+	w := s.train
+	if toTest {
+		w = s.test
+		s.testN += int64(c.Rows)
+	} else {
+		s.trainN += int64(c.Rows)
+		for _, y := range c.Label {
+			s.labelOnes += int64(y)
+		}
+	}
+	if c.Offsets != nil {
+		for i := range c.Rows {
+			s.maxIdx = max(s.maxIdx, int(c.Offsets[i+1]-c.Offsets[i]))
+		}
+	}
+	if err := w.Write(c); err != nil {
+		return err
+	}
+	c.Rows, c.X, c.Label = 0, c.X[:0], c.Label[:0]
+	if c.Offsets != nil {
+		c.Indices, c.Offsets = c.Indices[:0], c.Offsets[:1]
+	}
+	return nil
+}
+
+// consume reads every line of path into the sink. toTest decides, per row
+// about to be added, whether the current chunk belongs to the test set.
+func (s *splitSink) consume(ctx context.Context, path string, parse rowParser, limit int64, toTest func() bool, opts *ImportOptions, progress *ImportProgress) error {
+	r, closer, err := openInput(path)
+	if err != nil {
+		return err
+	}
+	defer closer()
+	lr := newLineReader(r)
+	var rows int64
+	dest := toTest()
+	for limit < 0 || rows < limit {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return &LineError{File: path, Line: lr.line + 1, Err: fmt.Errorf("%w: %v", ErrMalformed, err)}
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // blank lines (e.g. a trailing one) carry no row
+		}
+		if d := toTest(); d != dest {
+			if err := s.flush(dest); err != nil {
+				return err
+			}
+			dest = d
+		}
+		if err := parse(line, s.chunk); err != nil {
+			if opts.DropInvalid && errors.Is(err, ErrInvalid) {
+				s.dropped++
+				continue
+			}
+			return &LineError{File: path, Line: lr.line, Err: err}
+		}
+		rows++
+		if dest && s.testRows > 0 {
+			s.testRows--
+		}
+		if s.chunk.Rows == chunkRows {
+			if err := s.flush(dest); err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			progress.Rows = s.trainN + s.testN
+			progress.Bytes += lr.cr.n
+			lr.cr.n = 0
+			progress.Dropped = s.dropped
+			if opts.Progress != nil {
+				opts.Progress(*progress)
+			}
+		}
+	}
+	progress.Bytes += lr.cr.n
+	return s.flush(dest)
+}
+
+func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowParser, meta *Meta) (*Meta, error) {
+	if opts.In == "" {
+		return nil, fmt.Errorf("data: no input file given")
+	}
+	if opts.Out == "" {
+		return nil, fmt.Errorf("data: no output directory given")
+	}
+	if opts.TestRows < 0 {
+		return nil, fmt.Errorf("data: test rows must be ≥ 0, got %d", opts.TestRows)
+	}
+	test, err := NewWriter(filepath.Join(opts.Out, TestFile), like, map[string]string{"split": "test", "source": meta.Source})
+	if err != nil {
+		return nil, err
+	}
+	defer test.Abort()
+	train, err := NewWriter(filepath.Join(opts.Out, TrainFile), like, map[string]string{"split": "train", "source": meta.Source})
+	if err != nil {
+		return nil, err
+	}
+	defer train.Abort()
+	chunk := &Frame{Features: like.Features, X: make([]float32, 0, chunkRows*like.Dim()), Label: make([]uint8, 0, chunkRows)}
+	if like.Offsets != nil {
+		chunk.Offsets = []int64{0}
+	}
+	s := &splitSink{test: test, train: train, chunk: chunk, testRows: opts.TestRows}
+	var prog ImportProgress
+	if opts.TestIn != "" {
+		limit := int64(-1)
+		if opts.TestRows > 0 {
+			limit = opts.TestRows
+		}
+		if err := s.consume(ctx, opts.TestIn, parse, limit, func() bool { return true }, &opts, &prog); err != nil {
+			return nil, err
+		}
+		if err := s.consume(ctx, opts.In, parse, -1, func() bool { return false }, &opts, &prog); err != nil {
+			return nil, err
+		}
+	} else if err := s.consume(ctx, opts.In, parse, -1, func() bool { return s.testRows > 0 }, &opts, &prog); err != nil {
+		return nil, err
+	}
+	if s.trainN+s.testN == 0 {
+		return nil, fmt.Errorf("data: %s: %w: no rows", opts.In, ErrEmpty)
+	}
+	if s.trainN == 0 {
+		return nil, fmt.Errorf("data: %s: %w: all %d rows went to the test set (--test-rows %d); no training rows", opts.In, ErrEmpty, s.testN, opts.TestRows)
+	}
+	if s.testN == 0 {
+		return nil, fmt.Errorf("data: %w: the test set is empty (set --test-rows > 0 or give --test)", ErrEmpty)
+	}
+	if opts.Progress != nil {
+		prog.Rows, prog.Dropped = s.trainN+s.testN, s.dropped
+		opts.Progress(prog)
+	}
+	if err := test.Commit(); err != nil {
+		return nil, err
+	}
+	if err := train.Commit(); err != nil {
+		return nil, err
+	}
+	meta.TrainRows, meta.TestRows, meta.DroppedRows = s.trainN, s.testN, s.dropped
+	meta.PositiveRate = float64(s.labelOnes) / float64(s.trainN)
+	meta.MaxIndices = s.maxIdx
+	meta.Features = like.Features
+	if meta.Features == nil {
+		meta.Features = []string{}
+	}
+	if err := WriteMeta(opts.Out, meta); err != nil {
+		return nil, err
+	}
+	return meta, nil
+}
+
+// ImportHiggs imports the UCI HIGGS.csv (29 comma-separated numeric columns,
+// label first; plain, .gz or .bz2) into a dataset directory, streaming with
+// bounded memory. The first TestRows rows (the paper: 10,000) are the test set.
+func ImportHiggs(ctx context.Context, opts ImportOptions) (*Meta, error) {
+	like := &Frame{Features: HiggsFeatures, Label: []uint8{}}
+	d := len(HiggsFeatures)
+	var feats [28]float32
+	parse := func(line []byte, c *Frame) error {
+		y, err := ParseHiggsLine(line, feats[:])
+		if err != nil {
+			return err
+		}
+		c.X = append(c.X, feats[:d]...)
+		c.Label = append(c.Label, y)
+		c.Rows++
+		return nil
+	}
+	return runImport(ctx, opts, like, parse, &Meta{Source: "higgs", Input: opts.In, Dims: d})
+}
+
+// DefaultHashBuckets is the paper's hashed dimension for KDD Cup 2012.
+const DefaultHashBuckets = 500_000
+
+// ImportLibSVM imports a libsvm-format file (KDD Cup 2012 as in the libsvm
+// collection) into a dataset with a sparse `indices` column, hashing feature
+// indices into HashBuckets buckets with HashIndex.
+func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
+	if opts.HashBuckets == 0 {
+		opts.HashBuckets = DefaultHashBuckets
+	}
+	like := &Frame{Label: []uint8{}, Offsets: []int64{0}}
+	var ln LibSVMLine
+	var nonBinary int64
+	parse := func(line []byte, c *Frame) error {
+		if err := ParseLibSVMLine(line, opts.HashBuckets, &ln); err != nil {
+			return err
+		}
+		nonBinary += int64(ln.NonBinary)
+		c.Indices = append(c.Indices, ln.Indices...)
+		c.Offsets = append(c.Offsets, int64(len(c.Indices)))
+		c.Label = append(c.Label, ln.Label)
+		c.Rows++
+		return nil
+	}
+	in := opts.In
+	if opts.TestIn != "" {
+		in += "," + opts.TestIn
+	}
+	m, err := runImport(ctx, opts, like, parse, &Meta{
+		Source: "libsvm", Input: in, Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
+		Hash: "splitmix64(index) mod hash_buckets",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if nonBinary > 0 {
+		m.NonBinaryValues = nonBinary
+		if err := WriteMeta(opts.Out, m); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,160 @@
+package data
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"unsafe"
+)
+
+// HiggsColumns is the number of comma-separated fields in a UCI HIGGS.csv
+// line: the label then 28 features.
+const HiggsColumns = 1 + 28
+
+// str views b as a string without copying (b must not change while in use).
+func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// ParseHiggsLine parses one UCI Higgs line ("1.000000000000000000e+00,8.69e-01,...")
+// into its 0/1 label and 28 float32 features written to feats (len ≥ 28).
+// Errors wrap ErrMalformed (field count, number syntax), ErrInvalid (NaN/Inf)
+// or ErrLabel and name the 1-based column.
+func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
+	line = bytes.TrimRight(line, "\r\n")
+	var label uint8
+	col := 0
+	for start := 0; ; col++ {
+		end := bytes.IndexByte(line[start:], ',')
+		last := end < 0
+		if last {
+			end = len(line)
+		} else {
+			end += start
+		}
+		if col >= HiggsColumns {
+			return 0, fmt.Errorf("%w: more than %d columns", ErrMalformed, HiggsColumns)
+		}
+		field := line[start:end]
+		v, err := strconv.ParseFloat(str(field), 32)
+		if err != nil {
+			if len(field) == 0 {
+				return 0, fmt.Errorf("%w: column %d is empty", ErrMalformed, col+1)
+			}
+			return 0, fmt.Errorf("%w: column %d: %q is not a number", ErrMalformed, col+1, field)
+		}
+		if col == 0 {
+			switch v {
+			case 0:
+				label = 0
+			case 1:
+				label = 1
+			default:
+				return 0, fmt.Errorf("%w: column 1: label %q is not 0 or 1", ErrLabel, field)
+			}
+		} else {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("%w: column %d is %q", ErrInvalid, col+1, field)
+			}
+			feats[col-1] = float32(v)
+		}
+		if last {
+			break
+		}
+		start = end + 1
+	}
+	if col+1 != HiggsColumns {
+		return 0, fmt.Errorf("%w: %d columns, want %d", ErrMalformed, col+1, HiggsColumns)
+	}
+	return label, nil
+}
+
+// HashIndex maps a libsvm feature index to one of buckets hash buckets:
+//
+//	bucket = splitmix64(index) mod buckets
+//
+// where splitmix64 is the finalizer of Steele et al.'s SplitMix64 (the
+// constants 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB):
+// fixed, seedless and cheap, so a bucket id means the same thing in every
+// dataset and tool version. Colliding indices of one row are all kept (an
+// embedding-sum model then counts the bucket twice).
+func HashIndex(index uint64, buckets uint32) uint32 {
+	z := index + 0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	z ^= z >> 31
+	return uint32(z % uint64(buckets))
+}
+
+// LibSVMLine is one parsed libsvm line.
+type LibSVMLine struct {
+	Label     uint8    // 0/1 (-1 and +1 map to 0 and 1)
+	Indices   []uint32 // hashed buckets of the non-zero features, in line order
+	NonBinary int      // non-zero values other than 1 (treated as presence)
+}
+
+// ParseLibSVMLine parses "label idx:val idx:val ..." (space or tab
+// separated; labels 0/1 or -1/+1; indices ≥ 1 as in the libsvm collection)
+// appending hashed indices to dst.Indices[:0]. Zero values are skipped
+// (explicitly absent); other finite values count as presence. A trailing
+// "# comment" is ignored.
+func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
+	if i := bytes.IndexByte(line, '#'); i >= 0 {
+		line = line[:i]
+	}
+	dst.Indices = dst.Indices[:0]
+	dst.NonBinary = 0
+	tok, rest := nextToken(line)
+	if len(tok) == 0 {
+		return fmt.Errorf("%w: empty line", ErrMalformed)
+	}
+	switch str(tok) {
+	case "1", "+1", "1.0":
+		dst.Label = 1
+	case "0", "-1", "0.0", "-1.0":
+		dst.Label = 0
+	default:
+		return fmt.Errorf("%w: label %q is not 0/1 or -1/+1", ErrLabel, tok)
+	}
+	for field := 2; ; field++ {
+		tok, rest = nextToken(rest)
+		if len(tok) == 0 {
+			return nil
+		}
+		colon := bytes.IndexByte(tok, ':')
+		if colon <= 0 || colon == len(tok)-1 {
+			return fmt.Errorf("%w: field %d: %q is not index:value", ErrMalformed, field, tok)
+		}
+		idx, err := strconv.ParseUint(str(tok[:colon]), 10, 64)
+		if err != nil || idx == 0 {
+			return fmt.Errorf("%w: field %d: index %q is not an integer ≥ 1", ErrMalformed, field, tok[:colon])
+		}
+		val, err := strconv.ParseFloat(str(tok[colon+1:]), 64)
+		if err != nil {
+			return fmt.Errorf("%w: field %d: value %q is not a number", ErrMalformed, field, tok[colon+1:])
+		}
+		if math.IsNaN(val) || math.IsInf(val, 0) {
+			return fmt.Errorf("%w: field %d: value %q", ErrInvalid, field, tok[colon+1:])
+		}
+		if val == 0 {
+			continue
+		}
+		if val != 1 {
+			dst.NonBinary++
+		}
+		dst.Indices = append(dst.Indices, HashIndex(idx, buckets))
+	}
+}
+
+func nextToken(b []byte) (tok, rest []byte) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -1,0 +1,257 @@
+package data
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// golden compares got (as indented JSON) with testdata/name, or rewrites it
+// with -update.
+func golden(t *testing.T, name string, got any) {
+	t.Helper()
+	b, err := json.MarshalIndent(got, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("%s differs from the golden file; diff it or rerun with -update:\n got: %s", path, b)
+	}
+}
+
+func readLines(t *testing.T, path string) [][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines = append(lines, bytes.Clone(sc.Bytes()))
+	}
+	return lines
+}
+
+type higgsRow struct {
+	Label uint8
+	Feats []float32
+}
+
+func TestParseHiggsLineGolden(t *testing.T) {
+	var rows []higgsRow
+	for i, line := range readLines(t, "testdata/higgs_small.csv") {
+		feats := make([]float32, 28)
+		y, err := ParseHiggsLine(line, feats)
+		if err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		rows = append(rows, higgsRow{y, feats})
+	}
+	golden(t, "higgs_small.golden.json", rows)
+}
+
+func TestParseHiggsLineErrors(t *testing.T) {
+	good := string(readLines(t, "testdata/higgs_small.csv")[0])
+	fields := strings.Split(good, ",")
+	with := func(col int, v string) string {
+		f := append([]string(nil), fields...)
+		f[col] = v
+		return strings.Join(f, ",")
+	}
+	tests := []struct {
+		name    string
+		line    string
+		want    error
+		message string
+	}{
+		{"too few columns", strings.Join(fields[:28], ","), ErrMalformed, "28 columns"},
+		{"too many columns", good + ",1.0", ErrMalformed, "more than 29"},
+		{"empty field", with(5, ""), ErrMalformed, "column 6 is empty"},
+		{"not a number", with(3, "abc"), ErrMalformed, "column 4"},
+		{"NaN feature", with(7, "nan"), ErrInvalid, "column 8"},
+		{"Inf feature", with(2, "-Inf"), ErrInvalid, "column 3"},
+		{"label 2", with(0, "2.0e+00"), ErrLabel, "column 1"},
+		{"label 0.5", with(0, "0.5"), ErrLabel, "not 0 or 1"},
+		{"empty line", "", ErrMalformed, "column 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseHiggsLine([]byte(tc.line), make([]float32, 28))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("err = %q, want it to mention %q", err, tc.message)
+			}
+		})
+	}
+	t.Run("CRLF accepted", func(t *testing.T) {
+		if _, err := ParseHiggsLine([]byte(good+"\r\n"), make([]float32, 28)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+type libsvmRow struct {
+	Label     uint8
+	Indices   []uint32
+	NonBinary int
+}
+
+func TestParseLibSVMLineGolden(t *testing.T) {
+	var rows []libsvmRow
+	var ln LibSVMLine
+	for i, line := range readLines(t, "testdata/kdd_small.libsvm") {
+		if err := ParseLibSVMLine(line, DefaultHashBuckets, &ln); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		rows = append(rows, libsvmRow{ln.Label, append([]uint32{}, ln.Indices...), ln.NonBinary})
+	}
+	golden(t, "kdd_small.golden.json", rows)
+}
+
+func TestParseLibSVMLineErrors(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       error
+		message    string
+	}{
+		{"empty", "   ", ErrMalformed, "empty line"},
+		{"label 2", "2 1:1", ErrLabel, `"2"`},
+		{"label word", "yes 1:1", ErrLabel, "yes"},
+		{"no colon", "1 17", ErrMalformed, "field 2"},
+		{"index zero", "1 0:1", ErrMalformed, "integer ≥ 1"},
+		{"negative index", "1 -4:1", ErrMalformed, "field 2"},
+		{"bad value", "1 3:1 4:x", ErrMalformed, "field 3"},
+		{"NaN value", "1 3:nan", ErrInvalid, "field 2"},
+		{"missing value", "0 3:", ErrMalformed, "field 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ln LibSVMLine
+			err := ParseLibSVMLine([]byte(tc.line), 100, &ln)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.message) {
+				t.Fatalf("err = %v, want %v mentioning %q", err, tc.want, tc.message)
+			}
+		})
+	}
+}
+
+// The hash is part of the on-disk contract: these values must never change.
+func TestHashIndexStable(t *testing.T) {
+	got := map[string]uint32{}
+	for _, idx := range []uint64{1, 2, 3, 11, 2047, 54686452} {
+		got[strconv.FormatUint(idx, 10)] = HashIndex(idx, DefaultHashBuckets)
+	}
+	golden(t, "hash_index.golden.json", got)
+	// Spread: 1e5 consecutive indices into 100 buckets. Each count is
+	// Binomial(1e5, 0.01): mean 1000, sd 31.5; ±200 is a 6.3σ bound, a
+	// false-failure rate < 1e-8 per bucket (< 1e-6 for all 100).
+	counts := make([]int, 100)
+	for i := uint64(1); i <= 100000; i++ {
+		counts[HashIndex(i, 100)]++
+	}
+	for b, c := range counts {
+		if math.Abs(float64(c)-1000) > 200 {
+			t.Fatalf("bucket %d holds %d of 100000 indices, want ≈1000", b, c)
+		}
+	}
+}
+
+func FuzzParseHiggsLine(f *testing.F) {
+	for _, l := range readLinesF(f, "testdata/higgs_small.csv") {
+		f.Add(l)
+	}
+	f.Add([]byte("1,2,3"))
+	f.Add([]byte(",,,,"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		feats := make([]float32, 28)
+		y, err := ParseHiggsLine(line, feats)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrLabel) {
+				t.Fatalf("error %v wraps no sentinel", err)
+			}
+			return
+		}
+		if y > 1 {
+			t.Fatalf("label %d", y)
+		}
+		// A parsed line re-formatted must parse to the same values.
+		parts := []string{strconv.Itoa(int(y))}
+		for _, v := range feats {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite feature %v accepted", v)
+			}
+			parts = append(parts, strconv.FormatFloat(float64(v), 'g', -1, 32))
+		}
+		again := make([]float32, 28)
+		y2, err := ParseHiggsLine([]byte(strings.Join(parts, ",")), again)
+		if err != nil || y2 != y {
+			t.Fatalf("re-parse: %v, label %d vs %d", err, y2, y)
+		}
+		for j := range feats {
+			if feats[j] != again[j] && !(math.IsInf(float64(again[j]), 0)) {
+				t.Fatalf("feature %d: %v then %v", j, feats[j], again[j])
+			}
+		}
+	})
+}
+
+func FuzzParseLibSVMLine(f *testing.F) {
+	for _, l := range readLinesF(f, "testdata/kdd_small.libsvm") {
+		f.Add(l, uint32(500000))
+	}
+	f.Add([]byte("1 1:1 1:1"), uint32(1))
+	f.Fuzz(func(t *testing.T, line []byte, buckets uint32) {
+		if buckets == 0 {
+			buckets = 1
+		}
+		var ln LibSVMLine
+		err := ParseLibSVMLine(line, buckets, &ln)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrLabel) {
+				t.Fatalf("error %v wraps no sentinel", err)
+			}
+			return
+		}
+		if ln.Label > 1 {
+			t.Fatalf("label %d", ln.Label)
+		}
+		for _, b := range ln.Indices {
+			if b >= buckets {
+				t.Fatalf("bucket %d ≥ %d", b, buckets)
+			}
+		}
+	})
+}
+
+func readLinesF(f *testing.F, path string) [][]byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+}

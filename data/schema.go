@@ -1,0 +1,48 @@
+package data
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Column names of the on-disk schema (see the package doc).
+const (
+	ColLabel         = "label"
+	ColEta           = "eta"
+	ColIndices       = "indices"
+	ColBagID         = "bag_id"
+	ColLabelRR       = "label_rr"
+	ColAlpha         = "alpha"
+	ColAlphaDebiased = "alpha_debiased"
+)
+
+// HiggsFeatures are the 28 UCI Higgs feature names, in file order (columns
+// 2–29 of HIGGS.csv; column 1 is the label).
+var HiggsFeatures = []string{
+	"lepton_pT", "lepton_eta", "lepton_phi",
+	"missing_energy_magnitude", "missing_energy_phi",
+	"jet1_pt", "jet1_eta", "jet1_phi", "jet1_b_tag",
+	"jet2_pt", "jet2_eta", "jet2_phi", "jet2_b_tag",
+	"jet3_pt", "jet3_eta", "jet3_phi", "jet3_b_tag",
+	"jet4_pt", "jet4_eta", "jet4_phi", "jet4_b_tag",
+	"m_jj", "m_jjj", "m_lv", "m_jlv", "m_bb", "m_wbb", "m_wwbb",
+}
+
+// Sentinel errors; match with errors.Is.
+var (
+	ErrMalformed = errors.New("data: malformed input")
+	ErrInvalid   = errors.New("data: invalid value")
+	ErrLabel     = errors.New("data: label out of range")
+	ErrEmpty     = errors.New("data: empty input")
+	ErrSchema    = errors.New("data: unexpected schema")
+)
+
+// LineError reports a bad input line; it wraps one of the sentinels above.
+type LineError struct {
+	File string // input path as given
+	Line int64  // 1-based line number
+	Err  error  // wraps ErrMalformed, ErrInvalid or ErrLabel
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }

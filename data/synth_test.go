@@ -1,0 +1,132 @@
+package data
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"labelprivacy/internal/stats"
+)
+
+func synth(t *testing.T, kind SynthKind, rows, test int, seed uint64) (string, *Meta) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), kind.String())
+	m, err := Synth(context.Background(), SynthOptions{Kind: kind, Rows: rows, TestRows: test, Features: 5, Seed: seed, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, m
+}
+
+// Round trip: what Synth wrote reads back identical to the frame the same
+// seeded streams produce in memory.
+func TestSynthRoundTrip(t *testing.T) {
+	for _, kind := range []SynthKind{SynthLogistic, SynthBeta, SynthUniform} {
+		t.Run(kind.String(), func(t *testing.T) {
+			dir, meta := synth(t, kind, 3000, 500, 42)
+			ds, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := newSynthModel(kind, 5, 42)
+			wantTest := m.frame(SynthFeatureNames(5), 500, rand.New(rand.NewPCG(42, streamSynthTest)))
+			wantTrain := m.frame(SynthFeatureNames(5), 3000, rand.New(rand.NewPCG(42, streamSynthTrain)))
+			for _, c := range []struct {
+				name      string
+				got, want *Frame
+			}{{"train", ds.Train, wantTrain}, {"test", ds.Test, wantTest}} {
+				if !reflect.DeepEqual(c.got.X, c.want.X) || !reflect.DeepEqual(c.got.Label, c.want.Label) ||
+					!reflect.DeepEqual(c.got.Eta, c.want.Eta) || !reflect.DeepEqual(c.got.Features, c.want.Features) {
+					t.Fatalf("%s differs after the Arrow round trip", c.name)
+				}
+			}
+			if got := stats.ExpectedAUC(ds.Test.Eta); meta.BayesAUC == nil || *meta.BayesAUC != got {
+				t.Fatalf("meta bayes_auc %v, want %v", meta.BayesAUC, got)
+			}
+		})
+	}
+}
+
+func TestSynthDeterministic(t *testing.T) {
+	a, _ := synth(t, SynthLogistic, 1000, 100, 7)
+	b, _ := synth(t, SynthLogistic, 1000, 100, 7)
+	c, _ := synth(t, SynthLogistic, 1000, 100, 8)
+	ab := mustRead(t, filepath.Join(a, TrainFile))
+	if !bytes.Equal(ab, mustRead(t, filepath.Join(b, TrainFile))) {
+		t.Fatal("same seed, different train.arrow bytes")
+	}
+	if bytes.Equal(ab, mustRead(t, filepath.Join(c, TrainFile))) {
+		t.Fatal("different seeds, same train.arrow bytes")
+	}
+}
+
+// Marginal η distributions. Tolerances are 5.3 standard errors of the mean
+// (two-sided false-failure rate ≈ 1.2e-7 per check).
+func TestSynthEtaDistributions(t *testing.T) {
+	const n = 40000
+	tests := []struct {
+		kind     SynthKind
+		mean, sd float64 // of η
+	}{
+		{SynthBeta, 2.0 / 32, math.Sqrt(2 * 30 / (32.0 * 32 * 33))},
+		{SynthUniform, 0.5, math.Sqrt(1.0 / 12)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			dir, _ := synth(t, tc.kind, n, 10, 3)
+			ds, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum, ones float64
+			for i, e := range ds.Train.Eta {
+				sum += e
+				ones += float64(ds.Train.Label[i])
+			}
+			mean := sum / n
+			if tol := 5.3 * tc.sd / math.Sqrt(n); math.Abs(mean-tc.mean) > tol {
+				t.Fatalf("mean η %.5f, want %.5f ± %.5f", mean, tc.mean, tol)
+			}
+			// Labels are Bernoulli(η): their mean matches the η mean within
+			// 5.3·sqrt(p(1−p)/n).
+			p := ones / n
+			if tol := 5.3 * math.Sqrt(mean*(1-mean)/n); math.Abs(p-mean) > tol {
+				t.Fatalf("label mean %.5f, η mean %.5f (tol %.5f)", p, mean, tol)
+			}
+		})
+	}
+}
+
+func TestBetaInverse(t *testing.T) {
+	for _, p := range []float64{1e-9, 0.01, 0.3, 0.5, 0.9, 0.999999} {
+		x := betaInv2(p, 30)
+		if got := betaCDF2(x, 30); math.Abs(got-p) > 1e-12 {
+			t.Fatalf("CDF(inv(%v)) = %v", p, got)
+		}
+	}
+}
+
+func TestSynthValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    SynthOptions
+	}{
+		{"no rows", SynthOptions{Kind: SynthBeta, Rows: 0, TestRows: 1, Features: 1, Out: "x"}},
+		{"no test rows", SynthOptions{Kind: SynthBeta, Rows: 1, TestRows: 0, Features: 1, Out: "x"}},
+		{"no features", SynthOptions{Kind: SynthBeta, Rows: 1, TestRows: 1, Features: 0, Out: "x"}},
+		{"bad kind", SynthOptions{Kind: 9, Rows: 1, TestRows: 1, Features: 1, Out: "x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Synth(context.Background(), tc.o); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+	if _, err := ParseSynthKind("gaussian"); err == nil {
+		t.Fatal("ParseSynthKind accepted gaussian")
+	}
+}
