@@ -142,9 +142,6 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 	v := viper.New()
 	v.SetConfigType("yaml")
 	setDefaults(v, defaultConfig())
-	v.SetEnvPrefix("TRAIN")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
 	if file == "" {
 		src.file = configs.QuickstartName
 		if err := v.ReadConfig(bytes.NewReader(configs.Quickstart)); err != nil {
@@ -159,9 +156,18 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 			return nil, fmt.Errorf("%w: %s: %v", errConfig, file, err)
 		}
 	}
-	known := map[string]bool{}
+	known := map[string]bool{"pets": true}
 	for _, k := range leafKeys(defaultConfig()) {
 		known[k] = true
+	}
+	// Environment overrides TRAIN_<KEY> (dots become underscores), parsed
+	// as YAML like --set values; --set wins over the environment.
+	for k := range known {
+		if val, ok := env(envName(k)); ok {
+			if err := setYAML(v, k, val); err != nil {
+				return nil, fmt.Errorf("%w: $%s: %v", errConfig, envName(k), err)
+			}
+		}
 	}
 	for _, s := range sets {
 		key, val, ok := strings.Cut(s, "=")
@@ -169,22 +175,17 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 		if !ok || key == "" {
 			return nil, fmt.Errorf("%w: --set %q: want key=value", errConfig, s)
 		}
-		if !known[key] && key != "pets" {
+		if !known[key] {
 			return nil, fmt.Errorf("%w: --set %s: unknown key%s", errConfig, key, suggest(key, known))
 		}
-		var parsed any
-		if err := yaml.Unmarshal([]byte(val), &parsed); err != nil {
+		if err := setYAML(v, key, val); err != nil {
 			return nil, fmt.Errorf("%w: --set %s: %v", errConfig, key, err)
 		}
-		if parsed == nil {
-			parsed = ""
-		}
-		v.Set(key, parsed)
 		src.sets[key] = true
 	}
 	// Unknown keys in the file: report each by its full dotted name.
 	for _, k := range v.AllKeys() {
-		if !known[k] && k != "pets" {
+		if !known[k] && !strings.HasPrefix(k, "pets") {
 			return nil, fmt.Errorf("%w: %s: unknown key %q%s", errConfig, src.origin(k), k, suggest(k, known))
 		}
 	}
@@ -200,6 +201,19 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// setYAML sets key to val parsed as YAML (so 3 is an int, [1, 2] a list).
+func setYAML(v *viper.Viper, key, val string) error {
+	var parsed any
+	if err := yaml.Unmarshal([]byte(val), &parsed); err != nil {
+		return err
+	}
+	if parsed == nil {
+		parsed = ""
+	}
+	v.Set(key, parsed)
+	return nil
 }
 
 // decodeError turns mapstructure's message into one line per problem,

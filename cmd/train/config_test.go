@@ -1,0 +1,151 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func mapEnv(m map[string]string) env {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cfg.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const minimal = `
+name: t
+output: OUT
+data: {synth: {kind: beta, rows: 100, test_rows: 20, features: 3}}
+pets:
+  - {mechanism: rr, epsilon: 2}
+  - {mechanism: llp_lap, k: [4, 8], epsilon: [0.5, 1]}
+`
+
+func TestLoadConfig(t *testing.T) {
+	cfg, err := loadConfig(writeConfig(t, minimal), nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Seed != 1 || cfg.Train.Epochs != 2 || cfg.Backend != "go" {
+		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+	if !reflect.DeepEqual(cfg.Pets[0].Epsilon, []float64{2}) || !reflect.DeepEqual(cfg.Pets[1].K, []int{4, 8}) {
+		t.Fatalf("pets = %+v (a scalar epsilon must become a one-element list)", cfg.Pets)
+	}
+}
+
+func TestLoadConfigOverrides(t *testing.T) {
+	file := writeConfig(t, minimal)
+	tests := []struct {
+		name  string
+		env   map[string]string
+		sets  []string
+		check func(*Config) bool
+	}{
+		{"env seed", map[string]string{"TRAIN_SEED": "7"}, nil, func(c *Config) bool { return c.Seed == 7 }},
+		{"env nested", map[string]string{"TRAIN_TRAIN_EPOCHS": "5"}, nil, func(c *Config) bool { return c.Train.Epochs == 5 }},
+		{"set scalar", nil, []string{"train.batch_size=64"}, func(c *Config) bool { return c.Train.BatchSize == 64 }},
+		{"set list", nil, []string{"train.learning_rates=[0.1, 0.01]"}, func(c *Config) bool {
+			return reflect.DeepEqual(c.Train.LearningRates, []float64{0.1, 0.01})
+		}},
+		{"set beats env", map[string]string{"TRAIN_SEED": "7"}, []string{"seed=9"}, func(c *Config) bool { return c.Seed == 9 }},
+		{"set pets", nil, []string{"pets=[{mechanism: llp, k: [2]}]"}, func(c *Config) bool {
+			return len(c.Pets) == 1 && c.Pets[0].Mechanism == "llp" && c.Pets[0].K[0] == 2
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := loadConfig(file, tc.sets, mapEnv(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(cfg) {
+				t.Fatalf("override not applied: %+v", cfg)
+			}
+		})
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		body string // appended to minimal (later keys win in YAML? no: replace)
+		env  map[string]string
+		sets []string
+		want []string // substrings the error must contain
+	}{
+		{"unknown top key", minimal + "epochs: 3\n", nil, nil, []string{"cfg.yaml", `unknown key "epochs"`}},
+		{"unknown nested key", strings.Replace(minimal, "name: t", "name: t\ntrain: {epoch: 3}", 1), nil, nil,
+			[]string{"cfg.yaml", "train.epoch", "did you mean train.epochs"}},
+		{"wrong type", strings.Replace(minimal, "name: t", "name: t\ntrain: {epochs: many}", 1), nil, nil,
+			[]string{"cfg.yaml", "train.epochs"}},
+		{"out of range", strings.Replace(minimal, "name: t", "name: t\ntrain: {batch_size: 0}", 1), nil, nil,
+			[]string{"cfg.yaml", "train.batch_size", "≥ 1"}},
+		{"bad enum", strings.Replace(minimal, "name: t", "name: t\nbackend: tpu", 1), nil, nil,
+			[]string{"cfg.yaml", "backend", `"tpu"`}},
+		{"negative epsilon", strings.Replace(minimal, "epsilon: 2", "epsilon: -2", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0].epsilon[0]", "> 0"}},
+		{"k on rr", strings.Replace(minimal, "epsilon: 2}", "epsilon: 2, k: 3}", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0].k", "takes no bag size"}},
+		{"unknown pet key", strings.Replace(minimal, "epsilon: 2}", "eps: 2}", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0]", "eps"}},
+		{"bad mechanism", strings.Replace(minimal, "mechanism: rr", "mechanism: dp", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0].mechanism"}},
+		{"env wrong type", minimal, map[string]string{"TRAIN_TRAIN_EPOCHS": "lots"}, nil, []string{"$TRAIN_TRAIN_EPOCHS", "train.epochs"}},
+		{"env out of range", minimal, map[string]string{"TRAIN_TRAIN_TRIALS": "0"}, nil, []string{"$TRAIN_TRAIN_TRIALS", "train.trials"}},
+		{"set unknown key", minimal, nil, []string{"train.epoch=3"}, []string{"--set train.epoch", "unknown key"}},
+		{"set out of range", minimal, nil, []string{"audit.examples=0"}, []string{"--set audit.examples", "≥ 1"}},
+		{"set without value", minimal, nil, []string{"seed"}, []string{"--set", "key=value"}},
+		{"not yaml", "name: [", nil, nil, []string{"cfg.yaml"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.body), tc.sets, mapEnv(tc.env))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	t.Run("missing file", func(t *testing.T) {
+		if _, err := loadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+// The embedded default is valid, and a resolved config loads back to itself.
+func TestResolvedConfigRoundTrip(t *testing.T) {
+	cfg, err := loadConfig("", nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Name != "quickstart" || len(cfg.Pets) != 4 {
+		t.Fatalf("embedded quickstart: %+v", cfg)
+	}
+	cfg.Output = t.TempDir()
+	path, err := writeResolved(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadConfig(path, nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, again) {
+		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
+	}
+}
