@@ -1,0 +1,44 @@
+package data
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestTableRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	tab := &Table{Columns: []Column{
+		{"pet", []string{"rr", "llp", "llp_geom"}},
+		{"epsilon", []float64{1, math.Inf(1), 0.5}},
+		{"k", []int64{0, 8, 64}},
+		{"done", []bool{true, false, true}},
+	}, Meta: map[string]string{"tool": Tool}}
+	pq := filepath.Join(dir, "t.parquet")
+	if err := tab.WriteParquet(pq); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTable(pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Columns, tab.Columns) || back.Meta["tool"] != Tool {
+		t.Fatalf("parquet round trip:\n%+v\n%+v", back.Columns, tab.Columns)
+	}
+	csvPath := filepath.Join(dir, "t.csv")
+	if err := tab.WriteCSV(csvPath); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(csvPath)
+	want := "pet,epsilon,k,done\nrr,1,0,true\nllp,inf,8,false\nllp_geom,0.5,64,true\n"
+	if string(b) != want {
+		t.Fatalf("csv:\n%s\nwant:\n%s", b, want)
+	}
+	bad := &Table{Columns: []Column{{"a", []string{"x"}}, {"b", []float64{}}}}
+	if err := bad.WriteCSV(filepath.Join(dir, "bad.csv")); err == nil || !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
