@@ -492,3 +492,24 @@ func appendFloat64(dst []float64, col arrow.Array, name string) ([]float64, erro
 	}
 	return nil, fmt.Errorf("%w: column %q has type %s, want float64", ErrSchema, name, col.DataType())
 }
+
+// ReadMetadata returns the schema metadata of an Arrow IPC file without
+// reading its record batches.
+func ReadMetadata(path string) (map[string]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer fh.Close()
+	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: not an Arrow IPC file: %w", path, err)
+	}
+	defer r.Close()
+	md := r.Schema().Metadata()
+	out := make(map[string]string, md.Len())
+	for i, k := range md.Keys() {
+		out[k] = md.Values()[i]
+	}
+	return out, nil
+}

@@ -77,7 +77,7 @@ func TestCLIDefaultRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"config.resolved.yaml", "data: wrote"} {
+	for _, want := range []string{"config.resolved.yaml", "data: wrote", "privatize: 4 releases written", "privacy_ledger.csv"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output %q lacks %q", out, want)
 		}
@@ -87,7 +87,7 @@ func TestCLIDefaultRun(t *testing.T) {
 	}
 	// A second run reuses the synthetic dataset.
 	out, err = cli(t, envm, "run")
-	if err != nil || !strings.Contains(out, "data: reusing") {
+	if err != nil || !strings.Contains(out, "data: reusing") || !strings.Contains(out, "0 releases written, 4 reused") {
 		t.Fatalf("second run: %v, %q", err, out)
 	}
 }

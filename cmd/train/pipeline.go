@@ -6,8 +6,10 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
+	"strconv"
 
 	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
 // runPipeline loads the config and runs the stages that exist, printing
@@ -22,12 +24,92 @@ func runPipeline(ctx context.Context, file string, sets []string, stdout, stderr
 		return err
 	}
 	fmt.Fprintf(stdout, "config: %s\n", path)
-	ds, err := dataStage(ctx, cfg, stdout)
+	dir, err := dataStage(ctx, cfg, stdout)
 	if err != nil {
 		return err
 	}
-	_ = ds
+	ds, err := data.Load(dir)
+	if err != nil {
+		return err
+	}
+	settings, err := expandPets(cfg.Pets)
+	if err != nil {
+		return err
+	}
+	if _, err := releaseStage(ctx, cfg, ds, settings, stdout); err != nil {
+		return err
+	}
 	return nil
+}
+
+// releaseFile is where trial t of a setting's release is written.
+func releaseFile(cfg *Config, s petSetting, trial int) string {
+	return filepath.Join(cfg.Output, "releases", s.ID(), fmt.Sprintf("trial-%d.arrow", trial))
+}
+
+// releaseSeed is the seed of trial t's release of setting s: fresh bags and
+// noise per trial, as in the paper, all derived from cfg.Seed.
+func releaseSeed(cfg *Config, s petSetting, trial int) uint64 {
+	return deriveSeed(cfg.Seed, "release", s.ID(), strconv.Itoa(trial))
+}
+
+// releaseStage privatizes the training labels for every PET setting and
+// trial (mechanism none releases nothing: its model reads the clean data)
+// and records each release in <output>/privacy_ledger.csv. An existing
+// release file made with the same seed is reused (a rerun after a crash).
+func releaseStage(ctx context.Context, cfg *Config, ds *data.Dataset, settings []petSetting, stdout io.Writer) (map[petSetting][]string, error) {
+	files := map[petSetting][]string{}
+	wrote, reused := 0, 0
+	for _, s := range settings {
+		if s.Kind == pets.None {
+			continue
+		}
+		m, err := s.mechanism(cfg.Privacy.Secure)
+		if err != nil {
+			return nil, fmt.Errorf("pets %s: %w", s.ID(), err)
+		}
+		for t := range cfg.Train.Trials {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			o := releaseOptions{Seed: releaseSeed(cfg, s, t), Secure: cfg.Privacy.Secure, KeepRemainder: cfg.Privacy.KeepRemainder}
+			path := releaseFile(cfg, s, t)
+			files[s] = append(files[s], path)
+			if !o.Secure && releaseUpToDate(path, o) {
+				reused++
+				continue
+			}
+			rel, info, err := privatize(ds.Train, m, o)
+			if err != nil {
+				return nil, fmt.Errorf("pets %s trial %d: %w", s.ID(), t, err)
+			}
+			if err := data.WriteFrame(path, rel, releaseMeta(m, o, info, filepath.Join(ds.Dir, data.TrainFile))); err != nil {
+				return nil, err
+			}
+			l, err := pets.NewLedger(filepath.Join(cfg.Output, pets.LedgerFile), cfg.Privacy.DeltaPrime)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := l.Record(m, info.Rows, o.Seed, t+1); err != nil {
+				return nil, err
+			}
+			wrote++
+		}
+	}
+	fmt.Fprintf(stdout, "privatize: %d releases written, %d reused under %s; ledger %s\n",
+		wrote, reused, filepath.Join(cfg.Output, "releases"), filepath.Join(cfg.Output, pets.LedgerFile))
+	return files, nil
+}
+
+// releaseUpToDate reports whether path holds a release made with o's seed
+// and options by this tool.
+func releaseUpToDate(path string, o releaseOptions) bool {
+	md, err := data.ReadMetadata(path)
+	if err != nil {
+		return false
+	}
+	return md["seed"] == strconv.FormatUint(o.Seed, 10) && md["tool"] == version &&
+		md["secure"] == "false" && (md["keep_remainder"] == "" || md["keep_remainder"] == strconv.FormatBool(o.KeepRemainder))
 }
 
 // dataStage returns the run's dataset directory: data.path, or a synthetic

@@ -39,7 +39,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(stdout, stderr, lookup), newDataCmd(stdout, stderr), newVersionCmd(stdout))
+	root.AddCommand(newRunCmd(stdout, stderr, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 

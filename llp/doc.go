@@ -1,0 +1,15 @@
+// Package llp partitions a dataset into the random bags of learning from
+// label proportions ("Auditing Privacy Mechanisms via Label Inference
+// Attacks", Section 2: the dataset is "partitioned uniformly at random into
+// bags of a given size k" and only each bag's label proportion is released;
+// Appendix C and D train on such bags with Proportion Matching).
+//
+// Partition draws a seeded uniform permutation of the rows (Fisher–Yates
+// with Lemire's unbiased bounded integers, implemented here so that bag ids
+// depend only on the seed's word stream, not on math/rand/v2's helpers) and
+// cuts it into consecutive blocks of k: bag b is the b-th block. The
+// remainder of n mod k rows is either dropped and counted (the default: all
+// bags have exactly k rows, as the paper assumes) or kept as one smaller
+// last bag; per-bag consumers must then use each bag's actual size (see
+// package pets, whose release functions take the size n).
+package llp
