@@ -1,0 +1,518 @@
+package audit
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"labelprivacy/pets"
+)
+
+// Options configures Run.
+type Options struct {
+	// Seed drives every random choice (bag partition, label draws, noise
+	// of the releases, which samples are kept): the same seed gives the
+	// same Result, whatever Workers.
+	Seed uint64
+	// LabelDraws R ≥ 1: label vectors y ~ Bernoulli(η) drawn per bag (per
+	// example for rr, none, bot), each released once through the mechanism,
+	// for the multiplicative advantage. IEAdv/EAdv are exact and do not
+	// depend on R.
+	LabelDraws int
+	// MaxSamples ≥ 0 caps Result.Samples (0: keep none). The kept examples
+	// are a uniformly random subset (bottom-MaxSamples of seeded random
+	// keys), all of them if MaxSamples ≥ NExamples.
+	MaxSamples int
+	// Workers is the number of goroutines (≤ 0: GOMAXPROCS).
+	Workers int
+}
+
+// Summary holds the audit figures of one PET setting on one audit set.
+// Quantiles and fractions are over all NExamples·LabelDraws realized |MA|
+// values. JSON encodes non-finite numbers as the strings "inf", "-inf" and
+// "nan" (see MarshalJSON).
+type Summary struct {
+	Mechanism  string    // pets.Mechanism.String(), e.g. "llp_geom(k=8, ε=1)"
+	Kind       pets.Kind // mechanism kind
+	K          int       // bag size (0 outside the LLP family)
+	Epsilon    float64   // label-DP ε of one release (+Inf for none and llp, 0 for bot)
+	NExamples  int       // examples audited (in complete bags for the LLP family)
+	NDropped   int       // examples left out: len(eta) mod k for the LLP family, else 0
+	NBags      int       // complete bags audited (0 outside the LLP family)
+	LabelDraws int       // R
+
+	// EAdv is the mean of IEAdv_i over the audited examples: the exact
+	// additive expected attack advantage of the Bayes attacker (Definition
+	// 3.1, Lemma A.1) on this audit set and bag partition.
+	EAdv float64
+	// EAdvSE is the standard error of EAdv. Outside the LLP family the
+	// examples are independent units and it is sd(IEAdv_i)/√n. In the LLP
+	// family the IEAdv values of one bag are dependent (they share the bag's
+	// sum), while bags are independent random groups, so it is
+	// sd(bag mean IEAdv)/√NBags. NaN with fewer than 2 units.
+	EAdvSE float64
+	// SEUnit is "example" or "bag": the unit EAdvSE is computed over.
+	SEUnit string
+
+	// |MA| quantiles (nearest rank: the value of rank ⌈q·N⌉ among the N
+	// realized |MA| values, +Inf ranking highest, so a quantile may be +Inf),
+	// reported to a relative precision of 2^-12 (see maHist); MAMax is exact.
+	MAP50, MAP90, MAP98, MAP99, MAMax float64
+	// MAInfFrac is the fraction of realized |MA| values that are +Inf
+	// (posterior 0 or 1 from a non-degenerate prior: e.g. an llp bag whose
+	// labels are all equal, or any none release).
+	MAInfFrac float64
+	// MACount is N = NExamples·LabelDraws.
+	MACount int64
+}
+
+// Sample is one audited example kept for plots: the (prior, posterior)
+// scatter of Figure 1 and the per-example IEAdv and |MA| CDFs of Figure 2.
+// The label, release, posterior and |MA| come from its first label draw.
+type Sample struct {
+	Index     int     // position in the eta slice given to Run
+	Prior     float64 // η_i
+	Label     uint8   // drawn y_i
+	Release   float64 // released value: the label (rr, none), the proportion α (LLP family), 0 (bot)
+	Posterior float64 // P(y_i = 1 | release) of the Bayes attacker
+	IEAdv     float64 // exact individual expected attack advantage
+	AbsMA     float64 // |log-odds change| of this draw (may be +Inf)
+}
+
+// Result is the output of Run.
+type Result struct {
+	Summary
+	Samples []Sample // sorted by Index; at most Options.MaxSamples
+}
+
+// ErrInvalidInput is wrapped by every validation error of Run.
+var ErrInvalidInput = errors.New("audit: invalid input")
+
+// EtaError reports an η value that is not a finite number in [0, 1].
+type EtaError struct {
+	Index int
+	Value float64
+}
+
+func (e *EtaError) Error() string {
+	return fmt.Sprintf("audit: eta[%d] = %v: must be finite and in [0, 1]", e.Index, e.Value)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidInput) true.
+func (e *EtaError) Unwrap() error { return ErrInvalidInput }
+
+// ParamError reports an invalid argument or option by name ("mechanism",
+// "eta", "label_draws", "max_samples").
+type ParamError struct {
+	Param string
+	Msg   string
+}
+
+func (e *ParamError) Error() string { return "audit: invalid " + e.Param + ": " + e.Msg }
+
+// Unwrap makes errors.Is(err, ErrInvalidInput) true.
+func (e *ParamError) Unwrap() error { return ErrInvalidInput }
+
+type kindCode uint8
+
+const (
+	kNone kindCode = iota
+	kBot
+	kRR
+	kLLP
+	kGeom
+	kLap
+)
+
+// Stream constants separating the random streams derived from the seed.
+const (
+	streamPartition = 0x243f6a8885a308d3
+	streamUnits     = 0x13198a2e03707344
+)
+
+// blockSize is the unit of work (and of the deterministic reduction) for
+// the per-example kinds.
+const blockSize = 4096
+
+// Run audits the PET m on the audit set eta (η_i = P(y_i = 1 | x_i)).
+//
+//   - rr: IEAdv_i in closed form (Theorem 3.5 / A.17); |MA| = ε.
+//   - llp, llp_geom, llp_lap: the examples are shuffled (seeded) into
+//     ⌊n/k⌋ bags of k, the remainder dropped (Summary.NDropped); per bag the
+//     exact Poisson-binomial law of the sum and each member's leave-one-out
+//     law give the Bayes posterior and IEAdv_i exactly (O(k) per member).
+//   - none: the label is revealed: IEAdv_i = min(η_i, 1−η_i), |MA| = +Inf.
+//   - bot: nothing is revealed: IEAdv_i = 0, |MA| = 0, posterior = prior.
+//
+// The multiplicative advantage (Definition 3.6) of each example is realized
+// LabelDraws times: labels y ~ Bernoulli(η) and the release are drawn with
+// the mechanism's own release functions, and
+// I = log P(release | y_i=1) − log P(release | y_i=0), which equals
+// logit(posterior) − logit(η_i) for 0 < η_i < 1 and is its continuous
+// extension (I does not depend on η_i) at η_i ∈ {0, 1}. It is ±Inf exactly
+// when one of the two likelihoods is 0 (posterior 0 or 1: an llp bag whose
+// labels are all equal, any none release). For rr, |I| = log((1−π)/π) = ε
+// for every example and release, and ε is what is recorded; for llp_geom
+// and llp_lap the computed |I| is capped at ε, which it can exceed only by
+// rounding (a few ulps). Labels are drawn as 1{U < η_i} with a 53-bit
+// uniform U.
+func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
+	if m == nil {
+		return nil, &ParamError{Param: "mechanism", Msg: "nil"}
+	}
+	if opts.LabelDraws < 1 {
+		return nil, &ParamError{Param: "label_draws", Msg: fmt.Sprintf("must be ≥ 1, got %d", opts.LabelDraws)}
+	}
+	if opts.MaxSamples < 0 {
+		return nil, &ParamError{Param: "max_samples", Msg: fmt.Sprintf("must be ≥ 0, got %d", opts.MaxSamples)}
+	}
+	for i, v := range eta {
+		if !(v >= 0 && v <= 1) { // also NaN
+			return nil, &EtaError{Index: i, Value: v}
+		}
+	}
+	var kind kindCode
+	switch m.Kind() {
+	case pets.None:
+		kind = kNone
+	case pets.Bot:
+		kind = kBot
+	case pets.RR:
+		kind = kRR
+	case pets.LLP:
+		kind = kLLP
+	case pets.LLPGeom:
+		kind = kGeom
+	case pets.LLPLap:
+		kind = kLap
+	default:
+		return nil, &ParamError{Param: "mechanism", Msg: "unsupported kind " + m.Kind().String()}
+	}
+	n := len(eta)
+	r := &runner{eta: eta, m: m, kind: kind, opts: opts, maCap: m.Epsilon()}
+	s := &r.sum
+	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws = m.String(), m.Kind(), m.K(), m.Epsilon(), opts.LabelDraws
+	if kind >= kLLP {
+		k := m.K()
+		r.k = k
+		r.units = n / k
+		if r.units == 0 {
+			return nil, &ParamError{Param: "eta", Msg: fmt.Sprintf("%d examples do not fill one bag of k = %d", n, k)}
+		}
+		s.NBags, s.NExamples, s.NDropped, s.SEUnit = r.units, r.units*k, n-r.units*k, "bag"
+		perm := rand.New(rand.NewPCG(opts.Seed, streamPartition)).Perm(n)
+		r.perm = perm
+	} else {
+		if n == 0 {
+			return nil, &ParamError{Param: "eta", Msg: "empty audit set"}
+		}
+		r.units = (n + blockSize - 1) / blockSize
+		s.NExamples, s.SEUnit = n, "example"
+	}
+	r.run()
+	return &Result{Summary: r.sum, Samples: r.samples}, nil
+}
+
+// unitStat accumulates count, mean and sum of squared deviations of the
+// values of a chunk of units: bag-mean IEAdv values (LLP family) or
+// per-example IEAdv values (other kinds).
+type unitStat struct {
+	n    int
+	mean float64
+	m2   float64
+}
+
+type runner struct {
+	eta   []float64
+	m     *pets.Mechanism
+	kind  kindCode
+	opts  Options
+	k     int
+	perm  []int
+	units int
+	maCap float64 // m.Epsilon(): +Inf for llp (and none), ε for the DP kinds
+
+	stats   []unitStat
+	sum     Summary
+	samples []Sample
+}
+
+// worker holds the per-goroutine state: O(k·R) workspace, an |MA|
+// histogram and the sample candidates.
+type worker struct {
+	r    *runner
+	src  rand.PCG
+	rng  *rand.Rand
+	hist *maHist
+	keep sampleHeap
+	bag  *bagWork
+	// per-unit label draws: labels[d*k+i], release (in units of the sum
+	// for the LLP family) per draw.
+	labels []uint8
+	rel    []float64
+	relOut []float64
+}
+
+func (r *runner) run() {
+	workers := r.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	// Units (bags, or blocks of examples) are grouped into fixed chunks of
+	// ~64k examples. Each chunk's statistics are accumulated in unit order
+	// and the chunks are merged in chunk order, so the result does not
+	// depend on which worker ran which chunk.
+	unitLen := blockSize
+	if r.kind >= kLLP {
+		unitLen = r.k
+	}
+	chunk := max(1, 65536/unitLen)
+	nChunks := (r.units + chunk - 1) / chunk
+	workers = max(1, min(workers, nChunks))
+	r.stats = make([]unitStat, nChunks)
+	var next atomic.Int64
+	ws := make([]*worker, workers)
+	var wg sync.WaitGroup
+	for wi := range ws {
+		w := r.newWorker()
+		ws[wi] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= nChunks {
+					return
+				}
+				st := &r.stats[c]
+				for u := c * chunk; u < min((c+1)*chunk, r.units); u++ {
+					w.seedUnit(u)
+					if r.kind >= kLLP {
+						st.add(w.doBag(u))
+					} else {
+						w.doBlock(u, st)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r.reduce(ws)
+}
+
+// add is Welford's update with one value.
+func (st *unitStat) add(x float64) {
+	st.n++
+	d := x - st.mean
+	st.mean += d / float64(st.n)
+	st.m2 += d * (x - st.mean)
+}
+
+// merge is Chan et al.'s pairwise update.
+func (st *unitStat) merge(o unitStat) {
+	if o.n == 0 {
+		return
+	}
+	n := st.n + o.n
+	d := o.mean - st.mean
+	st.mean += d * float64(o.n) / float64(n)
+	st.m2 += o.m2 + d*d*float64(st.n)*float64(o.n)/float64(n)
+	st.n = n
+}
+
+func (r *runner) newWorker() *worker {
+	w := &worker{r: r, hist: newMAHist(), keep: sampleHeap{cap: r.opts.MaxSamples}}
+	w.rng = rand.New(&w.src)
+	R := r.opts.LabelDraws
+	if r.kind >= kLLP {
+		eps := 0.0
+		if r.kind != kLLP {
+			eps = r.m.Params().Epsilon
+		}
+		w.bag = newBagWork(r.k, eps)
+		w.labels = make([]uint8, R*r.k)
+	} else {
+		w.labels = make([]uint8, R)
+	}
+	w.rel = make([]float64, R)
+	w.relOut = make([]float64, R)
+	return w
+}
+
+// seedUnit resets the worker's generator to the stream of unit u.
+func (w *worker) seedUnit(u int) {
+	w.src.Seed(w.r.opts.Seed^streamUnits, splitmix64(uint64(u)))
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// doBag audits bag u (members r.perm[u*k : (u+1)*k]) and returns the mean
+// IEAdv of its members.
+func (w *worker) doBag(u int) float64 {
+	r, b := w.r, w.bag
+	k, R := r.k, r.opts.LabelDraws
+	idx := r.perm[u*k : (u+1)*k]
+	for i, j := range idx {
+		b.eta[i] = r.eta[j]
+	}
+	pbPMF(b.p, b.eta)
+	// Label draws and releases, in a fixed order on the unit's stream.
+	for d := range R {
+		lab := w.labels[d*k : (d+1)*k]
+		sum := 0
+		for i, e := range b.eta {
+			y := uint8(0)
+			if w.rng.Float64() < e {
+				y = 1
+			}
+			lab[i] = y
+			sum += int(y)
+		}
+		alpha := r.m.ReleaseBag(sum, k, w.rng)
+		w.relOut[d] = alpha
+		t := alpha * float64(k)
+		if r.kind != kLap {
+			t = math.Round(t)
+		}
+		w.rel[d] = t
+	}
+	sum := 0.0
+	for i, e := range b.eta {
+		key := w.rng.Uint64()
+		ie := b.member(r.kind, e)
+		sum += ie
+		var first, post float64
+		for dd := range R {
+			l1, l0 := b.likelihoods(r.kind, w.rel[dd])
+			// For ε-DP kinds |I| ≤ ε holds exactly; the clamp only removes
+			// rounding excess of a few ulps.
+			ma := math.Min(math.Abs(logLR(l1, l0)), r.maCap)
+			w.hist.add(ma)
+			if dd == 0 {
+				first, post = ma, posterior(e, l1, l0)
+			}
+		}
+		if w.keep.wants(key, idx[i]) {
+			w.keep.push(key, Sample{Index: idx[i], Prior: e, Label: w.labels[i], Release: w.relOut[0],
+				Posterior: post, IEAdv: ie, AbsMA: first})
+		}
+	}
+	return sum / float64(k)
+}
+
+// doBlock audits examples [u·blockSize, (u+1)·blockSize) for rr, none,
+// bot, adding their IEAdv values to st.
+func (w *worker) doBlock(u int, st *unitStat) {
+	r := w.r
+	R := r.opts.LabelDraws
+	lo, hi := u*blockSize, min((u+1)*blockSize, len(r.eta))
+	var pi, eps float64
+	if r.kind == kRR {
+		pi, eps = r.m.FlipProb(), r.m.Epsilon()
+	}
+	var one [1]uint8
+	for i := lo; i < hi; i++ {
+		e := r.eta[i]
+		f := 1 - e
+		for d := range R {
+			y := uint8(0)
+			if w.rng.Float64() < e {
+				y = 1
+			}
+			w.labels[d] = y
+			switch r.kind {
+			case kRR, kNone:
+				one[0] = y
+				r.m.ReleaseRR(one[:], one[:], w.rng)
+				w.rel[d] = float64(one[0])
+			default:
+				w.rel[d] = 0
+			}
+		}
+		key := w.rng.Uint64()
+		var ie, ma, post float64
+		switch r.kind {
+		case kRR:
+			// Theorem 3.5: (min(η,1−η) − π)·1{η ∈ [π, 1−π]}.
+			if e >= pi && e <= 1-pi {
+				ie = math.Min(e, f) - pi
+			}
+			// |I| = |log P(ỹ|y=1)/P(ỹ|y=0)| = log((1−π)/π) = ε for either ỹ.
+			ma = eps
+			w.hist.addN(ma, uint64(R))
+			l1, l0 := 1-pi, pi // ỹ = 1
+			if w.rel[0] == 0 {
+				l1, l0 = pi, 1-pi
+			}
+			post = posterior(e, l1, l0)
+		case kNone:
+			ie = math.Min(e, f)
+			ma = math.Inf(1)
+			w.hist.addN(ma, uint64(R))
+			post = w.rel[0]
+		case kBot:
+			w.hist.addN(0, uint64(R))
+			post = e
+		}
+		st.add(ie)
+		if w.keep.wants(key, i) {
+			w.keep.push(key, Sample{Index: i, Prior: e, Label: w.labels[0], Release: w.rel[0],
+				Posterior: post, IEAdv: ie, AbsMA: ma})
+		}
+	}
+}
+
+// reduce combines the per-unit statistics in unit order and merges the
+// workers' histograms and samples (order-independent operations).
+func (r *runner) reduce(ws []*worker) {
+	s := &r.sum
+	// The units of the SE: bag means (LLP family; all bags have k members,
+	// so EAdv is also the mean of the bag means) or examples.
+	var acc unitStat
+	for _, st := range r.stats {
+		acc.merge(st)
+	}
+	s.EAdv = acc.mean
+	s.EAdvSE = math.NaN()
+	if acc.n > 1 {
+		s.EAdvSE = math.Sqrt(acc.m2 / float64(acc.n-1) / float64(acc.n))
+	}
+	h := ws[0].hist
+	for _, w := range ws[1:] {
+		h.merge(w.hist)
+	}
+	s.MACount = int64(h.total)
+	s.MAP50, s.MAP90, s.MAP98, s.MAP99 = h.quantile(0.50), h.quantile(0.90), h.quantile(0.98), h.quantile(0.99)
+	s.MAMax = h.maxValue
+	s.MAInfFrac = float64(h.infN) / float64(h.total)
+
+	var cands []sampleCand
+	for _, w := range ws {
+		cands = append(cands, w.keep.items...)
+	}
+	slices.SortFunc(cands, func(a, b sampleCand) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.s.Index, b.s.Index)
+	})
+	if len(cands) > r.opts.MaxSamples {
+		cands = cands[:r.opts.MaxSamples]
+	}
+	r.samples = make([]Sample, len(cands))
+	for i, c := range cands {
+		r.samples[i] = c.s
+	}
+	slices.SortFunc(r.samples, func(a, b Sample) int { return cmp.Compare(a.Index, b.Index) })
+}
