@@ -1,0 +1,92 @@
+package model
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/backends/simplego"
+)
+
+// DefaultBackend is the backend name used when none is configured: GoMLX's
+// pure-Go backend, which builds and runs anywhere (no cgo, no plugins).
+const DefaultBackend = "go"
+
+// NoAutoInstallEnv is GoMLX's switch that stops its XLA backend from
+// downloading PJRT plugins at run time. NewBackend sets it (and also disables
+// auto-install programmatically) so that a missing plugin is an error, never a
+// download.
+const NoAutoInstallEnv = "GOMLX_NO_AUTO_INSTALL"
+
+// NewBackend returns the GoMLX backend with the given name:
+//
+//   - "" or "go": the pure-Go backend (package simplego); "go:<options>" passes
+//     simplego options through, e.g. "go:parallelism=2".
+//   - "xla:cpu", "xla:cuda", or "xla:<plugin>": the XLA/PJRT backend with that
+//     plugin. Plugins are searched in the directories of
+//     PJRT_PLUGIN_LIBRARY_PATH (':'-separated, read at program start) under the
+//     name pjrt_c_api_<plugin>_plugin.so. "xla:/abs/path/plugin.so" loads a
+//     plugin file directly.
+//
+// NewBackend never downloads anything: a missing plugin is an error that says
+// how to install one. The XLA backend needs cgo; a binary built with
+// CGO_ENABLED=0 or with the build tag "noxla" has only the "go" backend.
+func NewBackend(name string) (b backends.Backend, err error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = DefaultBackend
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			b, err = nil, fmt.Errorf("model: creating backend %q: %v", name, r)
+		}
+	}()
+	kind, opts, _ := strings.Cut(name, ":")
+	switch kind {
+	case simplego.BackendName:
+		b, err = simplego.New(opts)
+		if err != nil {
+			return nil, fmt.Errorf("model: creating backend %q: %w", name, err)
+		}
+		return b, nil
+	case "xla":
+		if _, set := os.LookupEnv(NoAutoInstallEnv); !set {
+			_ = os.Setenv(NoAutoInstallEnv, "1")
+		}
+		if opts == "" {
+			return nil, fmt.Errorf("model: backend %q: name a PJRT plugin, e.g. \"xla:cpu\" or \"xla:cuda\" (backend \"go\" works anywhere)", name)
+		}
+		return newXLABackend(name, opts)
+	default:
+		return nil, fmt.Errorf("model: unknown backend %q: want \"go\", \"xla:cpu\" or \"xla:cuda\"", name)
+	}
+}
+
+// xlaInstallHelp explains how to make a PJRT plugin available.
+func xlaInstallHelp(plugin string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "PJRT plugin %q not available (auto-download is disabled). ", plugin)
+	switch plugin {
+	case "cuda":
+		sb.WriteString("Point PJRT_PLUGIN_LIBRARY_PATH at a directory holding pjrt_c_api_cuda_plugin.so " +
+			"(e.g. a symlink to xla_cuda_plugin.so from jax's CUDA PJRT wheel, jax_plugins/xla_cuda*/ in its site-packages; " +
+			"the NVIDIA libraries it needs come from the nvidia-* wheels), or use \"xla:/abs/path/to/xla_cuda_plugin.so\". ")
+	default:
+		fmt.Fprintf(&sb, "Point PJRT_PLUGIN_LIBRARY_PATH at a directory holding pjrt_c_api_%s_plugin.so "+
+			"(e.g. from github.com/gomlx/pjrt-cpu-binaries releases for the cpu plugin), or use \"xla:/abs/path/to/plugin.so\". ", plugin)
+	}
+	sb.WriteString("Backend \"go\" (pure Go) works anywhere.")
+	return sb.String()
+}
+
+// cutOptions splits "plugin,opt1,opt2" into the plugin name and its options.
+func cutOptions(s string) (name, opts string, found bool) {
+	return strings.Cut(s, ",")
+}
+
+// isCUDAPlugin guesses, like go-xla does, whether a plugin is NVIDIA's.
+func isCUDAPlugin(plugin string) bool {
+	u := strings.ToUpper(plugin)
+	return strings.Contains(u, "CUDA") || strings.Contains(u, "NVIDIA")
+}
