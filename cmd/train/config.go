@@ -7,10 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
@@ -31,6 +34,7 @@ type Config struct {
 	Pets    []PetConfig   `mapstructure:"pets" yaml:"pets"`
 	Audit   AuditConfig   `mapstructure:"audit" yaml:"audit"`
 	Privacy PrivacyConfig `mapstructure:"privacy" yaml:"privacy"`
+	Cluster ClusterConfig `mapstructure:"cluster" yaml:"cluster"`
 }
 
 type DataConfig struct {
@@ -55,6 +59,14 @@ type TrainConfig struct {
 	BatchSize     int       `mapstructure:"batch_size" yaml:"batch_size"`
 	LearningRates []float64 `mapstructure:"learning_rates" yaml:"learning_rates"`
 	Trials        int       `mapstructure:"trials" yaml:"trials"`
+	// RRLoss trains RR models: debiased_bce (unbiased, Appendix C) or bce
+	// (plain BCE on the noisy labels, a baseline).
+	RRLoss string `mapstructure:"rr_loss" yaml:"rr_loss"`
+	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp.
+	LLPLoss string `mapstructure:"llp_loss" yaml:"llp_loss"`
+	// CheckpointEvery saves a checkpoint every N steps (0: only at the end
+	// and on interruption) so a killed run resumes.
+	CheckpointEvery int `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
 }
 
 // PetConfig is one entry of `pets:`; K and Epsilon lists expand to a grid.
@@ -68,6 +80,9 @@ type AuditConfig struct {
 	Eta        string `mapstructure:"eta" yaml:"eta"`
 	Examples   int    `mapstructure:"examples" yaml:"examples"`
 	LabelDraws int    `mapstructure:"label_draws" yaml:"label_draws"`
+	// Samples caps the (prior, posterior) pairs kept per setting for the
+	// figures (posteriors.parquet).
+	Samples int `mapstructure:"samples" yaml:"samples"`
 }
 
 // PrivacyConfig holds release-wide privacy settings.
@@ -86,17 +101,19 @@ type PrivacyConfig struct {
 func defaultConfig() Config {
 	return Config{
 		Name: "run", Seed: 1, Backend: "go", Output: "results/run",
-		Data:    DataConfig{Synth: SynthConfig{Kind: "logistic", Rows: 60000, TestRows: 10000, Features: 28}},
-		Model:   ModelConfig{Kind: "mlp", Hidden: []int{64, 64}},
-		Train:   TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1},
+		Data:  DataConfig{Synth: SynthConfig{Kind: "logistic", Rows: 60000, TestRows: 10000, Features: 28}},
+		Model: ModelConfig{Kind: "mlp", Hidden: []int{64, 64}},
+		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
+			RRLoss: "debiased_bce", LLPLoss: "propmatch", CheckpointEvery: 500},
 		Pets:    []PetConfig{{Mechanism: "none"}},
-		Audit:   AuditConfig{Eta: "clean_model", Examples: 10000, LabelDraws: 10},
+		Audit:   AuditConfig{Eta: "clean_model", Examples: 10000, LabelDraws: 10, Samples: 2000},
 		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
+		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
 	}
 }
 
 var (
-	backends       = []string{"go", "xla:cpu", "xla:cuda"}
+	backendNames   = []string{"go", "xla:cpu", "xla:cuda"}
 	modelKinds     = []string{"mlp", "higgs_mlp", "kdd_embed"}
 	etaSources     = []string{"clean_model", "true"}
 	mechanisms     = []string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom"}
@@ -190,7 +207,8 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 		}
 	}
 	var cfg Config
-	if err := v.UnmarshalExact(&cfg); err != nil {
+	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		boolToString, mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(",")))); err != nil {
 		return nil, decodeError(src, err)
 	}
 	if err := cfg.validate(); err != nil {
@@ -201,6 +219,15 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// boolToString keeps YAML's true/false as "true"/"false" for string keys
+// (audit.eta: true), where weak typing would make them "1"/"0".
+func boolToString(from, to reflect.Type, v any) (any, error) {
+	if from.Kind() == reflect.Bool && to.Kind() == reflect.String {
+		return strconv.FormatBool(v.(bool)), nil
+	}
+	return v, nil
 }
 
 // setYAML sets key to val parsed as YAML (so 3 is an int, [1, 2] a list).
@@ -334,7 +361,7 @@ func (c *Config) validate() error {
 	if strings.TrimSpace(c.Name) == "" {
 		return bad("name", "must not be empty")
 	}
-	if err := oneOf("backend", c.Backend, backends); err != nil {
+	if err := oneOf("backend", c.Backend, backendNames); err != nil {
 		return err
 	}
 	if strings.TrimSpace(c.Output) == "" {
@@ -380,6 +407,15 @@ func (c *Config) validate() error {
 	if c.Train.Trials < 1 {
 		return bad("train.trials", "must be ≥ 1, got %d", c.Train.Trials)
 	}
+	if err := oneOf("train.rr_loss", c.Train.RRLoss, []string{"debiased_bce", "bce"}); err != nil {
+		return err
+	}
+	if err := oneOf("train.llp_loss", c.Train.LLPLoss, []string{"propmatch", "easyllp"}); err != nil {
+		return err
+	}
+	if c.Train.CheckpointEvery < 0 {
+		return bad("train.checkpoint_every", "must be ≥ 0, got %d", c.Train.CheckpointEvery)
+	}
 	if len(c.Pets) == 0 {
 		return bad("pets", "must list at least one mechanism (e.g. {mechanism: none})")
 	}
@@ -419,6 +455,15 @@ func (c *Config) validate() error {
 	}
 	if c.Audit.LabelDraws < 1 {
 		return bad("audit.label_draws", "must be ≥ 1, got %d", c.Audit.LabelDraws)
+	}
+	if c.Audit.Samples < 0 {
+		return bad("audit.samples", "must be ≥ 0, got %d", c.Audit.Samples)
+	}
+	if c.Cluster.CPUsPerTask < 1 {
+		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)
+	}
+	if c.Cluster.GPUs < 0 {
+		return bad("cluster.gpus", "must be ≥ 0, got %d", c.Cluster.GPUs)
 	}
 	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime < 1) {
 		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)

@@ -68,26 +68,52 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	}
 }
 
-// `train` with no arguments runs the embedded quickstart; here shrunk through
-// the environment so the test stays fast.
+// `train` with no arguments runs the embedded quickstart end to end; here
+// shrunk through the environment so the test stays fast.
 func TestCLIDefaultRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
 	outDir := filepath.Join(t.TempDir(), "qs")
-	envm := map[string]string{"TRAIN_OUTPUT": outDir, "TRAIN_DATA_SYNTH_ROWS": "2000", "TRAIN_DATA_SYNTH_TEST_ROWS": "500"}
+	envm := map[string]string{"TRAIN_OUTPUT": outDir, "TRAIN_DATA_SYNTH_ROWS": "4000", "TRAIN_DATA_SYNTH_TEST_ROWS": "1000",
+		"TRAIN_AUDIT_EXAMPLES": "800", "TRAIN_TRAIN_BATCH_SIZE": "256", "TRAIN_TRAIN_LEARNING_RATES": "[0.01]"}
 	out, err := cli(t, envm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"config.resolved.yaml", "data: wrote", "privatize: 4 releases written", "privacy_ledger.csv"} {
+	for _, want := range []string{"config.resolved.yaml", "data: wrote", "privatize: 4 releases written", "privacy_ledger.csv",
+		"fit: [5/5]", "runs.parquet", "audit: wrote", "report.md"} {
 		if !strings.Contains(out, want) {
-			t.Fatalf("output %q lacks %q", out, want)
+			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(outDir, "config.resolved.yaml")); err != nil {
+	for _, f := range []string{"config.resolved.yaml", "runs.csv", "runs.parquet", "summary.csv", "summary.parquet", "audit.csv",
+		"audit.parquet", "posteriors.parquet", "report.md", "figures/auc_vs_eadv.png", "privacy_ledger.csv"} {
+		if _, err := os.Stat(filepath.Join(outDir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := data.ReadTable(filepath.Join(outDir, "runs.parquet"))
+	if err != nil || runs.Rows() != 5 {
+		t.Fatalf("runs.parquet: %v, %d rows", err, runs.Rows())
+	}
+	for _, c := range runs.Columns {
+		if c.Name == "test_auc" {
+			for i, auc := range c.Values.([]float64) {
+				if !(auc > 0.55 && auc <= 1) {
+					t.Fatalf("run %d has test AUC %v: the models did not learn", i, auc)
+				}
+			}
+		}
+	}
+	// A second run reuses the dataset and the releases and skips every run.
+	out, err = cli(t, envm, "run")
+	if err != nil {
 		t.Fatal(err)
 	}
-	// A second run reuses the synthetic dataset.
-	out, err = cli(t, envm, "run")
-	if err != nil || !strings.Contains(out, "data: reusing") || !strings.Contains(out, "0 releases written, 4 reused") {
-		t.Fatalf("second run: %v, %q", err, out)
+	for _, want := range []string{"data: reusing", "0 releases written, 4 reused", "0 runs trained, 5 already done"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("second run lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -12,34 +12,58 @@ import (
 	"labelprivacy/pets"
 )
 
-// runPipeline loads the config and runs the stages that exist, printing
-// where it wrote what.
-func runPipeline(ctx context.Context, file string, sets []string, stdout, stderr io.Writer, lookup env) error {
+// session is a loaded config with its dataset and its grid.
+type session struct {
+	cfg      *Config
+	ds       *data.Dataset
+	settings []petSetting
+	specs    []runSpec
+}
+
+// openSession loads and validates the config, writes the resolved config,
+// makes or finds the dataset and expands the grid.
+func openSession(ctx context.Context, file string, sets []string, stdout io.Writer, lookup env) (*session, error) {
 	cfg, err := loadConfig(file, sets, lookup)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	path, err := writeResolved(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(stdout, "config: %s\n", path)
 	dir, err := dataStage(ctx, cfg, stdout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ds, err := data.Load(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	settings, err := expandPets(cfg.Pets)
 	if err != nil {
+		return nil, err
+	}
+	return &session{cfg: cfg, ds: ds, settings: settings, specs: expandRuns(cfg, settings)}, nil
+}
+
+// runPipeline runs every stage for a config (data, releases, fit, audit,
+// report), printing where it wrote what.
+func runPipeline(ctx context.Context, file string, sets []string, stdout, stderr io.Writer, lookup env) error {
+	s, err := openSession(ctx, file, sets, stdout, lookup)
+	if err != nil {
 		return err
 	}
-	if _, err := releaseStage(ctx, cfg, ds, settings, stdout); err != nil {
+	cfg := s.cfg
+	results, err := fitAll(ctx, s, stdout, stderr)
+	if err != nil {
 		return err
 	}
-	return nil
+	auditT, postT, err := auditStage(cfg, s.ds, s.settings, results, stdout)
+	if err != nil {
+		return err
+	}
+	return reportStage(cfg, runsTable(results), auditT, postT, stdout)
 }
 
 // releaseFile is where trial t of a setting's release is written.
@@ -53,57 +77,70 @@ func releaseSeed(cfg *Config, s petSetting, trial int) uint64 {
 	return deriveSeed(cfg.Seed, "release", s.ID(), strconv.Itoa(trial))
 }
 
-// releaseStage privatizes the training labels for every PET setting and
-// trial (mechanism none releases nothing: its model reads the clean data)
-// and records each release in <output>/privacy_ledger.csv. An existing
-// release file made with the same seed is reused (a rerun after a crash).
-func releaseStage(ctx context.Context, cfg *Config, ds *data.Dataset, settings []petSetting, stdout io.Writer) (map[petSetting][]string, error) {
-	files := map[petSetting][]string{}
-	wrote, reused := 0, 0
-	for _, s := range settings {
-		if s.Kind == pets.None {
-			continue
+// releaseStage privatizes the training labels for every (PET setting,
+// trial) that specs train on (mechanism none releases nothing: its model
+// reads the clean data; bot releases nothing either) and records each
+// release written in <output>/privacy_ledger.csv. An existing release file
+// made with the same seed is reused (a rerun after a crash, or another shard
+// of the sweep that made it first: the bytes are identical).
+func releaseStage(ctx context.Context, cfg *Config, ds *data.Dataset, specs []runSpec, stdout io.Writer) error {
+	type unit struct {
+		s     petSetting
+		trial int
+	}
+	var units []unit
+	seen := map[unit]bool{}
+	for _, r := range specs {
+		u := unit{r.Setting, r.Trial}
+		if r.Setting.Kind != pets.None && r.Setting.Kind != pets.Bot && !seen[u] {
+			seen[u] = true
+			units = append(units, u)
 		}
+	}
+	wrote, reused := 0, 0
+	for _, u := range units {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s, t := u.s, u.trial
 		m, err := s.mechanism(cfg.Privacy.Secure)
 		if err != nil {
-			return nil, fmt.Errorf("pets %s: %w", s.ID(), err)
+			return fmt.Errorf("pets %s: %w", s.ID(), err)
 		}
-		for t := range cfg.Train.Trials {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			o := releaseOptions{Seed: releaseSeed(cfg, s, t), Secure: cfg.Privacy.Secure, KeepRemainder: cfg.Privacy.KeepRemainder}
-			path := releaseFile(cfg, s, t)
-			files[s] = append(files[s], path)
-			if !o.Secure && releaseUpToDate(path, o) {
-				reused++
-				continue
-			}
-			rel, info, err := privatize(ds.Train, m, o)
-			if err != nil {
-				return nil, fmt.Errorf("pets %s trial %d: %w", s.ID(), t, err)
-			}
-			if err := data.WriteFrame(path, rel, releaseMeta(m, o, info, filepath.Join(ds.Dir, data.TrainFile))); err != nil {
-				return nil, err
-			}
-			l, err := pets.NewLedger(filepath.Join(cfg.Output, pets.LedgerFile), cfg.Privacy.DeltaPrime)
-			if err != nil {
-				return nil, err
-			}
-			if _, err := l.Record(m, info.Rows, o.Seed, t+1); err != nil {
-				return nil, err
-			}
-			wrote++
+		o := releaseOptions{Seed: releaseSeed(cfg, s, t), Secure: cfg.Privacy.Secure, KeepRemainder: cfg.Privacy.KeepRemainder}
+		path := releaseFile(cfg, s, t)
+		if releaseUpToDate(path, o) {
+			reused++
+			continue
 		}
+		rel, info, err := privatize(ds.Train, m, o)
+		if err != nil {
+			return fmt.Errorf("pets %s trial %d: %w", s.ID(), t, err)
+		}
+		if err := data.WriteFrame(path, rel, releaseMeta(m, o, info, filepath.Join(ds.Dir, data.TrainFile))); err != nil {
+			return err
+		}
+		l, err := pets.NewLedger(filepath.Join(cfg.Output, pets.LedgerFile), cfg.Privacy.DeltaPrime)
+		if err != nil {
+			return err
+		}
+		if _, err := l.Record(m, info.Rows, o.Seed, t+1); err != nil {
+			return err
+		}
+		wrote++
 	}
 	fmt.Fprintf(stdout, "privatize: %d releases written, %d reused under %s; ledger %s\n",
 		wrote, reused, filepath.Join(cfg.Output, "releases"), filepath.Join(cfg.Output, pets.LedgerFile))
-	return files, nil
+	return nil
 }
 
 // releaseUpToDate reports whether path holds a release made with o's seed
-// and options by this tool.
+// and options by this tool. Secure releases are never reused: a rerun could
+// not reproduce them, and a half-finished run must not mix two draws.
 func releaseUpToDate(path string, o releaseOptions) bool {
+	if o.Secure {
+		return false
+	}
 	md, err := data.ReadMetadata(path)
 	if err != nil {
 		return false

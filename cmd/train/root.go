@@ -39,7 +39,8 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(stdout, stderr, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout), newVersionCmd(stdout))
+	root.AddCommand(newRunCmd(stdout, stderr, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout), newFitCmd(stdout, stderr, lookup),
+		newAuditCmd(stdout, stderr, lookup), newSweepCmd(stdout, stderr, lookup), newReportCmd(stdout), newVersionCmd(stdout))
 	return root
 }
 

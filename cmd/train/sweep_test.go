@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"labelprivacy/data"
+	"labelprivacy/report"
+)
+
+// TestMain lets a test re-run this binary as the train CLI (for SIGKILL
+// tests): LABELPRIVACY_CLI_ARGS holds the JSON-encoded arguments.
+func TestMain(m *testing.M) {
+	if a := os.Getenv("LABELPRIVACY_CLI_ARGS"); a != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := run(context.Background(), args, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "train:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestResolveShard(t *testing.T) {
+	tests := []struct {
+		name string
+		flag string
+		env  map[string]string
+		want shard
+		err  string
+	}{
+		{"default", "", nil, shard{0, 1}, ""},
+		{"flag", "2/5", nil, shard{2, 5}, ""},
+		{"flag wins over slurm", "1/3", map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"}, shard{1, 3}, ""},
+		{"slurm", "", map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, shard{3, 4}, ""},
+		{"slurm offset array", "", map[string]string{"SLURM_ARRAY_TASK_ID": "11", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_COUNT": "2"}, shard{1, 2}, ""},
+		{"k8s", "", map[string]string{"JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "3"}, shard{2, 3}, ""},
+		{"bad flag", "3/3", nil, shard{}, "0 ≤ i < n"},
+		{"flag not a fraction", "2", nil, shard{}, "want i/n"},
+		{"slurm without count", "", map[string]string{"SLURM_ARRAY_TASK_ID": "1"}, shard{}, "SLURM_ARRAY_TASK_COUNT"},
+		{"k8s without completions", "", map[string]string{"JOB_COMPLETION_INDEX": "1"}, shard{}, "JOB_COMPLETIONS"},
+		{"slurm garbage", "", map[string]string{"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_COUNT": "2"}, shard{}, "not an integer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := resolveShard(tc.flag, mapEnv(tc.env))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+	// Shards partition the runs exactly: every run in exactly one shard.
+	for n := 1; n <= 7; n++ {
+		for j := range 50 {
+			owners := 0
+			for i := range n {
+				if (shard{i, n}).owns(j) {
+					owners++
+				}
+			}
+			if owners != 1 {
+				t.Fatalf("run %d has %d owners among %d shards", j, owners, n)
+			}
+		}
+	}
+}
+
+const sweepConfig = `
+name: sweeptest
+seed: 3
+output: OUT
+data: {synth: {kind: logistic, rows: 3000, test_rows: 600, features: 6}}
+model: {kind: mlp, hidden: [16]}
+train: {epochs: 1, batch_size: 128, learning_rates: [0.01, 0.003], trials: 2}
+pets:
+  - {mechanism: none}
+  - {mechanism: rr, epsilon: [1]}
+  - {mechanism: llp_lap, k: [4], epsilon: [2]}
+audit: {eta: true, examples: 500, label_draws: 2}
+`
+
+func writeSweepConfig(t *testing.T, out, extra string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "sweep.yaml")
+	if err := os.WriteFile(p, []byte(strings.Replace(sweepConfig, "OUT", out, 1)+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Three shards run concurrently on one directory; together they train
+// every run exactly once; the report sees each once; status agrees; a
+// rerun trains nothing; a lost result file is retrained alone.
+func TestSweepShardsConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 12 small models")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cfg := writeSweepConfig(t, out, "")
+	// Make the dataset first so the concurrent shards only read it.
+	if _, err := cli(t, nil, "sweep", "-c", cfg, "--shard", "0/100"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range 3 {
+		wg.Go(func() {
+			var o, e bytes.Buffer
+			root := newRootCmd(&o, &e, mapEnv(map[string]string{"SLURM_ARRAY_TASK_ID": fmt.Sprint(i), "SLURM_ARRAY_TASK_COUNT": "3"}))
+			root.SetArgs([]string{"sweep", "-c", cfg})
+			errs[i] = root.ExecuteContext(context.Background())
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "runs", "*.json"))
+	if len(files) != 12 {
+		t.Fatalf("%d run files, want 12 (3 settings × 2 lr × 2 trials)", len(files))
+	}
+	status, err := cli(t, nil, "sweep", "status", "-c", cfg)
+	if err != nil || !strings.Contains(status, "total                        12      0        0") {
+		t.Fatalf("status: %v\n%s", err, status)
+	}
+	if _, err := cli(t, nil, "audit", "-c", cfg); err != nil {
+		t.Fatal(err)
+	}
+	rep := filepath.Join(t.TempDir(), "rep")
+	o, err := cli(t, nil, "report", "--in", out, "--in", out, "--out", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same directory twice: each run appears twice and is deduplicated.
+	if !strings.Contains(o, "3 settings, 24 runs read, 12 duplicates dropped") {
+		t.Fatalf("report: %s", o)
+	}
+	sum, err := data.ReadTable(filepath.Join(rep, "summary.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sum.Columns {
+		if c.Name == "n_trials" {
+			for i, n := range c.Values.([]int64) {
+				if n != 2 {
+					t.Fatalf("setting %d has %d trials, want 2", i, n)
+				}
+			}
+		}
+	}
+	if sum.Meta[report.MetaDuplicates] != "12" {
+		t.Fatalf("meta %v", sum.Meta)
+	}
+	// Rerun: nothing to do.
+	o, err = cli(t, nil, "sweep", "-c", cfg)
+	if err != nil || !strings.Contains(o, "0 runs trained, 12 already done") {
+		t.Fatalf("rerun: %v\n%s", err, o)
+	}
+	// A lost result is retrained, and only it.
+	os.Remove(files[5])
+	if s, _ := cli(t, nil, "sweep", "status", "-c", cfg); !strings.Contains(s, "total                        11      0        1") {
+		t.Fatalf("status after loss:\n%s", s)
+	}
+	o, err = cli(t, nil, "sweep", "-c", cfg)
+	if err != nil || !strings.Contains(o, "1 runs trained, 11 already done") {
+		t.Fatalf("retrain: %v\n%s", err, o)
+	}
+}
+
+// A run killed with SIGKILL mid-training leaves no result; the rerun resumes
+// it from its checkpoint and ends with the result of an uninterrupted run.
+func TestSweepSIGKILLResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocess training")
+	}
+	extra := "\n"
+	killed := filepath.Join(t.TempDir(), "killed")
+	cfg := writeSweepConfig(t, killed, extra)
+	set := []string{"--set", "pets=[{mechanism: rr, epsilon: 2}]", "--set", "train.trials=1", "--set", "train.learning_rates=[0.01]",
+		"--set", "train.epochs=40", "--set", "train.batch_size=32", "--set", "train.checkpoint_every=20"}
+	args, _ := json.Marshal(append([]string{"sweep", "-c", cfg}, set...))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "LABELPRIVACY_CLI_ARGS="+string(args))
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for a checkpoint to appear, then SIGKILL.
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("the run ended (%v) before a checkpoint appeared:\n%s", err, stderr.String())
+		default:
+		}
+		ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*", "checkpoint*"))
+		if len(ck) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no checkpoint after 2 minutes:\n%s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	if err := <-exited; err == nil {
+		t.Skipf("the run finished before it could be killed:\n%s", stderr.String())
+	}
+	if files, _ := filepath.Glob(filepath.Join(killed, "runs", "*.json")); len(files) != 0 {
+		t.Fatalf("a killed run left results %v", files)
+	}
+	var o, e bytes.Buffer
+	root := newRootCmd(&o, &e, mapEnv(nil))
+	root.SetArgs(append([]string{"sweep", "-c", cfg}, set...))
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.String(), "resumed from its checkpoint at step") {
+		t.Fatalf("rerun did not resume:\nstdout %s\nstderr %s", o.String(), e.String())
+	}
+	// The same run uninterrupted, in another directory.
+	clean := filepath.Join(t.TempDir(), "clean")
+	cfg2 := writeSweepConfig(t, clean, extra)
+	if _, err := cli(t, nil, append([]string{"sweep", "-c", cfg2}, set...)...); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := filepath.Glob(filepath.Join(killed, "runs", "*.json"))
+	b, _ := filepath.Glob(filepath.Join(clean, "runs", "*.json"))
+	if len(a) != 1 || len(b) != 1 || filepath.Base(a[0]) != filepath.Base(b[0]) {
+		t.Fatalf("results %v vs %v", a, b)
+	}
+	var ra, rb runResult
+	ba, _ := os.ReadFile(a[0])
+	bb, _ := os.ReadFile(b[0])
+	json.Unmarshal(ba, &ra)
+	json.Unmarshal(bb, &rb)
+	if ra.Steps != rb.Steps || ra.TestAUC != rb.TestAUC {
+		t.Fatalf("resumed run: steps %d AUC %v; uninterrupted: steps %d AUC %v", ra.Steps, ra.TestAUC, rb.Steps, rb.TestAUC)
+	}
+	if ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*")); len(ck) != 0 {
+		t.Fatalf("checkpoints left after the run finished: %v", ck)
+	}
+}
