@@ -273,21 +273,40 @@ func readFrame(path string) (*Frame, error) {
 	return fr.Frame, fr.Validate()
 }
 
-func readParquet(path string) (*Frame, error) {
+// parquetReader is an open Parquet file read as Arrow record batches.
+type parquetReader struct {
+	pf *file.Reader
+	pqarrow.RecordReader
+}
+
+func (p *parquetReader) Close() {
+	p.Release()
+	p.pf.Close()
+}
+
+// openParquet opens path for reading in record batches of 64k rows.
+func openParquet(path string) (*parquetReader, error) {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("not a Parquet file: %w", err)
 	}
-	defer pf.Close()
 	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err == nil {
+		var rr pqarrow.RecordReader
+		if rr, err = rd.GetRecordReader(context.Background(), nil, nil); err == nil {
+			return &parquetReader{pf: pf, RecordReader: rr}, nil
+		}
+	}
+	pf.Close()
+	return nil, err
+}
+
+func readParquet(path string) (*Frame, error) {
+	rr, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
-	rr, err := rd.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
+	defer rr.Close()
 	fr, err := newFrameFor(rr.Schema())
 	if err != nil {
 		return nil, err

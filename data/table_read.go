@@ -1,32 +1,20 @@
 package data
 
 import (
-	"context"
 	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 func readTableFile(path string) (*Table, error) {
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return nil, fmt.Errorf("not a Parquet file: %w", err)
-	}
-	defer pf.Close()
-	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
+	rr, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
-	rr, err := rd.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
+	defer rr.Close()
+	pf := rr.pf
 	s := rr.Schema()
 	t := &Table{Meta: map[string]string{}}
 	md := s.Metadata()

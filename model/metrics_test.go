@@ -2,7 +2,6 @@ package model
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 )
 
@@ -60,39 +59,6 @@ func TestAUC(t *testing.T) {
 			}
 			if math.Abs(got-tc.want) > 1e-12 {
 				t.Fatalf("AUC = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestAUCMatchesBruteForce(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, tc := range []struct {
-		name   string
-		n      int
-		levels int // distinct score values: few levels means many ties
-	}{
-		{"n=50 heavy ties", 50, 3},
-		{"n=300 some ties", 300, 40},
-		{"n=500 continuous", 500, 0},
-		{"n=2000 ties", 2000, 17},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			scores := make([]float32, tc.n)
-			labels := make([]uint8, tc.n)
-			for i := range scores {
-				if tc.levels > 0 {
-					scores[i] = float32(r.IntN(tc.levels)) / float32(tc.levels)
-				} else {
-					scores[i] = r.Float32()
-				}
-				if r.Float32() < 0.3+0.4*scores[i] {
-					labels[i] = 1
-				}
-			}
-			got, want := AUC(scores, labels), bruteAUC(scores, labels)
-			if math.Abs(got-want) > 1e-12 {
-				t.Fatalf("AUC = %.15f, brute force %.15f", got, want)
 			}
 		})
 	}
