@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -306,5 +307,27 @@ func BenchmarkParseHiggsLine(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// bzip2 input (the libsvm collection's .bz2 files) is detected by its magic
+// bytes; Go's standard library only decompresses bzip2, so the test needs
+// the bzip2 tool to make one.
+func TestImportLibSVMBzip2(t *testing.T) {
+	bz, err := exec.LookPath("bzip2")
+	if err != nil {
+		t.Skip("no bzip2 tool to compress the input")
+	}
+	dir := t.TempDir()
+	in := writeFile(t, dir, "kdd", mustRead(t, "testdata/kdd_small.libsvm"))
+	if out, err := exec.Command(bz, "-k", in).CombinedOutput(); err != nil {
+		t.Fatalf("bzip2: %v %s", err, out)
+	}
+	m, err := ImportLibSVM(context.Background(), ImportOptions{In: in + ".bz2", Out: filepath.Join(dir, "ds"), TestRows: 2, HashBuckets: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.TrainRows != 3 || m.TestRows != 2 {
+		t.Fatalf("meta %+v", m)
 	}
 }
