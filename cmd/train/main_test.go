@@ -157,3 +157,20 @@ func TestRunDeterministic(t *testing.T) {
 		t.Fatalf("same seed, different audits:\n%s\n---\n%s", a1, a2)
 	}
 }
+
+// An XLA backend without a plugin fails before any work, saying how to get
+// one and that backend go works anywhere.
+func TestMissingPluginFailsEarly(t *testing.T) {
+	if _, ok := os.LookupEnv("PJRT_PLUGIN_LIBRARY_PATH"); ok {
+		t.Skip("a PJRT plugin path is configured")
+	}
+	out := filepath.Join(t.TempDir(), "o")
+	_, err := cli(t, map[string]string{"TRAIN_OUTPUT": out, "TRAIN_DATA_SYNTH_ROWS": "300", "TRAIN_DATA_SYNTH_TEST_ROWS": "50"},
+		"run", "--set", "backend=xla:cuda")
+	if err == nil || !strings.Contains(err.Error(), "PJRT_PLUGIN_LIBRARY_PATH") || !strings.Contains(err.Error(), `"go"`) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "releases")); err == nil {
+		t.Fatal("releases were written before the backend check")
+	}
+}

@@ -51,11 +51,14 @@ func newFitCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
 // fitAll runs the release and fit stages over the whole grid and writes the
 // run tables.
 func fitAll(ctx context.Context, s *session, stdout, stderr io.Writer) ([]*runResult, error) {
-	if err := releaseStage(ctx, s.cfg, s.ds, s.specs, stdout); err != nil {
-		return nil, err
-	}
 	e, err := newFitEnv(s.cfg, s.ds, stderr)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := e.backendOnce(); err != nil { // fail before any work
+		return nil, err
+	}
+	if err := releaseStage(ctx, s.cfg, s.ds, s.specs, stdout); err != nil {
 		return nil, err
 	}
 	results, err := fitStage(ctx, e, s.specs, stdout)

@@ -140,11 +140,14 @@ func runSweep(ctx context.Context, file string, sets []string, sh shard, from st
 	if len(mine) == 0 {
 		return nil
 	}
-	if err := releaseStage(ctx, s.cfg, s.ds, mine, stdout); err != nil {
-		return err
-	}
 	e, err := newFitEnv(s.cfg, s.ds, stderr)
 	if err != nil {
+		return err
+	}
+	if _, err := e.backendOnce(); err != nil { // fail before any work
+		return err
+	}
+	if err := releaseStage(ctx, s.cfg, s.ds, mine, stdout); err != nil {
 		return err
 	}
 	e.keepGoing = true
