@@ -17,6 +17,8 @@ import (
 func auditEta(cfg *Config, ds *data.Dataset, results []*runResult) ([]float64, string, error) {
 	n := min(cfg.Audit.Examples, ds.Test.Rows)
 	switch cfg.Audit.Eta {
+	case "knn":
+		return knnEta(cfg, ds, n)
 	case "true":
 		if ds.Test.Eta == nil {
 			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, ds.Dir)
@@ -53,6 +55,29 @@ func auditEta(cfg *Config, ds *data.Dataset, results []*runResult) ([]float64, s
 		}
 	}
 	return nil, "", fmt.Errorf("audit: no trial-0 clean run at lr %g", bestLR)
+}
+
+// knnEta estimates η on the audit rows as the mean clean training label of
+// their audit.knn_k nearest training rows (a seeded subsample of
+// audit.knn_rows rows when the training set is larger).
+func knnEta(cfg *Config, ds *data.Dataset, n int) ([]float64, string, error) {
+	tr := ds.Train
+	d := tr.Dim()
+	if d == 0 || ds.Test.Dim() != d {
+		return nil, "", fmt.Errorf("audit.eta: knn needs dense features in train and test (this dataset has %d)", d)
+	}
+	ref, labels := tr.X, tr.Label
+	if tr.Rows > cfg.Audit.KNNRows {
+		perm := pcg(deriveSeed(cfg.Seed, "knn"), 0).Perm(tr.Rows)[:cfg.Audit.KNNRows]
+		sub := tr.Take(perm)
+		ref, labels = sub.X, sub.Label
+	}
+	k := min(cfg.Audit.KNNK, len(labels))
+	eta, err := audit.KNNEta(ref, labels, ds.Test.X[:n*d], d, k, 0)
+	if err != nil {
+		return nil, "", fmt.Errorf("audit: knn: %w", err)
+	}
+	return eta, fmt.Sprintf("knn(k=%d rows=%d)", k, len(labels)), nil
 }
 
 // columnF returns a float64 column by name (nil if absent).

@@ -83,6 +83,10 @@ type AuditConfig struct {
 	// Samples caps the (prior, posterior) pairs kept per setting for the
 	// figures (posteriors.parquet).
 	Samples int `mapstructure:"samples" yaml:"samples"`
+	// KNNK and KNNRows configure eta: knn: the neighbours averaged and the
+	// training rows searched (a seeded subsample when the set is larger).
+	KNNK    int `mapstructure:"knn_k" yaml:"knn_k"`
+	KNNRows int `mapstructure:"knn_rows" yaml:"knn_rows"`
 }
 
 // PrivacyConfig holds release-wide privacy settings.
@@ -106,7 +110,7 @@ func defaultConfig() Config {
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
 			RRLoss: "debiased_bce", LLPLoss: "propmatch", CheckpointEvery: 500},
 		Pets:    []PetConfig{{Mechanism: "none"}},
-		Audit:   AuditConfig{Eta: "clean_model", Examples: 10000, LabelDraws: 10, Samples: 2000},
+		Audit:   AuditConfig{Eta: "clean_model", Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000},
 		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
 		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
 	}
@@ -115,7 +119,7 @@ func defaultConfig() Config {
 var (
 	backendNames   = []string{"go", "xla:cpu", "xla:cuda"}
 	modelKinds     = []string{"mlp", "higgs_mlp", "kdd_embed"}
-	etaSources     = []string{"clean_model", "true"}
+	etaSources     = []string{"clean_model", "true", "knn"}
 	mechanisms     = []string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom"}
 	errConfig      = errors.New("config")
 	keyInMessageRE = regexp.MustCompile(`'([a-z0-9_.\[\]]+)'`)
@@ -455,6 +459,12 @@ func (c *Config) validate() error {
 	}
 	if c.Audit.LabelDraws < 1 {
 		return bad("audit.label_draws", "must be ≥ 1, got %d", c.Audit.LabelDraws)
+	}
+	if c.Audit.KNNK < 1 {
+		return bad("audit.knn_k", "must be ≥ 1, got %d", c.Audit.KNNK)
+	}
+	if c.Audit.KNNRows < c.Audit.KNNK {
+		return bad("audit.knn_rows", "must be ≥ audit.knn_k (%d), got %d", c.Audit.KNNK, c.Audit.KNNRows)
 	}
 	if c.Audit.Samples < 0 {
 		return bad("audit.samples", "must be ≥ 0, got %d", c.Audit.Samples)

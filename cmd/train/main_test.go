@@ -174,3 +174,24 @@ func TestMissingPluginFailsEarly(t *testing.T) {
 		t.Fatal("releases were written before the backend check")
 	}
 }
+
+// The audit's η sources: the true synthetic η and the kNN estimate.
+func TestAuditEtaSources(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end run")
+	}
+	for _, tc := range []struct{ eta, want string }{{"true", ",true,"}, {"knn", ",knn(k=20 rows=1000),"}} {
+		t.Run(tc.eta, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "o")
+			envm := map[string]string{"TRAIN_OUTPUT": out, "TRAIN_DATA_SYNTH_ROWS": "1500", "TRAIN_DATA_SYNTH_TEST_ROWS": "300",
+				"TRAIN_AUDIT_EXAMPLES": "200", "TRAIN_AUDIT_ETA": tc.eta, "TRAIN_AUDIT_KNN_K": "20", "TRAIN_AUDIT_KNN_ROWS": "1000"}
+			if _, err := cli(t, envm, "run", "--set", "pets=[{mechanism: rr, epsilon: 1}]"); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(filepath.Join(out, "audit.csv"))
+			if err != nil || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("audit.csv (%v):\n%s", err, b)
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package audit
+
+import (
+	"container/heap"
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// KNNEta estimates η(x) = P(y=1|x) for each query row as the mean label of
+// its k nearest reference rows (squared Euclidean distance on dense
+// features), the nonparametric class-conditional estimator the paper
+// compares with the DNN (Section 4, "Estimating class conditionals"; strongly
+// consistent as the reference grows with k → ∞, k/n → 0). ref and query are
+// row-major with d features per row; labels are 0/1. Ties at the k-th
+// distance keep the earlier reference row. Cost O(queries · rows · d),
+// parallel over queries (workers ≤ 0: GOMAXPROCS); deterministic.
+func KNNEta(ref []float32, labels []uint8, query []float32, d, k, workers int) ([]float64, error) {
+	switch {
+	case d < 1:
+		return nil, &ParamError{Param: "d", Msg: fmt.Sprintf("must be ≥ 1, got %d", d)}
+	case len(ref)%d != 0 || len(query)%d != 0:
+		return nil, &ParamError{Param: "d", Msg: fmt.Sprintf("rows are not multiples of %d features", d)}
+	case len(ref)/d != len(labels):
+		return nil, &ParamError{Param: "labels", Msg: fmt.Sprintf("%d labels for %d reference rows", len(labels), len(ref)/d)}
+	case k < 1 || k > len(labels):
+		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("must be in [1, %d], got %d", len(labels), k)}
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	nq := len(query) / d
+	out := make([]float64, nq)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			h := make(knnHeap, 0, k)
+			for q := range next {
+				h = h[:0]
+				x := query[q*d : (q+1)*d]
+				for r := range labels {
+					row := ref[r*d : (r+1)*d]
+					var dist float32
+					for j, v := range x {
+						t := v - row[j]
+						dist += t * t
+					}
+					if len(h) < k {
+						heap.Push(&h, knnItem{dist, int32(r)})
+					} else if dist < h[0].dist {
+						h[0] = knnItem{dist, int32(r)}
+						heap.Fix(&h, 0)
+					}
+				}
+				var ones int
+				for _, it := range h {
+					ones += int(labels[it.row])
+				}
+				out[q] = float64(ones) / float64(len(h))
+			}
+		})
+	}
+	for q := range nq {
+		next <- q
+	}
+	close(next)
+	wg.Wait()
+	return out, nil
+}
+
+type knnItem struct {
+	dist float32
+	row  int32
+}
+
+// knnHeap is a max-heap by distance (the farthest kept neighbour on top).
+type knnHeap []knnItem
+
+func (h knnHeap) Len() int { return len(h) }
+func (h knnHeap) Less(i, j int) bool {
+	if h[i].dist != h[j].dist {
+		return h[i].dist > h[j].dist
+	}
+	return h[i].row > h[j].row
+}
+func (h knnHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *knnHeap) Push(x any)   { *h = append(*h, x.(knnItem)) }
+func (h *knnHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
