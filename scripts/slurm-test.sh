@@ -30,7 +30,12 @@ cleanup() {
 		log "FAILED (rc=$rc); logs:"
 		tail -n 30 "$WORK"/*.log "$WORK"/out/logs/*.out 2>/dev/null || true
 	fi
-	log "stopped daemons (${PIDS[*]:-none}); work dir $WORK"
+	if [ $rc -eq 0 ]; then
+		rm -rf "$WORK"
+		log "stopped daemons (${PIDS[*]:-none}); removed $WORK"
+	else
+		log "stopped daemons (${PIDS[*]:-none}); work dir kept: $WORK"
+	fi
 	exit $rc
 }
 trap cleanup EXIT
