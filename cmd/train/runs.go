@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -196,29 +195,6 @@ func runsTable(rs []*runResult) *data.Table {
 		col("loss", func(r *runResult) any { return r.Loss }),
 		col("run_id", func(r *runResult) any { return r.RunID }),
 	}}
-}
-
-// sortResults orders results like the grid (setting order, trial, lr).
-func sortResults(rs []*runResult, settings []petSetting) {
-	pos := map[string]int{}
-	for i, s := range settings {
-		pos[s.ID()] = i
-	}
-	slices.SortStableFunc(rs, func(a, b *runResult) int {
-		if c := pos[a.Setting] - pos[b.Setting]; c != 0 {
-			return c
-		}
-		if a.Trial != b.Trial {
-			return a.Trial - b.Trial
-		}
-		switch {
-		case a.LR < b.LR:
-			return -1
-		case a.LR > b.LR:
-			return 1
-		}
-		return 0
-	})
 }
 
 func labelDPEpsilon(s petSetting) float64 {
