@@ -213,6 +213,13 @@ func newRunner(cfg TrainConfig) (_ *runner, err error) {
 	r.ctx = context.New()
 	r.ctx.SetParam(context.ParamInitialSeed, cfg.Seed)
 	if cfg.CheckpointDir != "" {
+		moved, err := pruneIncompleteCheckpoints(cfg.CheckpointDir)
+		if err != nil {
+			return nil, fmt.Errorf("model: run %q: checkpoint dir %q: %w", cfg.Name, cfg.CheckpointDir, err)
+		}
+		if len(moved) > 0 && cfg.ProgressWriter != nil {
+			fmt.Fprintf(cfg.ProgressWriter, "%s: %s\n", cfg.Name, describePruned(cfg.CheckpointDir, moved))
+		}
 		r.ckpt, err = checkpoints.Build(r.ctx).Dir(cfg.CheckpointDir).Keep(cfg.CheckpointKeep).Done()
 		if err != nil {
 			return nil, fmt.Errorf("model: run %q: checkpoint dir %q: %w", cfg.Name, cfg.CheckpointDir, err)

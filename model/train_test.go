@@ -7,7 +7,10 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -190,6 +193,52 @@ func TestCheckpointResume(t *testing.T) {
 		}
 		if got := mustPredict(t, resumed, evalSource(te, 300)); !slices.Equal(got, want) {
 			t.Fatal("resumed run differs from the uninterrupted run")
+		}
+	})
+
+	// A process killed while GoMLX writes a checkpoint leaves it truncated;
+	// the next run sets it aside and resumes from the previous one.
+	t.Run("truncated newest checkpoint is skipped", func(t *testing.T) {
+		for _, damage := range []string{"empty bin", "half bin", "empty json"} {
+			t.Run(damage, func(t *testing.T) {
+				cfg := base
+				cfg.CheckpointDir = t.TempDir()
+				cfg.Epochs = 2
+				if _, err := Train(t.Context(), cfg, newSrc()); err != nil {
+					t.Fatal(err)
+				}
+				jsons, _ := filepath.Glob(filepath.Join(cfg.CheckpointDir, "checkpoint-*.json"))
+				slices.Sort(jsons)
+				if len(jsons) < 2 {
+					t.Fatalf("want ≥ 2 checkpoints, got %v", jsons)
+				}
+				newest := strings.TrimSuffix(jsons[len(jsons)-1], ".json")
+				switch damage {
+				case "empty bin":
+					os.WriteFile(newest+".bin", nil, 0o644)
+				case "half bin":
+					b, _ := os.ReadFile(newest + ".bin")
+					os.WriteFile(newest+".bin", b[:len(b)/2], 0o644)
+				case "empty json":
+					os.WriteFile(newest+".json", nil, 0o644)
+				}
+				m, err := Train(t.Context(), cfg, newSrc())
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The previous checkpoint's step is in its name: ...-step-00000016.json.
+				prev := jsons[len(jsons)-2]
+				wantStep, err := strconv.Atoi(strings.TrimLeft(prev[strings.LastIndex(prev, "-step-")+6:len(prev)-5], "0"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.ResumedFrom != int64(wantStep) || m.Steps != 2*stepsPerEpoch {
+					t.Fatalf("resumed from %d to %d; want the previous checkpoint's step %d, then %d", m.ResumedFrom, m.Steps, wantStep, 2*stepsPerEpoch)
+				}
+				if _, err := os.Stat(filepath.Join(cfg.CheckpointDir, "incomplete", filepath.Base(newest)+".bin")); err != nil {
+					t.Fatalf("damaged checkpoint not set aside: %v", err)
+				}
+			})
 		}
 	})
 

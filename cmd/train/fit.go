@@ -58,6 +58,10 @@ type fitEnv struct {
 	backend  string
 	stderr   io.Writer
 	progress *progress
+	// rel caches the last release read (path relPath): the runs of one
+	// (setting, trial) at every learning rate train on the same release.
+	rel     *data.Frame
+	relPath string
 	// be is the one backend every run of the stage shares (created on
 	// first use: an XLA client is costly and holds the device).
 	be backends.Backend
@@ -101,10 +105,11 @@ func (e *fitEnv) key(r runSpec, loss string) runKey {
 	return k
 }
 
-// lossName is the loss a setting trains with ("" for bot: nothing to train).
+// lossName is the loss a setting trains with; "constant" for bot, which
+// releases nothing to train on.
 func (e *fitEnv) lossName(s petSetting) (string, error) {
 	if s.Kind == pets.Bot {
-		return "none", nil
+		return "constant", nil
 	}
 	l, err := lossFor(e.cfg, s.Kind)
 	if err != nil {
@@ -127,14 +132,18 @@ func (e *fitEnv) trainSource(r runSpec, shuffleSeed uint64) (*data.BatchSource, 
 	case s.Kind == pets.None:
 		o.Target = data.TargetLabel
 	default:
-		rel, err := data.ReadFrame(releaseFile(e.cfg, s, r.Trial))
-		if err != nil {
-			return nil, nil, err
+		path := releaseFile(e.cfg, s, r.Trial)
+		if e.relPath != path {
+			rel, err := data.ReadFrame(path)
+			if err != nil {
+				return nil, nil, err
+			}
+			if cols := rel.RawLabelColumns(); len(cols) > 0 {
+				return nil, nil, fmt.Errorf("fit: release %s carries raw columns %v; refusing to train on it", path, cols)
+			}
+			e.rel, e.relPath = rel, path
 		}
-		if cols := rel.RawLabelColumns(); len(cols) > 0 {
-			return nil, nil, fmt.Errorf("fit: release %s carries raw columns %v; refusing to train on it", releaseFile(e.cfg, s, r.Trial), cols)
-		}
-		f = rel
+		f = e.rel
 		switch {
 		case s.Kind == pets.RR:
 			o.Target = data.TargetLabelRR

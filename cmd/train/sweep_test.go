@@ -241,6 +241,13 @@ func TestSweepSIGKILLResume(t *testing.T) {
 	root := newRootCmd(&o, &e, mapEnv(nil))
 	root.SetArgs(append([]string{"sweep", "-c", cfg}, set...))
 	if err := root.ExecuteContext(context.Background()); err != nil {
+		failed, _ := filepath.Glob(filepath.Join(killed, "runs", "*.failed.json"))
+		for _, f := range failed {
+			b, _ := os.ReadFile(f)
+			t.Logf("%s: %s", f, b)
+		}
+		ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*", "*"))
+		t.Logf("checkpoint files: %v", ck)
 		t.Fatal(err)
 	}
 	if !strings.Contains(e.String(), "resumed from its checkpoint at step") {
