@@ -19,10 +19,21 @@ const DefaultBackend = "go"
 // download.
 const NoAutoInstallEnv = "GOMLX_NO_AUTO_INSTALL"
 
+// DefaultGoOptions are the simplego options of backend "go". GoMLX v0.26's
+// pure-Go executor can deadlock when it runs independent ops in parallel:
+// an op running on a pool worker (e.g. a small DotGeneral) waits for more
+// workers to split its own work, and with all 2·NumCPU slots held by such
+// waiting ops nothing finishes (seen here on 2 cores in about 1 of 20
+// kdd_embed test runs; the stacks end in workersPool.WaitToStart). Executing
+// ops sequentially keeps each op's own parallelism and removes the nested
+// wait, at a few percent of throughput on the Higgs MLP.
+const DefaultGoOptions = "ops_sequential"
+
 // NewBackend returns the GoMLX backend with the given name:
 //
-//   - "" or "go": the pure-Go backend (package simplego); "go:<options>" passes
-//     simplego options through, e.g. "go:parallelism=2".
+//   - "" or "go": the pure-Go backend (package simplego) with
+//     DefaultGoOptions; "go:<options>" passes simplego options through
+//     instead, e.g. "go:parallelism=2" or "go:ops_parallel".
 //   - "xla:cpu", "xla:cuda", or "xla:<plugin>": the XLA/PJRT backend with that
 //     plugin. Plugins are searched in the directories of
 //     PJRT_PLUGIN_LIBRARY_PATH (':'-separated, read at program start) under the
@@ -42,9 +53,12 @@ func NewBackend(name string) (b backends.Backend, err error) {
 			b, err = nil, fmt.Errorf("model: creating backend %q: %v", name, r)
 		}
 	}()
-	kind, opts, _ := strings.Cut(name, ":")
+	kind, opts, hasOpts := strings.Cut(name, ":")
 	switch kind {
 	case simplego.BackendName:
+		if !hasOpts {
+			opts = DefaultGoOptions
+		}
 		b, err = simplego.New(opts)
 		if err != nil {
 			return nil, fmt.Errorf("model: creating backend %q: %w", name, err)
