@@ -15,7 +15,7 @@ const version = "labelprivacy 0.1.0"
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	root := newRootCmd(stdout, os.Stderr, os.LookupEnv)
-	root.SetArgs(args)
+	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
 	return root.ExecuteContext(ctx)
 }
 
