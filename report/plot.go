@@ -330,13 +330,13 @@ func (a xAxis) apply(p *plot.Plot) {
 	}
 }
 
-// log1pTicks are 0, 0.1, 0.2, 0.5, 1, 2, 5, … up to max, thinned so that
+// log1pTicks are 0, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, … up to max, thinned so that
 // labels do not collide on the log1p scale; unlabeled minor ticks fill in.
 func log1pTicks(max float64) []plot.Tick {
 	var cands []float64
 	cands = append(cands, 0)
 	for d := 0.01; d <= max*1.0001; d *= 10 {
-		for _, m := range []float64{1, 2, 5} {
+		for _, m := range []float64{1, 2, 3, 5} {
 			if v := d * m; v <= max*1.0001 {
 				cands = append(cands, v)
 			}

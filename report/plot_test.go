@@ -237,7 +237,9 @@ func TestTicks(t *testing.T) {
 	}{
 		{"nice linear", func() []string { return labels(niceTicks(0.062)) }, []string{"0", "0.01", "0.02", "0.03", "0.04", "0.05", "0.06"}},
 		{"range", func() []string { return labels(rangeTicks(0.48, 0.71)) }, []string{"0.5", "0.55", "0.6", "0.65", "0.7"}},
-		{"log1p", func() []string { return labels(log1pTicks(8)) }, []string{"0", "0.2", "0.5", "1", "2", "5"}},
+		{"log1p", func() []string { return labels(log1pTicks(8)) }, []string{"0", "0.2", "0.5", "1", "2", "3", "5"}},
+		// A largest value between 2 and 5 (LLP's ma_p98 ≈ 3.6) still gets a label near it.
+		{"log1p to 3.6", func() []string { return labels(log1pTicks(3.6)) }, []string{"0", "0.2", "0.5", "1", "2", "3"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
