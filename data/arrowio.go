@@ -532,3 +532,45 @@ func ReadMetadata(path string) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// ReadSchema returns an empty frame (no rows) with the columns of an Arrow
+// IPC file: its feature names, and a non-nil (empty) column for each known
+// column present. It reads only the schema, for callers that need a
+// dataset's shape without its rows (e.g. run ids for a sweep's status).
+func ReadSchema(path string) (*Frame, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	defer fh.Close()
+	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: not an Arrow IPC file: %w", path, err)
+	}
+	defer r.Close()
+	fr, err := newFrameFor(r.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", path, err)
+	}
+	f := fr.Frame
+	for _, c := range fr.cols {
+		switch c {
+		case ColLabel:
+			f.Label = []uint8{}
+		case ColLabelRR:
+			f.LabelRR = []uint8{}
+		case ColEta:
+			f.Eta = []float64{}
+		case ColBagID:
+			f.BagID = []int64{}
+		case ColAlpha:
+			f.Alpha = []float64{}
+		case ColAlphaDebiased:
+			f.AlphaDebiased = []float64{}
+		case ColIndices:
+			f.Offsets = []int64{0}
+		}
+	}
+	f.X = []float32{}
+	return f, nil
+}

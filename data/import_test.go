@@ -331,3 +331,26 @@ func TestImportLibSVMBzip2(t *testing.T) {
 		t.Fatalf("meta %+v", m)
 	}
 }
+
+func TestReadSchema(t *testing.T) {
+	dir := t.TempDir()
+	train := writeFile(t, dir, "kdd", mustRead(t, "testdata/kdd_small.libsvm"))
+	if _, err := ImportLibSVM(context.Background(), ImportOptions{In: train, Out: filepath.Join(dir, "kdd-ds"), TestRows: 1, HashBuckets: 50}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadSchema(filepath.Join(dir, "kdd-ds", TrainFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Rows != 0 || !f.HasSparse() || f.Label == nil || f.Dim() != 0 || f.Validate() != nil {
+		t.Fatalf("schema frame %+v", f)
+	}
+	in := writeFile(t, dir, "h.csv", higgsCSV(5, 9))
+	if _, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, "h-ds"), TestRows: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f, err = ReadSchema(filepath.Join(dir, "h-ds", TrainFile))
+	if err != nil || f.Dim() != 28 || f.Features[0] != "lepton_pT" || f.HasSparse() {
+		t.Fatalf("higgs schema %+v, %v", f, err)
+	}
+}

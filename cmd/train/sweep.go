@@ -240,18 +240,25 @@ func newSweepStatusCmd(stdout io.Writer, lookup env) *cobra.Command {
 	return cmd
 }
 
-// statusDataset loads only what run ids depend on: the dataset's meta (and
-// shapes), without synthesizing anything.
+// statusDataset reads only what run ids depend on: the dataset's meta and
+// the training file's schema (not its rows), without synthesizing anything.
 func statusDataset(cfg *Config) (*data.Dataset, error) {
 	dir := cfg.Data.Path
 	if dir == "" {
 		dir = filepath.Join(cfg.Output, "data")
 	}
-	ds, err := data.Load(dir)
+	m, err := data.ReadMeta(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sweep status: no dataset at %s yet (no shard has started): %w", dir, err)
 	}
-	return ds, err
+	if err != nil {
+		return nil, err
+	}
+	train, err := data.ReadSchema(filepath.Join(dir, data.TrainFile))
+	if err != nil {
+		return nil, err
+	}
+	return &data.Dataset{Dir: dir, Meta: m, Train: train}, nil
 }
 
 func recordFailure(cfg *Config, id string, r runSpec, runErr error) error {
