@@ -246,14 +246,9 @@ func readFrame(path string) (*Frame, error) {
 	if strings.EqualFold(filepath.Ext(path), ".parquet") {
 		return readParquet(path)
 	}
-	fh, err := os.Open(path)
+	r, err := openIPC(path)
 	if err != nil {
 		return nil, err
-	}
-	defer fh.Close()
-	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
-	if err != nil {
-		return nil, fmt.Errorf("not an Arrow IPC file: %w", err)
 	}
 	defer r.Close()
 	fr, err := newFrameFor(r.Schema())
@@ -512,25 +507,39 @@ func appendFloat64(dst []float64, col arrow.Array, name string) ([]float64, erro
 	return nil, fmt.Errorf("%w: column %q has type %s, want float64", ErrSchema, name, col.DataType())
 }
 
+// ipcFile is an open Arrow IPC file.
+type ipcFile struct {
+	fh *os.File
+	*ipc.FileReader
+}
+
+func (f *ipcFile) Close() {
+	f.FileReader.Close()
+	f.fh.Close()
+}
+
+// openIPC opens an Arrow IPC file for reading.
+func openIPC(path string) (*ipcFile, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("not an Arrow IPC file: %w", err)
+	}
+	return &ipcFile{fh: fh, FileReader: r}, nil
+}
+
 // ReadMetadata returns the schema metadata of an Arrow IPC file without
 // reading its record batches.
 func ReadMetadata(path string) (map[string]string, error) {
-	fh, err := os.Open(path)
+	f, err := ReadSchema(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, err
 	}
-	defer fh.Close()
-	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: not an Arrow IPC file: %w", path, err)
-	}
-	defer r.Close()
-	md := r.Schema().Metadata()
-	out := make(map[string]string, md.Len())
-	for i, k := range md.Keys() {
-		out[k] = md.Values()[i]
-	}
-	return out, nil
+	return f.Meta, nil
 }
 
 // ReadSchema returns an empty frame (no rows) with the columns of an Arrow
@@ -538,14 +547,9 @@ func ReadMetadata(path string) (map[string]string, error) {
 // column present. It reads only the schema, for callers that need a
 // dataset's shape without its rows (e.g. run ids for a sweep's status).
 func ReadSchema(path string) (*Frame, error) {
-	fh, err := os.Open(path)
+	r, err := openIPC(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
-	defer fh.Close()
-	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: not an Arrow IPC file: %w", path, err)
+		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
 	defer r.Close()
 	fr, err := newFrameFor(r.Schema())

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,11 +160,12 @@ func loadResultSet(dir string) (*resultSet, error) {
 		name string
 		dst  **data.Table
 	}{{"audit.parquet", &rs.audit}, {"posteriors.parquet", &rs.post}} {
-		t, err := data.ReadTable(filepath.Join(dir, x.name))
+		path := filepath.Join(dir, x.name)
+		if !fileExists(path) {
+			continue // not audited (yet)
+		}
+		t, err := data.ReadTable(path)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || !fileExists(filepath.Join(dir, x.name)) {
-				continue
-			}
 			return nil, err
 		}
 		*x.dst = t
