@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"labelprivacy/internal/mix"
 	"labelprivacy/pets"
 )
 
@@ -347,14 +348,7 @@ func (r *runner) newWorker() *worker {
 
 // seedUnit resets the worker's generator to the stream of unit u.
 func (w *worker) seedUnit(u int) {
-	w.src.Seed(w.r.opts.Seed^streamUnits, splitmix64(uint64(u)))
-}
-
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
+	w.src.Seed(w.r.opts.Seed^streamUnits, mix.SplitMix64(uint64(u)))
 }
 
 // doBag audits bag u (members r.perm[u*k : (u+1)*k]) and returns the mean

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unsafe"
+
+	"labelprivacy/internal/mix"
 )
 
 // HiggsColumns is the number of comma-separated fields in a UCI HIGGS.csv
@@ -78,11 +80,7 @@ func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
 // dataset and tool version. Colliding indices of one row are all kept (an
 // embedding-sum model then counts the bucket twice).
 func HashIndex(index uint64, buckets uint32) uint32 {
-	z := index + 0x9E3779B97F4A7C15
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	z ^= z >> 31
-	return uint32(z % uint64(buckets))
+	return uint32(mix.SplitMix64(index) % uint64(buckets))
 }
 
 // LibSVMLine is one parsed libsvm line.

@@ -3,6 +3,8 @@ package main
 import (
 	"hash/fnv"
 	"math/rand/v2"
+
+	"labelprivacy/internal/mix"
 )
 
 // deriveSeed derives an independent sub-seed of the config seed for one
@@ -15,11 +17,7 @@ func deriveSeed(base uint64, labels ...string) uint64 {
 		h.Write([]byte(l))
 		h.Write([]byte{0})
 	}
-	z := base ^ h.Sum64()
-	z += 0x9E3779B97F4A7C15
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return z ^ (z >> 31)
+	return mix.SplitMix64(base ^ h.Sum64())
 }
 
 // PCG streams of one release seed.
