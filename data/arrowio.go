@@ -46,6 +46,7 @@ func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 		{ColLabelRR, f.LabelRR != nil, arrow.PrimitiveTypes.Uint8},
 		{ColAlpha, f.Alpha != nil, arrow.PrimitiveTypes.Float64},
 		{ColAlphaDebiased, f.AlphaDebiased != nil, arrow.PrimitiveTypes.Float64},
+		{ColRow, f.Row != nil, arrow.PrimitiveTypes.Int64},
 	} {
 		if c.ok {
 			fields = append(fields, arrow.Field{Name: c.name, Type: c.t})
@@ -131,6 +132,9 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 	}
 	if f.AlphaDebiased != nil {
 		cols = append(cols, primArray(arrow.PrimitiveTypes.Float64, f.AlphaDebiased))
+	}
+	if f.Row != nil {
+		cols = append(cols, primArray(arrow.PrimitiveTypes.Int64, f.Row))
 	}
 	if len(cols) != len(schema.Fields()) {
 		return nil, fmt.Errorf("%w: frame has %d columns, schema %d", ErrSchema, len(cols), len(schema.Fields()))
@@ -341,7 +345,7 @@ func newFrameFor(s *arrow.Schema) (*frameReader, error) {
 		seen[f.Name] = true
 		fr.cols = append(fr.cols, f.Name)
 		switch f.Name {
-		case ColLabel, ColLabelRR, ColBagID, ColEta, ColAlpha, ColAlphaDebiased, ColIndices:
+		case ColLabel, ColLabelRR, ColBagID, ColEta, ColAlpha, ColAlphaDebiased, ColRow, ColIndices:
 		default:
 			switch f.Type.ID() {
 			case arrow.FLOAT32, arrow.FLOAT64:
@@ -379,6 +383,8 @@ func (fr *frameReader) appendRecord(rec arrow.RecordBatch) error {
 			fr.Alpha, err = appendFloat64(fr.Alpha, col, name)
 		case ColAlphaDebiased:
 			fr.AlphaDebiased, err = appendFloat64(fr.AlphaDebiased, col, name)
+		case ColRow:
+			fr.Row, err = appendInt64(fr.Row, col, name)
 		case ColIndices:
 			err = fr.appendIndices(col)
 		default:
@@ -571,6 +577,8 @@ func ReadSchema(path string) (*Frame, error) {
 			f.Alpha = []float64{}
 		case ColAlphaDebiased:
 			f.AlphaDebiased = []float64{}
+		case ColRow:
+			f.Row = []int64{}
 		case ColIndices:
 			f.Offsets = []int64{0}
 		}

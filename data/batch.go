@@ -29,11 +29,14 @@ func (t Target) String() string {
 
 func (t Target) perBag() bool { return t == TargetAlpha || t == TargetAlphaDebiased }
 
-// Batch mirrors model.Batch field for field (cmd/train converts one into the
-// other without copying): dense features row-major, sparse indices padded to
-// Width with mask 0, Target per row or, with BagSize k > 0, per bag.
+// Batch is one minibatch: dense features row-major, sparse indices padded to
+// Width with mask 0, Target per row or, with BagSize k > 0, per bag. RowIDs
+// are the rows of the feature frame the batch holds, in batch order, so a
+// trainer whose features already live on its device needs only them. A PET
+// model's batch carries the released target, never a raw label.
 type Batch struct {
-	Rows int
+	Rows   int
+	RowIDs []int32
 
 	X   []float32
 	Dim int
@@ -63,6 +66,14 @@ type BatchOptions struct {
 	DropLast bool
 	// Width pads sparse rows to this many indices; 0 uses the widest row.
 	Width int
+	// Features, when set, is the frame the features are gathered from: the
+	// source frame then only supplies targets (a release that stays with the
+	// raw data), and its `row` column, when present, maps each of its rows to
+	// a row of Features (otherwise rows correspond by position).
+	Features *Frame
+	// IndexOnly fills RowIDs and Target but gathers no features (a trainer
+	// with the features resident on its device).
+	IndexOnly bool
 }
 
 // BagError reports an inconsistent LLP bag.
@@ -82,7 +93,9 @@ func (e *BagError) Error() string {
 // io.EOF at the end of an epoch and Reset starts the next one. The returned
 // Batch is reused by the next call.
 type BatchSource struct {
-	f     *Frame
+	f     *Frame  // targets (and bags)
+	feat  *Frame  // features
+	rowOf []int64 // feature row of each row of f (nil: the same row)
 	o     BatchOptions
 	units [][]int // rows of each shuffle unit: a single row, or a bag
 	order []int   // unit order of the current epoch
@@ -108,7 +121,20 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	if o.BagSize > 0 && o.BatchSize%o.BagSize != 0 {
 		return nil, fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
 	}
-	s := &BatchSource{f: f, o: o}
+	s := &BatchSource{f: f, feat: f, o: o}
+	if o.Features != nil {
+		s.feat = o.Features
+		if f.Row != nil {
+			for i, r := range f.Row {
+				if r < 0 || r >= int64(o.Features.Rows) {
+					return nil, fmt.Errorf("%w: row %d refers to feature row %d of %d", ErrInvalid, i, r, o.Features.Rows)
+				}
+			}
+			s.rowOf = f.Row
+		} else if f.Rows != o.Features.Rows {
+			return nil, fmt.Errorf("%w: %d target rows for %d feature rows (and no %s column)", ErrSchema, f.Rows, o.Features.Rows, ColRow)
+		}
+	}
 	var col []float64
 	switch o.Target {
 	case TargetNone:
@@ -149,10 +175,10 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 			return nil, err
 		}
 	}
-	if f.HasSparse() {
+	if ff := s.feat; ff.HasSparse() {
 		w := o.Width
-		for i := range f.Rows {
-			n := int(f.Offsets[i+1] - f.Offsets[i])
+		for i := range ff.Rows {
+			n := int(ff.Offsets[i+1] - ff.Offsets[i])
 			if o.Width > 0 && n > o.Width {
 				return nil, fmt.Errorf("%w: row %d has %d sparse indices, more than width %d", ErrInvalid, i, n, o.Width)
 			}
@@ -160,7 +186,7 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		}
 		s.b.Width = max(w, 1)
 	}
-	s.b.Dim = f.Dim()
+	s.b.Dim = s.feat.Dim()
 	s.b.BagSize = o.BagSize
 	s.order = make([]int, len(s.units))
 	s.shuffle()
@@ -255,15 +281,19 @@ func (s *BatchSource) Next() (*Batch, error) {
 	units := s.order[s.pos : s.pos+min(per, left)]
 	s.pos += len(units)
 	b := &s.b
-	f := s.f
+	f := s.feat
+	gather := !s.o.IndexOnly
 	d := f.Dim()
 	rows := 0
 	for _, u := range units {
 		rows += len(s.units[u])
 	}
 	b.Rows = rows
-	b.X = grow(b.X, rows*d)
-	if f.HasSparse() {
+	b.RowIDs = grow(b.RowIDs, rows)
+	if gather {
+		b.X = grow(b.X, rows*d)
+	}
+	if gather && f.HasSparse() {
 		b.Indices = grow(b.Indices, rows*b.Width)
 		b.IndexMask = grow(b.IndexMask, rows*b.Width)
 		clear(b.Indices)
@@ -282,22 +312,32 @@ func (s *BatchSource) Next() (*Batch, error) {
 			b.Target[k] = s.target[u]
 		}
 		for _, src := range s.units[u] {
-			copy(b.X[r*d:(r+1)*d], f.X[src*d:(src+1)*d])
-			if f.HasSparse() {
-				idx := f.Indices[f.Offsets[src]:f.Offsets[src+1]]
-				for t, v := range idx {
-					b.Indices[r*b.Width+t] = int32(v)
-					b.IndexMask[r*b.Width+t] = 1
-				}
-			}
 			if s.o.BagSize == 0 && s.o.Target != TargetNone {
 				b.Target[r] = s.target[src]
+			}
+			fr := src
+			if s.rowOf != nil {
+				fr = int(s.rowOf[src])
+			}
+			b.RowIDs[r] = int32(fr)
+			if gather {
+				copy(b.X[r*d:(r+1)*d], f.X[fr*d:(fr+1)*d])
+				if f.HasSparse() {
+					idx := f.Indices[f.Offsets[fr]:f.Offsets[fr+1]]
+					for t, v := range idx {
+						b.Indices[r*b.Width+t] = int32(v)
+						b.IndexMask[r*b.Width+t] = 1
+					}
+				}
 			}
 			r++
 		}
 	}
-	if d == 0 {
+	if d == 0 || !gather {
 		b.X = nil
+	}
+	if !gather {
+		b.Indices, b.IndexMask = nil, nil
 	}
 	return b, nil
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -208,5 +209,45 @@ func TestBatchSourceSparse(t *testing.T) {
 	wantMask := []float32{1, 1, 0, 1, 0, 0, 1, 1, 1}
 	if b.Width != 3 || !slices.Equal(b.Indices, wantIdx) || !slices.Equal(b.IndexMask, wantMask) || b.X != nil {
 		t.Fatalf("width %d indices %v mask %v X %v", b.Width, b.Indices, b.IndexMask, b.X)
+	}
+}
+
+// A release that stays with the raw data carries targets and a row column;
+// its batches take features from the dataset frame by row, and IndexOnly
+// batches carry the same rows without copying features.
+func TestBatchSourceFeaturesByRow(t *testing.T) {
+	feat := &Frame{Rows: 4, Features: []string{"a"}, X: []float32{10, 11, 12, 13}}
+	rel := &Frame{Rows: 4, BagID: []int64{0, 0, 1, 1}, Alpha: []float64{0.5, 0.5, 1, 1}, Row: []int64{3, 0, 2, 1}}
+	for _, tc := range []struct {
+		name      string
+		indexOnly bool
+	}{{"gather", false}, {"index-only", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewBatchSource(rel, BatchOptions{BatchSize: 4, BagSize: 2, Target: TargetAlpha, Features: feat, IndexOnly: tc.indexOnly})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(b.RowIDs), "[3 0 2 1]"; got != want {
+				t.Fatalf("RowIDs %s, want %s", got, want)
+			}
+			if tc.indexOnly {
+				if b.X != nil {
+					t.Fatalf("index-only batch gathered X %v", b.X)
+				}
+			} else if got, want := fmt.Sprint(b.X), "[13 10 12 11]"; got != want {
+				t.Fatalf("X %s, want %s", got, want)
+			}
+			if got, want := fmt.Sprint(b.Target), "[0.5 1]"; got != want {
+				t.Fatalf("targets %s, want %s", got, want)
+			}
+		})
+	}
+	bad := &Frame{Rows: 1, LabelRR: []uint8{1}, Row: []int64{4}}
+	if _, err := NewBatchSource(bad, BatchOptions{BatchSize: 1, Target: TargetLabelRR, Features: feat}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("row out of range: err = %v", err)
 	}
 }

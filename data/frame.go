@@ -24,6 +24,7 @@ type Frame struct {
 	LabelRR       []uint8
 	Alpha         []float64
 	AlphaDebiased []float64
+	Row           []int64 // dataset row of each release row (simulation releases only)
 
 	// Meta is stored as the Arrow schema's key/value metadata.
 	Meta map[string]string
@@ -78,6 +79,7 @@ func (f *Frame) Validate() error {
 		{ColLabelRR, f.LabelRR != nil, len(f.LabelRR)},
 		{ColAlpha, f.Alpha != nil, len(f.Alpha)},
 		{ColAlphaDebiased, f.AlphaDebiased != nil, len(f.AlphaDebiased)},
+		{ColRow, f.Row != nil, len(f.Row)},
 	} {
 		if c.ok {
 			if err := checkLen(c.name, c.n); err != nil {
@@ -119,6 +121,7 @@ func (f *Frame) Slice(i, j int) *Frame {
 	g.LabelRR = sub(f.LabelRR, i, j)
 	g.Alpha = sub(f.Alpha, i, j)
 	g.AlphaDebiased = sub(f.AlphaDebiased, i, j)
+	g.Row = sub(f.Row, i, j)
 	return g
 }
 
@@ -150,6 +153,7 @@ func (f *Frame) Take(rows []int) *Frame {
 	g.LabelRR = take(f.LabelRR, rows)
 	g.Alpha = take(f.Alpha, rows)
 	g.AlphaDebiased = take(f.AlphaDebiased, rows)
+	g.Row = take(f.Row, rows)
 	return g
 }
 

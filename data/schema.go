@@ -14,6 +14,12 @@ const (
 	ColLabelRR       = "label_rr"
 	ColAlpha         = "alpha"
 	ColAlphaDebiased = "alpha_debiased"
+	// ColRow is the dataset row a row of a simulation release refers to
+	// (int64). Only releases that stay with the raw data carry it (their
+	// features are read from the dataset by row); a release meant to leave
+	// the machine never does, since a row number can reveal a label when the
+	// input is ordered by label.
+	ColRow = "row"
 )
 
 // HiggsFeatures are the 28 UCI Higgs feature names, in file order (columns

@@ -30,8 +30,8 @@ func (m modelSource) Next() (*model.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	mb := model.Batch(*b)
-	return &mb, nil
+	return &model.Batch{Rows: b.Rows, X: b.X, Dim: b.Dim, Indices: b.Indices, IndexMask: b.IndexMask, Width: b.Width,
+		Target: b.Target, BagSize: b.BagSize}, nil
 }
 
 func (m modelSource) Reset() error { return m.s.Reset() }
