@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -18,118 +17,19 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"labelprivacy/configs"
-	"labelprivacy/data"
+	"labelprivacy/pipeline"
 )
 
-// Config is the typed run configuration; its keys are the user-facing
-// contract documented in README.md ("Config reference").
-type Config struct {
-	Name    string        `mapstructure:"name" yaml:"name"`
-	Seed    uint64        `mapstructure:"seed" yaml:"seed"`
-	Backend string        `mapstructure:"backend" yaml:"backend"`
-	Output  string        `mapstructure:"output" yaml:"output"`
-	Data    DataConfig    `mapstructure:"data" yaml:"data"`
-	Model   ModelConfig   `mapstructure:"model" yaml:"model"`
-	Train   TrainConfig   `mapstructure:"train" yaml:"train"`
-	Pets    []PetConfig   `mapstructure:"pets" yaml:"pets"`
-	Audit   AuditConfig   `mapstructure:"audit" yaml:"audit"`
-	Privacy PrivacyConfig `mapstructure:"privacy" yaml:"privacy"`
-	Cluster ClusterConfig `mapstructure:"cluster" yaml:"cluster"`
-}
+// env is the environment lookup (os.LookupEnv, or a map in tests).
+type env func(string) (string, bool)
 
-type DataConfig struct {
-	Path  string      `mapstructure:"path" yaml:"path"`
-	Synth SynthConfig `mapstructure:"synth" yaml:"synth"`
-}
-
-type SynthConfig struct {
-	Kind     string `mapstructure:"kind" yaml:"kind"`
-	Rows     int    `mapstructure:"rows" yaml:"rows"`
-	TestRows int    `mapstructure:"test_rows" yaml:"test_rows"`
-	Features int    `mapstructure:"features" yaml:"features"`
-}
-
-type ModelConfig struct {
-	Kind   string `mapstructure:"kind" yaml:"kind"`
-	Hidden []int  `mapstructure:"hidden" yaml:"hidden"`
-}
-
-type TrainConfig struct {
-	Epochs        int       `mapstructure:"epochs" yaml:"epochs"`
-	BatchSize     int       `mapstructure:"batch_size" yaml:"batch_size"`
-	LearningRates []float64 `mapstructure:"learning_rates" yaml:"learning_rates"`
-	Trials        int       `mapstructure:"trials" yaml:"trials"`
-	// RRLoss trains RR models: debiased_bce (unbiased, Appendix C) or bce
-	// (plain BCE on the noisy labels, a baseline).
-	RRLoss string `mapstructure:"rr_loss" yaml:"rr_loss"`
-	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp.
-	LLPLoss string `mapstructure:"llp_loss" yaml:"llp_loss"`
-	// CheckpointEvery saves a checkpoint every N steps (0: only at the end
-	// and on interruption) so a killed run resumes.
-	CheckpointEvery int `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
-}
-
-// PetConfig is one entry of `pets:`; K and Epsilon lists expand to a grid.
-type PetConfig struct {
-	Mechanism string    `mapstructure:"mechanism" yaml:"mechanism"`
-	K         []int     `mapstructure:"k" yaml:"k,omitempty"`
-	Epsilon   []float64 `mapstructure:"epsilon" yaml:"epsilon,omitempty"`
-}
-
-type AuditConfig struct {
-	Eta        string `mapstructure:"eta" yaml:"eta"`
-	Examples   int    `mapstructure:"examples" yaml:"examples"`
-	LabelDraws int    `mapstructure:"label_draws" yaml:"label_draws"`
-	// Samples caps the (prior, posterior) pairs kept per setting for the
-	// figures (posteriors.parquet).
-	Samples int `mapstructure:"samples" yaml:"samples"`
-	// KNNK and KNNRows configure eta: knn: the neighbours averaged and the
-	// training rows searched (a seeded subsample when the set is larger).
-	KNNK    int `mapstructure:"knn_k" yaml:"knn_k"`
-	KNNRows int `mapstructure:"knn_rows" yaml:"knn_rows"`
-}
-
-// PrivacyConfig holds release-wide privacy settings.
-type PrivacyConfig struct {
-	// Secure draws PET noise from crypto/rand (and Laplace from a sampler not
-	// vulnerable to the floating-point attack) instead of the seeded PCG.
-	Secure bool `mapstructure:"secure" yaml:"secure"`
-	// DeltaPrime is δ' of the advanced composition theorem in the ledger.
-	DeltaPrime float64 `mapstructure:"delta_prime" yaml:"delta_prime"`
-	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
-	// smaller last bag instead of dropping them.
-	KeepRemainder bool `mapstructure:"keep_remainder" yaml:"keep_remainder"`
-}
-
-// defaultConfig holds the value of every key a config file may omit.
-func defaultConfig() Config {
-	return Config{
-		Name: "run", Seed: 1, Backend: "go", Output: "results/run",
-		Data:  DataConfig{Synth: SynthConfig{Kind: "logistic", Rows: 60000, TestRows: 10000, Features: 28}},
-		Model: ModelConfig{Kind: "mlp", Hidden: []int{64, 64}},
-		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
-			RRLoss: "debiased_bce", LLPLoss: "propmatch", CheckpointEvery: 500},
-		Pets:    []PetConfig{{Mechanism: "none"}},
-		Audit:   AuditConfig{Eta: "clean_model", Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000},
-		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
-		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
-	}
-}
-
-var (
-	backendNames   = []string{"go", "xla:cpu", "xla:cuda"}
-	modelKinds     = []string{"mlp", "higgs_mlp", "kdd_embed"}
-	etaSources     = []string{"clean_model", "true", "knn"}
-	mechanisms     = []string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom"}
-	errConfig      = errors.New("config")
-	keyInMessageRE = regexp.MustCompile(`'([a-z0-9_.\[\]]+)'`)
-)
+var keyInMessageRE = regexp.MustCompile(`'([a-z0-9_.\[\]]+)'`)
 
 // configSource remembers where a config came from, to name it in errors.
 type configSource struct {
 	file string          // path, or the embedded default's name
 	sets map[string]bool // keys given with --set
-	env  func(string) (string, bool)
+	env  env
 }
 
 // origin names where key's value came from: a --set flag, an environment
@@ -139,12 +39,14 @@ func (s *configSource) origin(key string) string {
 	if i := strings.IndexAny(key, "["); i >= 0 {
 		top = key[:i]
 	}
-	if s.sets[top] || s.sets[key] {
-		return "--set " + key
+	for k := range s.sets {
+		if k == key || k == top || strings.HasPrefix(key, k+".") || strings.HasPrefix(key, k+"[") {
+			return "--set " + k
+		}
 	}
-	if name := envName(top); s.env != nil {
-		if _, ok := s.env(name); ok {
-			return "$" + name
+	if s.env != nil {
+		if _, ok := s.env(envName(top)); ok {
+			return "$" + envName(top)
 		}
 	}
 	return s.file
@@ -157,36 +59,37 @@ func envName(key string) string {
 // loadConfig reads file (empty: the embedded quickstart), applies TRAIN_<KEY>
 // environment overrides and --set key=value overrides (values parsed as
 // YAML, so lists work: --set train.learning_rates=[0.01,0.001]), decodes
-// with UnmarshalExact and validates. Errors name the key and its origin.
-func loadConfig(file string, sets []string, env func(string) (string, bool)) (*Config, error) {
-	src := &configSource{file: file, sets: map[string]bool{}, env: env}
+// strictly with UnmarshalExact into pipeline.Config and validates. Errors
+// name the key and where its value came from.
+func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error) {
+	src := &configSource{file: file, sets: map[string]bool{}, env: lookup}
 	v := viper.New()
 	v.SetConfigType("yaml")
-	setDefaults(v, defaultConfig())
+	defaults := pipeline.Defaults()
+	known := map[string]bool{}
+	for k, val := range leaves(defaults) {
+		known[k] = true
+		if k != "pets" { // a file's pets list replaces, never merges with, the default
+			v.SetDefault(k, val)
+		}
+	}
+	body := configs.Quickstart
 	if file == "" {
 		src.file = configs.QuickstartName
-		if err := v.ReadConfig(bytes.NewReader(configs.Quickstart)); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", errConfig, src.file, err)
-		}
 	} else {
 		b, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errConfig, err)
+			return nil, fmt.Errorf("%w: %v", pipeline.ErrConfig, err)
 		}
-		if err := v.ReadConfig(bytes.NewReader(b)); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", errConfig, file, err)
-		}
+		body = b
 	}
-	known := map[string]bool{"pets": true}
-	for _, k := range leafKeys(defaultConfig()) {
-		known[k] = true
+	if err := v.ReadConfig(bytes.NewReader(body)); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrConfig, src.file, err)
 	}
-	// Environment overrides TRAIN_<KEY> (dots become underscores), parsed
-	// as YAML like --set values; --set wins over the environment.
-	for k := range known {
-		if val, ok := env(envName(k)); ok {
+	for k := range known { // TRAIN_<KEY>, parsed as YAML like --set; --set wins
+		if val, ok := lookup(envName(k)); ok {
 			if err := setYAML(v, k, val); err != nil {
-				return nil, fmt.Errorf("%w: $%s: %v", errConfig, envName(k), err)
+				return nil, fmt.Errorf("%w: $%s: %v", pipeline.ErrConfig, envName(k), err)
 			}
 		}
 	}
@@ -194,42 +97,89 @@ func loadConfig(file string, sets []string, env func(string) (string, bool)) (*C
 		key, val, ok := strings.Cut(s, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return nil, fmt.Errorf("%w: --set %q: want key=value", errConfig, s)
+			return nil, fmt.Errorf("%w: --set %q: want key=value", pipeline.ErrConfig, s)
 		}
 		if !known[key] {
-			return nil, fmt.Errorf("%w: --set %s: unknown key%s", errConfig, key, suggest(key, known))
+			return nil, fmt.Errorf("%w: --set %s: unknown key%s", pipeline.ErrConfig, key, suggest(key, known))
 		}
 		if err := setYAML(v, key, val); err != nil {
-			return nil, fmt.Errorf("%w: --set %s: %v", errConfig, key, err)
+			return nil, fmt.Errorf("%w: --set %s: %v", pipeline.ErrConfig, key, err)
 		}
 		src.sets[key] = true
 	}
-	// Unknown keys in the file: report each by its full dotted name.
 	for _, k := range v.AllKeys() {
 		if !known[k] && !strings.HasPrefix(k, "pets") {
-			return nil, fmt.Errorf("%w: %s: unknown key %q%s", errConfig, src.origin(k), k, suggest(k, known))
+			return nil, fmt.Errorf("%w: %s: unknown key %q%s", pipeline.ErrConfig, src.origin(k), k, suggest(k, known))
 		}
 	}
-	var cfg Config
-	if err := v.UnmarshalExact(&cfg, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
-		boolToString, mapstructure.StringToTimeDurationHookFunc(), mapstructure.StringToSliceHookFunc(",")))); err != nil {
+	var cfg pipeline.Config
+	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.WeaklyTypedInput = false
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(strictNumbers, scalarToText, mapstructure.TextUnmarshallerHookFunc(), scalarToList)
+	})
+	if err != nil {
 		return nil, decodeError(src, err)
 	}
-	if err := cfg.validate(); err != nil {
-		var fe *fieldError
+	if err := cfg.Validate(); err != nil {
+		var fe *pipeline.FieldError
 		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("%w: %s: %s: %s", errConfig, src.origin(fe.key), fe.key, fe.msg)
+			return nil, fmt.Errorf("%w: %s: %s: %s", pipeline.ErrConfig, src.origin(fe.Key), fe.Key, fe.Msg)
 		}
 		return nil, err
 	}
 	return &cfg, nil
 }
 
-// boolToString keeps YAML's true/false as "true"/"false" for string keys
-// (audit.eta: true), where weak typing would make them "1"/"0".
-func boolToString(from, to reflect.Type, v any) (any, error) {
-	if from.Kind() == reflect.Bool && to.Kind() == reflect.String {
+var textUnmarshaler = reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()
+
+// strictNumbers refuses silent numeric coercions: a fractional number for
+// an integer key (train.epochs: 1.5), a negative number for an unsigned one
+// (seed: -1), or one out of the key's range.
+func strictNumbers(from, to reflect.Type, v any) (any, error) {
+	switch to.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if f, ok := v.(float64); ok && (f != math.Trunc(f) || math.Abs(f) > 1<<62) {
+			return nil, fmt.Errorf("%v is not a whole number", f)
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		switch n := v.(type) {
+		case float64:
+			if n != math.Trunc(n) || n < 0 || n >= 1<<63 {
+				return nil, fmt.Errorf("%v is not a whole number in [0, 2^63)", n)
+			}
+		case int:
+			if n < 0 {
+				return nil, fmt.Errorf("%d is negative", n)
+			}
+		case uint64:
+			if n >= 1<<63 {
+				return nil, fmt.Errorf("%d is not below 2^63", n)
+			}
+		}
+	}
+	return v, nil
+}
+
+// scalarToText hands YAML scalars to types that parse text: audit.eta: true
+// (a YAML bool), train.checkpoint_every: 500 and train.replicas: 8 (YAML
+// ints) become "true", "500", "8".
+func scalarToText(from, to reflect.Type, v any) (any, error) {
+	if !reflect.PointerTo(to).Implements(textUnmarshaler) {
+		return v, nil
+	}
+	switch from.Kind() {
+	case reflect.Bool:
 		return strconv.FormatBool(v.(bool)), nil
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64:
+		return fmt.Sprint(v), nil
+	}
+	return v, nil
+}
+
+// scalarToList lets a list key take one value (epsilon: 2 → [2]).
+func scalarToList(from, to reflect.Type, v any) (any, error) {
+	if to.Kind() == reflect.Slice && from.Kind() != reflect.Slice && from.Kind() != reflect.String && v != nil {
+		return []any{v}, nil
 	}
 	return v, nil
 }
@@ -263,37 +213,18 @@ func decodeError(src *configSource, err error) error {
 		lines = append(lines, where+": "+l)
 	}
 	if len(lines) == 0 {
-		return fmt.Errorf("%w: %s: %v", errConfig, src.file, err)
+		return fmt.Errorf("%w: %s: %v", pipeline.ErrConfig, src.file, err)
 	}
-	return fmt.Errorf("%w: %s", errConfig, strings.Join(lines, "; "))
+	return fmt.Errorf("%w: %s", pipeline.ErrConfig, strings.Join(lines, "; "))
 }
 
-// leafKeys lists the dotted keys of every scalar or list in c (pets is a
-// list of tables and stays one key).
-func leafKeys(c Config) []string {
+// leaves maps the dotted key of every scalar or list of c to its value
+// (pets, a list of tables, stays one key).
+func leaves(c pipeline.Config) map[string]any {
 	b, _ := yaml.Marshal(c)
 	var m map[string]any
 	_ = yaml.Unmarshal(b, &m)
-	var keys []string
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, v := range m {
-			if sub, ok := v.(map[string]any); ok {
-				walk(prefix+k+".", sub)
-				continue
-			}
-			keys = append(keys, prefix+k)
-		}
-	}
-	walk("", m)
-	slices.Sort(keys)
-	return keys
-}
-
-func setDefaults(v *viper.Viper, c Config) {
-	b, _ := yaml.Marshal(c)
-	var m map[string]any
-	_ = yaml.Unmarshal(b, &m)
+	out := map[string]any{}
 	var walk func(prefix string, m map[string]any)
 	walk = func(prefix string, m map[string]any) {
 		for k, val := range m {
@@ -301,19 +232,22 @@ func setDefaults(v *viper.Viper, c Config) {
 				walk(prefix+k+".", sub)
 				continue
 			}
-			if prefix+k == "pets" {
-				continue // a file's pets list replaces, never merges with, the default
-			}
-			v.SetDefault(prefix+k, val)
+			out[prefix+k] = val
 		}
 	}
 	walk("", m)
+	return out
 }
 
 // suggest proposes the known key closest to a mistyped one.
 func suggest(key string, known map[string]bool) string {
-	best, bestD := "", 4
+	keys := make([]string, 0, len(known))
 	for k := range known {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	best, bestD := "", 4
+	for _, k := range keys {
 		if d := editDistance(key, k); d < bestD {
 			best, bestD = k, d
 		}
@@ -342,152 +276,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// fieldError is a validation failure of one key.
-type fieldError struct{ key, msg string }
-
-func (e *fieldError) Error() string { return e.key + ": " + e.msg }
-
-func bad(key, format string, args ...any) error {
-	return &fieldError{key: key, msg: fmt.Sprintf(format, args...)}
-}
-
-func oneOf(key, val string, allowed []string) error {
-	if !slices.Contains(allowed, val) {
-		return bad(key, "%q is not one of %s", val, strings.Join(allowed, ", "))
-	}
-	return nil
-}
-
-// validate checks ranges and enums once; errors name the key.
-func (c *Config) validate() error {
-	if strings.TrimSpace(c.Name) == "" {
-		return bad("name", "must not be empty")
-	}
-	if err := oneOf("backend", c.Backend, backendNames); err != nil {
-		return err
-	}
-	if strings.TrimSpace(c.Output) == "" {
-		return bad("output", "must not be empty")
-	}
-	if c.Data.Path == "" {
-		s := c.Data.Synth
-		if _, err := data.ParseSynthKind(s.Kind); err != nil {
-			return bad("data.synth.kind", "%q is not one of logistic, beta, uniform", s.Kind)
-		}
-		if s.Rows < 1 {
-			return bad("data.synth.rows", "must be ≥ 1, got %d", s.Rows)
-		}
-		if s.TestRows < 1 {
-			return bad("data.synth.test_rows", "must be ≥ 1, got %d", s.TestRows)
-		}
-		if s.Features < 1 {
-			return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
-		}
-	}
-	if err := oneOf("model.kind", c.Model.Kind, modelKinds); err != nil {
-		return err
-	}
-	for i, h := range c.Model.Hidden {
-		if h < 1 {
-			return bad(fmt.Sprintf("model.hidden[%d]", i), "must be ≥ 1, got %d", h)
-		}
-	}
-	if c.Train.Epochs < 1 {
-		return bad("train.epochs", "must be ≥ 1, got %d", c.Train.Epochs)
-	}
-	if c.Train.BatchSize < 1 {
-		return bad("train.batch_size", "must be ≥ 1, got %d", c.Train.BatchSize)
-	}
-	if len(c.Train.LearningRates) == 0 {
-		return bad("train.learning_rates", "must list at least one learning rate")
-	}
-	for i, lr := range c.Train.LearningRates {
-		if !(lr > 0) || math.IsInf(lr, 0) {
-			return bad(fmt.Sprintf("train.learning_rates[%d]", i), "must be finite and > 0, got %v", lr)
-		}
-	}
-	if c.Train.Trials < 1 {
-		return bad("train.trials", "must be ≥ 1, got %d", c.Train.Trials)
-	}
-	if err := oneOf("train.rr_loss", c.Train.RRLoss, []string{"debiased_bce", "bce"}); err != nil {
-		return err
-	}
-	if err := oneOf("train.llp_loss", c.Train.LLPLoss, []string{"propmatch", "easyllp"}); err != nil {
-		return err
-	}
-	if c.Train.CheckpointEvery < 0 {
-		return bad("train.checkpoint_every", "must be ≥ 0, got %d", c.Train.CheckpointEvery)
-	}
-	if len(c.Pets) == 0 {
-		return bad("pets", "must list at least one mechanism (e.g. {mechanism: none})")
-	}
-	for i, p := range c.Pets {
-		key := fmt.Sprintf("pets[%d]", i)
-		if err := oneOf(key+".mechanism", p.Mechanism, mechanisms); err != nil {
-			return err
-		}
-		needK := strings.HasPrefix(p.Mechanism, "llp")
-		needEps := p.Mechanism == "rr" || p.Mechanism == "llp_lap" || p.Mechanism == "llp_geom"
-		switch {
-		case needK && len(p.K) == 0:
-			return bad(key+".k", "%s needs at least one bag size k", p.Mechanism)
-		case !needK && len(p.K) > 0:
-			return bad(key+".k", "%s takes no bag size", p.Mechanism)
-		case needEps && len(p.Epsilon) == 0:
-			return bad(key+".epsilon", "%s needs at least one epsilon", p.Mechanism)
-		case !needEps && len(p.Epsilon) > 0:
-			return bad(key+".epsilon", "%s takes no epsilon", p.Mechanism)
-		}
-		for j, k := range p.K {
-			if k < 1 {
-				return bad(fmt.Sprintf("%s.k[%d]", key, j), "must be ≥ 1, got %d", k)
-			}
-		}
-		for j, e := range p.Epsilon {
-			if !(e > 0) || math.IsInf(e, 0) {
-				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "must be finite and > 0, got %v", e)
-			}
-		}
-	}
-	if err := oneOf("audit.eta", c.Audit.Eta, etaSources); err != nil {
-		return err
-	}
-	if c.Audit.Examples < 1 {
-		return bad("audit.examples", "must be ≥ 1, got %d", c.Audit.Examples)
-	}
-	if c.Audit.LabelDraws < 1 {
-		return bad("audit.label_draws", "must be ≥ 1, got %d", c.Audit.LabelDraws)
-	}
-	if c.Audit.KNNK < 1 {
-		return bad("audit.knn_k", "must be ≥ 1, got %d", c.Audit.KNNK)
-	}
-	if c.Audit.KNNRows < c.Audit.KNNK {
-		return bad("audit.knn_rows", "must be ≥ audit.knn_k (%d), got %d", c.Audit.KNNK, c.Audit.KNNRows)
-	}
-	if c.Audit.Samples < 0 {
-		return bad("audit.samples", "must be ≥ 0, got %d", c.Audit.Samples)
-	}
-	if c.Cluster.CPUsPerTask < 1 {
-		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)
-	}
-	if c.Cluster.GPUs < 0 {
-		return bad("cluster.gpus", "must be ≥ 0, got %d", c.Cluster.GPUs)
-	}
-	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime < 1) {
-		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)
-	}
-	return nil
-}
-
-// writeResolved writes the effective config to <output>/config.resolved.yaml.
-func writeResolved(c *Config) (string, error) {
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.Output, "config.resolved.yaml")
-	header := []byte("# The configuration this run resolved (file + TRAIN_* environment + --set).\n")
-	return path, data.WriteFileAtomic(path, append(header, b...))
 }

@@ -6,6 +6,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"labelprivacy/pets"
+	"labelprivacy/pipeline"
 )
 
 func mapEnv(m map[string]string) env {
@@ -35,7 +39,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Seed != 1 || cfg.Train.Epochs != 2 || cfg.Backend != "go" {
+	if cfg.Seed != 1 || cfg.Train.Epochs != 2 || cfg.Backend != "go" || !cfg.Data.Standardize || cfg.Train.CheckpointEvery.Every != 10*time.Minute {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 	if !reflect.DeepEqual(cfg.Pets[0].Epsilon, []float64{2}) || !reflect.DeepEqual(cfg.Pets[1].K, []int{4, 8}) {
@@ -49,17 +53,24 @@ func TestLoadConfigOverrides(t *testing.T) {
 		name  string
 		env   map[string]string
 		sets  []string
-		check func(*Config) bool
+		check func(*pipeline.Config) bool
 	}{
-		{"env seed", map[string]string{"TRAIN_SEED": "7"}, nil, func(c *Config) bool { return c.Seed == 7 }},
-		{"env nested", map[string]string{"TRAIN_TRAIN_EPOCHS": "5"}, nil, func(c *Config) bool { return c.Train.Epochs == 5 }},
-		{"set scalar", nil, []string{"train.batch_size=64"}, func(c *Config) bool { return c.Train.BatchSize == 64 }},
-		{"set list", nil, []string{"train.learning_rates=[0.1, 0.01]"}, func(c *Config) bool {
+		{"env seed", map[string]string{"TRAIN_SEED": "7"}, nil, func(c *pipeline.Config) bool { return c.Seed == 7 }},
+		{"env nested", map[string]string{"TRAIN_TRAIN_EPOCHS": "5"}, nil, func(c *pipeline.Config) bool { return c.Train.Epochs == 5 }},
+		{"set scalar", nil, []string{"train.batch_size=64"}, func(c *pipeline.Config) bool { return c.Train.BatchSize == 64 }},
+		{"set list", nil, []string{"train.learning_rates=[0.1, 0.01]"}, func(c *pipeline.Config) bool {
 			return reflect.DeepEqual(c.Train.LearningRates, []float64{0.1, 0.01})
 		}},
-		{"set beats env", map[string]string{"TRAIN_SEED": "7"}, []string{"seed=9"}, func(c *Config) bool { return c.Seed == 9 }},
-		{"set pets", nil, []string{"pets=[{mechanism: llp, k: [2]}]"}, func(c *Config) bool {
-			return len(c.Pets) == 1 && c.Pets[0].Mechanism == "llp" && c.Pets[0].K[0] == 2
+		{"checkpoint steps", nil, []string{"train.checkpoint_every=500"}, func(c *pipeline.Config) bool { return c.Train.CheckpointEvery.Steps == 500 }},
+		{"checkpoint duration", nil, []string{"train.checkpoint_every=90s"}, func(c *pipeline.Config) bool {
+			return c.Train.CheckpointEvery.Every == 90*time.Second
+		}},
+		{"replicas", map[string]string{"TRAIN_TRAIN_REPLICAS": "8"}, nil, func(c *pipeline.Config) bool { return c.Train.Replicas.N == 8 }},
+		{"eta true as a YAML bool", nil, []string{"audit.eta=true"}, func(c *pipeline.Config) bool { return c.Audit.Eta == pipeline.EtaTrue }},
+		{"max seed", nil, []string{"seed=9223372036854775807"}, func(c *pipeline.Config) bool { return c.Seed == 1<<63-1 }},
+		{"set beats env", map[string]string{"TRAIN_SEED": "7"}, []string{"seed=9"}, func(c *pipeline.Config) bool { return c.Seed == 9 }},
+		{"set pets", nil, []string{"pets=[{mechanism: llp, k: [2]}]"}, func(c *pipeline.Config) bool {
+			return len(c.Pets) == 1 && c.Pets[0].Mechanism == pets.LLP && c.Pets[0].K[0] == 2
 		}},
 	}
 	for _, tc := range tests {
@@ -93,7 +104,20 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad enum", strings.Replace(minimal, "name: t", "name: t\nbackend: tpu", 1), nil, nil,
 			[]string{"cfg.yaml", "backend", `"tpu"`}},
 		{"negative epsilon", strings.Replace(minimal, "epsilon: 2", "epsilon: -2", 1), nil, nil,
-			[]string{"cfg.yaml", "pets[0].epsilon[0]", "> 0"}},
+			[]string{"cfg.yaml", "pets[0].epsilon[0]", "≥ 1e-06"}},
+		{"vanishing epsilon", strings.Replace(minimal, "epsilon: 2", "epsilon: 1e-300", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0].epsilon[0]", "≥ 1e-06"}},
+		{"fractional epochs", strings.Replace(minimal, "name: t", "name: t\ntrain: {epochs: 1.5}", 1), nil, nil,
+			[]string{"cfg.yaml", "train.epochs", "not a whole number"}},
+		{"negative seed", strings.Replace(minimal, "name: t", "name: t\nseed: -1", 1), nil, nil,
+			[]string{"cfg.yaml", "seed"}},
+		{"seed above 2^63", strings.Replace(minimal, "name: t", "name: t\nseed: 18446744073709551615", 1), nil, nil,
+			[]string{"cfg.yaml", "seed"}},
+		{"go backend options are accepted, others named", strings.Replace(minimal, "name: t", "name: t\nbackend: cuda", 1), nil, nil,
+			[]string{"cfg.yaml", "backend", `"cuda"`}},
+		{"bad init", strings.Replace(minimal, "name: t", "name: t\nmodel: {init: xavier}", 1), nil, nil,
+			[]string{"cfg.yaml", "model.init", "xavier"}},
+		{"bad replicas", minimal, nil, []string{"train.replicas=0"}, []string{"--set train.replicas", "auto"}},
 		{"k on rr", strings.Replace(minimal, "epsilon: 2}", "epsilon: 2, k: 3}", 1), nil, nil,
 			[]string{"cfg.yaml", "pets[0].k", "takes no bag size"}},
 		{"unknown pet key", strings.Replace(minimal, "epsilon: 2}", "eps: 2}", 1), nil, nil,
@@ -104,6 +128,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"env out of range", minimal, map[string]string{"TRAIN_TRAIN_TRIALS": "0"}, nil, []string{"$TRAIN_TRAIN_TRIALS", "train.trials"}},
 		{"set unknown key", minimal, nil, []string{"train.epoch=3"}, []string{"--set train.epoch", "unknown key"}},
 		{"set out of range", minimal, nil, []string{"audit.examples=0"}, []string{"--set audit.examples", "≥ 1"}},
+		{"set wrong type blames the flag", minimal, nil, []string{"train.epochs=abc"}, []string{"--set train.epochs"}},
+		{"set bad list element blames the flag", minimal, nil, []string{"pets=[{mechanism: rr, epsilon: [x]}]"}, []string{"--set pets"}},
 		{"set without value", minimal, nil, []string{"seed"}, []string{"--set", "key=value"}},
 		{"not yaml", "name: [", nil, nil, []string{"cfg.yaml"}},
 	}
@@ -137,7 +163,7 @@ func TestResolvedConfigRoundTrip(t *testing.T) {
 		t.Fatalf("embedded quickstart: %+v", cfg)
 	}
 	cfg.Output = t.TempDir()
-	path, err := writeResolved(cfg)
+	path, err := pipeline.WriteResolved(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

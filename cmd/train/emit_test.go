@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"labelprivacy/pipeline"
 )
 
 func TestEmitSlurm(t *testing.T) {
@@ -16,7 +18,7 @@ func TestEmitSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"#!/bin/bash", "#SBATCH --array=0-4", "#SBATCH --cpus-per-task=3", "#SBATCH --mem=2G",
+	for _, want := range []string{"#!/bin/bash", "#SBATCH --job-name=lp-sweeptest", "#SBATCH --array=0-4", "#SBATCH --cpus-per-task=3", "#SBATCH --mem=2G",
 		"#SBATCH --time=01:00:00", "#SBATCH --partition=gpu", "#SBATCH --gres=gpu:1",
 		"#SBATCH --output=" + filepath.Join(out, "logs") + "/%A_%a.out",
 		"exec '/opt/bin/train' 'sweep' '-c' '" + cfg + "' '--set' 'train.trials=4'"} {
@@ -90,7 +92,8 @@ func TestSweepStatusFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := recordFailure(c, id, runSpec{}, os.ErrInvalid); err != nil {
+	st := pipeline.Store{Dir: c.Output}
+	if err := st.PutFailure(&pipeline.RunSpec{ID: id, Setting: &pipeline.Setting{ID: "none"}}, os.ErrInvalid); err != nil {
 		t.Fatal(err)
 	}
 	st, err := cli(t, nil, append([]string{"sweep", "status", "-c", cfg}, set...)...)
@@ -100,7 +103,7 @@ func TestSweepStatusFailed(t *testing.T) {
 	if _, err := cli(t, nil, append([]string{"sweep", "-c", cfg}, set...)...); err != nil {
 		t.Fatal(err)
 	}
-	if fileExists(failedPath(c, id)) {
+	if st.Failed(id) {
 		t.Fatal("the failure record outlived a successful retry")
 	}
 }

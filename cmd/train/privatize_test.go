@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -15,168 +13,83 @@ import (
 	"labelprivacy/pets"
 )
 
-func synthDataset(t *testing.T, rows int) *data.Dataset {
+func synthDir(t *testing.T, rows int) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ds")
 	if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthLogistic, Rows: rows, TestRows: 10, Features: 4, Seed: 5, Out: dir}); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := data.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds
+	return dir
 }
 
-func TestPrivatizeEveryMechanism(t *testing.T) {
-	ds := synthDataset(t, 1003)
-	tests := []struct {
-		name    string
-		s       petSetting
-		columns []string // release columns besides the features
-		rows    int
-	}{
-		{"bot", petSetting{Kind: pets.Bot}, nil, 1003},
-		{"rr", petSetting{Kind: pets.RR, Epsilon: 1}, []string{"label_rr"}, 1003},
-		{"llp", petSetting{Kind: pets.LLP, K: 8}, []string{"bag_id", "alpha"}, 1000},
-		{"llp_lap", petSetting{Kind: pets.LLPLap, K: 8, Epsilon: 2}, []string{"bag_id", "alpha"}, 1000},
-		{"llp_geom", petSetting{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, []string{"bag_id", "alpha", "alpha_debiased"}, 1000},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m, err := tc.s.mechanism(false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := releaseOptions{Seed: 11}
-			write := func(name string) []byte {
-				rel, info, err := privatize(ds.Train, m, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				path := filepath.Join(t.TempDir(), name)
-				if err := data.WriteFrame(path, rel, releaseMeta(m, o, info, "train.arrow")); err != nil {
-					t.Fatal(err)
-				}
-				b, _ := os.ReadFile(path)
-				return b
-			}
-			a, b := write("a.arrow"), write("b.arrow")
-			if !bytes.Equal(a, b) {
-				t.Fatal("same seed, different release bytes")
-			}
-			path := filepath.Join(t.TempDir(), "r.arrow")
-			os.WriteFile(path, a, 0o644)
-			got, err := data.ReadFrame(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Privacy hygiene: no raw label or eta column, by schema.
-			if cols := got.RawLabelColumns(); len(cols) != 0 {
-				t.Fatalf("privatized file carries raw columns %v", cols)
-			}
-			md, _ := data.ReadMetadata(path)
-			for _, key := range []string{"mechanism", "seed", "label_dp_epsilon", "tool"} {
-				if md[key] == "" {
-					t.Fatalf("metadata lacks %q: %v", key, md)
-				}
-			}
-			if md["mechanism"] != tc.s.Kind.String() || md["seed"] != "11" {
-				t.Fatalf("metadata %v", md)
-			}
-			if got.Rows != tc.rows {
-				t.Fatalf("%d rows, want %d", got.Rows, tc.rows)
-			}
-			var present []string
-			for name, ok := range map[string]bool{"label_rr": got.LabelRR != nil, "bag_id": got.BagID != nil, "alpha": got.Alpha != nil, "alpha_debiased": got.AlphaDebiased != nil} {
-				if ok {
-					present = append(present, name)
-				}
-			}
-			slices.Sort(present)
-			want := slices.Clone(tc.columns)
-			slices.Sort(want)
-			if !slices.Equal(present, want) {
-				t.Fatalf("release columns %v, want %v", present, want)
-			}
-		})
-	}
-}
-
-// LLP releases exactly the bag mean of the raw labels (checked against the
-// raw data by matching feature rows), with bags of k consecutive rows.
-func TestPrivatizeLLPProportions(t *testing.T) {
-	ds := synthDataset(t, 640)
-	m, _ := petSetting{Kind: pets.LLP, K: 16}.mechanism(false)
-	rel, info, err := privatize(ds.Train, m, releaseOptions{Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Bags != 40 || info.Dropped != 0 {
-		t.Fatalf("info %+v", info)
-	}
-	label := map[[4]float32]uint8{}
-	d := ds.Train.Dim()
-	for i := range ds.Train.Rows {
-		label[[4]float32(ds.Train.X[i*d:(i+1)*d])] = ds.Train.Label[i]
-	}
-	for b := range 40 {
-		var sum int
-		for r := b * 16; r < (b+1)*16; r++ {
-			if rel.BagID[r] != int64(b) {
-				t.Fatalf("row %d in bag %d, want %d", r, rel.BagID[r], b)
-			}
-			sum += int(label[[4]float32(rel.X[r*d:(r+1)*d])])
-		}
-		if want := float64(sum) / 16; rel.Alpha[b*16] != want {
-			t.Fatalf("bag %d alpha %v, want %v", b, rel.Alpha[b*16], want)
-		}
-	}
-}
-
-func TestPrivatizeRejects(t *testing.T) {
-	ds := synthDataset(t, 50)
-	m, _ := petSetting{Kind: pets.None}.mechanism(false)
-	if _, _, err := privatize(ds.Train, m, releaseOptions{}); !errors.Is(err, errNoRelease) {
-		t.Fatalf("none: err = %v", err)
-	}
-	rr, _ := petSetting{Kind: pets.RR, Epsilon: 1}.mechanism(false)
-	noLabels := &data.Frame{Rows: 1, Features: []string{"x"}, X: []float32{1}}
-	if _, _, err := privatize(noLabels, rr, releaseOptions{}); err == nil || !strings.Contains(err.Error(), "label") {
-		t.Fatalf("unlabelled input: err = %v", err)
-	}
-	// Secure noise runs (and is not reproducible by design).
-	sec, err := petSetting{Kind: pets.LLPLap, K: 5, Epsilon: 1}.mechanism(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := privatize(ds.Train, sec, releaseOptions{Secure: true}); err != nil {
-		t.Fatal(err)
-	}
-}
-
+// `train privatize` draws from crypto/rand by default (two calls, different
+// bytes, no seed in the file), warns on --seed, and its ledger composes
+// every release of the same labels: the issue's five ε-DP releases of one
+// label column (rr 1, llp_geom 8/1, llp_lap 8/1, rr 0.5, rr 1) total 4.5,
+// and a non-DP llp release makes the total infinite.
 func TestCLIPrivatizeLedger(t *testing.T) {
-	ds := synthDataset(t, 200)
+	in := filepath.Join(synthDir(t, 200), data.TrainFile)
 	dir := t.TempDir()
-	in := filepath.Join(ds.Dir, data.TrainFile)
-	for i, seed := range []string{"1", "2"} {
-		out, err := cli(t, nil, "privatize", "--in", in, "--pet", "rr", "--epsilon", "0.5", "--seed", seed, "--out", filepath.Join(dir, "rr"+seed+".arrow"))
-		if err != nil {
+	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
+	for _, out := range []string{a, b} {
+		if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "rr", "--epsilon", "1", "--out", out); err != nil {
 			t.Fatal(err)
-		}
-		if !strings.Contains(out, "privacy_ledger.csv") {
-			t.Fatalf("output %q", out)
-		}
-		entries, err := pets.ReadLedger(filepath.Join(dir, pets.LedgerFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e := entries[len(entries)-1]
-		if len(entries) != i+1 || e.Releases != i+1 || math.Abs(e.EpsBasic-0.5*float64(i+1)) > 1e-12 || e.Rows != 200 {
-			t.Fatalf("ledger after %d releases: %+v", i+1, entries)
 		}
 	}
-	_, err := cli(t, nil, "privatize", "--in", in, "--pet", "rr", "--epsilon", "-1", "--out", filepath.Join(dir, "x.arrow"))
+	ba, _ := os.ReadFile(a)
+	bb, _ := os.ReadFile(b)
+	if bytes.Equal(ba, bb) {
+		t.Fatal("two default releases have the same bytes: the noise is not from crypto/rand")
+	}
+	md, err := data.ReadMetadata(a)
+	if err != nil || md["noise"] != "secure" {
+		t.Fatalf("metadata %v (%v)", md, err)
+	}
+	for k := range md {
+		if strings.Contains(k, "seed") {
+			t.Fatalf("release metadata has key %q", k)
+		}
+	}
+
+	ledger := filepath.Join(t.TempDir(), "l")
+	var stderr bytes.Buffer
+	for i, args := range [][]string{
+		{"--pet", "rr", "--epsilon", "1"},
+		{"--pet", "llp_geom", "--k", "8", "--epsilon", "1"},
+		{"--pet", "llp_lap", "--k", "8", "--epsilon", "1"},
+		{"--pet", "rr", "--epsilon", "0.5", "--seed", "7"},
+		{"--pet", "rr", "--epsilon", "1"},
+	} {
+		stderr.Reset()
+		root := newRootCmd(&bytes.Buffer{}, &stderr, mapEnv(nil))
+		root.SetArgs(append([]string{"privatize", "--in", in, "--out", filepath.Join(ledger, "r"+string(rune('0'+i))+".arrow")}, args...))
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if seeded := strings.Contains(strings.Join(args, " "), "--seed"); seeded != strings.Contains(stderr.String(), "warning: --seed 7") {
+			t.Fatalf("release %d (seeded %v): stderr %q", i, seeded, stderr.String())
+		}
+	}
+	entries, err := pets.ReadLedger(filepath.Join(ledger, pets.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := entries[len(entries)-1]
+	if len(entries) != 5 || last.Releases != 5 || math.Abs(last.EpsTotalBasic-4.5) > 1e-12 || last.Rows != 200 {
+		t.Fatalf("ledger after 5 releases: %+v", last)
+	}
+	if entries[3].Seed != "7" || entries[0].Seed != "" {
+		t.Fatalf("seeds in the ledger: %q, %q", entries[3].Seed, entries[0].Seed)
+	}
+	if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "llp", "--k", "8", "--out", filepath.Join(ledger, "llp.arrow")); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ = pets.ReadLedger(filepath.Join(ledger, pets.LedgerFile))
+	if e := entries[len(entries)-1]; !math.IsInf(e.EpsTotalBasic, 1) {
+		t.Fatalf("after a non-DP release the basic total is %v, want +Inf", e.EpsTotalBasic)
+	}
+
+	_, err = cli(t, nil, "privatize", "--in", in, "--pet", "rr", "--epsilon", "-1", "--out", filepath.Join(dir, "x.arrow"))
 	if err == nil || !strings.Contains(err.Error(), "--epsilon") {
 		t.Fatalf("err = %v, want it to name --epsilon", err)
 	}

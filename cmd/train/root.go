@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
-)
 
-// version is the tool version recorded in outputs.
-const version = "labelprivacy 0.1.0"
+	"labelprivacy/data"
+	"labelprivacy/pets"
+	"labelprivacy/pipeline"
+)
 
 // run executes the CLI with args, writing results to stdout and progress and
 // diagnostics to stderr.
@@ -19,10 +23,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	return root.ExecuteContext(ctx)
 }
 
-// env is the environment lookup (os.LookupEnv, or a map in tests).
-type env func(string) (string, bool)
-
 func newRootCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
+	ev := newEvents(stdout, stderr)
 	root := &cobra.Command{
 		Use:   "train",
 		Short: "Measure what label-privacy mechanisms cost and protect",
@@ -34,37 +36,247 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPipeline(cmd.Context(), "", nil, stdout, stderr, lookup)
+			cfg, err := loadConfig("", nil, lookup)
+			if err != nil {
+				return err
+			}
+			return pipeline.Run(cmd.Context(), cfg, ev)
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(stdout, stderr, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout), newFitCmd(stdout, stderr, lookup),
-		newAuditCmd(stdout, stderr, lookup), newSweepCmd(stdout, stderr, lookup), newReportCmd(stdout), newVersionCmd(stdout))
+	stage := func(use, short string, required bool, fn func(context.Context, *pipeline.Config, pipeline.Events) error) *cobra.Command {
+		return configCmd(use, short, required, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+			return fn(cmd.Context(), cfg, ev)
+		})
+	}
+	root.AddCommand(
+		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.Run),
+		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.FitAll),
+		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.AuditAll),
+		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newReportCmd(ev),
+		newBenchCmd(stdout, stderr),
+		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
+			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.Version) }},
+	)
 	return root
 }
 
-func newRunCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
+// configCmd is a command taking -c FILE and --set key=value flags.
+func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Command, *pipeline.Config) error) *cobra.Command {
 	var file string
 	var sets []string
 	cmd := &cobra.Command{
-		Use:   "run [-c FILE] [--set key=value]...",
-		Short: "Run every stage of the pipeline for a config",
+		Use:   use + " -c FILE [--set key=value]...",
+		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPipeline(cmd.Context(), file, sets, stdout, stderr, lookup)
+			cfg, err := loadConfig(file, sets, lookup)
+			if err != nil {
+				return err
+			}
+			return fn(cmd, cfg)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "config", "c", "", "config file (YAML); default: the embedded configs/quickstart.yaml")
+	help := "config file (YAML)"
+	if !required {
+		help += "; default: the embedded configs/quickstart.yaml"
+	}
+	cmd.Flags().StringVarP(&file, "config", "c", "", help)
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key, e.g. --set train.epochs=3 (repeatable; values are YAML)")
+	if required {
+		cmd.MarkFlagRequired("config")
+	}
 	return cmd
 }
 
-func newVersionCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the tool version",
-		Args:  cobra.NoArgs,
-		Run:   func(*cobra.Command, []string) { io.WriteString(stdout, version+"\n") },
+func newSweepCmd(ev *cliEvents, lookup env) *cobra.Command {
+	var shardFlag string
+	cmd := configCmd("sweep", "Train this shard's part of the grid (skipping finished runs); status; emit Slurm/Kubernetes jobs", true, lookup,
+		func(cmd *cobra.Command, cfg *pipeline.Config) error {
+			sh, from, err := resolveShard(shardFlag, lookup)
+			if err != nil {
+				return err
+			}
+			ev.Info("sweep", fmt.Sprintf("shard %s (from %s)", sh, from))
+			return pipeline.Sweep(cmd.Context(), cfg, sh, ev)
+		})
+	cmd.Long = `sweep trains the runs of one shard of the config's grid (PET settings × learning
+rates × trials), in groups of up to train.replicas models. Each finished run writes
+OUT/runs/<run_id>.json atomically; a rerun skips finished runs, and a group killed
+mid-training resumes from its checkpoint. Shards partition the groups exactly and may run
+concurrently on one shared filesystem.
+
+The shard comes from --shard i/n, else a Slurm array task (SLURM_ARRAY_TASK_ID,
+SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JOB_COMPLETIONS).`
+	cmd.Flags().StringVar(&shardFlag, "shard", "", "this process's shard i/n (0 ≤ i < n)")
+	status := configCmd("status", "Count done, failed and missing runs of a sweep", true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+		st, err := pipeline.SweepStatus(cfg)
+		if err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		fmt.Fprintf(w, "%-24s %6s %6s %8s\n", "setting", "done", "failed", "missing")
+		for _, s := range st.Settings {
+			fmt.Fprintf(w, "%-24s %6d %6d %8d\n", s.Setting, s.Done, s.Failed, s.Missing)
+		}
+		fmt.Fprintf(w, "%-24s %6d %6d %8d\n", "total", st.Done, st.Failed, st.Missing)
+		return nil
+	})
+	emit := &cobra.Command{Use: "emit", Short: "Write a Slurm array script or a Kubernetes Indexed Job for a sweep"}
+	for _, kind := range []string{"slurm", "k8s"} {
+		var out string
+		var shards int
+		var sets []string
+		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
+			true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+				if shards < 1 {
+					return fmt.Errorf("--shards must be ≥ 1, got %d", shards)
+				}
+				file, _ := cmd.Flags().GetString("config")
+				abs, err := filepath.Abs(file)
+				if err != nil {
+					return err
+				}
+				sets, _ = cmd.Flags().GetStringArray("set")
+				emitFn := pipeline.SlurmScript
+				if kind == "k8s" {
+					emitFn = pipeline.K8sManifest
+				}
+				b, err := emitFn(cfg, abs, sets, shards)
+				if err != nil {
+					return err
+				}
+				if out == "" {
+					_, err = cmd.OutOrStdout().Write(b)
+					return err
+				}
+				if err := data.WriteFileAtomic(out, b); err != nil {
+					return err
+				}
+				if kind == "slurm" {
+					os.Chmod(out, 0o755)
+				}
+				ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
+				return nil
+			})
+		c.Flags().IntVar(&shards, "shards", 1, "number of shards (array tasks / completions)")
+		c.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
+		emit.AddCommand(c)
 	}
+	cmd.AddCommand(status, emit)
+	return cmd
 }
+
+// resolveShard picks the shard: --shard wins, then a Slurm array task or a
+// Kubernetes Indexed Job, else the whole sweep.
+func resolveShard(flag string, lookup env) (pipeline.Shard, string, error) {
+	if flag != "" {
+		s, err := pipeline.ParseShard(flag)
+		return s, "--shard", err
+	}
+	return pipeline.ShardFromEnv(lookup)
+}
+
+func newPrivatizeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o pipeline.PrivatizeOptions
+	var pet string
+	var seed uint64
+	var secure bool
+	cmd := &cobra.Command{
+		Use:   "privatize --in DIR/train.arrow --pet rr|llp|llp_lap|llp_geom|bot [--epsilon E] [--k K] --out FILE.arrow [--seed S]",
+		Short: "Release a dataset's labels through a PET into a new Arrow file meant to leave the machine",
+		Long: `privatize releases the labels of --in through one mechanism and writes --out: the
+features and the release (label_rr; or bag_id, alpha and, for llp_geom, alpha_debiased), rows
+in a random order, never the raw label, a seed or a hash of the labels. Bags and noise come
+from crypto/rand. The release is recorded, before it is renamed into place, in
+privacy_ledger.csv next to --out, with the running ε totals of every release of these labels.
+
+--seed S makes the release reproducible instead: anyone who learns or guesses S (and has this
+program) can regenerate the noise and undo it. Use it for experiments, never for data that
+leaves the machine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			kind, err := pets.ParseKind(pet)
+			if err != nil {
+				return fmt.Errorf("--pet: %w", err)
+			}
+			o.Params.Kind = kind
+			if cmd.Flags().Changed("seed") {
+				o.Seed = &seed
+				fmt.Fprintf(stderr, "privatize: warning: --seed %d makes this release reproducible: anyone who learns or guesses the seed can regenerate its noise and recover the labels. Do not let it leave the machine; drop --seed for a crypto/rand release.\n", seed)
+			}
+			p, err := pipeline.Privatize(o)
+			if err != nil {
+				return privatizeFlagError(err)
+			}
+			r := p.Release
+			fmt.Fprintf(stdout, "privatize: wrote %s (%s, %d rows", p.Path, r.Mech, r.Rows())
+			if kind.IsLLP() {
+				fmt.Fprintf(stdout, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
+			}
+			fmt.Fprintf(stdout, ", noise %s)\nprivatize: ledger %s: release %d of these labels, ε total %s (basic %s, advanced %s at δ'=%g)\n",
+				r.Noise, p.Ledger, p.Entry.Releases, fmtEps(p.Entry.EpsTotal), fmtEps(p.Entry.EpsTotalBasic), fmtEps(p.Entry.EpsTotalAdvanced), p.Entry.DeltaPrime)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.In, "in", "", "input Arrow/Parquet file with a label column (e.g. DIR/train.arrow)")
+	f.StringVar(&o.Out, "out", "", "privatized Arrow file to write")
+	f.StringVar(&pet, "pet", "", "mechanism: bot | rr | llp | llp_lap | llp_geom")
+	f.Float64Var(&o.Params.Epsilon, "epsilon", 0, "label-DP ε (rr, llp_lap, llp_geom)")
+	f.IntVar(&o.Params.K, "k", 0, "bag size (llp family)")
+	f.Uint64Var(&seed, "seed", 0, "make the release reproducible from this seed (default: crypto/rand; see above)")
+	f.BoolVar(&secure, "secure", true, "crypto/rand noise (the default; kept for compatibility)")
+	f.MarkHidden("secure")
+	f.BoolVar(&o.KeepRemainder, "keep-remainder", false, "keep the n mod k leftover rows as a smaller last bag (default: drop and count)")
+	f.Float64Var(&o.DeltaPrime, "delta-prime", 1e-6, "δ' of the advanced composition bound in the ledger")
+	for _, name := range []string{"in", "out", "pet"} {
+		cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+// privatizeFlagError names the flag of a mechanism parameter error.
+func privatizeFlagError(err error) error {
+	var pe *pets.ParamError
+	if errors.As(err, &pe) {
+		switch pe.Param {
+		case "k", "epsilon":
+			return fmt.Errorf("--%s: %w", pe.Param, err)
+		}
+		return fmt.Errorf("--pet: %w", err)
+	}
+	return err
+}
+
+func newReportCmd(ev *cliEvents) *cobra.Command {
+	var o pipeline.ReportOptions
+	cmd := &cobra.Command{
+		Use:   "report --in DIR [--in DIR2]... --out DIR [--compare A,B | --compare A B] [--allow-mixed]",
+		Short: "Merge result sets; write summary.csv/.parquet, the paper's plots and report.md; compare two sets",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(o.Compare) == 1 && len(args) == 1 {
+				o.Compare = append(o.Compare, args[0]) // --compare A B
+			} else if len(args) > 0 {
+				return fmt.Errorf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])
+			}
+			if len(o.Compare) != 0 && len(o.Compare) != 2 {
+				return fmt.Errorf("--compare takes two directories (A,B or A B), got %d", len(o.Compare))
+			}
+			if len(o.In) == 0 && len(o.Compare) == 0 {
+				return fmt.Errorf("give at least one --in DIR (or --compare A B)")
+			}
+			return pipeline.ReportSets(o, ev)
+		},
+	}
+	cmd.Flags().StringArrayVar(&o.In, "in", nil, "a run directory (OUT of a config); repeatable: result sets are merged")
+	cmd.Flags().StringVar(&o.Out, "out", "", "directory for summary.csv, summary.parquet, report.md and figures/")
+	cmd.Flags().StringSliceVar(&o.Compare, "compare", nil, "two run directories A,B (or A B): ΔAUC and Δadvantage (B − A) with standard errors")
+	cmd.Flags().BoolVar(&o.AllowMixed, "allow-mixed", false, "keep runs of different datasets or model configs as separate rows instead of failing")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func fmtEps(e float64) string { return fmt.Sprintf("%.4g", e) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"labelprivacy/data"
+	"labelprivacy/pipeline"
 	"labelprivacy/report"
 )
 
@@ -41,20 +42,20 @@ func TestResolveShard(t *testing.T) {
 		name string
 		flag string
 		env  map[string]string
-		want shard
+		want pipeline.Shard
 		err  string
 	}{
-		{"default", "", nil, shard{0, 1}, ""},
-		{"flag", "2/5", nil, shard{2, 5}, ""},
-		{"flag wins over slurm", "1/3", map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"}, shard{1, 3}, ""},
-		{"slurm", "", map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, shard{3, 4}, ""},
-		{"slurm offset array", "", map[string]string{"SLURM_ARRAY_TASK_ID": "11", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_COUNT": "2"}, shard{1, 2}, ""},
-		{"k8s", "", map[string]string{"JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "3"}, shard{2, 3}, ""},
-		{"bad flag", "3/3", nil, shard{}, "0 ≤ i < n"},
-		{"flag not a fraction", "2", nil, shard{}, "want i/n"},
-		{"slurm without count", "", map[string]string{"SLURM_ARRAY_TASK_ID": "1"}, shard{}, "SLURM_ARRAY_TASK_COUNT"},
-		{"k8s without completions", "", map[string]string{"JOB_COMPLETION_INDEX": "1"}, shard{}, "JOB_COMPLETIONS"},
-		{"slurm garbage", "", map[string]string{"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_COUNT": "2"}, shard{}, "not an integer"},
+		{"default", "", nil, pipeline.Shard{I: 0, N: 1}, ""},
+		{"flag", "2/5", nil, pipeline.Shard{I: 2, N: 5}, ""},
+		{"flag wins over slurm", "1/3", map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"}, pipeline.Shard{I: 1, N: 3}, ""},
+		{"slurm", "", map[string]string{"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}, pipeline.Shard{I: 3, N: 4}, ""},
+		{"slurm offset array", "", map[string]string{"SLURM_ARRAY_TASK_ID": "11", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_COUNT": "2"}, pipeline.Shard{I: 1, N: 2}, ""},
+		{"k8s", "", map[string]string{"JOB_COMPLETION_INDEX": "2", "JOB_COMPLETIONS": "3"}, pipeline.Shard{I: 2, N: 3}, ""},
+		{"bad flag", "3/3", nil, pipeline.Shard{}, "0 ≤ i < n"},
+		{"flag not a fraction", "2", nil, pipeline.Shard{}, "want i/n"},
+		{"slurm without count", "", map[string]string{"SLURM_ARRAY_TASK_ID": "1"}, pipeline.Shard{}, "SLURM_ARRAY_TASK_COUNT"},
+		{"k8s without completions", "", map[string]string{"JOB_COMPLETION_INDEX": "1"}, pipeline.Shard{}, "JOB_COMPLETIONS"},
+		{"slurm garbage", "", map[string]string{"SLURM_ARRAY_TASK_ID": "x", "SLURM_ARRAY_TASK_COUNT": "2"}, pipeline.Shard{}, "not an integer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,20 +70,6 @@ func TestResolveShard(t *testing.T) {
 				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
 			}
 		})
-	}
-	// Shards partition the runs exactly: every run in exactly one shard.
-	for n := 1; n <= 7; n++ {
-		for j := range 50 {
-			owners := 0
-			for i := range n {
-				if (shard{i, n}).owns(j) {
-					owners++
-				}
-			}
-			if owners != 1 {
-				t.Fatalf("run %d has %d owners among %d shards", j, owners, n)
-			}
-		}
 	}
 }
 
@@ -155,7 +142,7 @@ func TestSweepShardsConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same directory twice: each run appears twice and is deduplicated.
-	if !strings.Contains(o, "3 settings, 24 runs read, 12 duplicates dropped") {
+	if !strings.Contains(o, "3 settings from 24 runs (12 duplicate runs dropped)") {
 		t.Fatalf("report: %s", o)
 	}
 	sum, err := data.ReadTable(filepath.Join(rep, "summary.parquet"))
@@ -170,9 +157,6 @@ func TestSweepShardsConcurrent(t *testing.T) {
 				}
 			}
 		}
-	}
-	if sum.Meta[report.MetaDuplicates] != "12" {
-		t.Fatalf("meta %v", sum.Meta)
 	}
 	// Rerun: nothing to do.
 	o, err = cli(t, nil, "sweep", "-c", cfg)
@@ -219,8 +203,7 @@ func TestSweepSIGKILLResume(t *testing.T) {
 			t.Fatalf("the run ended (%v) before a checkpoint appeared:\n%s", err, stderr.String())
 		default:
 		}
-		ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*", "checkpoint*"))
-		if len(ck) > 0 {
+		if len(checkpointFiles(killed)) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -246,8 +229,7 @@ func TestSweepSIGKILLResume(t *testing.T) {
 			b, _ := os.ReadFile(f)
 			t.Logf("%s: %s", f, b)
 		}
-		ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*", "*"))
-		t.Logf("checkpoint files: %v", ck)
+		t.Logf("checkpoint files: %v", checkpointFiles(killed))
 		t.Fatal(err)
 	}
 	if !strings.Contains(e.String(), "resumed from its checkpoint at step") {
@@ -264,7 +246,7 @@ func TestSweepSIGKILLResume(t *testing.T) {
 	if len(a) != 1 || len(b) != 1 || filepath.Base(a[0]) != filepath.Base(b[0]) {
 		t.Fatalf("results %v vs %v", a, b)
 	}
-	var ra, rb runResult
+	var ra, rb report.Run
 	ba, _ := os.ReadFile(a[0])
 	bb, _ := os.ReadFile(b[0])
 	json.Unmarshal(ba, &ra)
@@ -272,7 +254,19 @@ func TestSweepSIGKILLResume(t *testing.T) {
 	if ra.Steps != rb.Steps || ra.TestAUC != rb.TestAUC {
 		t.Fatalf("resumed run: steps %d AUC %v; uninterrupted: steps %d AUC %v", ra.Steps, ra.TestAUC, rb.Steps, rb.TestAUC)
 	}
-	if ck, _ := filepath.Glob(filepath.Join(killed, "checkpoints", "*")); len(ck) != 0 {
+	if ck := checkpointFiles(killed); len(ck) != 0 {
 		t.Fatalf("checkpoints left after the run finished: %v", ck)
 	}
+}
+
+// checkpointFiles lists the regular files under out/checkpoints.
+func checkpointFiles(out string) []string {
+	var files []string
+	filepath.WalkDir(filepath.Join(out, "checkpoints"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
 }

@@ -18,6 +18,23 @@ func newDataCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
+// importStatus formats an import's progress: rows, MB read and MB/s, and,
+// when the input's size is known, the percentage and an ETA from the
+// position in the (possibly compressed) input.
+func importStatus(kind string, p data.ImportProgress, elapsed time.Duration) string {
+	mb := float64(p.Bytes) / 1e6
+	s := fmt.Sprintf("import %s: %d rows, %.0f MB (%.0f MB/s)", kind, p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
+	if p.InputSize > 0 && p.InputPos > 0 {
+		frac := float64(p.InputPos) / float64(p.InputSize)
+		eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
+		s = fmt.Sprintf("import %s: %.1f%% ETA %s, %d rows, %.0f MB (%.0f MB/s)", kind, 100*frac, roundDur(eta), p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
+	}
+	if p.Dropped > 0 {
+		s += fmt.Sprintf(", %d dropped", p.Dropped)
+	}
+	return s
+}
+
 func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 	var o data.ImportOptions
 	var buckets uint32
@@ -25,12 +42,9 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 		Use:  kind + " --in FILE --out DIR",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p := newProgress(stderr)
-			o.Progress = func(ip data.ImportProgress) {
-				mb := float64(ip.Bytes) / 1e6
-				p.update("import %s: %d rows, %.0f MB (%.0f MB/s), %d dropped", kind, ip.Rows, mb, mb/time.Since(p.start).Seconds(), ip.Dropped)
-			}
+			status := newStatusLine(stderr)
 			start := time.Now()
+			o.Progress = func(p data.ImportProgress) { status.show(importStatus(kind, p, time.Since(start))) }
 			var m *data.Meta
 			var err error
 			if kind == "higgs" {
@@ -39,7 +53,7 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 				o.HashBuckets = buckets
 				m, err = data.ImportLibSVM(cmd.Context(), o)
 			}
-			p.done()
+			status.clear()
 			if err != nil {
 				return err
 			}
@@ -48,6 +62,9 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 			if m.NonBinaryValues > 0 {
 				fmt.Fprintf(stdout, "data: note: %d feature values were neither 0 nor 1 and were kept as presence\n", m.NonBinaryValues)
 			}
+			if m.DuplicateIndices > 0 {
+				fmt.Fprintf(stdout, "data: note: %d repeated feature indices within a row were dropped\n", m.DuplicateIndices)
+			}
 			return nil
 		},
 	}
@@ -55,7 +72,7 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&o.In, "in", "", "input file (plain, .gz or .bz2)")
 	f.StringVar(&o.Out, "out", "", "dataset directory to write")
 	f.Int64Var(&o.TestRows, "test-rows", 10000, "the first N rows form the test set (the paper: 10,000)")
-	f.BoolVar(&o.DropInvalid, "drop-invalid", false, "drop rows with NaN/Inf values (counted) instead of failing")
+	f.BoolVar(&o.DropInvalid, "drop-invalid", false, "drop rows with NaN/Inf or out-of-range values (counted) instead of failing")
 	if kind == "higgs" {
 		cmd.Short = "Import the UCI HIGGS.csv[.gz] (label first, 28 features)"
 	} else {
@@ -91,8 +108,12 @@ func newSynthCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			note := ""
+			if m.BayesAUC != nil {
+				note = fmt.Sprintf(", Bayes AUC %.4f", *m.BayesAUC)
+			}
 			fmt.Fprintf(stdout, "data: wrote %s (%s, train %d rows, test %d rows, %d features%s)\n",
-				o.Out, m.Kind, m.TrainRows, m.TestRows, len(m.Features), bayesNote(m))
+				o.Out, m.Kind, m.TrainRows, m.TestRows, len(m.Features), note)
 			return nil
 		},
 	}
@@ -106,11 +127,4 @@ func newSynthCmd(stdout io.Writer) *cobra.Command {
 	cmd.MarkFlagRequired("out")
 	cmd.MarkFlagRequired("rows")
 	return cmd
-}
-
-func bayesNote(m *data.Meta) string {
-	if m.BayesAUC == nil {
-		return ""
-	}
-	return fmt.Sprintf(", Bayes AUC %.4f", *m.BayesAUC)
 }

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"labelprivacy/pipeline"
+)
+
+// cliEvents prints the pipeline's events: Info to stdout, Warn to stderr,
+// Progress as one rate-limited status line on a terminal (none otherwise:
+// batch jobs keep clean logs), cut to the terminal's width so it never
+// wraps into stale lines.
+type cliEvents struct {
+	stdout, stderr io.Writer
+	status         *statusLine
+}
+
+func newEvents(stdout, stderr io.Writer) *cliEvents {
+	return &cliEvents{stdout: stdout, stderr: stderr, status: newStatusLine(stderr)}
+}
+
+func (e *cliEvents) Info(stage, msg string) {
+	e.status.clear()
+	fmt.Fprintf(e.stdout, "%s: %s\n", stage, msg)
+}
+
+func (e *cliEvents) Warn(stage, msg string) {
+	e.status.clear()
+	fmt.Fprintf(e.stderr, "%s: note: %s\n", stage, msg)
+}
+
+func (e *cliEvents) Progress(p pipeline.Progress) { e.status.show(formatProgress(p)) }
+
+// formatProgress renders a progress report: the unit (epoch, step of
+// steps, ex/s, ETA) then the sweep (units done of all, total ETA).
+func formatProgress(p pipeline.Progress) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", p.Stage, p.What)
+	if p.Epochs > 0 {
+		fmt.Fprintf(&b, ": epoch %d/%d", p.Epoch, p.Epochs)
+	}
+	if p.Step > 0 {
+		if p.Steps > 0 {
+			fmt.Fprintf(&b, " step %d/%d", p.Step, p.Steps)
+		} else {
+			fmt.Fprintf(&b, " step %d", p.Step)
+		}
+	}
+	if p.ExamplesPerS > 0 {
+		fmt.Fprintf(&b, " %.0f ex/s", p.ExamplesPerS)
+	}
+	if !math.IsNaN(p.Loss) && p.Loss != 0 {
+		fmt.Fprintf(&b, " loss %.4f", p.Loss)
+	}
+	if p.ETA > 0 {
+		fmt.Fprintf(&b, " ETA %s", roundDur(p.ETA))
+	}
+	if p.Units > 1 {
+		fmt.Fprintf(&b, " | %d/%d done", p.UnitsDone, p.Units)
+		if p.TotalETA > 0 {
+			fmt.Fprintf(&b, ", all ETA %s", roundDur(p.TotalETA))
+		}
+	}
+	return b.String()
+}
+
+func roundDur(d time.Duration) time.Duration {
+	if d > time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+// statusLine is a one-line, rate-limited status on a terminal.
+type statusLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	fd    int // -1: not a terminal
+	start time.Time
+	last  time.Time
+	shown bool
+}
+
+func newStatusLine(w io.Writer) *statusLine {
+	s := &statusLine{w: w, fd: -1, start: time.Now()}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		s.fd = int(f.Fd())
+	}
+	return s
+}
+
+// show prints msg plus the elapsed time, at most 10 times a second.
+func (s *statusLine) show(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fd < 0 || time.Since(s.last) < 100*time.Millisecond {
+		return
+	}
+	s.last = time.Now()
+	line := fmt.Sprintf("%s  [%s]", msg, time.Since(s.start).Round(time.Second))
+	if w, _, err := term.GetSize(s.fd); err == nil && w > 1 {
+		line = truncateRunes(line, w-1)
+	}
+	fmt.Fprint(s.w, "\r\033[K"+line)
+	s.shown = true
+}
+
+// clear removes the status line before ordinary output.
+func (s *statusLine) clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shown {
+		fmt.Fprint(s.w, "\r\033[K")
+		s.shown = false
+	}
+}
+
+// truncateRunes cuts s to at most n runes (terminal columns, for the text
+// this tool prints), ending in "…" when cut.
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,408 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"labelprivacy/data"
+	"labelprivacy/model"
+	"labelprivacy/pets"
+)
+
+// Config is the typed run configuration. Its keys (the mapstructure/yaml
+// tags) are the user-facing contract documented in README.md ("Config
+// reference"); cmd/train decodes a file, TRAIN_* variables and --set flags
+// into it. Enum fields use the owning packages' types, so a bad value is
+// rejected when decoded, by the package that defines it.
+type Config struct {
+	Name    string        `mapstructure:"name" yaml:"name"`
+	Seed    uint64        `mapstructure:"seed" yaml:"seed"`
+	Backend string        `mapstructure:"backend" yaml:"backend"`
+	Output  string        `mapstructure:"output" yaml:"output"`
+	Data    DataConfig    `mapstructure:"data" yaml:"data"`
+	Model   ModelConfig   `mapstructure:"model" yaml:"model"`
+	Train   TrainConfig   `mapstructure:"train" yaml:"train"`
+	Pets    []PetConfig   `mapstructure:"pets" yaml:"pets"`
+	Audit   AuditConfig   `mapstructure:"audit" yaml:"audit"`
+	Privacy PrivacyConfig `mapstructure:"privacy" yaml:"privacy"`
+	Cluster ClusterConfig `mapstructure:"cluster" yaml:"cluster"`
+}
+
+// DataConfig chooses the dataset.
+type DataConfig struct {
+	// Path is a dataset directory (train data import|synth); empty:
+	// synthesize Synth into <output>/data.
+	Path  string      `mapstructure:"path" yaml:"path"`
+	Synth SynthConfig `mapstructure:"synth" yaml:"synth"`
+	// Standardize rescales every dense feature to mean 0 and standard
+	// deviation 1, with the mean and sd of the training rows (features only,
+	// never labels), for training, test and audit alike. Default true; false
+	// replicates the paper exactly (it does not say whether it standardized).
+	Standardize bool `mapstructure:"standardize" yaml:"standardize"`
+}
+
+// SynthConfig describes a synthetic dataset (data.Synth).
+type SynthConfig struct {
+	Kind     data.SynthKind `mapstructure:"kind" yaml:"kind"`
+	Rows     int            `mapstructure:"rows" yaml:"rows"`
+	TestRows int            `mapstructure:"test_rows" yaml:"test_rows"`
+	Features int            `mapstructure:"features" yaml:"features"`
+}
+
+// ModelConfig is the architecture (Appendix C).
+type ModelConfig struct {
+	Kind   model.Kind `mapstructure:"kind" yaml:"kind"`
+	Hidden []int      `mapstructure:"hidden" yaml:"hidden"`
+	Init   model.Init `mapstructure:"init" yaml:"init"`
+}
+
+// TrainConfig is the optimisation protocol, shared by every run of the grid.
+type TrainConfig struct {
+	Epochs int `mapstructure:"epochs" yaml:"epochs"`
+	// BatchSize is examples per step and per model; for the LLP family the
+	// largest multiple of k not above it (at least one bag), noted at start.
+	BatchSize     int       `mapstructure:"batch_size" yaml:"batch_size"`
+	LearningRates []float64 `mapstructure:"learning_rates" yaml:"learning_rates"`
+	Trials        int       `mapstructure:"trials" yaml:"trials"`
+	// RRLoss trains RR models: debiased_bce (unbiased, Appendix C) or bce
+	// (plain BCE on the noisy labels, a baseline).
+	RRLoss model.Loss `mapstructure:"rr_loss" yaml:"rr_loss"`
+	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp.
+	LLPLoss model.Loss `mapstructure:"llp_loss" yaml:"llp_loss"`
+	// CheckpointEvery is a wall-clock interval ("10m") or a step count
+	// ("500"); "0" checkpoints only at the end and on interruption.
+	CheckpointEvery Interval `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
+	// Replicas is how many models one compiled program trains together:
+	// "auto" (1 on backend go; chosen from device memory on XLA, at most
+	// 64) or a number ≥ 1. It never changes a run's result or identity.
+	Replicas Replicas `mapstructure:"replicas" yaml:"replicas"`
+	// SparseEmbedding updates only the embedding rows a step touches (lazy
+	// Adam) for kdd_embed; false: dense Adam over the whole table.
+	SparseEmbedding bool `mapstructure:"sparse_embedding" yaml:"sparse_embedding"`
+}
+
+// PetConfig is one entry of `pets:`; K and Epsilon lists expand to a grid.
+type PetConfig struct {
+	Mechanism pets.Kind `mapstructure:"mechanism" yaml:"mechanism"`
+	K         []int     `mapstructure:"k" yaml:"k,omitempty"`
+	Epsilon   []float64 `mapstructure:"epsilon" yaml:"epsilon,omitempty"`
+}
+
+// EtaSource is where the attacker's η comes from (Section 3).
+type EtaSource string
+
+const (
+	EtaCleanModel EtaSource = "clean_model" // η̂ of the best-LR clean model
+	EtaTrue       EtaSource = "true"        // the synthetic data's true η
+	EtaKNN        EtaSource = "knn"         // mean clean label of the nearest training rows
+)
+
+// UnmarshalText accepts clean_model, true and knn.
+func (e *EtaSource) UnmarshalText(b []byte) error {
+	switch s := EtaSource(strings.TrimSpace(string(b))); s {
+	case EtaCleanModel, EtaTrue, EtaKNN:
+		*e = s
+		return nil
+	}
+	return fmt.Errorf("%q is not one of clean_model, true, knn", b)
+}
+
+// AuditConfig configures the audit stage.
+type AuditConfig struct {
+	Eta        EtaSource `mapstructure:"eta" yaml:"eta"`
+	Examples   int       `mapstructure:"examples" yaml:"examples"`
+	LabelDraws int       `mapstructure:"label_draws" yaml:"label_draws"`
+	// Samples caps the (prior, posterior) pairs kept per setting for the
+	// figures (posteriors.parquet).
+	Samples int `mapstructure:"samples" yaml:"samples"`
+	// KNNK and KNNRows configure eta: knn: the neighbours averaged and the
+	// training rows searched (a seeded subsample when the set is larger).
+	KNNK    int `mapstructure:"knn_k" yaml:"knn_k"`
+	KNNRows int `mapstructure:"knn_rows" yaml:"knn_rows"`
+}
+
+// PrivacyConfig holds release-wide settings.
+type PrivacyConfig struct {
+	// DeltaPrime is δ' of the advanced composition bound in the ledger.
+	DeltaPrime float64 `mapstructure:"delta_prime" yaml:"delta_prime"`
+	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
+	// smaller last bag instead of dropping them.
+	KeepRemainder bool `mapstructure:"keep_remainder" yaml:"keep_remainder"`
+}
+
+// ClusterConfig holds the resources of emitted batch jobs.
+type ClusterConfig struct {
+	CPUsPerTask int    `mapstructure:"cpus_per_task" yaml:"cpus_per_task"` // Slurm --cpus-per-task, Kubernetes cpu request
+	Mem         string `mapstructure:"mem" yaml:"mem"`                     // e.g. 8G (Slurm --mem; Kubernetes 8Gi)
+	Time        string `mapstructure:"time" yaml:"time"`                   // Slurm --time, e.g. 04:00:00
+	Partition   string `mapstructure:"partition" yaml:"partition"`         // Slurm --partition (empty: the default)
+	GPUs        int    `mapstructure:"gpus" yaml:"gpus"`                   // GPUs per task (Slurm --gres=gpu:N; nvidia.com/gpu)
+	Image       string `mapstructure:"image" yaml:"image"`                 // Kubernetes container image holding the train binary
+	Binary      string `mapstructure:"binary" yaml:"binary"`               // train binary path on the nodes; empty: this executable (Slurm), "train" (Kubernetes)
+	Workdir     string `mapstructure:"workdir" yaml:"workdir"`             // working directory of the tasks; empty: the current directory (Slurm), /work (Kubernetes)
+}
+
+// Defaults returns the value of every key a config file may omit.
+func Defaults() Config {
+	return Config{
+		Name: "run", Seed: 1, Backend: "go", Output: "results/run",
+		Data:  DataConfig{Standardize: true, Synth: SynthConfig{Kind: data.SynthLogistic, Rows: 60000, TestRows: 10000, Features: 28}},
+		Model: ModelConfig{Kind: model.KindMLP, Hidden: []int{64, 64}, Init: model.DefaultInit},
+		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
+			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch,
+			CheckpointEvery: Interval{Every: 10 * time.Minute}, Replicas: Replicas{}, SparseEmbedding: true},
+		Pets:    []PetConfig{{Mechanism: pets.None}},
+		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000},
+		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
+		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
+	}
+}
+
+// Interval is a checkpoint period: a wall-clock duration or a step count.
+// The zero value checkpoints only at the end (and on interruption).
+type Interval struct {
+	Every time.Duration // > 0: wall clock
+	Steps int           // > 0: steps
+}
+
+// String gives the config form: "10m0s", "500" or "0".
+func (i Interval) String() string {
+	switch {
+	case i.Every > 0:
+		return i.Every.String()
+	case i.Steps > 0:
+		return strconv.Itoa(i.Steps)
+	}
+	return "0"
+}
+
+// MarshalText writes String.
+func (i Interval) MarshalText() ([]byte, error) { return []byte(i.String()), nil }
+
+// UnmarshalText reads a Go duration ("10m", "90s") or a whole number of
+// steps ("500"); "0" disables periodic checkpoints.
+func (i *Interval) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if n, err := strconv.Atoi(s); err == nil {
+		if n < 0 {
+			return fmt.Errorf("%q: a step count must be ≥ 0", s)
+		}
+		*i = Interval{Steps: n}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is neither a duration (10m, 90s) nor a step count", s)
+	}
+	*i = Interval{Every: d}
+	return nil
+}
+
+// Replicas is train.replicas: N ≥ 1, or 0 for "auto".
+type Replicas struct{ N int }
+
+// Auto reports whether the group size is chosen per backend.
+func (r Replicas) Auto() bool { return r.N == 0 }
+
+func (r Replicas) String() string {
+	if r.Auto() {
+		return "auto"
+	}
+	return strconv.Itoa(r.N)
+}
+
+// MarshalText writes "auto" or the number.
+func (r Replicas) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads "auto" or a whole number ≥ 1.
+func (r *Replicas) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	if s == "auto" {
+		*r = Replicas{}
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("%q is neither auto nor a whole number ≥ 1", s)
+	}
+	*r = Replicas{N: n}
+	return nil
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("config")
+
+// FieldError is a validation failure of one key (dotted, with list
+// indices: "pets[1].epsilon[0]").
+type FieldError struct{ Key, Msg string }
+
+func (e *FieldError) Error() string { return e.Key + ": " + e.Msg }
+
+// Unwrap makes errors.Is(err, ErrConfig) true.
+func (e *FieldError) Unwrap() error { return ErrConfig }
+
+func bad(key, format string, args ...any) error {
+	return &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MinEpsilon is the smallest ε accepted in a grid: below it randomized
+// response flips with probability 1/2 − ε/4 + O(ε³), its debiased loss
+// weights grow like 2/ε, and float64 arithmetic of the losses and the noise
+// loses the signal (at ε = 1e-300, π rounds to exactly 1/2).
+const MinEpsilon = 1e-6
+
+// Validate checks ranges and combinations once; the error is a *FieldError
+// naming the key.
+func (c *Config) Validate() error {
+	if strings.TrimSpace(c.Name) == "" {
+		return bad("name", "must not be empty")
+	}
+	if c.Seed > math.MaxInt64 {
+		return bad("seed", "must be in [0, 2^63), got %d", c.Seed)
+	}
+	if err := checkBackend(c.Backend); err != nil {
+		return bad("backend", "%v", err)
+	}
+	if strings.TrimSpace(c.Output) == "" {
+		return bad("output", "must not be empty")
+	}
+	if c.Data.Path == "" {
+		s := c.Data.Synth
+		switch {
+		case s.Rows < 1:
+			return bad("data.synth.rows", "must be ≥ 1, got %d", s.Rows)
+		case s.TestRows < 1:
+			return bad("data.synth.test_rows", "must be ≥ 1, got %d", s.TestRows)
+		case s.Features < 1:
+			return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
+		}
+	}
+	for i, h := range c.Model.Hidden {
+		if h < 1 {
+			return bad(fmt.Sprintf("model.hidden[%d]", i), "must be ≥ 1, got %d", h)
+		}
+	}
+	t := c.Train
+	switch {
+	case t.Epochs < 1:
+		return bad("train.epochs", "must be ≥ 1, got %d", t.Epochs)
+	case t.BatchSize < 1:
+		return bad("train.batch_size", "must be ≥ 1, got %d", t.BatchSize)
+	case len(t.LearningRates) == 0:
+		return bad("train.learning_rates", "must list at least one learning rate")
+	case t.Trials < 1:
+		return bad("train.trials", "must be ≥ 1, got %d", t.Trials)
+	case t.RRLoss != model.LossDebiasedBCE && t.RRLoss != model.LossBCE:
+		return bad("train.rr_loss", "%s is not one of debiased_bce, bce", t.RRLoss)
+	case t.LLPLoss != model.LossPropMatch && t.LLPLoss != model.LossEasyLLP:
+		return bad("train.llp_loss", "%s is not one of propmatch, easyllp", t.LLPLoss)
+	}
+	for i, lr := range t.LearningRates {
+		if !(lr > 0) || math.IsInf(lr, 0) {
+			return bad(fmt.Sprintf("train.learning_rates[%d]", i), "must be finite and > 0, got %v", lr)
+		}
+	}
+	if len(c.Pets) == 0 {
+		return bad("pets", "must list at least one mechanism (e.g. {mechanism: none})")
+	}
+	for i, p := range c.Pets {
+		key := fmt.Sprintf("pets[%d]", i)
+		k := p.Mechanism
+		switch {
+		case !k.Valid():
+			return bad(key+".mechanism", "missing (one of %s)", strings.Join(kindNames(), ", "))
+		case k.NeedsK() && len(p.K) == 0:
+			return bad(key+".k", "%s needs at least one bag size k", k)
+		case !k.NeedsK() && len(p.K) > 0:
+			return bad(key+".k", "%s takes no bag size", k)
+		case k.NeedsEpsilon() && len(p.Epsilon) == 0:
+			return bad(key+".epsilon", "%s needs at least one epsilon", k)
+		case !k.NeedsEpsilon() && len(p.Epsilon) > 0:
+			return bad(key+".epsilon", "%s takes no epsilon", k)
+		}
+		for j, v := range p.K {
+			if v < 1 {
+				return bad(fmt.Sprintf("%s.k[%d]", key, j), "must be ≥ 1, got %d", v)
+			}
+		}
+		for j, e := range p.Epsilon {
+			if !(e >= MinEpsilon) || math.IsInf(e, 0) {
+				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "must be finite and ≥ %g, got %v", MinEpsilon, e)
+			}
+		}
+	}
+	a := c.Audit
+	switch {
+	case a.Examples < 1:
+		return bad("audit.examples", "must be ≥ 1, got %d", a.Examples)
+	case a.LabelDraws < 1:
+		return bad("audit.label_draws", "must be ≥ 1, got %d", a.LabelDraws)
+	case a.KNNK < 1:
+		return bad("audit.knn_k", "must be ≥ 1, got %d", a.KNNK)
+	case a.KNNRows < a.KNNK:
+		return bad("audit.knn_rows", "must be ≥ audit.knn_k (%d), got %d", a.KNNK, a.KNNRows)
+	case a.Samples < 0:
+		return bad("audit.samples", "must be ≥ 0, got %d", a.Samples)
+	}
+	if c.Cluster.CPUsPerTask < 1 {
+		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)
+	}
+	if c.Cluster.GPUs < 0 {
+		return bad("cluster.gpus", "must be ≥ 0, got %d", c.Cluster.GPUs)
+	}
+	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime < 1) {
+		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)
+	}
+	return nil
+}
+
+// checkBackend accepts the names model.NewBackend understands: go,
+// go:<simplego options> (e.g. go:ops_parallel), xla:<plugin> (xla:cpu,
+// xla:cuda, or an absolute plugin path).
+func checkBackend(name string) error {
+	kind, opts, hasOpts := strings.Cut(strings.TrimSpace(name), ":")
+	switch {
+	case kind == "go" && (!hasOpts || opts != ""):
+		return nil
+	case kind == "xla" && opts != "":
+		return nil
+	}
+	return fmt.Errorf("%q is not go, go:<options>, xla:cpu, xla:cuda or xla:<plugin>", name)
+}
+
+func kindNames() []string {
+	var s []string
+	for _, k := range pets.Kinds() {
+		s = append(s, k.String())
+	}
+	return s
+}
+
+// Notices lists what the config makes the pipeline do that a reader of the
+// file might not expect (printed at the start of a run): LLP batch sizes
+// rounded down to whole bags.
+func (c *Config) Notices() []string {
+	var out []string
+	seen := map[int]bool{}
+	for _, p := range c.Pets {
+		for _, k := range p.K {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			if b := llpBatch(c.Train.BatchSize, k); b != c.Train.BatchSize {
+				out = append(out, fmt.Sprintf("train.batch_size %d is not a multiple of k=%d: %s batches hold %d bags (%d rows)",
+					c.Train.BatchSize, k, p.Mechanism, b/k, b))
+			}
+		}
+	}
+	return out
+}
+
+// llpBatch is the batch of an LLP-family run: the largest multiple of k not
+// above batch, at least one bag.
+func llpBatch(batch, k int) int { return max(1, batch/k) * k }

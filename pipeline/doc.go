@@ -1,0 +1,61 @@
+// Package pipeline runs the labelprivacy experiment of "Auditing Privacy
+// Mechanisms via Label Inference Attacks" from a typed Config, as functions
+// over typed values that a Go program can call stage by stage:
+//
+//	Open     config → dataset (imported, or synthesized with known η), its
+//	         content identity, standardization, the grid of settings × LR ×
+//	         trial (Section 4 and Appendix C "AUC vs Advantage Experimental
+//	         Setup"), each run's identity and seeds            → *Session
+//	Fit      simulation releases (package release) and training of every
+//	         missing run, group by group                       → []report.Run
+//	Audit    the exact Bayes attacker's advantage per setting (Section 3,
+//	         package audit), with η from the best clean model  → []report.Audit
+//	Report   summary tables (the paper's best-LR rule), figures, report.md
+//
+// Run chains them; Sweep runs one shard of Fit for a cluster array task;
+// SweepStatus, SlurmScript and K8sManifest serve the cluster side;
+// Privatize publishes one release meant to leave the machine.
+//
+// # Identity and seeds
+//
+// A run is a setting × learning rate × trial. Its seed derives from (config
+// seed, setting, trial) only (DeriveSeed), so a trial's models at every
+// learning rate share their release, initialization and data order, and a
+// run's copies on another backend or in another group start the same. Its
+// run_id hashes the dataset's content identity (not its path), the config
+// fingerprint (ConfigID: model, init, standardization, epochs, batch size,
+// losses, backend …), the setting, the learning rate, the trial and the
+// config seed. Results live in OUT/runs/<run_id>.json, written atomically
+// when a run finishes: a rerun, another shard or a resumed sweep skips
+// finished runs by looking.
+//
+// # Groups and the Executor
+//
+// Fit trains groups of runs (Groups): runs that share the dataset, the
+// model, the loss (and bag size, for per-bag losses), the batch size and
+// the epochs, up to train.replicas of them. The Executor interface trains
+// one group as one unit and returns each run's test predictions; the
+// default executor is model.TrainGroup, one compiled program training the
+// whole group with parameters stacked on a replica axis and the features
+// resident on the device (issue 11). Each run keeps its own seeds,
+// learning rate, targets, bags and data order, so its result does not
+// depend on its group; a group checkpoints as one unit; groups — not runs —
+// are what shards partition (group j belongs to shard j mod n), so every
+// run lands in exactly one shard, once.
+//
+// # Privacy hygiene
+//
+// A PET model's trainer gets the features without any label column and its
+// targets from a release file that holds no raw label; raw test labels are
+// used for evaluation and the audit only. Simulation releases are seeded
+// from the config seed (noise "seeded-simulation"); seeds live only in
+// config.resolved.yaml, the run records and the privacy ledger, never in a
+// release file.
+//
+// # Talking to the user
+//
+// The pipeline never prints: it reports through Events (Info lines, Warn
+// notices, Progress), which the CLI prints and a library caller may ignore.
+// Single-writer stages hold an exclusive lock on the output directory;
+// sweep shards share it.
+package pipeline

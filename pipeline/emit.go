@@ -1,0 +1,178 @@
+package pipeline
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Version is the tool version recorded in emitted jobs and outputs.
+const Version = "labelprivacy 0.2.0"
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func sweepArgs(config string, sets []string) []string {
+	args := []string{"sweep", "-c", config}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	return args
+}
+
+// SlurmScript is an sbatch script running the sweep of config (an absolute
+// path; sets are passed on to every task) as an array of shards tasks; the
+// logs directory is created, since Slurm opens --output before the script
+// runs.
+func SlurmScript(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
+	c := cfg.Cluster
+	bin := c.Binary
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil || strings.Contains(exe, "go-build") {
+			return nil, fmt.Errorf("cluster.binary: set the path of the train binary on the nodes (this process runs from a temporary go run build)")
+		}
+		bin = exe
+	}
+	wd := c.Workdir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	logs := filepath.Join(cfg.Output, "logs")
+	if !filepath.IsAbs(logs) {
+		logs = filepath.Join(wd, logs)
+	}
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, fmt.Errorf("emit: logs directory: %w", err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "#!/bin/bash\n# Sweep %q: %d array tasks, one shard each (emitted by %s).\n", cfg.Name, shards, Version)
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(cfg.Name))
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", shards-1)
+	fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", c.CPUsPerTask)
+	if c.Mem != "" {
+		fmt.Fprintf(&b, "#SBATCH --mem=%s\n", c.Mem)
+	}
+	if c.Time != "" {
+		fmt.Fprintf(&b, "#SBATCH --time=%s\n", c.Time)
+	}
+	if c.Partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", c.Partition)
+	}
+	if c.GPUs > 0 {
+		fmt.Fprintf(&b, "#SBATCH --gres=gpu:%d\n", c.GPUs)
+	}
+	fmt.Fprintf(&b, "#SBATCH --chdir=%s\n", wd)
+	fmt.Fprintf(&b, "#SBATCH --output=%s/%%A_%%a.out\n", logs)
+	b.WriteString("set -euo pipefail\n")
+	b.WriteString("# The shard comes from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT.\n")
+	b.WriteString("exec " + shellQuote(bin))
+	for _, a := range sweepArgs(config, sets) {
+		b.WriteString(" " + shellQuote(a))
+	}
+	b.WriteString("\n")
+	return b.Bytes(), nil
+}
+
+// jobName is "lp-" + the config name as a DNS-1123 label (what Kubernetes
+// requires of a Job name, and a safe Slurm job name): lower-case letters,
+// digits and '-', starting and ending alphanumeric, at most 63 characters.
+func jobName(name string) string {
+	var b strings.Builder
+	b.WriteString("lp-")
+	dash := true
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case !dash:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	s := strings.TrimRight(b.String(), "-")
+	if len(s) > 63 {
+		s = strings.TrimRight(s[:63], "-")
+	}
+	if s == "lp" {
+		s = "lp-sweep"
+	}
+	return s
+}
+
+// K8sManifest is a Kubernetes Indexed Job running the sweep of config with
+// shards completions (JOB_COMPLETIONS is set for the shard; the config and
+// the output must be on a volume shared by every pod, mounted at workdir).
+func K8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
+	c := cfg.Cluster
+	if c.Image == "" {
+		return nil, fmt.Errorf("cluster.image: set the container image that holds the train binary")
+	}
+	bin := c.Binary
+	if bin == "" {
+		bin = "train"
+	}
+	wd := c.Workdir
+	if wd == "" {
+		wd = "/work"
+	}
+	res := map[string]any{"cpu": c.CPUsPerTask}
+	if c.Mem != "" {
+		res["memory"] = k8sQuantity(c.Mem)
+	}
+	container := map[string]any{
+		"name":       "sweep",
+		"image":      c.Image,
+		"workingDir": wd,
+		"command":    append([]string{bin}, sweepArgs(config, sets)...),
+		"env":        []map[string]string{{"name": "JOB_COMPLETIONS", "value": fmt.Sprint(shards)}},
+		"resources":  map[string]any{"requests": res},
+	}
+	if c.GPUs > 0 {
+		container["resources"].(map[string]any)["limits"] = map[string]any{"nvidia.com/gpu": c.GPUs}
+	}
+	job := map[string]any{
+		"apiVersion": "batch/v1",
+		"kind":       "Job",
+		"metadata":   map[string]any{"name": jobName(cfg.Name)},
+		"spec": map[string]any{
+			"completionMode": "Indexed",
+			"completions":    shards,
+			"parallelism":    shards,
+			"backoffLimit":   shards * 2,
+			"template": map[string]any{"spec": map[string]any{
+				"restartPolicy": "Never",
+				"containers":    []any{container},
+			}},
+		},
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Sweep %q as a Kubernetes Indexed Job: %d completions, one shard each (emitted by %s).\n", cfg.Name, shards, Version)
+	b.WriteString("# The config and the output directory must be on a volume shared by every pod (mount it at workingDir).\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(job); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// k8sQuantity turns a Slurm memory size (8G, 500M, 8GB) into a Kubernetes
+// binary quantity (8Gi, 500Mi); other forms pass through.
+func k8sQuantity(mem string) string {
+	m := strings.TrimSuffix(strings.ToUpper(mem), "B")
+	for _, u := range []string{"K", "M", "G", "T"} {
+		if strings.HasSuffix(m, u) {
+			return m + "i"
+		}
+	}
+	return mem
+}

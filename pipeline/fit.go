@@ -1,0 +1,390 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"labelprivacy/data"
+	"labelprivacy/internal/stats"
+	"labelprivacy/model"
+	"labelprivacy/pets"
+	"labelprivacy/report"
+)
+
+// FitOptions configure the fit stage.
+type FitOptions struct {
+	// Shard selects the groups to train (All: every group).
+	Shard Shard
+	// KeepGoing records a failed group's runs (runs/<id>.failed.json) and
+	// goes on with the others (sweeps); otherwise the first failure stops
+	// the stage.
+	KeepGoing bool
+	// Executor trains the groups; nil: NewModelExecutor(cfg.Backend).
+	Executor Executor
+}
+
+// ErrFailedRuns is returned (wrapped) when a KeepGoing fit had failures.
+var ErrFailedRuns = errors.New("fit: some runs failed")
+
+// Fit makes the releases and trains every run of the shard's groups whose
+// result is missing (finished runs are never retrained), storing each
+// result under runs/. It returns the finished results of the shard's runs
+// in grid order.
+func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
+	if o.Shard.N == 0 {
+		o.Shard = All
+	}
+	st := Store{Dir: s.Cfg.Output}
+	if err := st.PutGrid(Grid{Dataset: s.DatasetID, Config: s.ConfigID, Runs: runIDs(s.Runs)}); err != nil {
+		return nil, err
+	}
+	exec := o.Executor
+	if exec == nil {
+		me, err := NewModelExecutor(s.Cfg.Backend) // before any release: a missing plugin fails at once
+		if err != nil {
+			return nil, err
+		}
+		defer me.Close()
+		exec = me
+	}
+	replicas := ReplicasFor(s.Cfg)
+	groups := Groups(s.Runs, replicas)
+	var mine []*Group
+	var mineRuns []*RunSpec
+	for j, g := range groups {
+		if o.Shard.Owns(j) {
+			mine = append(mine, g)
+			mineRuns = append(mineRuns, g.Runs...)
+		}
+	}
+	if o.Shard != All {
+		s.ev.Info("sweep", fmt.Sprintf("shard %s: %d of %d groups, %d of %d runs (up to %d models per group)",
+			o.Shard, len(mine), len(groups), len(mineRuns), len(s.Runs), replicas))
+	}
+	// Which runs are missing, and their releases.
+	done := map[string]*report.Run{}
+	var missing []*RunSpec
+	for _, r := range mineRuns {
+		res, err := st.Result(r.ID)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			done[r.ID] = res
+		} else {
+			missing = append(missing, r)
+		}
+	}
+	if err := s.makeReleases(ctx, missing); err != nil {
+		return nil, err
+	}
+	f := &fitter{s: s, st: st, exec: exec}
+	trained, failed := 0, 0
+	todo := 0
+	for _, g := range mine {
+		if pendingRuns(g, done) != nil {
+			todo++
+		}
+	}
+	for _, g := range mine {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pending := pendingRuns(g, done)
+		if pending == nil {
+			continue
+		}
+		results, err := f.fitGroup(ctx, g, pending, todo)
+		if err != nil {
+			if !o.KeepGoing || ctx.Err() != nil {
+				return nil, err
+			}
+			s.ev.Warn("fit", err.Error())
+			for _, r := range pending {
+				if rerr := st.PutFailure(r, err); rerr != nil {
+					return nil, rerr
+				}
+			}
+			failed += len(pending)
+			continue
+		}
+		for _, res := range results {
+			done[res.RunID] = res
+		}
+		trained += len(results)
+	}
+	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 {
+		s.ev.Info("fit", fmt.Sprintf("%d runs trained, %d already done (skipped), %d failed", trained, skipped, failed))
+	}
+	var out []report.Run
+	for _, r := range mineRuns {
+		if res := done[r.ID]; res != nil {
+			out = append(out, *res)
+		}
+	}
+	if failed > 0 {
+		return out, fmt.Errorf("%w: %d of %d runs (see %s/*.failed.json)", ErrFailedRuns, failed, len(mineRuns), st.runsDir())
+	}
+	return out, nil
+}
+
+func runIDs(runs []*RunSpec) []string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// pendingRuns lists g's runs without a result (nil: none).
+func pendingRuns(g *Group, done map[string]*report.Run) []*RunSpec {
+	var out []*RunSpec
+	for _, r := range g.Runs {
+		if done[r.ID] == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ReplicasFor resolves train.replicas: a number as given; auto is 1 on the
+// go backend (2 cores gain nothing from stacking) and 64 on XLA backends.
+func ReplicasFor(c *Config) int {
+	if !c.Train.Replicas.Auto() {
+		return c.Train.Replicas.N
+	}
+	if backendKind(c.Backend) == "go" {
+		return 1
+	}
+	return 64
+}
+
+func backendKind(name string) string {
+	for i := range name {
+		if name[i] == ':' {
+			return name[:i]
+		}
+	}
+	return name
+}
+
+// fitter trains groups of one session.
+type fitter struct {
+	s      *Session
+	st     Store
+	exec   Executor
+	groups int // groups trained so far
+	spent  time.Duration
+}
+
+// fitGroup trains the pending runs of g and stores their results.
+func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, todo int) ([]*report.Run, error) {
+	s := f.s
+	start := time.Now()
+	if !g.Runs[0].Setting.Trains() {
+		return f.constantRuns(pending)
+	}
+	job, err := f.job(g, pending, todo)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
+	}
+	outs, stats, err := f.exec.Execute(ctx, job)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
+	}
+	if len(outs) != len(pending) {
+		return nil, fmt.Errorf("fit: %s: executor returned %d outcomes for %d runs", g.Name(), len(outs), len(pending))
+	}
+	if stats.ResumedFrom > 0 {
+		s.ev.Warn("fit", fmt.Sprintf("%s resumed from its checkpoint at step %d", g.Name(), stats.ResumedFrom))
+	}
+	var results []*report.Run
+	for i, r := range pending {
+		res := f.result(r, len(pending))
+		o := outs[i]
+		res.Steps = o.Steps
+		res.TrainLoss = o.FinalLoss
+		res.TestAUC = stats.AUC(o.Probs, s.Test.Label)
+		res.TestLogLoss = model.LogLoss(o.Probs, s.Test.Label)
+		res.WallS = stats.WallS / float64(len(pending))
+		res.CompileS, res.CheckpointS = stats.CompileS, stats.CheckpointS
+		res.GroupExamplesPerS = stats.ExamplesPerS
+		res.ExamplesPerS = stats.ExamplesPerS / float64(len(pending))
+		if r.Setting.Kind == pets.None {
+			if err := f.st.putEtaHat(r.ID, o.Probs); err != nil {
+				return nil, err
+			}
+		}
+		if err := f.st.Put(res); err != nil {
+			return nil, err
+		}
+		f.report(r, res)
+		results = append(results, res)
+	}
+	os.RemoveAll(job.CheckpointDir)
+	f.groups++
+	f.spent += time.Since(start)
+	return results, nil
+}
+
+// result fills the identity fields of r's result.
+func (f *fitter) result(r *RunSpec, groupSize int) *report.Run {
+	s := f.s
+	res := &report.Run{RunID: r.ID, Dataset: s.DatasetID, ConfigID: s.ConfigID, Model: s.Cfg.Model.Kind.String(),
+		Setting: r.Setting.ID, Pet: r.Setting.Kind.String(), K: r.Setting.K, Epsilon: r.Setting.Epsilon,
+		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.Cfg.Train.Epochs,
+		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN()}
+	if r.Loss != 0 {
+		res.Loss = r.Loss.String()
+	} else {
+		res.Loss = "constant"
+	}
+	if s.Std != nil {
+		res.Standardization = &report.Standardization{Mean: s.Std.Mean, Std: s.Std.Std}
+	}
+	return res
+}
+
+// constantRuns stores bot's results: ⊥ releases nothing, so the best model
+// is a constant score (AUC ½); nothing is trained.
+func (f *fitter) constantRuns(runs []*RunSpec) ([]*report.Run, error) {
+	labels := f.s.Test.Label
+	probs := make([]float32, len(labels))
+	for i := range probs {
+		probs[i] = 0.5
+	}
+	var out []*report.Run
+	for _, r := range runs {
+		res := f.result(r, 1)
+		res.TestAUC = stats.AUC(probs, labels)
+		res.TestLogLoss = model.LogLoss(probs, labels)
+		if err := f.st.Put(res); err != nil {
+			return nil, err
+		}
+		f.report(r, res)
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (f *fitter) report(spec *RunSpec, r *report.Run) {
+	what := fmt.Sprintf("test AUC %.4f  loss %.4f  %.0f ex/s", r.TestAUC, r.TrainLoss, r.ExamplesPerS)
+	if r.Loss == "constant" {
+		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
+	}
+	f.s.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.Runs), r.Setting, r.LR, r.Trial, what))
+}
+
+// job builds the executor's job for the pending runs of g: each run's
+// batch source over its release (or the clean labels) and loss parameters.
+func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
+	s := f.s
+	mc := model.ModelConfig{Kind: s.Cfg.Model.Kind, InputDim: s.Train.Dim(), Init: s.Cfg.Model.Init}
+	switch mc.Kind {
+	case model.KindMLP:
+		mc.Hidden = s.Cfg.Model.Hidden
+	case model.KindKDDEmbed:
+		if !s.Train.HasSparse() {
+			return nil, fmt.Errorf("model.kind: kdd_embed needs a dataset with a sparse %q column (train data import libsvm)", data.ColIndices)
+		}
+		mc.Buckets = int(s.Dataset.Meta.HashBuckets)
+	}
+	if mc.Kind != model.KindKDDEmbed && s.Train.Dim() == 0 {
+		return nil, fmt.Errorf("model.kind: %s needs dense features; this dataset has only sparse ones (use kdd_embed)", mc.Kind)
+	}
+	feats := featuresOnly(s.Train)
+	job := &Job{Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.Cfg.Train.Epochs, Features: feats, Test: featuresOnly(s.Test),
+		CheckpointDir: f.st.checkpointDir(groupID(pending)), CheckpointEvery: s.Cfg.Train.CheckpointEvery,
+		SparseEmbedding: s.Cfg.Train.SparseEmbedding,
+		Notice:          func(msg string) { s.ev.Warn("fit", msg) }}
+	groupsDone := f.groups
+	job.Progress = func(p Progress) {
+		p.Stage, p.What = "fit", g.Name()
+		p.UnitsDone, p.Units = groupsDone, todo
+		if groupsDone > 0 {
+			per := f.spent / time.Duration(groupsDone)
+			p.TotalETA = p.ETA + per*time.Duration(todo-groupsDone-1)
+		}
+		s.ev.Progress(p)
+	}
+	releases := map[releaseUnit]*data.Frame{}
+	for _, r := range pending {
+		o := data.BatchOptions{BatchSize: s.Cfg.Train.BatchSize, Shuffle: true, Seed: r.ShuffleSeed(), DropLast: true,
+			Features: feats, IndexOnly: true, Width: s.Dataset.Meta.MaxIndices}
+		src := s.Train
+		var p model.LossParams
+		if r.Setting.Kind == pets.None {
+			o.Target = data.TargetLabel
+		} else {
+			u := releaseUnit{r.Setting, r.Trial}
+			rel := releases[u]
+			if rel == nil {
+				var err error
+				if rel, err = s.readRelease(u); err != nil {
+					return nil, err
+				}
+				releases[u] = rel
+			}
+			src = rel
+			switch k := r.Setting.Kind; {
+			case k == pets.RR:
+				o.Target = data.TargetLabelRR
+				p.FlipProb = r.Setting.Mech.FlipProb()
+			case k == pets.LLPGeom:
+				o.Target = data.TargetAlphaDebiased
+			default:
+				o.Target = data.TargetAlpha
+			}
+			if k := r.Setting.K; r.Setting.Kind.IsLLP() {
+				o.BagSize = k
+				o.BatchSize = llpBatch(o.BatchSize, k)
+				if r.Loss == model.LossEasyLLP {
+					p.Prior = meanTarget(rel, r.Setting.Kind)
+				}
+			}
+		}
+		if unit := max(o.BagSize, 1); o.BatchSize > src.Rows-src.Rows%unit {
+			o.BatchSize = src.Rows - src.Rows%unit
+		}
+		bs, err := data.NewBatchSource(src, o)
+		if err != nil {
+			return nil, fmt.Errorf("run %s (%s): %w", r.ID, r.Name(), err)
+		}
+		job.Runs = append(job.Runs, JobRun{Run: r, Source: bs, Params: p})
+	}
+	return job, nil
+}
+
+// meanTarget is the mean released proportion: EasyLLP's label prior,
+// estimated from the release only.
+func meanTarget(f *data.Frame, k pets.Kind) float64 {
+	col := f.Alpha
+	if k == pets.LLPGeom {
+		col = f.AlphaDebiased
+	}
+	var sum float64
+	for _, a := range col {
+		sum += a
+	}
+	return min(max(sum/float64(len(col)), 0), 1)
+}
+
+// WriteRunTables writes runs.csv and runs.parquet.
+func WriteRunTables(s *Session, runs []report.Run) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("fit: no finished runs")
+	}
+	t := report.RunsTable(runs)
+	if err := t.WriteCSV(s.Out("runs.csv")); err != nil {
+		return err
+	}
+	if err := t.WriteParquet(s.Out("runs.parquet")); err != nil {
+		return err
+	}
+	s.ev.Info("fit", fmt.Sprintf("wrote %s, %s", s.Out("runs.csv"), s.Out("runs.parquet")))
+	return nil
+}

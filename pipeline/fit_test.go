@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"labelprivacy/data"
+	"labelprivacy/pets"
+)
+
+// fakeExec stands in for the model: it checks what a trainer is handed
+// (no label column, row ids in range, one target per row or per bag) and
+// predicts a fixed function of the test features.
+type fakeExec struct {
+	t     *testing.T
+	mu    sync.Mutex
+	calls [][]string // run ids, per Execute
+	fail  bool
+}
+
+func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
+	f.mu.Lock()
+	var ids []string
+	for _, r := range job.Runs {
+		ids = append(ids, r.Run.ID)
+	}
+	f.calls = append(f.calls, ids)
+	f.mu.Unlock()
+	if f.fail {
+		return nil, JobStats{}, errors.New("device on fire")
+	}
+	if cols := job.Features.RawLabelColumns(); len(cols) > 0 || job.Test.RawLabelColumns() != nil {
+		f.t.Errorf("%s: the trainer was handed raw columns %v", job.Name, cols)
+	}
+	var outs []Outcome
+	for _, jr := range job.Runs {
+		if jr.Run.Loss != job.Loss {
+			f.t.Errorf("%s: run %s has loss %s in a %s group", job.Name, jr.Run.ID, jr.Run.Loss, job.Loss)
+		}
+		steps := int64(0)
+		for {
+			b, err := jr.Source.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, JobStats{}, err
+			}
+			steps++
+			if b.X != nil {
+				f.t.Errorf("an IndexOnly source gathered features")
+			}
+			for _, r := range b.RowIDs {
+				if r < 0 || int(r) >= job.Features.Rows {
+					f.t.Fatalf("row id %d outside %d feature rows", r, job.Features.Rows)
+				}
+			}
+			want := b.Rows
+			if b.BagSize > 0 {
+				want = b.Rows / b.BagSize
+			}
+			if len(b.Target) != want {
+				f.t.Fatalf("%d targets for %d rows (bag size %d)", len(b.Target), b.Rows, b.BagSize)
+			}
+		}
+		probs := make([]float32, job.Test.Rows)
+		for i := range probs {
+			probs[i] = float32(1 / (1 + math.Exp(-float64(job.Test.X[i*job.Test.Dim()]))))
+		}
+		outs = append(outs, Outcome{Probs: probs, FinalLoss: 0.5, Steps: steps})
+	}
+	return outs, JobStats{WallS: 1, ExamplesPerS: 100}, nil
+}
+
+func (f *fakeExec) runs() []string {
+	var all []string
+	for _, c := range f.calls {
+		all = append(all, c...)
+	}
+	return all
+}
+
+func openTest(t *testing.T, c *Config) *Session {
+	t.Helper()
+	s, err := Open(context.Background(), c, Exclusive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Fit trains each missing run exactly once, in groups of at most
+// train.replicas runs of one loss (and bag size); a rerun trains nothing; a
+// lost result is retrained alone; each (setting, trial) release is made
+// once, recorded in the ledger and free of seeds.
+func TestFitSchedulesEachRunOnce(t *testing.T) {
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	c.Train.Replicas = Replicas{N: 3}
+	s := openTest(t, c)
+	ex := &fakeExec{t: t}
+	res, err := Fit(context.Background(), s, FitOptions{Executor: ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained := ex.runs()
+	slices.Sort(trained)
+	var want []string
+	for _, r := range s.Runs {
+		if r.Setting.Trains() {
+			want = append(want, r.ID)
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(trained, want) || len(res) != len(s.Runs) {
+		t.Fatalf("trained %d runs (want %d, each once); %d results for %d runs", len(trained), len(want), len(res), len(s.Runs))
+	}
+	for _, call := range ex.calls {
+		if len(call) > 3 {
+			t.Fatalf("a group of %d runs with replicas 3", len(call))
+		}
+	}
+	// 3 settings that release × 2 trials, each once.
+	entries, err := pets.ReadLedger(s.ledgerPath())
+	if err != nil || len(entries) != 6 {
+		t.Fatalf("ledger: %d rows (%v), want 6", len(entries), err)
+	}
+	for _, e := range entries {
+		if e.Noise != pets.NoiseSimulation || e.Seed == "" {
+			t.Fatalf("ledger row %+v", e)
+		}
+		md, err := data.ReadMetadata(e.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range md {
+			if strings.Contains(k, "seed") || v == e.Seed {
+				t.Fatalf("release %s metadata %q=%q carries its seed", e.Path, k, v)
+			}
+		}
+		if md["noise"] != string(pets.NoiseSimulation) {
+			t.Fatalf("release %s noise %q", e.Path, md["noise"])
+		}
+	}
+	// Rerun: nothing to train, no new release.
+	ex2 := &fakeExec{t: t}
+	if _, err := Fit(context.Background(), s, FitOptions{Executor: ex2}); err != nil || len(ex2.calls) != 0 {
+		t.Fatalf("rerun trained %v (%v)", ex2.calls, err)
+	}
+	if e2, _ := pets.ReadLedger(s.ledgerPath()); len(e2) != 6 {
+		t.Fatalf("a rerun added ledger rows: %d", len(e2))
+	}
+	// A lost result is retrained, alone.
+	lost := s.Runs[5]
+	os.Remove(Store{Dir: c.Output}.resultPath(lost.ID))
+	ex3 := &fakeExec{t: t}
+	if _, err := Fit(context.Background(), s, FitOptions{Executor: ex3}); err != nil || !slices.Equal(ex3.runs(), []string{lost.ID}) {
+		t.Fatalf("retrained %v, want only %s (%v)", ex3.calls, lost.ID, err)
+	}
+}
+
+// Shards partition the groups: two shards train every run exactly once
+// between them; a failing executor records failures and sweep status
+// reports them.
+func TestFitShardsAndFailures(t *testing.T) {
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	c.Train.Replicas = Replicas{N: 2}
+	s := openTest(t, c)
+	var all []string
+	for i := range 2 {
+		ex := &fakeExec{t: t}
+		if _, err := Fit(context.Background(), s, FitOptions{Shard: Shard{i, 2}, Executor: ex}); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, ex.runs()...)
+	}
+	slices.Sort(all)
+	if len(slices.Compact(slices.Clone(all))) != len(all) || len(all) != 16 { // 4 training settings × 2 LR × 2 trials
+		t.Fatalf("two shards trained %d runs (%d distinct), want 16 once each", len(all), len(slices.Compact(all)))
+	}
+
+	c2 := testConfig(filepath.Join(t.TempDir(), "out2"))
+	s2 := openTest(t, c2)
+	_, err := Fit(context.Background(), s2, FitOptions{KeepGoing: true, Executor: &fakeExec{t: t, fail: true}})
+	if !errors.Is(err, ErrFailedRuns) {
+		t.Fatalf("err = %v", err)
+	}
+	s2.Close()
+	st, err := SweepStatus(c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Failed != 16 || st.Done != 4 || st.Missing != 0 { // bot's 4 runs train nothing and cannot fail
+		t.Fatalf("status %+v", st)
+	}
+}
+
+// A single-writer stage holds the output: a second one fails at once and
+// names the holder; sweep shards share it.
+func TestOutputLock(t *testing.T) {
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	s := openTest(t, c)
+	_, err := Open(context.Background(), c, Exclusive, nil)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second writer: err = %v, want it to name pid %d", err, os.Getpid())
+	}
+	if _, err := Open(context.Background(), c, Shared, nil); err == nil {
+		t.Fatal("a shard opened an output held by a single writer")
+	}
+	s.Close()
+	a, err := Open(context.Background(), c, Shared, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(context.Background(), c, Shared, nil)
+	if err != nil {
+		t.Fatalf("two shards: %v", err)
+	}
+	b.Close()
+}

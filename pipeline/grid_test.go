@@ -1,0 +1,178 @@
+package pipeline
+
+import (
+	"testing"
+
+	"labelprivacy/model"
+	"labelprivacy/pets"
+)
+
+func testConfig(out string) *Config {
+	c := Defaults()
+	c.Name, c.Output, c.Seed = "t", out, 5
+	c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Data.Synth.Features = 600, 200, 4
+	c.Model.Hidden = []int{8}
+	c.Train.Epochs, c.Train.BatchSize, c.Train.Trials = 1, 64, 2
+	c.Train.LearningRates = []float64{0.01, 0.003}
+	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}},
+		{Mechanism: pets.LLPGeom, K: []int{4, 8}, Epsilon: []float64{1}}, {Mechanism: pets.Bot}}
+	c.Audit.Examples = 100
+	return &c
+}
+
+func TestDefaultsValid(t *testing.T) {
+	d := Defaults()
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := testConfig("o").Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, key string
+		edit      func(*Config)
+	}{
+		{"seed above 2^63", "seed", func(c *Config) { c.Seed = 1 << 63 }},
+		{"backend", "backend", func(c *Config) { c.Backend = "cuda" }},
+		{"empty go options", "backend", func(c *Config) { c.Backend = "go:" }},
+		{"tiny epsilon", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{1e-300} }},
+		{"k on rr", "pets[1].k", func(c *Config) { c.Pets[1].K = []int{3} }},
+		{"no k on llp", "pets[2].k", func(c *Config) { c.Pets[2].K = nil }},
+		{"rr loss", "train.rr_loss", func(c *Config) { c.Train.RRLoss = model.LossPropMatch }},
+		{"knn rows", "audit.knn_rows", func(c *Config) { c.Audit.KNNRows = 3 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConfig("o")
+			tc.edit(c)
+			err := c.Validate()
+			fe, ok := err.(*FieldError)
+			if !ok || fe.Key != tc.key {
+				t.Fatalf("err = %v, want a FieldError for %s", err, tc.key)
+			}
+		})
+	}
+	for _, b := range []string{"go", "go:ops_parallel", "go:parallelism=2", "xla:cuda", "xla:/opt/plugin.so"} {
+		if err := checkBackend(b); err != nil {
+			t.Errorf("backend %q: %v", b, err)
+		}
+	}
+}
+
+// A batch size that is not a multiple of k is noted at start, not rounded
+// silently.
+func TestNotices(t *testing.T) {
+	c := testConfig("o")
+	c.Train.BatchSize = 70
+	n := c.Notices()
+	if len(n) != 2 || n[0] != "train.batch_size 70 is not a multiple of k=4: llp_geom batches hold 17 bags (68 rows)" {
+		t.Fatalf("notices %q", n)
+	}
+	c.Train.BatchSize = 64
+	if n := c.Notices(); len(n) != 0 {
+		t.Fatalf("notices %q", n)
+	}
+}
+
+func TestTextValues(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Interval
+	}{{"500", Interval{Steps: 500}}, {"10m", Interval{Every: 600e9}}, {"0", Interval{}}} {
+		var i Interval
+		if err := i.UnmarshalText([]byte(tc.in)); err != nil || i != tc.want {
+			t.Fatalf("%q → %+v, %v", tc.in, i, err)
+		}
+		var back Interval
+		if b, _ := i.MarshalText(); back.UnmarshalText(b) != nil || back != i {
+			t.Fatalf("%+v does not round-trip", i)
+		}
+	}
+	for _, bad := range []string{"-1", "soon", "-5m"} {
+		var i Interval
+		if i.UnmarshalText([]byte(bad)) == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+	var r Replicas
+	if r.UnmarshalText([]byte("auto")) != nil || !r.Auto() || r.UnmarshalText([]byte("8")) != nil || r.N != 8 || r.UnmarshalText([]byte("0")) == nil {
+		t.Fatalf("replicas %+v", r)
+	}
+}
+
+func TestSettingsAndRuns(t *testing.T) {
+	c := testConfig("o")
+	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RR, Epsilon: []float64{1}}) // a duplicate setting
+	settings, err := Settings(c.Pets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range settings {
+		ids = append(ids, s.ID)
+	}
+	if got := ids; len(got) != 5 || got[0] != "none" || got[1] != "rr_eps1" || got[2] != "llp_geom_k4_eps1" || got[4] != "bot" {
+		t.Fatalf("settings %v", got)
+	}
+	runs := Runs(c, settings, "sha256:a")
+	if len(runs) != 5*2*2 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	// Grid order: settings, then trials, then learning rates.
+	if r := runs[3]; r.Setting.ID != "none" || r.Trial != 1 || r.LR != 0.003 || r.Index != 3 {
+		t.Fatalf("run 3: %s", r.Name())
+	}
+	// A trial's runs share their seed at every learning rate; trials and
+	// settings differ.
+	if runs[0].Seed != runs[1].Seed || runs[0].Seed == runs[2].Seed || runs[0].Seed == runs[4].Seed {
+		t.Fatalf("seeds %d %d %d %d", runs[0].Seed, runs[1].Seed, runs[2].Seed, runs[4].Seed)
+	}
+	ids2 := map[string]bool{}
+	for _, r := range runs {
+		if ids2[r.ID] {
+			t.Fatalf("duplicate run id %s", r.ID)
+		}
+		ids2[r.ID] = true
+	}
+	// Identity: the backend, the dataset's content and the seed change run
+	// ids; the output directory and the group size do not; seeds never
+	// depend on the backend.
+	for _, tc := range []struct {
+		name    string
+		edit    func(*Config)
+		dataset string
+		same    bool
+	}{
+		{"output", func(c *Config) { c.Output = "elsewhere" }, "sha256:a", true},
+		{"replicas", func(c *Config) { c.Train.Replicas = Replicas{N: 8} }, "sha256:a", true},
+		{"backend", func(c *Config) { c.Backend = "xla:cuda" }, "sha256:a", false},
+		{"dataset", func(*Config) {}, "sha256:b", false},
+		{"seed", func(c *Config) { c.Seed = 6 }, "sha256:a", false},
+		{"epochs", func(c *Config) { c.Train.Epochs = 3 }, "sha256:a", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c2 := testConfig("o")
+			tc.edit(c2)
+			other := Runs(c2, settings, tc.dataset)
+			if (other[0].ID == runs[0].ID) != tc.same {
+				t.Fatalf("run id %s vs %s, want same=%v", other[0].ID, runs[0].ID, tc.same)
+			}
+			if tc.name == "backend" && other[0].Seed != runs[0].Seed {
+				t.Fatal("the backend changed a run's seed")
+			}
+		})
+	}
+}
+
+// DeriveSeed is part of every stored result's identity: changing it
+// silently would retrain finished sweeps. Golden values.
+func TestDeriveSeedGolden(t *testing.T) {
+	if got := DeriveSeed(1, "release", "rr_eps1", "0"); got != deriveGolden {
+		t.Fatalf("DeriveSeed = %d, want %d", got, deriveGolden)
+	}
+	if DeriveSeed(1, "ab", "c") == DeriveSeed(1, "a", "bc") {
+		t.Fatal("labels are not separated")
+	}
+}

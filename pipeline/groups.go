@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"labelprivacy/model"
+)
+
+// A Group is runs trained together as one unit — one compiled program
+// training len(Runs) models on device-resident data when the executor
+// supports it. Its runs share the dataset, the model, the loss (and bag
+// size, for per-bag losses), the batch size and the epochs; everything else
+// (learning rate, seeds, targets, bags, data order, optimizer state) is per
+// run, and a run's result does not depend on its group.
+type Group struct {
+	ID      string // hash of its run ids
+	Loss    model.Loss
+	BagSize int // k for per-bag losses, else 0
+	Runs    []*RunSpec
+}
+
+// Name describes the group in progress lines and errors.
+func (g *Group) Name() string {
+	if len(g.Runs) == 1 {
+		return g.Runs[0].Name()
+	}
+	ids := map[string]bool{}
+	var names []string
+	for _, r := range g.Runs {
+		if !ids[r.Setting.ID] {
+			ids[r.Setting.ID] = true
+			names = append(names, r.Setting.ID)
+		}
+	}
+	return fmt.Sprintf("%d models of %s", len(g.Runs), strings.Join(names, ","))
+}
+
+type groupKey struct {
+	loss model.Loss
+	k    int
+}
+
+// Groups partitions the grid's runs into groups of at most replicas runs,
+// deterministically: runs in grid order join the open group of their key
+// (loss, bag size) and a full group is closed. Bot runs train nothing and
+// form groups of one. Groups come out in the order they were opened, so
+// shards can partition them by index.
+func Groups(runs []*RunSpec, replicas int) []*Group {
+	var out []*Group
+	open := map[groupKey]*Group{}
+	for _, r := range runs {
+		if !r.Setting.Trains() {
+			out = append(out, newGroup(groupKey{}, r))
+			continue
+		}
+		key := groupKey{loss: r.Loss}
+		if r.Loss.PerBag() {
+			key.k = r.Setting.K
+		}
+		g := open[key]
+		if g == nil || len(g.Runs) >= replicas {
+			g = newGroup(key, r)
+			open[key] = g
+			out = append(out, g)
+			continue
+		}
+		g.Runs = append(g.Runs, r)
+	}
+	for _, g := range out {
+		g.ID = groupID(g.Runs)
+	}
+	return out
+}
+
+func newGroup(k groupKey, r *RunSpec) *Group {
+	return &Group{Loss: k.loss, BagSize: k.k, Runs: []*RunSpec{r}}
+}
+
+func groupID(runs []*RunSpec) string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return "g" + shortHash(ids)
+}
+
+// Shard is the I-th of N disjoint parts of a sweep: group j belongs to shard
+// j mod N, so shards partition the groups (and so the runs) exactly.
+type Shard struct{ I, N int }
+
+// All is the whole sweep.
+var All = Shard{0, 1}
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
+
+// Owns reports whether group j belongs to the shard.
+func (s Shard) Owns(j int) bool { return j%s.N == s.I }
+
+// ParseShard parses "i/n" with 0 ≤ i < n.
+func ParseShard(v string) (Shard, error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, err1 := strconv.Atoi(strings.TrimSpace(a))
+	n, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("shard %q: want i/n with 0 ≤ i < n", v)
+	}
+	return Shard{i, n}, nil
+}

@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"regexp"
+	"testing"
+
+	"labelprivacy/model"
+	"labelprivacy/pets"
+)
+
+// Groups partition the runs (each exactly once, grid order kept inside a
+// group), hold at most R runs of one loss and bag size, and shards
+// partition the groups.
+func TestGroupsPartition(t *testing.T) {
+	c := testConfig("o")
+	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLP, K: []int{4}})
+	c.Train.Trials = 3
+	settings, err := Settings(c.Pets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := Runs(c, settings, "sha256:a")
+	for _, R := range []int{1, 2, 3, 8, 64} {
+		groups := Groups(runs, R)
+		seen := map[string]int{}
+		for _, g := range groups {
+			if len(g.Runs) == 0 || len(g.Runs) > R {
+				t.Fatalf("R=%d: group of %d", R, len(g.Runs))
+			}
+			for i, r := range g.Runs {
+				seen[r.ID]++
+				if r.Loss != g.Loss || (g.Loss.PerBag() && r.Setting.K != g.BagSize) {
+					t.Fatalf("R=%d: %s (loss %s, k %d) in group %s/%d", R, r.Name(), r.Loss, r.Setting.K, g.Loss, g.BagSize)
+				}
+				if !r.Setting.Trains() && len(g.Runs) != 1 {
+					t.Fatalf("R=%d: a bot run shares a group", R)
+				}
+				if i > 0 && g.Runs[i-1].Index >= r.Index {
+					t.Fatalf("R=%d: group out of grid order", R)
+				}
+			}
+		}
+		if len(seen) != len(runs) {
+			t.Fatalf("R=%d: %d of %d runs grouped", R, len(seen), len(runs))
+		}
+		for id, n := range seen {
+			if n != 1 {
+				t.Fatalf("R=%d: run %s in %d groups", R, id, n)
+			}
+		}
+		// llp_geom k=4 and k=8 and llp k=4 (another loss? no: the same
+		// propmatch loss, the same k=4) may share; k=4 and k=8 never do.
+		for _, g := range groups {
+			ks := map[int]bool{}
+			for _, r := range g.Runs {
+				if r.Loss == model.LossPropMatch {
+					ks[r.Setting.K] = true
+				}
+			}
+			if len(ks) > 1 {
+				t.Fatalf("R=%d: a group mixes bag sizes %v", R, ks)
+			}
+		}
+		for n := 1; n <= 5; n++ {
+			for j := range groups {
+				owners := 0
+				for i := range n {
+					if (Shard{i, n}).Owns(j) {
+						owners++
+					}
+				}
+				if owners != 1 {
+					t.Fatalf("group %d has %d owners among %d shards", j, owners, n)
+				}
+			}
+		}
+	}
+	// Deterministic: the same grid gives the same groups.
+	a, b := Groups(runs, 3), Groups(runs, 3)
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			t.Fatal("Groups is not deterministic")
+		}
+	}
+}
+
+func TestParseShardAndJobName(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Shard
+		ok   bool
+	}{{"0/1", Shard{0, 1}, true}, {"2/5", Shard{2, 5}, true}, {" 1 / 3 ", Shard{1, 3}, true}, {"3/3", Shard{}, false}, {"2", Shard{}, false}, {"-1/2", Shard{}, false}} {
+		got, err := ParseShard(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Fatalf("ParseShard(%q) = %v, %v", tc.in, got, err)
+		}
+	}
+	dns1123 := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	for in, want := range map[string]string{
+		"quickstart":   "lp-quickstart",
+		"My_Sweep v2!": "lp-my-sweep-v2",
+		"__":           "lp-sweep",
+		"a very long name that goes on and on and on, well beyond sixty-three characters": "",
+	} {
+		got := jobName(in)
+		if (want != "" && got != want) || len(got) > 63 || !dns1123.MatchString(got) {
+			t.Errorf("jobName(%q) = %q (%d chars), want %q, a DNS-1123 label", in, got, len(got), want)
+		}
+	}
+}

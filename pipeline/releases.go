@@ -1,0 +1,129 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"labelprivacy/data"
+	"labelprivacy/internal/flock"
+	"labelprivacy/pets"
+	"labelprivacy/release"
+)
+
+// releaseUnit is one (setting, trial): its models at every learning rate
+// train on the same release.
+type releaseUnit struct {
+	s     *Setting
+	trial int
+}
+
+func (s *Session) releasePath(u releaseUnit) string {
+	return s.Out("releases", u.s.ID, "trial-"+strconv.Itoa(u.trial)+".arrow")
+}
+
+func (s *Session) ledgerPath() string { return s.Out(pets.LedgerFile) }
+
+// makeReleases makes (or finds) the simulation release of every
+// (setting, trial) that runs train on, once: under a lock shared by every
+// process writing to this output (sweep shards too), a release whose
+// ledger row matches its seed, its label source and its file's SHA-256 is
+// reused; any other is made and published with its ledger row.
+func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
+	var units []releaseUnit
+	seen := map[releaseUnit]bool{}
+	for _, r := range runs {
+		u := releaseUnit{r.Setting, r.Trial}
+		if r.Setting.Releases() && !seen[u] {
+			seen[u] = true
+			units = append(units, u)
+		}
+	}
+	if len(units) == 0 {
+		return nil
+	}
+	lock, err := flock.Acquire(s.Out(".release.lock"), flock.Exclusive, true, "train: making releases")
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	ledger, err := pets.NewLedger(s.ledgerPath(), s.Cfg.Privacy.DeltaPrime)
+	if err != nil {
+		return err
+	}
+	entries, err := readLedgerIfAny(s.ledgerPath())
+	if err != nil {
+		return err
+	}
+	wrote, reused := 0, 0
+	for i, u := range units {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		path := s.releasePath(u)
+		seed := ReleaseSeed(s.Cfg.Seed, u.s, u.trial)
+		if ok, err := s.releaseCurrent(entries, path, seed); err != nil {
+			return err
+		} else if ok {
+			reused++
+			continue
+		}
+		rel, err := release.Apply(s.Dataset.Train.Label, u.s.Mech,
+			release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: s.Cfg.Privacy.KeepRemainder})
+		if err != nil {
+			return fmt.Errorf("release %s trial %d: %w", u.s.ID, u.trial, err)
+		}
+		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, rel.Entry(path, s.labelSource(), seed))
+		if err != nil {
+			return err
+		}
+		entries = append(entries, row)
+		wrote++
+		s.ev.Progress(Progress{Stage: "release", What: u.s.ID, UnitsDone: i + 1, Units: len(units)})
+	}
+	s.ev.Info("privatize", fmt.Sprintf("%d releases written, %d reused under %s; ledger %s",
+		wrote, reused, s.Out("releases"), s.ledgerPath()))
+	return nil
+}
+
+// releaseCurrent reports whether path holds the simulation release of this
+// dataset's labels made with seed: its ledger row is there, not aborted,
+// and the file's bytes are the ones recorded.
+func (s *Session) releaseCurrent(entries []pets.LedgerEntry, path string, seed uint64) (bool, error) {
+	aborted := map[string]bool{}
+	for _, e := range entries {
+		if e.Status == pets.StatusAborted {
+			aborted[e.ID] = true
+		}
+	}
+	want := strconv.FormatUint(seed, 10)
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Path != path || e.Status != pets.StatusReleased || aborted[e.ID] {
+			continue
+		}
+		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Source != s.labelSource() {
+			return false, nil
+		}
+		sum, err := release.FileSHA256(path)
+		if err != nil {
+			return false, nil // missing or unreadable: make it again
+		}
+		return sum == e.SHA256, nil
+	}
+	return false, nil
+}
+
+// readRelease reads a simulation release back for training, refusing one
+// that carries raw label columns.
+func (s *Session) readRelease(u releaseUnit) (*data.Frame, error) {
+	path := s.releasePath(u)
+	f, err := data.ReadFrame(path)
+	if err != nil {
+		return nil, err
+	}
+	if cols := f.RawLabelColumns(); len(cols) > 0 {
+		return nil, fmt.Errorf("fit: release %s carries raw columns %v; refusing to train on it", path, cols)
+	}
+	return f, nil
+}

@@ -1,0 +1,223 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"labelprivacy/data"
+	"labelprivacy/report"
+)
+
+// Report writes the session's summary.csv/.parquet, figures and report.md.
+// Runs outside the config's grid (left in the output by an earlier config)
+// are left out and counted.
+func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
+	g := Grid{Dataset: s.DatasetID, Config: s.ConfigID, Runs: runIDs(s.Runs)}
+	return writeReport(s.Cfg.Output, "labelprivacy report: "+s.Cfg.Name, &ResultSet{Runs: runs, Audits: audits, Posteriors: post},
+		report.Options{InGrid: g.InGrid()}, nil, s.ev)
+}
+
+// ResultSet is one run directory's results, as `train report` reads them.
+type ResultSet struct {
+	Dir        string
+	Runs       []report.Run
+	Audits     []report.Audit
+	Posteriors []report.Posterior
+	// Grid is the directory's recorded grid (nil for sets written before
+	// grids were recorded: then every run counts).
+	Grid *Grid
+}
+
+// LoadResultSet reads a run directory: every shard's runs/*.json (else
+// runs.parquet), audit.parquet and posteriors.parquet when present, and
+// grid.json.
+func LoadResultSet(dir string) (*ResultSet, error) {
+	st := Store{Dir: dir}
+	rs := &ResultSet{Dir: dir}
+	var err error
+	if rs.Runs, err = st.All(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if len(rs.Runs) == 0 {
+		t, err := data.ReadTable(filepath.Join(dir, "runs.parquet"))
+		if err != nil {
+			return nil, fmt.Errorf("report: %s has no finished runs (runs/*.json or runs.parquet): %w", dir, err)
+		}
+		if rs.Runs, err = report.ReadRuns(t); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "runs.parquet"), err)
+		}
+	}
+	if t, err := readIfExists(filepath.Join(dir, "audit.parquet")); err != nil {
+		return nil, err
+	} else if t != nil {
+		if rs.Audits, err = report.ReadAudits(t); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "audit.parquet"), err)
+		}
+	}
+	if t, err := readIfExists(filepath.Join(dir, "posteriors.parquet")); err != nil {
+		return nil, err
+	} else if t != nil {
+		if rs.Posteriors, err = report.ReadPosteriors(t); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "posteriors.parquet"), err)
+		}
+	}
+	if rs.Grid, err = st.ReadGrid(); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+func readIfExists(path string) (*data.Table, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return data.ReadTable(path)
+}
+
+// merge concatenates result sets; a run counts when it is in the grid of
+// any set that recorded one (run ids are content hashes, so a run of one
+// set may belong to another's grid).
+func merge(sets []*ResultSet) (*ResultSet, func(string) bool) {
+	out := &ResultSet{}
+	var grids []func(string) bool
+	for _, s := range sets {
+		out.Runs = append(out.Runs, s.Runs...)
+		out.Audits = append(out.Audits, s.Audits...)
+		out.Posteriors = append(out.Posteriors, s.Posteriors...)
+		if s.Grid == nil {
+			return out, nil // a set without a grid: every run counts
+		}
+		grids = append(grids, s.Grid.InGrid())
+	}
+	return out, func(id string) bool {
+		for _, g := range grids {
+			if g(id) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// ReportOptions configure `train report`.
+type ReportOptions struct {
+	In  []string // run directories, merged
+	Out string
+	// Compare, when set, holds two run directories A and B: ΔAUC and
+	// Δadvantage (B − A) with standard errors.
+	Compare []string
+	// AllowMixed keeps runs of different datasets or configs as separate
+	// rows instead of failing.
+	AllowMixed bool
+}
+
+// ReportSets merges result sets and writes summary.csv/.parquet, figures,
+// report.md and, with Compare, compare.csv/.parquet.
+func ReportSets(o ReportOptions, ev Events) error {
+	ev = orDiscard(ev)
+	load := func(dirs []string) (*ResultSet, func(string) bool, error) {
+		var sets []*ResultSet
+		for _, d := range dirs {
+			s, err := LoadResultSet(d)
+			if err != nil {
+				return nil, nil, err
+			}
+			sets = append(sets, s)
+		}
+		rs, in := merge(sets)
+		return rs, in, nil
+	}
+	dirs := o.In
+	if len(dirs) == 0 {
+		dirs = o.Compare[1:]
+	}
+	rs, in, err := load(dirs)
+	if err != nil {
+		return err
+	}
+	var cmp *comparison
+	if len(o.Compare) == 2 {
+		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}}
+		for i, d := range o.Compare {
+			set, in, err := load([]string{d})
+			if err != nil {
+				return err
+			}
+			if cmp.sums[i], err = report.Summarize(set.Runs, set.Audits, report.Options{InGrid: in, AllowMixed: o.AllowMixed}); err != nil {
+				return fmt.Errorf("report: %s: %w", d, err)
+			}
+		}
+	}
+	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev)
+	return err
+}
+
+type comparison struct {
+	names [2]string
+	sums  [2]*report.Summary
+}
+
+// writeReport summarizes rs and writes the report files under out.
+func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *comparison, ev Events) (*report.Summary, error) {
+	sum, err := report.Summarize(rs.Runs, rs.Audits, opts)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	md := report.Markdown{Title: title, Summary: sum}
+	if cmp != nil {
+		rows, err := report.Compare(cmp.sums[0], cmp.sums[1])
+		if err != nil {
+			return nil, err
+		}
+		t := report.ComparisonTable(rows)
+		if err := t.WriteCSV(filepath.Join(out, "compare.csv")); err != nil {
+			return nil, err
+		}
+		if err := t.WriteParquet(filepath.Join(out, "compare.parquet")); err != nil {
+			return nil, err
+		}
+		md.Comparison, md.CompareNames = rows, cmp.names
+		n := 0
+		for _, r := range rows {
+			if r.Significant {
+				n++
+				ev.Info("compare", fmt.Sprintf("%-22s ΔAUC %+.4f ± %.4f  Δadvantage %+.4f ± %.4f  (> 2 SE)", r.Setting, r.DAUC, r.DAUCSE, r.DEAdv, r.DEAdvSE))
+			}
+		}
+		ev.Info("compare", fmt.Sprintf("%d of %d settings differ by more than 2 SE", n, len(rows)))
+	}
+	t := report.SummaryTable(sum)
+	if err := t.WriteCSV(filepath.Join(out, "summary.csv")); err != nil {
+		return nil, err
+	}
+	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
+		return nil, err
+	}
+	figs, err := report.WritePlots(filepath.Join(out, "figures"), sum, rs.Posteriors)
+	if err != nil {
+		return nil, err
+	}
+	md.Figures = figs
+	path := filepath.Join(out, "report.md")
+	if err := report.WriteMarkdown(path, md); err != nil {
+		return nil, err
+	}
+	var notes []string
+	if sum.Duplicates > 0 {
+		notes = append(notes, fmt.Sprintf("%d duplicate runs dropped", sum.Duplicates))
+	}
+	if sum.OutOfGrid > 0 {
+		notes = append(notes, fmt.Sprintf("%d runs outside the grid left out", sum.OutOfGrid))
+	}
+	extra := ""
+	if len(notes) > 0 {
+		extra = " (" + strings.Join(notes, "; ") + ")"
+	}
+	ev.Info("report", fmt.Sprintf("%d settings from %d runs%s; wrote %s, %s, %d figures under %s", len(sum.Rows), sum.RunsRead, extra,
+		filepath.Join(out, "summary.csv"), path, len(figs), filepath.Join(out, "figures")))
+	return sum, nil
+}

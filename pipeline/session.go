@@ -1,0 +1,199 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"go.yaml.in/yaml/v3"
+
+	"labelprivacy/data"
+	"labelprivacy/internal/flock"
+	"labelprivacy/pets"
+)
+
+// Access is how a session uses its output directory.
+type Access int
+
+const (
+	// Exclusive: a single-writer stage (run, fit, audit). A second one on
+	// the same output fails at once, naming the holder.
+	Exclusive Access = iota + 1
+	// Shared: a sweep shard; shards of one sweep run concurrently (also on
+	// several hosts of a shared filesystem) and exclude single-writer stages.
+	Shared
+	// ReadOnly takes no lock (status, emit, report).
+	ReadOnly
+)
+
+// Session is a validated config with its dataset and its grid: what every
+// stage needs.
+type Session struct {
+	Cfg       *Config
+	Dataset   *data.Dataset // train and test as loaded (raw features)
+	DatasetID string        // content identity (data.Meta.Identity)
+	// Std is the standardization applied to Train and Test (nil: none).
+	Std *data.Standardizer
+	// Train and Test are the frames the models see: standardized features
+	// (when Std is set) with the original label (and eta) columns.
+	Train, Test *data.Frame
+	Settings    []*Setting
+	Runs        []*RunSpec
+	ConfigID    string
+
+	ev     Events
+	lock   *flock.Lock
+	labels string // pets.LabelSource of the training labels (computed on first use)
+}
+
+// Open validates cfg, takes the output lock, writes config.resolved.yaml,
+// makes or loads the dataset, standardizes it and expands the grid.
+func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Session{Cfg: cfg, ev: orDiscard(ev), ConfigID: ConfigID(cfg)}
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	if access != ReadOnly {
+		mode := flock.Exclusive
+		if access == Shared {
+			mode = flock.Shared
+		}
+		l, err := flock.Acquire(filepath.Join(cfg.Output, ".lock"), mode, false, "train "+cfg.Name)
+		if err != nil {
+			var held *flock.HeldError
+			if errors.As(err, &held) {
+				return nil, fmt.Errorf("output %s is in use: %w (wait for it, or choose another output)", cfg.Output, err)
+			}
+			return nil, err
+		}
+		s.lock = l
+		path, err := WriteResolved(cfg)
+		if err != nil {
+			return nil, err
+		}
+		s.ev.Info("config", path)
+	}
+	for _, n := range cfg.Notices() {
+		s.ev.Warn("config", n)
+	}
+	dir, err := s.dataStage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.Dataset, err = data.Load(dir); err != nil {
+		return nil, err
+	}
+	s.DatasetID = s.Dataset.Meta.Identity()
+	s.Train, s.Test = s.Dataset.Train, s.Dataset.Test
+	if cfg.Data.Standardize && s.Train.Dim() > 0 {
+		if s.Std, err = data.FitStandardizer(s.Train); err != nil {
+			return nil, fmt.Errorf("data.standardize: %w", err)
+		}
+		if s.Train, err = s.Std.Apply(s.Train); err != nil {
+			return nil, err
+		}
+		if s.Test, err = s.Std.Apply(s.Test); err != nil {
+			return nil, err
+		}
+	}
+	if s.Settings, err = Settings(cfg.Pets); err != nil {
+		return nil, err
+	}
+	s.Runs = Runs(cfg, s.Settings, s.DatasetID)
+	ok = true
+	return s, nil
+}
+
+// Close releases the output lock.
+func (s *Session) Close() error {
+	if s == nil || s.lock == nil {
+		return nil
+	}
+	err := s.lock.Release()
+	s.lock = nil
+	return err
+}
+
+// Out joins path elements under the output directory.
+func (s *Session) Out(elem ...string) string {
+	return filepath.Join(append([]string{s.Cfg.Output}, elem...)...)
+}
+
+// labelSource is the ledger's name for the training labels.
+func (s *Session) labelSource() string {
+	if s.labels == "" {
+		s.labels = pets.LabelSource(s.Dataset.Train.Label)
+	}
+	return s.labels
+}
+
+// WriteResolved writes the effective config to <output>/config.resolved.yaml
+// (it holds the seed: it stays with the raw data, never with a release).
+func WriteResolved(c *Config) (string, error) {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.Output, "config.resolved.yaml")
+	header := []byte("# The configuration this run resolved (file + TRAIN_* environment + --set).\n")
+	return path, data.WriteFileAtomic(path, append(header, b...))
+}
+
+// dataStage returns the dataset directory: data.path, or a synthetic
+// dataset under <output>/data (reused when its meta matches the config).
+func (s *Session) dataStage(ctx context.Context) (string, error) {
+	cfg := s.Cfg
+	if cfg.Data.Path != "" {
+		m, err := data.ReadMeta(cfg.Data.Path)
+		if err != nil {
+			return "", fmt.Errorf("data.path: %w", err)
+		}
+		s.ev.Info("data", fmt.Sprintf("using %s (%s, train %d rows, test %d rows)", cfg.Data.Path, m.Source, m.TrainRows, m.TestRows))
+		return cfg.Data.Path, nil
+	}
+	sc := cfg.Data.Synth
+	dir := s.Out("data")
+	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir}
+	if m, err := data.ReadMeta(dir); err == nil && synthMatches(m, want) {
+		s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
+		return dir, nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) && !os.IsNotExist(errors.Unwrap(err)) {
+		s.ev.Warn("data", fmt.Sprintf("rewriting %s: %v", dir, err))
+	}
+	m, err := data.Synth(ctx, want)
+	if err != nil {
+		return "", err
+	}
+	s.ev.Info("data", fmt.Sprintf("wrote %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
+	return dir, nil
+}
+
+func synthMatches(m *data.Meta, o data.SynthOptions) bool {
+	return m.Source == "synth" && m.Kind == o.Kind.String() && m.TrainRows == int64(o.Rows) &&
+		m.TestRows == int64(o.TestRows) && len(m.Features) == o.Features && m.Seed == o.Seed &&
+		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features))
+}
+
+// BayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).
+func bayesNote(m *data.Meta) string {
+	if m.BayesAUC == nil {
+		return ""
+	}
+	return fmt.Sprintf(", Bayes AUC %.4f", *m.BayesAUC)
+}
+
+// featuresOnly is f without label, eta or release columns: what a PET
+// model's trainer may see.
+func featuresOnly(f *data.Frame) *data.Frame {
+	return &data.Frame{Rows: f.Rows, Features: f.Features, X: f.X, Indices: f.Indices, Offsets: f.Offsets, Meta: f.Meta}
+}

@@ -1,0 +1,183 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"labelprivacy/data"
+	"labelprivacy/report"
+)
+
+// The run store: every finished run is one file OUT/runs/<run_id>.json
+// (report.Run, written atomically when the run finishes), so a rerun, a
+// crashed sweep or another shard knows what is done by looking; a failed
+// run leaves OUT/runs/<run_id>.failed.json with its error.
+
+// Store is a run directory's result files.
+type Store struct{ Dir string }
+
+func (st Store) runsDir() string                { return filepath.Join(st.Dir, "runs") }
+func (st Store) resultPath(id string) string    { return filepath.Join(st.runsDir(), id+".json") }
+func (st Store) failurePath(id string) string   { return filepath.Join(st.runsDir(), id+".failed.json") }
+func (st Store) etaHatPath(id string) string    { return filepath.Join(st.Dir, "eta_hat", id+".parquet") }
+func (st Store) gridPath() string               { return filepath.Join(st.Dir, "grid.json") }
+func (st Store) checkpointDir(id string) string { return filepath.Join(st.Dir, "checkpoints", id) }
+
+// Result returns the stored result of run id, or nil when it has not
+// finished. A damaged file is an error naming it.
+func (st Store) Result(id string) (*report.Run, error) {
+	b, err := os.ReadFile(st.resultPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r report.Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.resultPath(id), err)
+	}
+	return &r, nil
+}
+
+// Put stores a finished run and clears a failure record left by an earlier
+// attempt.
+func (st Store) Put(r *report.Run) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := data.WriteFileAtomic(st.resultPath(r.RunID), append(b, '\n')); err != nil {
+		return err
+	}
+	os.Remove(st.failurePath(r.RunID))
+	return nil
+}
+
+// Failure is a failed run's record.
+type Failure struct {
+	RunID   string  `json:"run_id"`
+	Setting string  `json:"setting"`
+	LR      float64 `json:"lr"`
+	Trial   int     `json:"trial"`
+	Error   string  `json:"error"`
+}
+
+// PutFailure records that run r failed with err.
+func (st Store) PutFailure(r *RunSpec, runErr error) error {
+	b, err := json.MarshalIndent(Failure{RunID: r.ID, Setting: r.Setting.ID, LR: r.LR, Trial: r.Trial, Error: runErr.Error()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(st.failurePath(r.ID), append(b, '\n'))
+}
+
+// Failed reports whether run id has a failure record.
+func (st Store) Failed(id string) bool {
+	_, err := os.Stat(st.failurePath(id))
+	return err == nil
+}
+
+// All reads every finished run of the directory (every shard's), sorted by
+// run id; damaged files are errors naming them.
+func (st Store) All() ([]report.Run, error) {
+	files, err := filepath.Glob(filepath.Join(st.runsDir(), "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []report.Run
+	for _, f := range files {
+		if strings.HasSuffix(f, ".failed.json") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var r report.Run
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b report.Run) int { return strings.Compare(a.RunID, b.RunID) })
+	return out, nil
+}
+
+// Grid is OUT/grid.json: which runs the current config's grid holds, so
+// that a report over the directory leaves out runs of an earlier config.
+type Grid struct {
+	Dataset string   `json:"dataset"`
+	Config  string   `json:"config_id"`
+	Runs    []string `json:"run_ids"`
+}
+
+// PutGrid records the session's grid (every shard writes the same bytes).
+func (st Store) PutGrid(g Grid) error {
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return err
+	}
+	return data.WriteFileAtomic(st.gridPath(), append(b, '\n'))
+}
+
+// ReadGrid returns the recorded grid, or nil when the directory has none
+// (a result set from before grids were recorded).
+func (st Store) ReadGrid() (*Grid, error) {
+	b, err := os.ReadFile(st.gridPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var g Grid
+	if err := json.Unmarshal(b, &g); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.gridPath(), err)
+	}
+	return &g, nil
+}
+
+// InGrid returns a membership test for the grid's run ids.
+func (g *Grid) InGrid() func(id string) bool {
+	set := make(map[string]bool, len(g.Runs))
+	for _, id := range g.Runs {
+		set[id] = true
+	}
+	return func(id string) bool { return set[id] }
+}
+
+// putEtaHat stores a clean model's test-set predictions (the audit's η̂).
+func (st Store) putEtaHat(id string, probs []float32) error {
+	v := make([]float64, len(probs))
+	row := make([]int64, len(probs))
+	for i, p := range probs {
+		v[i] = float64(p)
+		row[i] = int64(i)
+	}
+	t := &data.Table{Columns: []data.Column{{Name: "test_row", Values: row}, {Name: "eta_hat", Values: v}},
+		Meta: map[string]string{"run_id": id}}
+	return t.WriteParquet(st.etaHatPath(id))
+}
+
+// etaHat reads a clean run's stored test-set predictions.
+func (st Store) etaHat(id string) ([]float64, error) {
+	t, err := data.ReadTable(st.etaHatPath(id))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range t.Columns {
+		if c.Name == "eta_hat" {
+			if v, ok := c.Values.([]float64); ok {
+				return v, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("%s: no float64 eta_hat column", st.etaHatPath(id))
+}

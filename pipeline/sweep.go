@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+
+	"labelprivacy/data"
+)
+
+// ShardFromEnv picks the shard of a batch task: a Slurm array task
+// (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT),
+// else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX of JOB_COMPLETIONS,
+// which the emitted manifest sets), else the whole sweep. It returns where
+// the shard came from.
+func ShardFromEnv(lookup func(string) (string, bool)) (Shard, string, error) {
+	get := func(k string) (int, bool, error) {
+		v, ok := lookup(k)
+		if !ok || v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, true, fmt.Errorf("$%s=%q is not an integer", k, v)
+		}
+		return n, true, nil
+	}
+	if id, ok, err := get("SLURM_ARRAY_TASK_ID"); ok || err != nil {
+		if err != nil {
+			return Shard{}, "", err
+		}
+		count, okc, err := get("SLURM_ARRAY_TASK_COUNT")
+		if err != nil || !okc {
+			return Shard{}, "", fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (%v)", err)
+		}
+		lo, _, err := get("SLURM_ARRAY_TASK_MIN")
+		if err != nil {
+			return Shard{}, "", err
+		}
+		s, err := ParseShard(fmt.Sprintf("%d/%d", id-lo, count))
+		return s, "Slurm array task", err
+	}
+	if idx, ok, err := get("JOB_COMPLETION_INDEX"); ok || err != nil {
+		if err != nil {
+			return Shard{}, "", err
+		}
+		count, okc, err := get("JOB_COMPLETIONS")
+		if err != nil || !okc {
+			return Shard{}, "", fmt.Errorf("JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not (%v); set it to the Job's completions", err)
+		}
+		s, err := ParseShard(fmt.Sprintf("%d/%d", idx, count))
+		return s, "Kubernetes indexed job", err
+	}
+	return All, "default", nil
+}
+
+// Status counts a sweep's done, failed and missing runs.
+type Status struct {
+	Done, Failed, Missing int
+	Settings              []SettingStatus // in grid order
+}
+
+// SettingStatus is one setting's counts.
+type SettingStatus struct {
+	Setting               string
+	Done, Failed, Missing int
+}
+
+// SweepStatus reads only what run ids depend on — the dataset's meta and
+// content identity, never its rows — and the run store. It synthesizes
+// nothing: before any shard started there is no dataset, which is an error.
+func SweepStatus(cfg *Config) (*Status, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir := cfg.Data.Path
+	if dir == "" {
+		dir = filepath.Join(cfg.Output, "data")
+	}
+	if _, err := data.ReadMeta(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("sweep status: no dataset at %s yet (no shard has started): %w", dir, err)
+	} else if err != nil {
+		return nil, err
+	}
+	id, err := data.DatasetIdentity(dir)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := Settings(cfg.Pets)
+	if err != nil {
+		return nil, err
+	}
+	st := Store{Dir: cfg.Output}
+	out := &Status{}
+	index := map[string]int{}
+	for _, s := range settings {
+		index[s.ID] = len(out.Settings)
+		out.Settings = append(out.Settings, SettingStatus{Setting: s.ID})
+	}
+	for _, r := range Runs(cfg, settings, id) {
+		c := &out.Settings[index[r.Setting.ID]]
+		switch res, err := st.Result(r.ID); {
+		case err != nil:
+			return nil, err
+		case res != nil:
+			out.Done++
+			c.Done++
+		case st.Failed(r.ID):
+			out.Failed++
+			c.Failed++
+		default:
+			out.Missing++
+			c.Missing++
+		}
+	}
+	return out, nil
+}

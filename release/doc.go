@@ -1,0 +1,36 @@
+// Package release applies a label privacy mechanism (package pets) to a
+// dataset's labels and publishes the result: the pipeline's "privatize"
+// stage, usable as a library.
+//
+// A Release holds what a mechanism of Section 2 of the paper releases about
+// a label column — randomized-response labels (rr), or a random partition
+// into bags of k with one proportion per bag (llp, and with Laplace or
+// clipped geometric noise, Section 4 "Mechanisms" and Appendix C, with the
+// debiased proportion of llp_geom) — and nothing else: no raw label, no
+// seed, no random state, no hash of the labels.
+//
+// Randomness. Bags and noise come from two independent streams: for a
+// release meant to leave the machine, crypto/rand (pets.NewSecureRand,
+// Noise secure, the default of `train privatize`); for a reproducible one,
+// PCG streams of an explicit seed (Noise seeded: anyone who learns the seed
+// undoes the release); inside train run/fit/sweep, PCG streams of a seed
+// derived from the config seed (Noise seeded-simulation: measurement, not
+// deployment). The seed is recorded only in the privacy ledger, the run
+// records and config.resolved.yaml, which stay with the raw data.
+//
+// Two file layouts:
+//   - Ship: features plus the release columns (label_rr; or bag_id, alpha
+//     and, for llp_geom, alpha_debiased), rows in a random order (bag order
+//     for the LLP family, a random permutation otherwise) so that row order
+//     cannot reveal labels of an input sorted by label, and no row numbers.
+//   - Simulation: the release columns plus `row`, the dataset row each
+//     release row refers to, and no features: the trainer reads the
+//     features from the dataset, and a grid of thousands of releases costs
+//     a few bytes per row each.
+//
+// Publish writes ahead: the file is written under a temporary name, its
+// ledger row (with the file's SHA-256 and the running ε totals of its label
+// source) is appended, and only then is the file renamed into place; a
+// rename that fails marks the row aborted. A release is therefore never
+// published without its ledger row.
+package release

@@ -1,0 +1,326 @@
+package release
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"labelprivacy/data"
+	"labelprivacy/llp"
+	"labelprivacy/pets"
+)
+
+// Tool is recorded in every release's metadata.
+const Tool = "labelprivacy/release v0.2"
+
+// ErrNoRelease is returned for mechanism none: its "release" is the raw
+// labels, which the pipeline never writes as a release.
+var ErrNoRelease = errors.New("release: mechanism none releases the raw labels; train the clean model from the dataset itself")
+
+// Options choose where a release's randomness comes from.
+type Options struct {
+	// Noise is secure (crypto/rand), seeded or seeded-simulation.
+	Noise pets.Noise
+	// Seed drives the PCG streams (bags: stream 1, noise: stream 2, row
+	// order: stream 3) of seeded and simulation releases; ignored (must be
+	// 0) for secure ones.
+	Seed uint64
+	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
+	// smaller last bag; otherwise they are dropped and counted.
+	KeepRemainder bool
+}
+
+// PCG streams of a seeded release.
+const (
+	streamBags  = 1
+	streamNoise = 2
+	streamOrder = 3
+)
+
+// Release is one privatized label column, in memory. Rows are in release
+// order: bag order for the LLP family, input order otherwise.
+type Release struct {
+	Mech    *pets.Mechanism
+	Noise   pets.Noise
+	Input   int // rows of the labelled input
+	Bags    int // LLP family: bags released
+	Dropped int // LLP family: remainder rows in no bag
+
+	rows     []int     // input row of each release row
+	labelRR  []uint8   // rr
+	bagID    []int64   // LLP family, per release row
+	alpha    []float64 // LLP family, per release row
+	debiased []float64 // llp_geom, per release row
+	order    mrand.Source
+}
+
+// Rows is the number of labelled rows the release covers.
+func (r *Release) Rows() int { return len(r.rows) }
+
+func (o Options) sources() (bags, noise, order mrand.Source, err error) {
+	switch o.Noise {
+	case pets.NoiseSecure:
+		if o.Seed != 0 {
+			return nil, nil, nil, fmt.Errorf("release: a secure release takes no seed")
+		}
+		return pets.NewSecureRand(), pets.NewSecureRand(), pets.NewSecureRand(), nil
+	case pets.NoiseSeeded, pets.NoiseSimulation:
+		return mrand.NewPCG(o.Seed, streamBags), mrand.NewPCG(o.Seed, streamNoise), mrand.NewPCG(o.Seed, streamOrder), nil
+	}
+	return nil, nil, nil, fmt.Errorf("release: unknown noise mode %q", o.Noise)
+}
+
+// Apply releases labels (0/1, one per input row) through m. It reads
+// nothing but the labels, and the Release keeps nothing of them but what m
+// releases.
+func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("release: no labels")
+	}
+	bagSrc, noiseSrc, orderSrc, err := o.sources()
+	if err != nil {
+		return nil, err
+	}
+	noise := noiseSrc.(pets.Rand)
+	r := &Release{Mech: m, Noise: o.Noise, Input: len(labels), order: orderSrc}
+	switch k := m.Kind(); {
+	case k == pets.None:
+		return nil, ErrNoRelease
+	case k == pets.Bot:
+		r.rows = identity(len(labels))
+	case k == pets.RR:
+		r.rows = identity(len(labels))
+		r.labelRR = make([]uint8, len(labels))
+		m.ReleaseRR(r.labelRR, labels, noise)
+	case k.IsLLP():
+		bags, err := llp.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
+		if err != nil {
+			return nil, fmt.Errorf("release: %w", err)
+		}
+		n := bags.Kept()
+		r.rows = make([]int, n)
+		r.bagID = make([]int64, n)
+		r.alpha = make([]float64, n)
+		if k == pets.LLPGeom {
+			r.debiased = make([]float64, n)
+		}
+		sums := bags.Sums(labels, nil)
+		at := 0
+		for b := range bags.NumBags {
+			size := bags.Size(b)
+			alpha := m.ReleaseBag(sums[b], size, noise)
+			deb := m.Debias(alpha, size)
+			for range size {
+				r.rows[at] = int(bags.Order[at])
+				r.bagID[at] = int64(b)
+				r.alpha[at] = alpha
+				if r.debiased != nil {
+					r.debiased[at] = deb
+				}
+				at++
+			}
+		}
+		r.Bags, r.Dropped = bags.NumBags, bags.Dropped
+	default:
+		return nil, fmt.Errorf("release: unsupported mechanism %s", k)
+	}
+	return r, nil
+}
+
+func identity(n int) []int {
+	rows := make([]int, n)
+	for i := range rows {
+		rows[i] = i
+	}
+	return rows
+}
+
+// columns returns a frame of the release columns for the release rows at
+// the given positions.
+func (r *Release) columns(pos []int) *data.Frame {
+	f := &data.Frame{Rows: len(pos)}
+	if r.labelRR != nil {
+		f.LabelRR = make([]uint8, len(pos))
+	}
+	if r.bagID != nil {
+		f.BagID, f.Alpha = make([]int64, len(pos)), make([]float64, len(pos))
+	}
+	if r.debiased != nil {
+		f.AlphaDebiased = make([]float64, len(pos))
+	}
+	for i, p := range pos {
+		if f.LabelRR != nil {
+			f.LabelRR[i] = r.labelRR[p]
+		}
+		if f.BagID != nil {
+			f.BagID[i], f.Alpha[i] = r.bagID[p], r.alpha[p]
+		}
+		if f.AlphaDebiased != nil {
+			f.AlphaDebiased[i] = r.debiased[p]
+		}
+	}
+	return f
+}
+
+// Ship returns the frame of a release meant to leave the machine: the
+// features of features (the labelled input; its label and eta columns are
+// not copied) and the release columns, rows in a random order (the
+// partition's for the LLP family, a permutation from the release's order
+// stream otherwise), without row numbers.
+func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
+	if features.Rows != r.Input {
+		return nil, fmt.Errorf("release: %d feature rows for a release of %d input rows", features.Rows, r.Input)
+	}
+	pos := identity(len(r.rows))
+	if !r.Mech.Kind().IsLLP() {
+		rng := mrand.New(r.order)
+		rng.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
+	}
+	in := make([]int, len(pos))
+	for i, p := range pos {
+		in[i] = r.rows[p]
+	}
+	f := (&data.Frame{Rows: features.Rows, Features: features.Features, X: features.X,
+		Indices: features.Indices, Offsets: features.Offsets}).Take(in)
+	c := r.columns(pos)
+	f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
+	return f, nil
+}
+
+// Simulation returns the frame of a release that stays with the raw data:
+// the release columns and `row`, in release order, without features.
+func (r *Release) Simulation() *data.Frame {
+	f := r.columns(identity(len(r.rows)))
+	f.Row = make([]int64, len(r.rows))
+	for i, row := range r.rows {
+		f.Row[i] = int64(row)
+	}
+	return f
+}
+
+// Meta is the release file's Arrow schema metadata: what was released and
+// how, never a seed, a random state or a hash of labelled data.
+func (r *Release) Meta() map[string]string {
+	m := r.Mech
+	p := m.Params()
+	md := map[string]string{
+		"mechanism":        p.Kind.String(),
+		"label_dp_epsilon": data.FormatFloat(m.Epsilon()),
+		"noise":            string(r.Noise),
+		"rows":             strconv.Itoa(r.Rows()),
+		"tool":             Tool,
+	}
+	if p.Kind.NeedsK() {
+		md["k"] = strconv.Itoa(p.K)
+		md["bags"] = strconv.Itoa(r.Bags)
+		md["dropped_rows"] = strconv.Itoa(r.Dropped)
+	}
+	if p.Kind.NeedsEpsilon() {
+		md["epsilon"] = data.FormatFloat(p.Epsilon)
+	}
+	if p.Kind == pets.RR {
+		md["flip_prob"] = data.FormatFloat(m.FlipProb())
+	}
+	if p.Kind == pets.LLPLap {
+		md["laplace_sampler"] = map[bool]string{true: "grid (floating-point safe)", false: "textbook"}[p.Secure]
+	}
+	return md
+}
+
+// Entry is the ledger record of publishing r at path; source is
+// pets.LabelSource of the released labels.
+func (r *Release) Entry(path, source string, seed uint64) pets.Release {
+	e := pets.Release{ID: newID(), Source: source, Rows: r.Rows(), Mech: r.Mech, Noise: r.Noise, Path: path}
+	if r.Noise != pets.NoiseSecure {
+		e.Seed = strconv.FormatUint(seed, 10)
+	}
+	return e
+}
+
+func newID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("release: crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Ledger records releases before they are published (*pets.Ledger).
+type Ledger interface {
+	Record(pets.Release) (pets.LedgerEntry, error)
+	Abort(id, reason string) (pets.LedgerEntry, error)
+}
+
+// Publish writes f (with metadata md) to path, write-ahead: the file goes
+// to a pending name next to path, its SHA-256 is computed, e is recorded in
+// the ledger with it, and only then is the file renamed into place. If the
+// ledger refuses, nothing is published; if the rename fails, the ledger row
+// is marked aborted. Returns the ledger row.
+func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e pets.Release) (pets.LedgerEntry, error) {
+	pending := pendingName(path, e.ID)
+	if err := data.WriteFrame(pending, f, md); err != nil {
+		return pets.LedgerEntry{}, err
+	}
+	sum, err := fileSHA256(pending)
+	if err != nil {
+		os.Remove(pending)
+		return pets.LedgerEntry{}, err
+	}
+	e.SHA256 = sum
+	row, err := l.Record(e)
+	if err != nil {
+		os.Remove(pending)
+		return pets.LedgerEntry{}, fmt.Errorf("release: %s not published: %w", path, err)
+	}
+	if err := renameSync(pending, path); err != nil {
+		os.Remove(pending)
+		if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
+			return row, fmt.Errorf("release: %s: %w (and marking its ledger row aborted failed: %v)", path, err, aerr)
+		}
+		return row, fmt.Errorf("release: %s: %w (its ledger row is marked aborted)", path, err)
+	}
+	return row, nil
+}
+
+// pendingName is the hidden name a release is written under before its
+// ledger row exists.
+func pendingName(path, id string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".pending-"+id)
+}
+
+// renameSync renames and syncs the directory, so the rename survives a
+// crash.
+func renameSync(from, to string) error {
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(to)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// FileSHA256 is the hex SHA-256 of a file's bytes (what the ledger records
+// of a published release).
+func FileSHA256(path string) (string, error) { return fileSHA256(path) }
+
+func fileSHA256(path string) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("release: %w", err)
+	}
+	defer fh.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, fh); err != nil {
+		return "", fmt.Errorf("release: %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
