@@ -47,8 +47,8 @@ type Noise string
 
 // The noise kinds of a release.
 const (
-	NoiseSecure     Noise = "secure"             // crypto/rand (NewSecureRand)
-	NoiseSeeded     Noise = "seeded"             // explicit seed: reproducible, and undone by whoever learns the seed
+	NoiseSecure     Noise = "secure"            // crypto/rand (NewSecureRand)
+	NoiseSeeded     Noise = "seeded"            // explicit seed: reproducible, and undone by whoever learns the seed
 	NoiseSimulation Noise = "seeded-simulation" // seeded from a config inside a measurement run
 )
 
