@@ -46,8 +46,8 @@ func TestPartitionIsPermutation(t *testing.T) {
 			}
 			seen := make([]int, tc.n)
 			total := 0
-			for i, size := range b.Sizes() {
-				mem := b.Members(i)
+			for i := range b.NumBags {
+				size, mem := b.Size(i), b.Members(i)
 				if len(mem) != size || size < 1 || size > tc.k {
 					t.Fatalf("bag %d: %d members, size %d", i, len(mem), size)
 				}
