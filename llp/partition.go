@@ -102,9 +102,6 @@ func (b *Bags) Size(i int) int {
 	return hi - lo
 }
 
-// DroppedRows returns the dropped rows (a subslice of Order; do not modify).
-func (b *Bags) DroppedRows() []int32 { return b.Order[b.Kept():] }
-
 func (b *Bags) bounds(i int) (lo, hi int) {
 	if i < 0 || i >= b.NumBags {
 		panic(fmt.Sprintf("llp: bag %d out of range [0, %d)", i, b.NumBags))

@@ -62,13 +62,13 @@ func TestPartitionIsPermutation(t *testing.T) {
 				}
 				total += size
 			}
-			for _, row := range b.DroppedRows() {
+			for _, row := range b.Order[b.Kept():] {
 				seen[row]++
 				if b.BagOf[row] != -1 {
 					t.Fatalf("dropped row %d has BagOf %d", row, b.BagOf[row])
 				}
 			}
-			if total != b.Kept() || total+b.Dropped != tc.n || len(b.DroppedRows()) != b.Dropped {
+			if total != b.Kept() || total+b.Dropped != tc.n || len(b.Order[b.Kept():]) != b.Dropped {
 				t.Fatalf("kept %d + dropped %d != n %d", total, b.Dropped, tc.n)
 			}
 			for row, c := range seen {
