@@ -282,7 +282,7 @@ func (l *Ledger) appendRow(build func([]LedgerEntry) (LedgerEntry, error)) (Ledg
 	if err := lockFile(f, true); err != nil { // released by Close
 		return LedgerEntry{}, fmt.Errorf("pets: ledger: lock %s: %w", l.path, err)
 	}
-	b, err := io.ReadAll(io.NewSectionReader(f, 0, math.MaxInt64))
+	b, err := readAll(f)
 	if err != nil {
 		return LedgerEntry{}, fmt.Errorf("pets: ledger: read %s: %w", l.path, err)
 	}
@@ -377,11 +377,25 @@ func ReadLedger(path string) ([]LedgerEntry, error) {
 	if err := lockFile(f, false); err != nil {
 		return nil, fmt.Errorf("pets: ledger: lock %s: %w", path, err)
 	}
-	b, err := io.ReadAll(f)
+	b, err := readAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("pets: ledger: read %s: %w", path, err)
 	}
 	return parseLedger(path, b)
+}
+
+// readAll reads f from offset 0 to its current size in one allocation.
+func readAll(f *os.File) ([]byte, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, st.Size())
+	n, err := f.ReadAt(b, 0)
+	if err == io.EOF {
+		err = nil
+	}
+	return b[:n], err
 }
 
 // parseLedger parses and validates a whole ledger file's bytes.
@@ -403,8 +417,8 @@ func parseLedger(path string, b []byte) ([]LedgerEntry, error) {
 	}
 	cr := csv.NewReader(bytes.NewReader(b[len(header):]))
 	cr.FieldsPerRecord = len(ledgerHeader)
-	var rows []LedgerEntry
-	seen := make(map[string]Status)
+	rows := make([]LedgerEntry, 0, bytes.Count(b, []byte{'\n'}))
+	seen := make(map[string]Status, cap(rows))
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
