@@ -28,6 +28,16 @@
 // likelihoods P(release | labels) that tests check samplers against live in
 // internal/oracle; the audit computes its own in O(k) per bag member.
 //
+// Randomness comes from a caller-supplied Rand: a seeded *math/rand/v2.Rand
+// for reproducible experiments, or NewSecureRand (crypto/rand) for
+// deployment. All samplers are exact up to floating-point rounding of the
+// probabilities they compare against (relative error ~1e-15): geometric
+// variates are drawn by Google's binary-search method with a full-precision
+// uniform, RR flips compare a full-precision uniform with π. With
+// Params.Secure the Laplace mechanism samples on a power-of-two grid, which
+// is not vulnerable to the floating-point attack on textbook Laplace
+// sampling (Mironov, CCS 2012).
+//
 // # The privacy ledger
 //
 // privacy_ledger.csv (LedgerFile) stays with the raw data: it holds seeds
@@ -67,14 +77,4 @@
 // pandas.read_csv reads as a float. A ledger of the first format (header
 // mechanism,k,epsilon,rows,seed,…) is refused with instructions: its rows
 // lack the label source and cannot be converted.
-//
-// Randomness comes from a caller-supplied Rand: a seeded *math/rand/v2.Rand
-// for reproducible experiments, or NewSecureRand (crypto/rand) for
-// deployment. All samplers are exact up to floating-point rounding of the
-// probabilities they compare against (relative error ~1e-15): geometric
-// variates are drawn by Google's binary-search method with a full-precision
-// uniform, RR flips compare a full-precision uniform with π. With
-// Params.Secure the Laplace mechanism samples on a power-of-two grid, which
-// is not vulnerable to the floating-point attack on textbook Laplace
-// sampling (Mironov, CCS 2012).
 package pets
