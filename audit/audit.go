@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"labelprivacy/internal/mix"
+	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
 
@@ -36,8 +37,7 @@ type Options struct {
 
 // Summary holds the audit figures of one PET setting on one audit set.
 // Quantiles and fractions are over all NExamples·LabelDraws realized |MA|
-// values. JSON encodes non-finite numbers as the strings "inf", "-inf" and
-// "nan" (see MarshalJSON).
+// values.
 type Summary struct {
 	Mechanism  string    // pets.Mechanism.String(), e.g. "llp_geom(k=8, ε=1)"
 	Kind       pets.Kind // mechanism kind
@@ -78,6 +78,7 @@ type Summary struct {
 // The label, release, posterior and |MA| come from its first label draw.
 type Sample struct {
 	Index     int     // position in the eta slice given to Run
+	Bag       int     // its bag in the audit's partition (LLP family), −1 for the other kinds
 	Prior     float64 // η_i
 	Label     uint8   // drawn y_i
 	Release   float64 // released value: the label (rr, none), the proportion α (LLP family), 0 (bot)
@@ -120,6 +121,36 @@ func (e *ParamError) Error() string { return "audit: invalid " + e.Param + ": " 
 // Unwrap makes errors.Is(err, ErrInvalidInput) true.
 func (e *ParamError) Unwrap() error { return ErrInvalidInput }
 
+// DPTolerance is the rounding slack of the ε-DP check: a realized |MA| of an
+// ε-DP mechanism may exceed ε by at most this much (measured excess: a few
+// ulps of ε).
+const DPTolerance = 1e-9
+
+// ErrDPViolation is wrapped by every *DPViolation.
+var ErrDPViolation = errors.New("audit: ε-label-DP violated")
+
+// DPViolation reports a realized multiplicative advantage |MA| above
+// ε + DPTolerance for a mechanism that claims ε-label-DP (rr, llp_lap,
+// llp_geom): for ε-DP, |MA| = |log P(z | y_i=1)/P(z | y_i=0)| ≤ ε for every
+// release z (Definition 3.6), so the mechanism's law or its implementation
+// is wrong. Index is the audited example (position in eta) of the
+// violation with the smallest index; MA is its largest |MA| over the label
+// draws.
+type DPViolation struct {
+	Mechanism string  // pets.Mechanism.String()
+	Epsilon   float64 // the claimed ε
+	MA        float64 // the realized |MA| (may be +Inf)
+	Index     int
+}
+
+func (e *DPViolation) Error() string {
+	return fmt.Sprintf("audit: %s is not %v-label-DP: example %d has |MA| = %.17g > ε + %g",
+		e.Mechanism, e.Epsilon, e.Index, e.MA, DPTolerance)
+}
+
+// Unwrap makes errors.Is(err, ErrDPViolation) true.
+func (e *DPViolation) Unwrap() error { return ErrDPViolation }
+
 type kindCode uint8
 
 const (
@@ -158,12 +189,24 @@ const blockSize = 4096
 // logit(posterior) − logit(η_i) for 0 < η_i < 1 and is its continuous
 // extension (I does not depend on η_i) at η_i ∈ {0, 1}. It is ±Inf exactly
 // when one of the two likelihoods is 0 (posterior 0 or 1: an llp bag whose
-// labels are all equal, any none release). For rr, |I| = log((1−π)/π) = ε
-// for every example and release, and ε is what is recorded; for llp_geom
-// and llp_lap the computed |I| is capped at ε, which it can exceed only by
-// rounding (a few ulps). Labels are drawn as 1{U < η_i} with a 53-bit
-// uniform U.
+// labels are all equal, any none release). For rr, |I| = log((1−π)/π) (= ε)
+// for every example and release. For the ε-DP kinds (rr, llp_lap, llp_geom)
+// every realized |I| is checked against ε, uncapped: one above
+// ε + DPTolerance fails the audit with a *DPViolation (and no Result).
+// Labels are drawn as 1{U < η_i} with a 53-bit uniform U.
 func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
+	r, err := newRunner(eta, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	if v := r.run(); v != nil {
+		return nil, v
+	}
+	return &Result{Summary: r.sum, Samples: r.samples}, nil
+}
+
+// newRunner validates Run's arguments and prepares the audit.
+func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) {
 	if m == nil {
 		return nil, &ParamError{Param: "mechanism", Msg: "nil"}
 	}
@@ -196,7 +239,7 @@ func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
 		return nil, &ParamError{Param: "mechanism", Msg: "unsupported kind " + m.Kind().String()}
 	}
 	n := len(eta)
-	r := &runner{eta: eta, m: m, kind: kind, opts: opts, maCap: m.Epsilon()}
+	r := &runner{eta: eta, m: m, kind: kind, opts: opts, maxMA: m.Epsilon() + DPTolerance}
 	s := &r.sum
 	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws = m.String(), m.Kind(), m.K(), m.Epsilon(), opts.LabelDraws
 	if kind >= kLLP {
@@ -206,18 +249,25 @@ func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
 		if r.units == 0 {
 			return nil, &ParamError{Param: "eta", Msg: fmt.Sprintf("%d examples do not fill one bag of k = %d", n, k)}
 		}
+		bags, err := llp.Partition(n, k, rand.NewPCG(opts.Seed, streamPartition), false)
+		if err != nil {
+			return nil, &ParamError{Param: "eta", Msg: err.Error()}
+		}
+		r.bags = bags
 		s.NBags, s.NExamples, s.NDropped, s.SEUnit = r.units, r.units*k, n-r.units*k, "bag"
-		perm := rand.New(rand.NewPCG(opts.Seed, streamPartition)).Perm(n)
-		r.perm = perm
 	} else {
 		if n == 0 {
 			return nil, &ParamError{Param: "eta", Msg: "empty audit set"}
 		}
 		r.units = (n + blockSize - 1) / blockSize
 		s.NExamples, s.SEUnit = n, "example"
+		if kind == kRR {
+			// |I| is the same for every example and release.
+			pi := m.FlipProb()
+			r.maRR = math.Abs(logLR(1-pi, pi))
+		}
 	}
-	r.run()
-	return &Result{Summary: r.sum, Samples: r.samples}, nil
+	return r, nil
 }
 
 // unitStat accumulates count, mean and sum of squared deviations of the
@@ -235,9 +285,10 @@ type runner struct {
 	kind  kindCode
 	opts  Options
 	k     int
-	perm  []int
+	bags  *llp.Bags // LLP family: the audit's partition into bags of k
 	units int
-	maCap float64 // m.Epsilon(): +Inf for llp (and none), ε for the DP kinds
+	maxMA float64 // ε + DPTolerance: the largest |MA| an ε-DP kind may realize (+Inf for llp)
+	maRR  float64 // rr: |MA| = log((1−π)/π) of every example
 
 	stats   []unitStat
 	sum     Summary
@@ -258,9 +309,15 @@ type worker struct {
 	labels []uint8
 	rel    []float64
 	relOut []float64
+	viol   *DPViolation // the violation of smallest index seen by this worker
 }
 
-func (r *runner) run() {
+// run audits every unit and returns the DP violation of smallest index, if
+// any.
+func (r *runner) run() *DPViolation {
+	if r.kind == kRR && r.maRR > r.maxMA {
+		return &DPViolation{Mechanism: r.m.String(), Epsilon: r.m.Epsilon(), MA: r.maRR, Index: 0}
+	}
 	workers := r.opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -304,7 +361,17 @@ func (r *runner) run() {
 		}()
 	}
 	wg.Wait()
+	var viol *DPViolation
+	for _, w := range ws {
+		if v := w.viol; v != nil && (viol == nil || v.Index < viol.Index) {
+			viol = v
+		}
+	}
+	if viol != nil {
+		return viol
+	}
 	r.reduce(ws)
+	return nil
 }
 
 // add is Welford's update with one value.
@@ -351,12 +418,22 @@ func (w *worker) seedUnit(u int) {
 	w.src.Seed(w.r.opts.Seed^streamUnits, mix.SplitMix64(uint64(u)))
 }
 
-// doBag audits bag u (members r.perm[u*k : (u+1)*k]) and returns the mean
-// IEAdv of its members.
+// violation records |MA| = ma > ε + DPTolerance at example index.
+func (w *worker) violation(index int, ma float64) {
+	v := w.viol
+	switch {
+	case v == nil || index < v.Index:
+		w.viol = &DPViolation{Mechanism: w.r.m.String(), Epsilon: w.r.m.Epsilon(), MA: ma, Index: index}
+	case index == v.Index:
+		v.MA = max(v.MA, ma)
+	}
+}
+
+// doBag audits bag u and returns the mean IEAdv of its members.
 func (w *worker) doBag(u int) float64 {
 	r, b := w.r, w.bag
 	k, R := r.k, r.opts.LabelDraws
-	idx := r.perm[u*k : (u+1)*k]
+	idx := r.bags.Members(u)
 	for i, j := range idx {
 		b.eta[i] = r.eta[j]
 	}
@@ -389,16 +466,17 @@ func (w *worker) doBag(u int) float64 {
 		var first, post float64
 		for dd := range R {
 			l1, l0 := b.likelihoods(r.kind, w.rel[dd])
-			// For ε-DP kinds |I| ≤ ε holds exactly; the clamp only removes
-			// rounding excess of a few ulps.
-			ma := math.Min(math.Abs(logLR(l1, l0)), r.maCap)
+			ma := math.Abs(logLR(l1, l0))
+			if ma > r.maxMA {
+				w.violation(int(idx[i]), ma)
+			}
 			w.hist.add(ma)
 			if dd == 0 {
 				first, post = ma, posterior(e, l1, l0)
 			}
 		}
-		if w.keep.wants(key, idx[i]) {
-			w.keep.push(key, Sample{Index: idx[i], Prior: e, Label: w.labels[i], Release: w.relOut[0],
+		if w.keep.wants(key, int(idx[i])) {
+			w.keep.push(key, Sample{Index: int(idx[i]), Bag: u, Prior: e, Label: w.labels[i], Release: w.relOut[0],
 				Posterior: post, IEAdv: ie, AbsMA: first})
 		}
 	}
@@ -411,9 +489,9 @@ func (w *worker) doBlock(u int, st *unitStat) {
 	r := w.r
 	R := r.opts.LabelDraws
 	lo, hi := u*blockSize, min((u+1)*blockSize, len(r.eta))
-	var pi, eps float64
+	var pi float64
 	if r.kind == kRR {
-		pi, eps = r.m.FlipProb(), r.m.Epsilon()
+		pi = r.m.FlipProb()
 	}
 	var one [1]uint8
 	for i := lo; i < hi; i++ {
@@ -442,8 +520,8 @@ func (w *worker) doBlock(u int, st *unitStat) {
 			if e >= pi && e <= 1-pi {
 				ie = math.Min(e, f) - pi
 			}
-			// |I| = |log P(ỹ|y=1)/P(ỹ|y=0)| = log((1−π)/π) = ε for either ỹ.
-			ma = eps
+			// |I| = |log P(ỹ|y=1)/P(ỹ|y=0)| = log((1−π)/π) for either ỹ.
+			ma = r.maRR
 			w.hist.addN(ma, uint64(R))
 			l1, l0 := 1-pi, pi // ỹ = 1
 			if w.rel[0] == 0 {
@@ -461,7 +539,7 @@ func (w *worker) doBlock(u int, st *unitStat) {
 		}
 		st.add(ie)
 		if w.keep.wants(key, i) {
-			w.keep.push(key, Sample{Index: i, Prior: e, Label: w.labels[0], Release: w.rel[0],
+			w.keep.push(key, Sample{Index: i, Bag: -1, Prior: e, Label: w.labels[0], Release: w.rel[0],
 				Posterior: post, IEAdv: ie, AbsMA: ma})
 		}
 	}

@@ -1,7 +1,6 @@
 // Package audit measures how much a label PET helps an attacker reconstruct
 // labels, following Section 3 of "Auditing Privacy Mechanisms via Label
-// Inference Attacks" (seed paper /work/shared/seeds/003_7e72c28e43fa9f16.txt)
-// and its experimental protocol (Section 4 "Estimating class conditionals",
+// Inference Attacks" and its experimental protocol (Section 4 "Estimating class conditionals",
 // Appendix C "Estimating Attack Advantage").
 //
 // The input is an audit set of class conditionals η_i = P(y_i = 1 | x_i):
@@ -16,8 +15,9 @@
 //     min(η_i, 1−η_i) − E_z[min(post_i(z), 1−post_i(z))], exactly — no
 //     sampling. For rr it is Theorem 3.5 / A.17,
 //     (min(η,1−η) − π)·1{η ∈ [π, 1−π]}, π = 1/(1+e^ε). For the LLP family
-//     the audit examples are split into seeded random bags of k (the
-//     mechanism of Section 2; a remainder is dropped), and within a bag
+//     the audit examples are split into seeded random bags of k by
+//     llp.Partition (the mechanism of Section 2; a remainder is dropped;
+//     Sample.Bag names each example's bag), and within a bag
 //     post_i(z) = η_i·P(z | y_i = 1)/P(z), where P(z | y_i = b) sums the
 //     mechanism's likelihood over the leave-one-out Poisson-binomial law of
 //     the other k−1 labels; the release z is the proportion (llp), the
@@ -30,7 +30,10 @@
 //     and releases through the mechanism: its |I| quantiles (p98 is the
 //     privacy axis of Figure 3) and the fraction of infinite values (an llp
 //     bag whose labels are all equal reveals them: Theorem 3.7 bounds how
-//     often). For ε-DP mechanisms |I| ≤ ε; for rr |I| = ε exactly.
+//     often). For ε-DP mechanisms |I| ≤ ε (rr: |I| = ε for every release);
+//     the audit checks every realized |I| against ε uncapped, and a value
+//     above ε + DPTolerance (1e-9, rounding) fails Run with a *DPViolation:
+//     the mechanism's law or implementation breaks its ε.
 //   - Bounded random samples of (prior, posterior) pairs, IEAdv_i and |I|
 //     per example, for the scatter plots of Figure 1 and the CDFs of
 //     Figure 2.

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"labelprivacy/pets"
+	"labelprivacy/internal/oracle"
 )
 
 // simpson integrates f over [a, b] with n (even) panels.
@@ -27,12 +27,12 @@ func simpson(f func(float64) float64, a, b float64, n int) float64 {
 // each [j, j+1] (split where J1 − J0 changes sign on a 64-point grid, the
 // crossing located by bisection, so every Simpson piece is smooth) and
 // [k, k+L], L = 40/ε (the mass beyond is < e^{-40}).
-func quadLost(m *pets.Mechanism, j1, j0 []float64, eps float64) float64 {
+func quadLost(j1, j0 []float64, eps float64) float64 {
 	k := len(j1) - 1
 	dens := func(t float64) (float64, float64) {
 		var a, b float64
 		for s := 0; s <= k; s++ {
-			d := m.LapDensity(k, s, t/float64(k)) / float64(k)
+			d := oracle.LapDensity(eps, k, s, t/float64(k)) / float64(k)
 			a += j1[s] * d
 			b += j0[s] * d
 		}
@@ -90,14 +90,13 @@ func TestLapIntegral(t *testing.T) {
 	for _, eps := range []float64{0.0625, 0.5, 1, 4, 32} {
 		for bi, eta := range bags {
 			k := len(eta)
-			m := pets.MustNew(pets.Params{Kind: pets.LLPLap, K: k, Epsilon: eps})
 			joint := bruteBag(eta)
 			w := newBagWork(k, eps)
 			copy(w.eta, eta)
 			pbPMF(w.p, w.eta)
 			for i, e := range eta {
 				got := w.member(kLap, e)
-				want := math.Min(e, 1-e) - quadLost(m, joint[1][i], joint[0][i], eps)
+				want := math.Min(e, 1-e) - quadLost(joint[1][i], joint[0][i], eps)
 				d := math.Abs(got - want)
 				worst = math.Max(worst, d)
 				if d > 1e-6 {
@@ -109,7 +108,7 @@ func TestLapIntegral(t *testing.T) {
 					l1, l0 := w.likelihoods(kLap, tt)
 					var w1, w0 float64
 					for s := 0; s <= k; s++ {
-						d := m.LapDensity(k, s, tt/float64(k))
+						d := oracle.LapDensity(eps, k, s, tt/float64(k))
 						w1 += joint[1][i][s] * d
 						w0 += joint[0][i][s] * d
 					}

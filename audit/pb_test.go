@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"labelprivacy/pets"
+	"labelprivacy/internal/oracle"
 )
 
 // bruteBag enumerates all 2^k label vectors of a bag and returns, for every
@@ -158,13 +158,11 @@ func TestMemberBrute(t *testing.T) {
 				}
 				return 0
 			}
-			var m *pets.Mechanism
 			if eps > 0 {
 				kind = kGeom
-				m = pets.MustNew(pets.Params{Kind: pets.LLPGeom, K: k, Epsilon: eps})
 				pmf := make([][]float64, k+1)
 				for s := range pmf {
-					pmf[s] = m.GeomPMF(k, s)
+					pmf[s] = oracle.GeomPMF(eps, k, s)
 				}
 				lik = func(r, s int) float64 { return pmf[s][r] }
 			}

@@ -102,18 +102,6 @@ func (b *Bags) Size(i int) int {
 	return hi - lo
 }
 
-// Sizes returns the size of every bag.
-func (b *Bags) Sizes() []int {
-	s := make([]int, b.NumBags)
-	for i := range s {
-		s[i] = b.Size(i)
-	}
-	return s
-}
-
-// DroppedRows returns the dropped rows (a subslice of Order; do not modify).
-func (b *Bags) DroppedRows() []int32 { return b.Order[b.Kept():] }
-
 func (b *Bags) bounds(i int) (lo, hi int) {
 	if i < 0 || i >= b.NumBags {
 		panic(fmt.Sprintf("llp: bag %d out of range [0, %d)", i, b.NumBags))

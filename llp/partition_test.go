@@ -46,8 +46,8 @@ func TestPartitionIsPermutation(t *testing.T) {
 			}
 			seen := make([]int, tc.n)
 			total := 0
-			for i, size := range b.Sizes() {
-				mem := b.Members(i)
+			for i := range b.NumBags {
+				size, mem := b.Size(i), b.Members(i)
 				if len(mem) != size || size < 1 || size > tc.k {
 					t.Fatalf("bag %d: %d members, size %d", i, len(mem), size)
 				}
@@ -62,13 +62,13 @@ func TestPartitionIsPermutation(t *testing.T) {
 				}
 				total += size
 			}
-			for _, row := range b.DroppedRows() {
+			for _, row := range b.Order[b.Kept():] {
 				seen[row]++
 				if b.BagOf[row] != -1 {
 					t.Fatalf("dropped row %d has BagOf %d", row, b.BagOf[row])
 				}
 			}
-			if total != b.Kept() || total+b.Dropped != tc.n || len(b.DroppedRows()) != b.Dropped {
+			if total != b.Kept() || total+b.Dropped != tc.n || len(b.Order[b.Kept():]) != b.Dropped {
 				t.Fatalf("kept %d + dropped %d != n %d", total, b.Dropped, tc.n)
 			}
 			for row, c := range seen {

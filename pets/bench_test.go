@@ -2,7 +2,10 @@ package pets
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 const benchRows = 10_000_000
@@ -105,6 +108,37 @@ func BenchmarkGeometric(b *testing.B) {
 				s += Geometric(r, lambda)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
+
+// BenchmarkLedgerRecord: one Record (lock, read and check every row,
+// compose, append, fsync) on a ledger already holding 2,200 rows (the
+// paper's Higgs grid: 220 settings × 10 trials) or 20,000 rows.
+func BenchmarkLedgerRecord(b *testing.B) {
+	for _, rows := range []int{2200, 20_000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), LedgerFile)
+			content := []byte(ledgerHeaderLine())
+			e := LedgerEntry{Status: StatusReleased, Source: srcA, Rows: 10_500_000, Mechanism: RR, Epsilon: 1,
+				Noise: NoiseSimulation, Seed: "12345678901234567890", Path: "releases/rr_eps1/trial3.arrow",
+				SHA256: digest, Releases: 1, EpsTotalBasic: 1, EpsTotalAdvanced: 2, EpsTotal: 1, EpsTotalSeed004: 2,
+				DeltaPrime: 1e-6, Time: time.Now().UTC()}
+			for i := range rows {
+				e.ID = fmt.Sprintf("%032x", i)
+				content = append(content, e.line()...)
+			}
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			l, _ := NewLedger(path, 1e-6)
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := l.Record(rel(fmt.Sprintf("new%d", i), srcA, Params{Kind: RR, Epsilon: 1})); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -5,46 +5,61 @@ import (
 	"math"
 )
 
-// BasicComposition returns the label-DP ε of releases ≥ 0 releases of the
-// same labels by an ε-DP mechanism: releases·ε (0 for no release, +Inf if
-// ε is +Inf and releases ≥ 1). Panics for releases < 0 or ε < 0 / NaN.
-func BasicComposition(eps float64, releases int) float64 {
-	if releases < 0 || !(eps >= 0) {
-		panic(fmt.Sprintf("pets: BasicComposition(%v, %d)", eps, releases))
-	}
-	if releases == 0 {
-		return 0
-	}
-	return float64(releases) * eps
+// Composition is the label-DP cost of a sequence of releases of the same
+// labels, each ε_i-label-DP (ε_i = Mechanism.Epsilon(): 0 for bot, +Inf for
+// none and llp). Every field is +Inf as soon as one ε_i is +Inf: a release
+// that is not DP (llp reveals homogeneous bags exactly, none reveals every
+// label) has no finite bound, and neither does anything composed with it.
+type Composition struct {
+	// Basic is Σ ε_i: (Σ ε_i, 0)-DP by basic composition, valid even when
+	// each ε_i is chosen after seeing the earlier releases.
+	Basic float64
+	// Advanced is the Dwork–Rothblum–Vadhan advanced composition bound
+	// √(2 ln(1/δ')·Σ ε_i²) + Σ ε_i(e^{ε_i} − 1), an (ε, δ')-DP guarantee.
+	// For r releases at one ε it is ε√(2r ln(1/δ')) + rε(e^ε − 1) (Dwork &
+	// Roth, Theorem 3.20); for mixed ε it is the same martingale argument
+	// with step i bounded by ε_i (Azuma) and its mean loss by
+	// ε_i(e^{ε_i} − 1). The mixed form assumes the ε_i were fixed in advance,
+	// not chosen from earlier outputs (that needs a privacy filter; Basic
+	// stays valid).
+	Advanced float64
+	// Total is min(Basic, Advanced), an (ε, δ')-DP guarantee (Basic is
+	// (ε, 0) ⊂ (ε, δ')).
+	Total float64
+	// Seed004 is the form of the advanced composition theorem in the
+	// course notes on adaptive data analysis (seed 004, "משפט 2"):
+	// 2rε² + ε√(2r ln(1/δ')) for r releases at ε, generalised the same way
+	// to Σ 2ε_i² + √(2 ln(1/δ')·Σ ε_i²) (its mean-loss bound 2ε² holds for
+	// every ε ≥ 0: for ε ≥ ½ the loss never exceeds ε ≤ 2ε²). Also an
+	// (ε, δ')-DP guarantee; at one ε it beats Advanced only above ε ≈ 1.26,
+	// where both exceed Basic. Reported for comparison with the notes, not
+	// used in Total.
+	Seed004 float64
 }
 
-// AdvancedComposition returns ε' such that releases = k ≥ 1 adaptive
-// releases of the same labels by an (ε, 0)-DP mechanism are
-// (ε', δ')-DP:
-//
-//	ε' = 2kε² + ε·√(2k·ln(1/δ')),
-//
-// the advanced composition theorem as stated in the seed lecture notes
-// (/work/shared/seeds/004_1c10c6fb21ec275c.txt, "משפט 2", the pure-ε case of
-// its "משפט 1", which reads 2kε² + √(2k·ln(1/(kδ)))·ε with δ-term 2kδ for
-// (ε, δ)-DP mechanisms). The notes assume 0 < ε ≤ 1; for ε ≥ 1/2 the
-// formula exceeds the basic bound kε, so it stays a valid (if useless)
-// bound for every ε ≥ 0. Callers wanting the tightest pure bound should take
-// min(BasicComposition, AdvancedComposition); this function returns the
-// formula as is. ε = +Inf gives +Inf, ε = 0 gives 0. δ' must be in (0, 1).
-func AdvancedComposition(eps float64, releases int, deltaPrime float64) (float64, error) {
-	if math.IsNaN(eps) || eps < 0 {
-		return 0, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("must be ≥ 0, got %v", eps)}
-	}
-	if releases < 1 {
-		return 0, &ParamError{Param: "releases", Msg: fmt.Sprintf("must be ≥ 1, got %d", releases)}
-	}
+// Compose returns the composition of releases with label-DP parameters eps
+// (each ≥ 0 or +Inf) at δ' ∈ (0, 1). No release composes to zeros. Errors
+// wrap ErrInvalidParam and name "epsilon" or "delta_prime".
+func Compose(eps []float64, deltaPrime float64) (Composition, error) {
 	if !(deltaPrime > 0 && deltaPrime < 1) {
-		return 0, &ParamError{Param: "delta_prime", Msg: fmt.Sprintf("must be in (0, 1), got %v", deltaPrime)}
+		return Composition{}, &ParamError{Param: "delta_prime", Msg: fmt.Sprintf("must be in (0, 1), got %v", deltaPrime)}
 	}
-	if math.IsInf(eps, 1) {
-		return eps, nil
+	var sum, sumSq, drift, drift004 float64
+	for i, e := range eps {
+		if !(e >= 0) { // also NaN
+			return Composition{}, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("release %d: must be ≥ 0, got %v", i, e)}
+		}
+		if math.IsInf(e, 1) {
+			inf := math.Inf(1)
+			return Composition{Basic: inf, Advanced: inf, Total: inf, Seed004: inf}, nil
+		}
+		sum += e
+		sumSq += e * e
+		drift += e * math.Expm1(e)
+		drift004 += 2 * e * e
 	}
-	k := float64(releases)
-	return 2*k*eps*eps + eps*math.Sqrt(2*k*math.Log(1/deltaPrime)), nil
+	dev := math.Sqrt(2 * math.Log(1/deltaPrime) * sumSq)
+	c := Composition{Basic: sum, Advanced: dev + drift, Seed004: dev + drift004}
+	c.Total = math.Min(c.Basic, c.Advanced)
+	return c, nil
 }

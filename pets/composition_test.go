@@ -3,70 +3,91 @@ package pets
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
-func TestBasicComposition(t *testing.T) {
-	tests := []struct {
-		name     string
-		eps      float64
-		releases int
-		want     float64
-	}{
-		{"one release", 0.5, 1, 0.5},
-		{"ten releases", 0.25, 10, 2.5},
-		{"no release", 3, 0, 0},
-		{"bot", 0, 7, 0},
-		{"not DP", math.Inf(1), 2, math.Inf(1)},
-		{"not DP, no release", math.Inf(1), 0, 0},
+// closeTo reports |got − want| ≤ 1e-12·max(1, |want|), or both +Inf.
+func closeTo(got, want float64) bool {
+	if math.IsInf(want, 1) {
+		return math.IsInf(got, 1)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := BasicComposition(tc.eps, tc.releases); got != tc.want {
-				t.Fatalf("BasicComposition(%v, %d) = %v, want %v", tc.eps, tc.releases, got, tc.want)
-			}
-		})
-	}
+	return math.Abs(got-want) <= 1e-12*math.Max(1, math.Abs(want))
 }
 
-// TestAdvancedComposition checks ε' = 2kε² + ε√(2k ln(1/δ')) (seed notes,
-// משפט 2) on hand-computed cases, e.g. ε = 0.1, k = 10, δ' = 1e-5:
-// 2·10·0.01 + 0.1·√(20·ln 1e5) = 0.2 + 0.1·√230.2585093 = 1.7174271293851464.
-func TestAdvancedComposition(t *testing.T) {
+// TestCompose checks the totals against values computed independently
+// (Python floats, exp(ε)−1 rather than expm1, other summation order):
+// basic Σε, advanced √(2 ln(1/δ')Σε²) + Σε(e^ε−1), total = the smaller,
+// seed 004's Σ2ε² + √(2 ln(1/δ')Σε²); and, for one repeated ε, against the
+// textbook forms ε√(2r ln(1/δ')) + rε(e^ε−1) and 2rε² + ε√(2r ln(1/δ')).
+func TestCompose(t *testing.T) {
 	tests := []struct {
-		name      string
-		eps       float64
-		releases  int
-		delta     float64
-		want      float64
-		wantParam string
+		name  string
+		eps   []float64
+		delta float64
+		want  Composition
 	}{
-		{"eps 0.1 k 10 delta 1e-5", 0.1, 10, 1e-5, 1.7174271293851464, ""},
-		{"eps 0.5 k 3 delta 1e-6", 0.5, 3, 1e-6, 6.052281388155439, ""}, // 1.5 + 0.5·√(6·ln 1e6)
-		{"eps 1 k 1 delta 1/e", 1, 1, 1 / math.E, 2 + math.Sqrt2, ""},   // 2 + √(2·1)
-		{"bot", 0, 5, 1e-6, 0, ""},
-		{"not DP", math.Inf(1), 5, 1e-6, math.Inf(1), ""},
-		{"zero releases", 1, 0, 1e-6, 0, "releases"},
-		{"delta 0", 1, 2, 0, 0, "delta_prime"},
-		{"delta 1", 1, 2, 1, 0, "delta_prime"},
-		{"negative eps", -1, 2, 1e-6, 0, "epsilon"},
-		{"NaN eps", math.NaN(), 2, 1e-6, 0, "epsilon"},
+		{"issue 9's five releases", []float64{1, 1, 1, 0.5, 1}, 1e-6,
+			Composition{4.5, 18.034085189219496, 4.5, 19.336597240033253}},
+		{"200 small releases: advanced wins", slices.Repeat([]float64{0.01}, 200), 1e-6,
+			Composition{2, 0.7634847719383024, 0.7634847719383024, 0.7833844377699664}},
+		{"seed notes' example ε=0.1 k=10", slices.Repeat([]float64{0.1}, 10), 1e-5,
+			Composition{1, 1.6225980474607944, 1, 1.7174271293851469}},
+		{"mixed with bot", []float64{0.25, 0, 0.125, 0.5}, 1e-3,
+			Composition{0.875, 2.541145206488519, 0.875, 2.7853846603331665}},
+		{"no release", nil, 1e-6, Composition{}},
+		{"only bot", []float64{0, 0}, 1e-6, Composition{}},
+		{"llp makes everything infinite", []float64{0.5, math.Inf(1), 0.5}, 1e-6,
+			Composition{math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := AdvancedComposition(tc.eps, tc.releases, tc.delta)
-			if tc.wantParam != "" {
-				var pe *ParamError
-				if !errors.As(err, &pe) || pe.Param != tc.wantParam || !errors.Is(err, ErrInvalidParam) {
-					t.Fatalf("error %v, want one naming %q", err, tc.wantParam)
-				}
-				return
-			}
+			got, err := Compose(tc.eps, tc.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want && math.Abs(got-tc.want) > 1e-12*tc.want {
-				t.Fatalf("AdvancedComposition = %.17g, want %.17g", got, tc.want)
+			if !closeTo(got.Basic, tc.want.Basic) || !closeTo(got.Advanced, tc.want.Advanced) ||
+				!closeTo(got.Total, tc.want.Total) || !closeTo(got.Seed004, tc.want.Seed004) {
+				t.Fatalf("Compose = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	for _, eps := range []float64{0.01, 0.3, 1, 4} {
+		for _, r := range []int{1, 2, 17, 500} {
+			got, err := Compose(slices.Repeat([]float64{eps}, r), 1e-7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr, l := float64(r), math.Log(1e7)
+			drv := eps*math.Sqrt(2*fr*l) + fr*eps*(math.Exp(eps)-1)
+			s004 := 2*fr*eps*eps + eps*math.Sqrt(2*fr*l)
+			if !closeTo(got.Advanced, drv) || !closeTo(got.Seed004, s004) || !closeTo(got.Basic, fr*eps) ||
+				got.Total != math.Min(got.Basic, got.Advanced) {
+				t.Errorf("ε=%v r=%d: %+v, want advanced %v seed004 %v basic %v", eps, r, got, drv, s004, fr*eps)
+			}
+		}
+	}
+}
+
+func TestComposeErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		eps   []float64
+		delta float64
+		param string
+	}{
+		{"delta 0", []float64{1}, 0, "delta_prime"},
+		{"delta 1", []float64{1}, 1, "delta_prime"},
+		{"delta NaN", []float64{1}, math.NaN(), "delta_prime"},
+		{"negative eps", []float64{1, -1}, 1e-6, "epsilon"},
+		{"NaN eps", []float64{math.NaN()}, 1e-6, "epsilon"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compose(tc.eps, tc.delta)
+			var pe *ParamError
+			if !errors.As(err, &pe) || pe.Param != tc.param || !errors.Is(err, ErrInvalidParam) {
+				t.Fatalf("error %v, want one naming %q", err, tc.param)
 			}
 		})
 	}

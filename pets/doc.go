@@ -20,15 +20,13 @@
 // Every per-bag function takes the bag's actual size n (1 ≤ n), because a
 // kept remainder bag may be smaller than k: noise scales and clipping use n.
 //
-// Besides sampling, the package provides what the audit and the trainer
-// need without simulation: exact likelihoods P(release | true labels)
-// (RRLikelihood, GeomPMF, LapDensity, Likelihood, LogLikelihood), the
-// debiasing used for training (RRLossWeights for the unbiased RR loss of
-// Appendix C; Debias for E[α_noise | α_clip] of LLP+Geom, Appendix C, which
-// makes the released proportion mean-zero noisy as Theorems D.1/D.2 of
-// Appendix D require), privacy accounting over repeated releases of the
-// same labels (BasicComposition, AdvancedComposition) and an append-only CSV
-// privacy ledger (Ledger).
+// Besides sampling, the package provides the debiasing used for training
+// (Debias: E[α_noise | α_clip] of LLP+Geom, Appendix C, which makes the
+// released proportion mean-zero noisy as Theorems D.1/D.2 of Appendix D
+// require), privacy accounting over repeated releases of the same labels
+// (Compose) and an append-only CSV privacy ledger (Ledger). The exact
+// likelihoods P(release | labels) that tests check samplers against live in
+// internal/oracle; the audit computes its own in O(k) per bag member.
 //
 // Randomness comes from a caller-supplied Rand: a seeded *math/rand/v2.Rand
 // for reproducible experiments, or NewSecureRand (crypto/rand) for
@@ -39,4 +37,44 @@
 // Params.Secure the Laplace mechanism samples on a power-of-two grid, which
 // is not vulnerable to the floating-point attack on textbook Laplace
 // sampling (Mironov, CCS 2012).
+//
+// # The privacy ledger
+//
+// privacy_ledger.csv (LedgerFile) stays with the raw data: it holds seeds
+// and content hashes of labels that must never ship with a release. Each
+// release of a label column is a row written before the release file is put
+// in place (write-ahead); a release that then fails gets a second row with
+// status aborted. Columns, in order:
+//
+//	id                 release id (unique; an aborted release repeats it)
+//	status             released | aborted
+//	source             LabelSource of the labels: sha256: + hex SHA-256 of the
+//	                   row count (uint64 LE) and the labels (a byte each)
+//	rows               labelled rows the release covers
+//	mechanism, k       none | bot | rr | llp | llp_lap | llp_geom; bag size (0
+//	                   outside the LLP family)
+//	epsilon            label-DP ε of this release (inf for none and llp, 0
+//	                   for bot)
+//	noise              secure (crypto/rand) | seeded (explicit seed: whoever
+//	                   learns it can undo the release) | seeded-simulation
+//	                   (seeded from a config inside a measurement run)
+//	seed               decimal uint64 seed; empty for secure (read it as a
+//	                   string: pandas turns large seeds into floats)
+//	path, sha256       release file and hex SHA-256 of its bytes
+//	releases           non-aborted releases of source so far, this one
+//	                   included (for an aborted row: excluded)
+//	eps_total_basic    Σ ε over those releases (Composition.Basic)
+//	eps_total_advanced Dwork–Rothblum–Vadhan bound √(2 ln(1/δ')Σε²) +
+//	                   Σε(e^ε−1) (Composition.Advanced)
+//	eps_total          min of the two: the guarantee, (eps_total, δ')-DP
+//	eps_total_seed004  seed 004's form Σ2ε² + √(2 ln(1/δ')Σε²), for comparison
+//	delta_prime        δ' of the advanced bounds
+//	time               RFC 3339 UTC with nanoseconds
+//	reason             why an aborted release was aborted; empty otherwise
+//
+// Once any release of a source is not DP (llp, none), every total of that
+// source is inf from then on. Infinite values are written "inf", which
+// pandas.read_csv reads as a float. A ledger of the first format (header
+// mechanism,k,epsilon,rows,seed,…) is refused with instructions: its rows
+// lack the label source and cannot be converted.
 package pets

@@ -3,6 +3,8 @@ package pets_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 
 	"labelprivacy/pets"
 )
@@ -37,4 +39,38 @@ func ExampleMechanism_ReleaseBag() {
 	// released 0.75, debiased 0.7500
 	// released 0.75, debiased 0.7500
 	// released 1.00, debiased 1.1455
+}
+
+func ExampleLedger() {
+	dir, _ := os.MkdirTemp("", "ledger")
+	defer os.RemoveAll(dir)
+	l, err := pets.NewLedger(filepath.Join(dir, pets.LedgerFile), 1e-6)
+	if err != nil {
+		panic(err)
+	}
+	labels := []uint8{0, 1, 1, 0, 1, 0, 0, 0}
+	release := func(id string, p pets.Params) pets.Release {
+		return pets.Release{ID: id, Source: pets.LabelSource(labels), Rows: len(labels), Mech: pets.MustNew(p),
+			Noise: pets.NoiseSecure, Path: filepath.Join(dir, id+".arrow"),
+			SHA256: "c7a5e9185d9dc500f7c048c71beb599b8f30ca0678302bde07c428a4402d5eac"}
+	}
+	// Record each release before renaming its file into place.
+	for i, p := range []pets.Params{{Kind: pets.RR, Epsilon: 1}, {Kind: pets.LLPGeom, K: 4, Epsilon: 0.5}, {Kind: pets.RR, Epsilon: 2}} {
+		e, err := l.Record(release(fmt.Sprint("r", i), p))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s: releases=%d eps_total=%v\n", e.ID, e.Releases, e.EpsTotal)
+	}
+	// The last rename failed: abort it, and it no longer counts.
+	e, err := l.Abort("r2", "rename: no space left on device")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s %s: releases=%d eps_total=%v\n", e.ID, e.Status, e.Releases, e.EpsTotal)
+	// Output:
+	// r0: releases=1 eps_total=1
+	// r1: releases=2 eps_total=1.5
+	// r2: releases=3 eps_total=3.5
+	// r2 aborted: releases=2 eps_total=1.5
 }

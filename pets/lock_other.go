@@ -4,6 +4,7 @@ package pets
 
 import "os"
 
-// lockFile is a no-op where flock(2) is unavailable: appends stay single
-// O_APPEND writes, but concurrent processes may race the newline check.
-func lockFile(f *os.File) error { return nil }
+// lockFile is a no-op where flock(2) is unavailable: rows stay single
+// O_APPEND writes, but concurrent writers may miss each other's releases in
+// their counts and totals.
+func lockFile(f *os.File, exclusive bool) error { return nil }

@@ -27,13 +27,11 @@ type Params struct {
 type Mechanism struct {
 	p Params
 
-	pi      float64 // rr: flip probability 1/(1+e^ε)
-	piWord  uint64  // rr: π·2^64 when ≥ 2^53 (π ≥ 2^-11), else 0; see ReleaseRR
-	lapGran float64 // llp_lap secure: grid spacing in units of the sum (≤ 1)
-	lapLam  float64 // llp_lap secure: geometric parameter lapGran·ε
-	// llp_geom log-pmf constants: log((1−a)/(1+a)) and log(1+a), a = e^{−ε}.
-	logInterior, log1pA float64
-	overshoot           float64 // llp_geom: E[overshoot past a clip, in sum units] = 1/(e^ε−1)
+	pi        float64 // rr: flip probability 1/(1+e^ε)
+	piWord    uint64  // rr: π·2^64 when ≥ 2^53 (π ≥ 2^-11), else 0; see ReleaseRR
+	lapGran   float64 // llp_lap secure: grid spacing in units of the sum (≤ 1)
+	lapLam    float64 // llp_lap secure: geometric parameter lapGran·ε
+	overshoot float64 // llp_geom: E[overshoot past a clip, in sum units] = 1/(e^ε−1)
 }
 
 // New validates p and returns the mechanism. Errors wrap ErrInvalidParam
@@ -75,9 +73,6 @@ func New(p Params) (*Mechanism, error) {
 		m.lapGran = math.Min(LaplaceGranularity(1/eps), 1)
 		m.lapLam = m.lapGran * eps
 	case LLPGeom:
-		a := math.Exp(-eps)
-		m.logInterior = math.Log(-math.Expm1(-eps)) - math.Log1p(a)
-		m.log1pA = math.Log1p(a)
 		m.overshoot = 1 / math.Expm1(eps)
 	}
 	return m, nil
@@ -246,25 +241,4 @@ func (m *Mechanism) Debias(alpha float64, n int) float64 {
 		return 1 + m.overshoot/fn
 	}
 	return alpha
-}
-
-// RRLossWeights returns the weights of the unbiased RR loss used for
-// training (Appendix C, "Training with RR"): for a released label ỹ,
-//
-//	loss = same·ℓ(p, ỹ) + flipped·ℓ(p, 1−ỹ),
-//	same = (1−π)/(1−2π) = e^ε/(e^ε−1),  flipped = −π/(1−2π) = −1/(e^ε−1),
-//
-// so E[loss | y] = ℓ(p, y). Equivalence with Appendix C's
-// f(y) = E[(e^ε+1)/(e^ε−1)·f(ỹ) − (f(0)+f(1))/(e^ε−1)]: since
-// f(0)+f(1) = f(ỹ)+f(1−ỹ), the bracket is e^ε/(e^ε−1)·f(ỹ) − f(1−ỹ)/(e^ε−1).
-// For none it returns (1, 0). Panics for other kinds.
-func (m *Mechanism) RRLossWeights() (same, flipped float64) {
-	switch m.p.Kind {
-	case None:
-		return 1, 0
-	case RR:
-		eps := m.p.Epsilon
-		return 1 / -math.Expm1(-eps), -1 / math.Expm1(eps)
-	}
-	panic("pets: RRLossWeights on " + m.p.Kind.String())
 }

@@ -42,14 +42,11 @@ func (s *SecureRand) Uint64() uint64 {
 	return v
 }
 
-// Float64 returns a uniform float64 in [0, 1) (multiples of 2^-53).
-func (s *SecureRand) Float64() float64 { return float64(s.Uint64()>>11) * 0x1p-53 }
-
 // uniform returns a full-precision uniform variate in the open interval
 // (0, 1): the value is the lower end of a cell of relative width ≤ 2^-52 in
 // its binade, and each cell has probability exactly its width. Hence
 // P(uniform < p) = p·(1 ± 2^-52) for every p in (2^-1000, 1], including tiny
-// p — unlike Float64, whose absolute resolution 2^-53 makes P(U < 1e-14)
+// p — unlike a 53-bit Float64, whose absolute resolution 2^-53 makes P(U < 1e-14)
 // wrong by ~1%. Consumes one word, rarely (probability 2^-12) more.
 func uniform(r Rand) float64 { return uniformFrom(r.Uint64(), r) }
 
