@@ -352,8 +352,15 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 			if prio1 < 4 {
 				t.Errorf("only %d curve-end labels placed", prio1)
 			}
-			if p.drawn.ybars != withSE || p.drawn.xbars != withXSE || p.drawn.glyphs != wantPts {
-				t.Fatalf("drew %+v bars/markers, want %d y bars, %d x bars, %d markers", p.drawn, withSE, withXSE, wantPts)
+			segs := 0
+			for _, s := range p.series {
+				if s.line != nil {
+					segs += len(s.pts) - 1
+				}
+			}
+			if p.drawn.ybars != withSE || p.drawn.xbars != withXSE || p.drawn.glyphs != wantPts || p.drawn.segments != segs || segs == 0 {
+				t.Fatalf("drew %d y bars, %d x bars, %d markers, %d segments; want %d, %d, %d, %d",
+					p.drawn.ybars, p.drawn.xbars, p.drawn.glyphs, p.drawn.segments, withSE, withXSE, wantPts, segs)
 			}
 			for _, pet := range []pets.Kind{pets.RR, pets.LLP} {
 				if n := inkOf(img, f, p, petColor(pet)); n < 200 {
@@ -361,6 +368,42 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 				}
 			}
 			keepExample(t, f, tc.example)
+		})
+	}
+}
+
+// The drawn picture shows the series: removing the RR curve's line, or its
+// markers, or its error bars, takes visible ink of its colour away.
+func TestAUCvsAdvantageInk(t *testing.T) {
+	s := quickstart(t)
+	ink := func(change func(*series)) int {
+		f, err := aucVsAdvFigure(s.Rows, metricEAdv, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sr := range f.panels[0].series {
+			if sr.name == "RR" {
+				change(sr)
+			}
+		}
+		return inkOf(render(t, f), f, f.panels[0], colRR)
+	}
+	all := ink(func(*series) {})
+	cases := []struct {
+		name   string
+		change func(*series)
+		min    int // pixels at 120 dpi
+	}{
+		// Measured: 1503, 98 and 55 of 1781 pixels; the bounds are about half.
+		{"line", func(s *series) { s.line = nil }, 700},
+		{"markers", func(s *series) { s.glyph = nil }, 45},
+		{"error bars", func(s *series) { s.yerr, s.xerr = nil, nil }, 25},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := all - ink(tc.change); d < tc.min {
+				t.Fatalf("without the %s, %d fewer pixels of RR's colour (of %d); want ≥ %d", tc.name, d, all, tc.min)
+			}
 		})
 	}
 }
@@ -417,7 +460,11 @@ func TestAUCBySettingFigure(t *testing.T) {
 			}
 			want := map[pets.Kind]int{}
 			withSE := 0
+			var refs []float64 // the clean and bot AUCs: a line each in every panel
 			for _, r := range tc.sum.Rows {
+				if r.Pet == pets.None || r.Pet == pets.Bot {
+					refs = append(refs, r.AUCMean)
+				}
 				if r.Pet != pets.None && r.Pet != pets.Bot {
 					want[r.Pet]++
 					if aucSE(r) > 0 {
@@ -433,8 +480,14 @@ func TestAUCBySettingFigure(t *testing.T) {
 				for _, s := range p.series {
 					pts += len(s.pts)
 				}
-				if len(p.refs) == 0 {
-					t.Errorf("%s: no reference line", p.title)
+				var got []float64
+				for _, r := range p.refs {
+					if r.horizontal {
+						got = append(got, r.v)
+					}
+				}
+				if !slices.Equal(got, refs) {
+					t.Errorf("%s: reference lines at %v, want %v (clean, bot)", p.title, got, refs)
 				}
 				if p.y.min != f.panels[0].y.min || p.y.max != f.panels[0].y.max {
 					t.Errorf("%s: y axis [%v, %v] differs from the first panel's", p.title, p.y.min, p.y.max)
@@ -601,6 +654,11 @@ func TestAdvAxis(t *testing.T) {
 	}
 	if len(a.sep()) != 1 || a.pos(math.Inf(1)) != a.infPos || a.pos(2) != 2 {
 		t.Fatal("separator / positions")
+	}
+	for _, tc := range []struct{ max, end float64 }{{3.6, 4}, {7.6, 10}, {4, 4}, {0.6, 0.6}, {1.7, 2}, {1.1, 1.1}, {140, 200}, {120, 200}, {21, 21}} {
+		if got := newAdvAxis([]float64{tc.max}, true).finiteMax; got != tc.end {
+			t.Errorf("log1p axis over [0, %v] ends at %v, want the tick %v", tc.max, got, tc.end)
+		}
 	}
 	lin := newAdvAxis([]float64{0, 0.02}, false)
 	if lin.hasInf || len(lin.sep()) != 0 || !(lin.min < 0) || !(lin.max > 0.02) {
