@@ -26,6 +26,14 @@ func roundTrip(t *testing.T, tab *data.Table) *data.Table {
 	return back
 }
 
+func columnNames(t *data.Table) []string {
+	var names []string
+	for _, c := range t.Columns {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
 // equalNaN is reflect.DeepEqual on values whose float fields may be NaN:
 // both are compared through their %v rendering, where NaN prints as NaN.
 func equalNaN(a, b any) bool {
@@ -49,11 +57,7 @@ func TestAuditTable(t *testing.T) {
 	want := []string{"setting", "pet", "k", "epsilon", "eta_source", "n_examples", "n_dropped", "eadv", "eadv_se",
 		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
 		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count"}
-	var names []string
-	for _, c := range tab.Columns {
-		names = append(names, c.Name)
-	}
-	if !reflect.DeepEqual(names, want) {
+	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
 	got, err := ReadAudits(roundTrip(t, tab))
@@ -94,11 +98,7 @@ func TestPosteriorTable(t *testing.T) {
 	in := synthPosteriors(1, 40)
 	tab := PosteriorTable(in)
 	want := []string{"setting", "pet", "k", "epsilon", "prior", "posterior", "ieadv", "abs_ma", "dataset", "index", "label", "release"}
-	var names []string
-	for _, c := range tab.Columns {
-		names = append(names, c.Name)
-	}
-	if !reflect.DeepEqual(names, want) {
+	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
 	got, err := ReadPosteriors(roundTrip(t, tab))

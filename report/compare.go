@@ -32,6 +32,15 @@ func (s Side) String() string {
 	return fmt.Sprintf("Side(%d)", uint8(s))
 }
 
+func parseSide(s string) (Side, error) {
+	for _, v := range []Side{InBoth, OnlyInA, OnlyInB} {
+		if v.String() == s {
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("report: only_in %q is not \"\", \"a\" or \"b\"", s)
+}
+
 // Comparison is one setting of Compare's result.
 type Comparison struct {
 	// Dataset and ConfigID name the setting's group when either summary
@@ -150,13 +159,7 @@ var comparisonColumns = []column[Comparison]{
 	f64Col("d_eadv", func(c *Comparison) *float64 { return &c.DEAdv }),
 	f64Col("d_eadv_se", func(c *Comparison) *float64 { return &c.DEAdvSE }),
 	boolCol("significant", func(c *Comparison) *bool { return &c.Significant }),
-	{name: "only_in", write: func(rows []Comparison) any {
-		v := make([]string, len(rows))
-		for i := range rows {
-			v[i] = rows[i].OnlyIn.String()
-		}
-		return v
-	}},
+	mapCol("only_in", func(c *Comparison) *Side { return &c.OnlyIn }, Side.String, parseSide, nil),
 	strCol("dataset", func(c *Comparison) *string { return &c.Dataset }),
 	strCol("config_id", func(c *Comparison) *string { return &c.ConfigID }),
 }

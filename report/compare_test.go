@@ -139,10 +139,7 @@ func TestCompareErrors(t *testing.T) {
 func TestComparisonTable(t *testing.T) {
 	cs := []Comparison{{Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, AUCA: 0.7, AUCB: math.NaN(), OnlyIn: OnlyInA, Dataset: dsA}}
 	tab := roundTrip(t, ComparisonTable(cs))
-	var names []string
-	for _, c := range tab.Columns {
-		names = append(names, c.Name)
-	}
+	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
 		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset", "config_id"}
 	if !reflect.DeepEqual(names, want) {
@@ -151,7 +148,15 @@ func TestComparisonTable(t *testing.T) {
 	if v := tab.Columns[13].Values.([]string)[0]; v != "a" {
 		t.Fatalf("only_in = %q", v)
 	}
-	if v := tab.Columns[5].Values.([]float64)[0]; !math.IsNaN(v) {
-		t.Fatalf("auc_b = %v", v)
+	back, err := fromTable(tab, "compare", comparisonColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sprint(back) != sprint(cs) {
+		t.Fatalf("round trip %+v, want %+v", back, cs)
+	}
+	tab.Columns[13].Values = []string{"c"}
+	if _, err := fromTable(tab, "compare", comparisonColumns); err == nil {
+		t.Fatal("only_in \"c\" read without error")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -90,24 +91,14 @@ func (f *jfloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func jfloats(v []float64) []jfloat {
+// convert converts between float64 and jfloat slices (nil stays nil).
+func convert[B, A ~float64](v []A) []B {
 	if v == nil {
 		return nil
 	}
-	out := make([]jfloat, len(v))
+	out := make([]B, len(v))
 	for i, x := range v {
-		out[i] = jfloat(x)
-	}
-	return out
-}
-
-func floats(v []jfloat) []float64 {
-	if v == nil {
-		return nil
-	}
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
+		out[i] = B(x)
 	}
 	return out
 }
@@ -119,7 +110,7 @@ type standardizationJSON struct {
 
 // MarshalJSON writes {"mean": [...], "std": [...]}.
 func (s Standardization) MarshalJSON() ([]byte, error) {
-	return json.Marshal(standardizationJSON{jfloats(s.Mean), jfloats(s.Std)})
+	return json.Marshal(standardizationJSON{convert[jfloat](s.Mean), convert[jfloat](s.Std)})
 }
 
 // UnmarshalJSON reads MarshalJSON's form; Mean and Std must have one entry
@@ -132,7 +123,7 @@ func (s *Standardization) UnmarshalJSON(b []byte) error {
 	if len(j.Mean) != len(j.Std) {
 		return fmt.Errorf("report: standardization has %d means and %d standard deviations", len(j.Mean), len(j.Std))
 	}
-	s.Mean, s.Std = floats(j.Mean), floats(j.Std)
+	s.Mean, s.Std = convert[float64](j.Mean), convert[float64](j.Std)
 	return nil
 }
 
@@ -169,37 +160,37 @@ type runJSON struct {
 // MarshalJSON writes the run with runs.csv's column names as keys, non-finite
 // floats as "nan"/"inf"/"-inf" and the mechanism by name.
 func (r Run) MarshalJSON() ([]byte, error) {
-	return json.Marshal(runJSON{
-		RunID: r.RunID, Dataset: r.Dataset, ConfigID: r.ConfigID, Model: r.Model, Setting: r.Setting,
-		Pet: r.Pet, K: r.K, Epsilon: jfloat(r.Epsilon), LabelDPEpsilon: jfloat(r.LabelDPEpsilon),
-		Loss: r.Loss, LR: jfloat(r.LR), Trial: r.Trial, Seed: r.Seed, Epochs: r.Epochs, Steps: r.Steps,
-		TrainLoss: jfloat(r.TrainLoss), TestAUC: jfloat(r.TestAUC), TestLogLoss: jfloat(r.TestLogLoss),
-		WallS: jfloat(r.WallS), ExamplesPerS: jfloat(r.ExamplesPerS), GroupExamplesPerS: jfloat(r.GroupExamplesPerS),
-		CompileS: jfloat(r.CompileS), CheckpointS: jfloat(r.CheckpointS), Backend: r.Backend,
-		Replicas: r.Replicas, Standardization: r.Standardization,
-	})
+	var j runJSON
+	copyFields(&j, r)
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads MarshalJSON's form. Unknown keys are ignored; a
 // missing float (a file written before the field existed) reads as NaN,
 // anything else missing as its zero value. An unknown mechanism is an error.
 func (r *Run) UnmarshalJSON(b []byte) error {
-	nan := jfloat(math.NaN())
-	j := runJSON{Epsilon: nan, LabelDPEpsilon: nan, LR: nan, TrainLoss: nan, TestAUC: nan, TestLogLoss: nan,
-		WallS: nan, ExamplesPerS: nan, GroupExamplesPerS: nan, CompileS: nan, CheckpointS: nan}
+	var j runJSON
+	v := reflect.ValueOf(&j).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Type() == reflect.TypeFor[jfloat]() {
+			f.SetFloat(math.NaN())
+		}
+	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return fmt.Errorf("report: run: %w", err)
 	}
-	*r = Run{
-		RunID: j.RunID, Dataset: j.Dataset, ConfigID: j.ConfigID, Model: j.Model, Setting: j.Setting,
-		Pet: j.Pet, K: j.K, Epsilon: float64(j.Epsilon), LabelDPEpsilon: float64(j.LabelDPEpsilon),
-		Loss: j.Loss, LR: float64(j.LR), Trial: j.Trial, Seed: j.Seed, Epochs: j.Epochs, Steps: j.Steps,
-		TrainLoss: float64(j.TrainLoss), TestAUC: float64(j.TestAUC), TestLogLoss: float64(j.TestLogLoss),
-		WallS: float64(j.WallS), ExamplesPerS: float64(j.ExamplesPerS), GroupExamplesPerS: float64(j.GroupExamplesPerS),
-		CompileS: float64(j.CompileS), CheckpointS: float64(j.CheckpointS), Backend: j.Backend,
-		Replicas: j.Replicas, Standardization: j.Standardization,
-	}
+	copyFields(r, j)
 	return nil
+}
+
+// copyFields sets each field of *dst to the same-position field of src,
+// converted (float64 ⇄ jfloat); Run and runJSON list the same fields in the
+// same order (TestRunJSONFields).
+func copyFields(dst, src any) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	for i := range d.NumField() {
+		d.Field(i).Set(s.Field(i).Convert(d.Field(i).Type()))
+	}
 }
 
 // runColumns are runs.csv's columns: the first 20 in the order of the first

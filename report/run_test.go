@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -48,6 +47,25 @@ func runsEqual(a, b Run) bool {
 		}
 	}
 	return true
+}
+
+// Run and its file form runJSON have the same fields in the same order
+// (copyFields relies on it), floats of Run being jfloats of runJSON.
+func TestRunJSONFields(t *testing.T) {
+	r, j := reflect.TypeFor[Run](), reflect.TypeFor[runJSON]()
+	if r.NumField() != j.NumField() {
+		t.Fatalf("Run has %d fields, runJSON %d", r.NumField(), j.NumField())
+	}
+	for i := range r.NumField() {
+		fr, fj := r.Field(i), j.Field(i)
+		want := fr.Type
+		if want.Kind() == reflect.Float64 {
+			want = reflect.TypeFor[jfloat]()
+		}
+		if fr.Name != fj.Name || fj.Type != want {
+			t.Errorf("field %d: Run.%s %v, runJSON.%s %v", i, fr.Name, fr.Type, fj.Name, fj.Type)
+		}
+	}
 }
 
 func TestRunJSONRoundTrip(t *testing.T) {
@@ -181,10 +199,7 @@ func TestRunsTable(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tab := RunsTable(tc.runs)
-			var names []string
-			for _, c := range tab.Columns {
-				names = append(names, c.Name)
-			}
+			names := columnNames(tab)
 			if !reflect.DeepEqual(names[:len(firstFormat)], firstFormat) {
 				t.Fatalf("first columns %v, want %v", names, firstFormat)
 			}
@@ -194,15 +209,7 @@ func TestRunsTable(t *testing.T) {
 			if _, ok := tab.Meta[MetaStandardization]; ok != tc.wantStd {
 				t.Fatalf("metadata %v, want standardization: %v", tab.Meta, tc.wantStd)
 			}
-			path := filepath.Join(t.TempDir(), "runs.parquet")
-			if err := tab.WriteParquet(path); err != nil {
-				t.Fatal(err)
-			}
-			back, err := data.ReadTable(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := ReadRuns(back)
+			got, err := ReadRuns(roundTrip(t, tab))
 			if err != nil {
 				t.Fatal(err)
 			}

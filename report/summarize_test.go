@@ -298,10 +298,7 @@ func TestSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	tab := SummaryTable(s)
-	var names []string
-	for _, c := range tab.Columns {
-		names = append(names, c.Name)
-	}
+	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "label_dp_epsilon", "best_lr", "auc_mean", "auc_se", "n_trials",
 		"eadv", "eadv_se", "ma_p98", "ma_inf_frac", "dataset", "config_id", "audited", "eta_source"}
 	if !reflect.DeepEqual(names, want) {

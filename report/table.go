@@ -47,120 +47,65 @@ type column[T any] struct {
 // opt marks a column optional when reading.
 func opt[T any](c column[T]) column[T] { c.optional = true; return c }
 
-func strCol[T any](name string, p func(*T) *string) column[T] {
+// mapCol is a column whose cells are V (string, float64, int64 or bool),
+// converted from a field F of T by to and back by from; fill (may be nil)
+// sets the field when an optional column is absent.
+func mapCol[T, F, V any](name string, p func(*T) *F, to func(F) V, from func(V) (F, error), fill func(*F)) column[T] {
 	return column[T]{
 		name: name,
 		write: func(rows []T) any {
-			v := make([]string, len(rows))
+			v := make([]V, len(rows))
 			for i := range rows {
-				v[i] = *p(&rows[i])
+				v[i] = to(*p(&rows[i]))
 			}
 			return v
 		},
 		read: func(rows []T, vals any) (int, error) {
-			v := vals.([]string)
+			v := vals.([]V)
 			for i := range rows {
-				*p(&rows[i]) = v[i]
-			}
-			return 0, nil
-		},
-		missing: func([]T) {},
-	}
-}
-
-func f64Col[T any](name string, p func(*T) *float64) column[T] {
-	return column[T]{
-		name: name,
-		write: func(rows []T) any {
-			v := make([]float64, len(rows))
-			for i := range rows {
-				v[i] = *p(&rows[i])
-			}
-			return v
-		},
-		read: func(rows []T, vals any) (int, error) {
-			v := vals.([]float64)
-			for i := range rows {
-				*p(&rows[i]) = v[i]
+				f, err := from(v[i])
+				if err != nil {
+					return i, err
+				}
+				*p(&rows[i]) = f
 			}
 			return 0, nil
 		},
 		missing: func(rows []T) {
 			for i := range rows {
-				*p(&rows[i]) = math.NaN()
+				if fill != nil {
+					fill(p(&rows[i]))
+				}
 			}
 		},
 	}
+}
+
+func same[V any](v V) V            { return v }
+func sameOK[V any](v V) (V, error) { return v, nil }
+func setNaN(f *float64)            { *f = math.NaN() }
+
+func strCol[T any](name string, p func(*T) *string) column[T] {
+	return mapCol(name, p, same[string], sameOK[string], nil)
+}
+
+func f64Col[T any](name string, p func(*T) *float64) column[T] {
+	return mapCol(name, p, same[float64], sameOK[float64], setNaN)
+}
+
+func boolCol[T any](name string, p func(*T) *bool) column[T] {
+	return mapCol(name, p, same[bool], sameOK[bool], nil)
 }
 
 // intCol stores an integer field as an int64 column (a uint64 keeps its
 // bits: values ≥ 2^63 read as negative int64 in pandas).
 func intCol[T any, I ~int | ~int64 | ~uint64 | ~uint8](name string, p func(*T) *I) column[T] {
-	return column[T]{
-		name: name,
-		write: func(rows []T) any {
-			v := make([]int64, len(rows))
-			for i := range rows {
-				v[i] = int64(*p(&rows[i]))
-			}
-			return v
-		},
-		read: func(rows []T, vals any) (int, error) {
-			v := vals.([]int64)
-			for i := range rows {
-				*p(&rows[i]) = I(v[i])
-			}
-			return 0, nil
-		},
-		missing: func([]T) {},
-	}
-}
-
-func boolCol[T any](name string, p func(*T) *bool) column[T] {
-	return column[T]{
-		name: name,
-		write: func(rows []T) any {
-			v := make([]bool, len(rows))
-			for i := range rows {
-				v[i] = *p(&rows[i])
-			}
-			return v
-		},
-		read: func(rows []T, vals any) (int, error) {
-			v := vals.([]bool)
-			for i := range rows {
-				*p(&rows[i]) = v[i]
-			}
-			return 0, nil
-		},
-		missing: func([]T) {},
-	}
+	return mapCol(name, p, func(v I) int64 { return int64(v) }, func(v int64) (I, error) { return I(v), nil }, nil)
 }
 
 // kindCol stores a mechanism as its canonical name ("rr", "llp_geom", …).
 func kindCol[T any](name string, p func(*T) *pets.Kind) column[T] {
-	return column[T]{
-		name: name,
-		write: func(rows []T) any {
-			v := make([]string, len(rows))
-			for i := range rows {
-				v[i] = p(&rows[i]).String()
-			}
-			return v
-		},
-		read: func(rows []T, vals any) (int, error) {
-			v := vals.([]string)
-			for i := range rows {
-				k, err := pets.ParseKind(v[i])
-				if err != nil {
-					return i, err
-				}
-				*p(&rows[i]) = k
-			}
-			return 0, nil
-		},
-		missing: func([]T) {},
-	}
+	return mapCol(name, p, pets.Kind.String, pets.ParseKind, nil)
 }
 
 // toTable writes rows as a table with the given columns, in order.
@@ -202,7 +147,7 @@ func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error)
 		if fmt.Sprintf("%T", want) != fmt.Sprintf("%T", vals) {
 			return nil, fmt.Errorf("%w: report: %s column %q is %T, want %T", data.ErrSchema, what, c.name, vals, want)
 		}
-		if m := colLen(vals); m != n {
+		if m := (&data.Table{Columns: []data.Column{{Values: vals}}}).Rows(); m != n {
 			return nil, fmt.Errorf("%w: report: %s column %q has %d rows, want %d", data.ErrSchema, what, c.name, m, n)
 		}
 		if i, err := c.read(rows, vals); err != nil {
@@ -210,20 +155,6 @@ func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error)
 		}
 	}
 	return rows, nil
-}
-
-func colLen(v any) int {
-	switch c := v.(type) {
-	case []string:
-		return len(c)
-	case []float64:
-		return len(c)
-	case []int64:
-		return len(c)
-	case []bool:
-		return len(c)
-	}
-	return -1
 }
 
 // settingOrder orders settings canonically: mechanism in pets.Kind order
