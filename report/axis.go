@@ -62,9 +62,9 @@ func linTicks(lo, hi float64) []plot.Tick {
 
 // log1pTicks are the ticks of a log(1+x) axis from 0 to max: every integer
 // up to min(5, max), then 10, 20, 50, 100, 200, 500, … (one dropped when it
-// would sit closer than 6% of the axis to the previous one). With max < 3,
-// 0.5 is added; with max < 1 the ticks are linear (0, 0.1, 0.2, … or
-// similar).
+// would sit closer than 6% of the axis to the previous one). 0.5 is added
+// when it sits at least 12% of the axis from 0 (max up to about 28); with
+// max < 1 the ticks are linear (0, 0.1, 0.2, … or similar).
 func log1pTicks(max float64) []plot.Tick {
 	if !(max > 0) {
 		return []plot.Tick{{Value: 0, Label: "0"}}
@@ -73,13 +73,13 @@ func log1pTicks(max float64) []plot.Tick {
 		return linTicks(0, max)
 	}
 	vals := []float64{0}
-	if max < 3 {
+	hi := math.Log1p(max)
+	if math.Log(1.5)/hi >= 0.12 { // 0 to 1 spans ≥ 20% of the axis: label its middle
 		vals = append(vals, 0.5)
 	}
 	for i := 1.0; i <= math.Min(5, max)+1e-9; i++ {
 		vals = append(vals, i)
 	}
-	hi := math.Log1p(max)
 	last := math.Log1p(vals[len(vals)-1]) / hi
 	for d := 10.0; d <= max*(1+1e-9); d *= 10 {
 		for _, m := range []float64{1, 2, 5} {

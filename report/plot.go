@@ -546,7 +546,7 @@ var figureJobs = []figureJob{
 	{"auc_by_setting", "Test AUC per privacy setting",
 		"What each mechanism costs: mean test AUC of the best learning rate (± SE over trials) per setting, one panel " +
 			"per mechanism against its parameter (LLP+Lap and LLP+Geom: one curve per k). Dashed: the model trained on " +
-			"clean labels; dotted: bot (nothing released). Drawn with or without audit results.",
+			"clean labels; dotted, when in the grid: bot (nothing released). Drawn with or without audit results.",
 		func(rows []Row, _ []Posterior, sfx string) (*figure, error) { return aucBySettingFigure(rows, sfx) }},
 	{"auc_vs_eadv", "Test AUC vs expected additive advantage",
 		"Paper Fig. 3. One point per audited setting: x = expected additive advantage of the Bayes-optimal attacker " +

@@ -617,9 +617,9 @@ func TestTicks(t *testing.T) {
 		{"range", linTicks(0.48, 0.71), "0.5 0.55 0.6 0.65 0.7"},
 		{"linear from a negative margin", linTicks(-0.003, 0.062), "0 0.01 0.02 0.03 0.04 0.05 0.06"},
 		// Issue 12: every integer up to 5 (the ε=4 step must meet a tick at 4).
-		{"log1p to 8", log1pTicks(8), "0 1 2 3 4 5"},
-		{"log1p to 4", log1pTicks(4), "0 1 2 3 4"},
-		{"log1p to 3.6", log1pTicks(3.6), "0 1 2 3"},
+		{"log1p to 8", log1pTicks(8), "0 0.5 1 2 3 4 5"},
+		{"log1p to 4", log1pTicks(4), "0 0.5 1 2 3 4"},
+		{"log1p to 3.6", log1pTicks(3.6), "0 0.5 1 2 3"},
 		{"log1p to 2.5", log1pTicks(2.5), "0 0.5 1 2"},
 		{"log1p below 1", log1pTicks(0.6), "0 0.1 0.2 0.3 0.4 0.5 0.6"},
 		{"log1p to 1000", log1pTicks(1000), "0 1 2 3 4 5 10 20 50 100 200 500 1000"},
