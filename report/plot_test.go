@@ -372,6 +372,72 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 	}
 }
 
+// Small and degenerate inputs (ported from the table-based tests): a single
+// RR point with bot and no clean model, and only infinite ma_p98 values.
+func TestAUCvsAdvantageEdgeCases(t *testing.T) {
+	inf := math.Inf(1)
+	bot := run("bot", pets.Bot, 0, 0, 0, "b", 0.5)
+	bot.LabelDPEpsilon = 0
+	tiny, err := Summarize([]Run{rr(1e-3, 0, 0.7), bot}, []Audit{aud("rr_eps1", 0.01, 0, 1, 0), aud("bot", 0, 0, 0, 0)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allInf, err := Summarize([]Run{run("llp_k2", pets.LLP, 2, 0, 0, "a", 0.7), run("llp_k4", pets.LLP, 4, 0, 0, "b", 0.68),
+		run("none", pets.None, 0, 0, 0, "c", 0.72)},
+		[]Audit{aud("llp_k2", 0.02, 0, inf, 0.5), aud("llp_k4", 0.01, 0, inf, 0.3)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		sum    *Summary
+		metric advMetric
+		points int
+		labels []string
+		atInf  int // points at the ∞ position
+	}{
+		{"single RR point and bot, E[adv]", tiny, metricEAdv, 2, []string{"bot", "ε=1"}, 0},
+		{"single RR point and bot, ma_p98", tiny, metricMAP98, 2, []string{"bot", "ε=1"}, 0},
+		{"all ma_p98 infinite", allInf, metricMAP98, 2, []string{"k=2", "k=4"}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := aucVsAdvFigure(tc.sum.Rows, tc.metric, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			render(t, f)
+			placed, dropped := checkLayout(t, f)
+			p := f.panels[0]
+			n, atInf := 0, 0
+			for _, s := range p.series {
+				for _, q := range s.pts {
+					n++
+					if hasTick(p.x.ticks, "∞") && q.X == p.x.ticks[len(p.x.ticks)-1].Value {
+						atInf++
+					}
+				}
+			}
+			var got []string
+			for _, l := range p.placed {
+				got = append(got, l.label.text)
+			}
+			slices.Sort(got)
+			if n != tc.points || atInf != tc.atInf || p.drawn.glyphs != n || p.drawn.ybars != 0 || dropped != 0 ||
+				placed != len(tc.labels) || !slices.Equal(got, tc.labels) {
+				t.Fatalf("%d points (%d at ∞), %d drawn, %d y bars, labels %q (%d left out); want %d, %d, labels %q",
+					n, atInf, p.drawn.glyphs, p.drawn.ybars, got, dropped, tc.points, tc.atInf, tc.labels)
+			}
+			if tc.atInf > 0 && (f.note == "" || len(p.refs) != 2) {
+				t.Fatalf("∞ points without the note or the separator: %q, %d reference lines", f.note, len(p.refs))
+			}
+		})
+	}
+	if _, err := aucVsAdvFigure(nil, metricEAdv, ""); !errors.Is(err, ErrNoData) {
+		t.Fatalf("no rows: err %v", err)
+	}
+}
+
 // The drawn picture shows the series: removing the RR curve's line, or its
 // markers, or its error bars, takes visible ink of its colour away.
 func TestAUCvsAdvantageInk(t *testing.T) {
