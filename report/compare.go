@@ -1,137 +1,173 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 
 	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
-// ComparisonColumns are the columns of Compare's result, in order.
-var ComparisonColumns = []string{
-	"setting", "pet", "k", "epsilon",
-	"auc_a", "auc_b", "d_auc", "d_auc_se",
-	"eadv_a", "eadv_b", "d_eadv", "d_eadv_se",
-	"significant", "only_in",
+// Side says which summaries of a comparison hold a setting.
+type Side uint8
+
+const (
+	InBoth  Side = iota // both summaries
+	OnlyInA             // only the first (a)
+	OnlyInB             // only the second (b)
+)
+
+// String returns "" (InBoth), "a" or "b": the only_in column's values.
+func (s Side) String() string {
+	switch s {
+	case InBoth:
+		return ""
+	case OnlyInA:
+		return "a"
+	case OnlyInB:
+		return "b"
+	}
+	return fmt.Sprintf("Side(%d)", uint8(s))
 }
 
-// Compare compares two summaries (Summarize's output, e.g. a baseline a and a
-// new result set b), setting by setting. For a setting present in both:
-// d_auc = auc_mean(b) − auc_mean(a) with d_auc_se = √(auc_se(a)² +
-// auc_se(b)²), and d_eadv, d_eadv_se likewise from eadv and eadv_se;
-// significant is true when |d_auc| > 2·d_auc_se or |d_eadv| > 2·d_eadv_se
-// (a NaN difference is never significant; with SE 0, e.g. single trials or
-// exact audits, any nonzero difference is). only_in is "".
-//
-// A setting present in only one summary gets a row with only_in "a" or "b",
-// its own auc/eadv in the matching columns, NaN elsewhere and significant
-// false. Differences are information, not failure: Compare only errors on a
-// malformed summary (missing column, a setting listed twice). Rows are in
-// the canonical order (PetOrder, k, ε).
-func Compare(a, b *data.Table) (*data.Table, error) {
-	type side struct {
-		key                   settingKey
-		auc, aucSE, eadv, eSE float64
+func parseSide(s string) (Side, error) {
+	for _, v := range []Side{InBoth, OnlyInA, OnlyInB} {
+		if v.String() == s {
+			return v, nil
+		}
 	}
-	read := func(t *data.Table, name string) (map[string]side, error) {
-		if t == nil {
-			return nil, fmt.Errorf("report: Compare: summary %s is nil", name)
-		}
-		if err := checkTable(t); err != nil {
-			return nil, fmt.Errorf("report: Compare: summary %s: %w", name, err)
-		}
-		c := &cols{t: t, what: "summary " + name}
-		setting, pet, k, eps := c.str("setting"), c.str("pet"), c.i64("k"), c.f64("epsilon")
-		auc, aucSE, eadv, eSE := c.f64("auc_mean"), c.f64("auc_se"), c.f64("eadv"), c.f64("eadv_se")
-		if c.err != nil {
-			return nil, c.err
-		}
-		m := map[string]side{}
-		for i := range t.Rows() {
-			if _, dup := m[setting[i]]; dup {
-				return nil, fmt.Errorf("report: Compare: summary %s lists setting %q twice", name, setting[i])
+	return 0, fmt.Errorf("report: only_in %q is not \"\", \"a\" or \"b\"", s)
+}
+
+// Comparison is one setting of Compare's result.
+type Comparison struct {
+	// Dataset and ConfigID name the setting's group when either summary
+	// holds several datasets or configs (rows then match within a group);
+	// both are "" when each summary holds one group (rows match by setting,
+	// so two configs or code versions of one grid can be compared).
+	Dataset, ConfigID string
+	Setting           string
+	Pet               pets.Kind
+	K                 int
+	Epsilon           float64
+	AUCA, AUCB        float64 // each side's AUCMean (NaN on the side without the setting)
+	DAUC, DAUCSE      float64 // AUCB − AUCA and √(SE_a² + SE_b²)
+	EAdvA, EAdvB      float64
+	DEAdv, DEAdvSE    float64 // EAdvB − EAdvA and √(SE_a² + SE_b²)
+	// Significant: |DAUC| > 2·DAUCSE or |DEAdv| > 2·DEAdvSE. A NaN
+	// difference or SE (no audit, a single trial) is never significant; an
+	// SE of 0 (an exact audit) makes any nonzero difference significant.
+	Significant bool
+	OnlyIn      Side
+}
+
+// Compare compares two summaries, e.g. a baseline a and a new result set b,
+// setting by setting (see Comparison). A setting present in one summary
+// only gets a row with its own AUC and E[adv] and NaN elsewhere. Rows are
+// ordered by group, then canonically (mechanism, k, ε). A nil summary or
+// one that lists a setting twice in a group is an error.
+func Compare(a, b *Summary) ([]Comparison, error) {
+	if a == nil || b == nil {
+		return nil, fmt.Errorf("report: Compare: nil summary")
+	}
+	byGroup := groupCount(a) > 1 || groupCount(b) > 1
+	index := func(s *Summary, name string) (map[SettingKey]Row, error) {
+		m := make(map[SettingKey]Row, len(s.Rows))
+		for _, r := range s.Rows {
+			k := SettingKey{Setting: r.Setting}
+			if byGroup {
+				k.Dataset, k.ConfigID = r.Dataset, r.ConfigID
 			}
-			m[setting[i]] = side{settingKey{setting[i], pet[i], k[i], eps[i]}, auc[i], aucSE[i], eadv[i], eSE[i]}
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("report: Compare: summary %s lists setting %q twice", name, r.Setting)
+			}
+			m[k] = r
 		}
 		return m, nil
 	}
-	ma, err := read(a, "a")
+	ma, err := index(a, "a")
 	if err != nil {
 		return nil, err
 	}
-	mb, err := read(b, "b")
+	mb, err := index(b, "b")
 	if err != nil {
 		return nil, err
 	}
-	var keys []settingKey
-	for _, v := range ma {
-		keys = append(keys, v.key)
-	}
-	for s, v := range mb {
-		if _, ok := ma[s]; !ok {
-			keys = append(keys, v.key)
-		}
-	}
-	slices.SortFunc(keys, compareKeys)
-
 	nan := math.NaN()
-	var (
-		setting, pet, onlyIn                                        []string
-		k                                                           []int64
-		eps, aucA, aucB, dAUC, dAUCse, eadvA, eadvB, dEadv, dEadvSE []float64
-		sig                                                         []bool
-	)
-	for _, key := range keys {
-		va, inA := ma[key.setting]
-		vb, inB := mb[key.setting]
-		setting, pet, k, eps = append(setting, key.setting), append(pet, key.pet), append(k, key.k), append(eps, key.eps)
-		switch {
-		case inA && inB:
-			da, dase := vb.auc-va.auc, math.Hypot(va.aucSE, vb.aucSE)
-			de, dese := vb.eadv-va.eadv, math.Hypot(va.eSE, vb.eSE)
-			aucA, aucB, dAUC, dAUCse = append(aucA, va.auc), append(aucB, vb.auc), append(dAUC, da), append(dAUCse, dase)
-			eadvA, eadvB, dEadv, dEadvSE = append(eadvA, va.eadv), append(eadvB, vb.eadv), append(dEadv, de), append(dEadvSE, dese)
-			sig = append(sig, math.Abs(da) > 2*dase || math.Abs(de) > 2*dese)
-			onlyIn = append(onlyIn, "")
-		case inA:
-			aucA, aucB, dAUC, dAUCse = append(aucA, va.auc), append(aucB, nan), append(dAUC, nan), append(dAUCse, nan)
-			eadvA, eadvB, dEadv, dEadvSE = append(eadvA, va.eadv), append(eadvB, nan), append(dEadv, nan), append(dEadvSE, nan)
-			sig, onlyIn = append(sig, false), append(onlyIn, "a")
-		default:
-			aucA, aucB, dAUC, dAUCse = append(aucA, nan), append(aucB, vb.auc), append(dAUC, nan), append(dAUCse, nan)
-			eadvA, eadvB, dEadv, dEadvSE = append(eadvA, nan), append(eadvB, vb.eadv), append(dEadv, nan), append(dEadvSE, nan)
-			sig, onlyIn = append(sig, false), append(onlyIn, "b")
+	var out []Comparison
+	add := func(k SettingKey, ra, rb Row, side Side) {
+		r := ra
+		if side == OnlyInB {
+			r = rb
+		}
+		c := Comparison{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: r.Pet, K: r.K, Epsilon: r.Epsilon,
+			AUCA: nan, AUCB: nan, DAUC: nan, DAUCSE: nan, EAdvA: nan, EAdvB: nan, DEAdv: nan, DEAdvSE: nan, OnlyIn: side}
+		if side != OnlyInB {
+			c.AUCA, c.EAdvA = ra.AUCMean, ra.EAdv
+		}
+		if side != OnlyInA {
+			c.AUCB, c.EAdvB = rb.AUCMean, rb.EAdv
+		}
+		if side == InBoth {
+			c.DAUC, c.DAUCSE = rb.AUCMean-ra.AUCMean, math.Hypot(ra.AUCSE, rb.AUCSE)
+			c.DEAdv, c.DEAdvSE = rb.EAdv-ra.EAdv, math.Hypot(ra.EAdvSE, rb.EAdvSE)
+			c.Significant = math.Abs(c.DAUC) > 2*c.DAUCSE || math.Abs(c.DEAdv) > 2*c.DEAdvSE
+		}
+		out = append(out, c)
+	}
+	for k, ra := range ma {
+		if rb, ok := mb[k]; ok {
+			add(k, ra, rb, InBoth)
+		} else {
+			add(k, ra, Row{}, OnlyInA)
 		}
 	}
-	vals := []any{setting, pet, k, eps, aucA, aucB, dAUC, dAUCse, eadvA, eadvB, dEadv, dEadvSE, sig, onlyIn}
-	t := &data.Table{Meta: map[string]string{}}
-	for j, name := range ComparisonColumns {
-		t.Columns = append(t.Columns, data.Column{Name: name, Values: nonNil(vals[j])})
+	for k, rb := range mb {
+		if _, ok := ma[k]; !ok {
+			add(k, Row{}, rb, OnlyInB)
+		}
 	}
-	return t, nil
+	slices.SortFunc(out, func(x, y Comparison) int {
+		return cmp.Or(cmp.Compare(x.Dataset, y.Dataset), cmp.Compare(x.ConfigID, y.ConfigID),
+			settingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
+	})
+	return out, nil
 }
 
-// nonNil turns a nil typed slice into an empty one, so empty tables keep
-// their column types.
-func nonNil(v any) any {
-	switch s := v.(type) {
-	case []string:
-		if s == nil {
-			return []string{}
-		}
-	case []float64:
-		if s == nil {
-			return []float64{}
-		}
-	case []int64:
-		if s == nil {
-			return []int64{}
-		}
-	case []bool:
-		if s == nil {
-			return []bool{}
-		}
+// groupCount is the number of distinct (dataset, config) pairs in s.
+func groupCount(s *Summary) int {
+	seen := map[[2]string]bool{}
+	for _, r := range s.Rows {
+		seen[[2]string{r.Dataset, r.ConfigID}] = true
 	}
-	return v
+	return len(seen)
+}
+
+var comparisonColumns = []column[Comparison]{
+	strCol("setting", func(c *Comparison) *string { return &c.Setting }),
+	kindCol("pet", func(c *Comparison) *pets.Kind { return &c.Pet }),
+	intCol("k", func(c *Comparison) *int { return &c.K }),
+	f64Col("epsilon", func(c *Comparison) *float64 { return &c.Epsilon }),
+	f64Col("auc_a", func(c *Comparison) *float64 { return &c.AUCA }),
+	f64Col("auc_b", func(c *Comparison) *float64 { return &c.AUCB }),
+	f64Col("d_auc", func(c *Comparison) *float64 { return &c.DAUC }),
+	f64Col("d_auc_se", func(c *Comparison) *float64 { return &c.DAUCSE }),
+	f64Col("eadv_a", func(c *Comparison) *float64 { return &c.EAdvA }),
+	f64Col("eadv_b", func(c *Comparison) *float64 { return &c.EAdvB }),
+	f64Col("d_eadv", func(c *Comparison) *float64 { return &c.DEAdv }),
+	f64Col("d_eadv_se", func(c *Comparison) *float64 { return &c.DEAdvSE }),
+	boolCol("significant", func(c *Comparison) *bool { return &c.Significant }),
+	mapCol("only_in", func(c *Comparison) *Side { return &c.OnlyIn }, Side.String, parseSide, nil),
+	strCol("dataset", func(c *Comparison) *string { return &c.Dataset }),
+	strCol("config_id", func(c *Comparison) *string { return &c.ConfigID }),
+}
+
+// ComparisonTable converts Compare's result into compare.csv /
+// compare.parquet: setting, pet, k, epsilon, auc_a, auc_b, d_auc, d_auc_se,
+// eadv_a, eadv_b, d_eadv, d_eadv_se, significant, only_in ("", "a", "b"),
+// dataset, config_id.
+func ComparisonTable(cs []Comparison) *data.Table {
+	return toTable(cs, comparisonColumns, map[string]string{})
 }

@@ -2,129 +2,130 @@ package report
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
-	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
-type sumRow struct {
-	setting, pet string
-	k            int64
-	eps          float64
-	auc, aucSE   float64
-	eadv, eadvSE float64
+// srow is a summary row with the fields Compare reads.
+func srow(setting string, pet pets.Kind, k int, eps, auc, aucSE, eadv, eadvSE float64) Row {
+	return Row{Dataset: dsA, ConfigID: cfgA, Setting: setting, Pet: pet, K: k, Epsilon: eps, AUCMean: auc, AUCSE: aucSE,
+		NTrials: 3, EAdv: eadv, EAdvSE: eadvSE, Audited: !math.IsNaN(eadv)}
 }
 
-// summaryTable builds a summary with the columns Compare reads plus the
-// rest of SummaryColumns.
-func summaryTable(rows ...sumRow) *data.Table {
-	n := len(rows)
-	setting, pet := make([]string, n), make([]string, n)
-	k, nt := make([]int64, n), make([]int64, n)
-	f := func() []float64 { return make([]float64, n) }
-	eps, ldp, lr, auc, se, eadv, eadvSE, p98, inf := f(), f(), f(), f(), f(), f(), f(), f(), f()
-	for i, r := range rows {
-		setting[i], pet[i], k[i], eps[i], auc[i], se[i], eadv[i], eadvSE[i] = r.setting, r.pet, r.k, r.eps, r.auc, r.aucSE, r.eadv, r.eadvSE
-		ldp[i], lr[i], nt[i], p98[i], inf[i] = r.eps, 1e-3, 3, r.eps, 0
-	}
-	return &data.Table{Columns: []data.Column{
-		{Name: "setting", Values: setting}, {Name: "pet", Values: pet}, {Name: "k", Values: k},
-		{Name: "epsilon", Values: eps}, {Name: "label_dp_epsilon", Values: ldp}, {Name: "best_lr", Values: lr},
-		{Name: "auc_mean", Values: auc}, {Name: "auc_se", Values: se}, {Name: "n_trials", Values: nt},
-		{Name: "eadv", Values: eadv}, {Name: "eadv_se", Values: eadvSE}, {Name: "ma_p98", Values: p98},
-		{Name: "ma_inf_frac", Values: inf},
-	}}
-}
+func summaryOf(rows ...Row) *Summary { return &Summary{Rows: rows} }
 
 func TestCompare(t *testing.T) {
 	nan := math.NaN()
 	type want struct {
 		dAUC, dAUCse, dE, dEse float64
 		sig                    bool
-		onlyIn                 string
+		onlyIn                 Side
 	}
+	rrRow := func(auc, aucSE, eadv, eadvSE float64) *Row {
+		r := srow("rr_eps1", pets.RR, 0, 1, auc, aucSE, eadv, eadvSE)
+		return &r
+	}
+	other := srow("llp_k512", pets.LLP, 512, 0, 0.6, 0.01, 0.001, 0.0001)
 	cases := []struct {
 		name string
-		a, b sumRow
-		bOK  bool // b side present (else only a)
-		aOK  bool
+		a, b *Row // nil: absent on that side
 		want want
 	}{
-		{"AUC shift beyond 2 SE",
-			sumRow{"rr_eps1", "rr", 0, 1, 0.70, 0.003, 0.05, 0.001}, sumRow{"rr_eps1", "rr", 0, 1, 0.72, 0.004, 0.05, 0.001}, true, true,
-			want{0.02, 0.005, 0, math.Sqrt2 * 0.001, true, ""}},
-		{"AUC shift within 2 SE",
-			sumRow{"rr_eps1", "rr", 0, 1, 0.70, 0.003, 0.05, 0.001}, sumRow{"rr_eps1", "rr", 0, 1, 0.705, 0.004, 0.05, 0.001}, true, true,
-			want{0.005, 0.005, 0, math.Sqrt2 * 0.001, false, ""}},
-		{"eadv shift alone is significant",
-			sumRow{"llp_k8", "llp", 8, 0, 0.66, 0.01, 0.050, 0.001}, sumRow{"llp_k8", "llp", 8, 0, 0.66, 0.01, 0.053, 0.001}, true, true,
-			want{0, math.Sqrt2 * 0.01, 0.003, math.Sqrt2 * 0.001, true, ""}},
-		{"SE 0: any difference is significant",
-			sumRow{"bot", "bot", 0, 0, 0.5, 0, 0, 0}, sumRow{"bot", "bot", 0, 0, 0.501, 0, 0, 0}, true, true,
-			want{0.001, 0, 0, 0, true, ""}},
-		{"missing audit: NaN eadv never significant",
-			sumRow{"none", "none", 0, 0, 0.8, 0.01, nan, nan}, sumRow{"none", "none", 0, 0, 0.8, 0.01, nan, nan}, true, true,
-			want{0, math.Sqrt2 * 0.01, nan, nan, false, ""}},
-		{"only in a",
-			sumRow{"rr_eps2", "rr", 0, 2, 0.7, 0.01, 0.01, 0}, sumRow{}, false, true,
-			want{nan, nan, nan, nan, false, "a"}},
-		{"only in b",
-			sumRow{}, sumRow{"llp_geom_k8_eps1", "llp_geom", 8, 1, 0.7, 0.01, 0.01, 0}, true, false,
-			want{nan, nan, nan, nan, false, "b"}},
+		{"AUC shift beyond 2 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.72, 0.004, 0.05, 0.001),
+			want{0.02, 0.005, 0, math.Sqrt2 * 0.001, true, InBoth}},
+		{"AUC shift within 2 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.705, 0.004, 0.05, 0.001),
+			want{0.005, 0.005, 0, math.Sqrt2 * 0.001, false, InBoth}},
+		// 1.9 and 2.1 SE: the 2-SE threshold is checked to within 5%.
+		{"AUC shift of 1.9 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.7095, 0.004, 0.05, 0.001),
+			want{0.0095, 0.005, 0, math.Sqrt2 * 0.001, false, InBoth}},
+		{"AUC shift of 2.1 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.7105, 0.004, 0.05, 0.001),
+			want{0.0105, 0.005, 0, math.Sqrt2 * 0.001, true, InBoth}},
+		{"eadv shift alone is significant", rrRow(0.66, 0.01, 0.050, 0.001), rrRow(0.66, 0.01, 0.053, 0.001),
+			want{0, math.Sqrt2 * 0.01, 0.003, math.Sqrt2 * 0.001, true, InBoth}},
+		{"SE 0 (exact audit): any difference is significant", rrRow(0.5, 0.01, 0.05, 0), rrRow(0.5, 0.01, 0.0501, 0),
+			want{0, math.Sqrt2 * 0.01, 0.0001, 0, true, InBoth}},
+		{"single trials and no audit (SE NaN): never significant", rrRow(0.70, nan, nan, nan), rrRow(0.75, nan, nan, nan),
+			want{0.05, nan, nan, nan, false, InBoth}},
+		{"only in a", rrRow(0.70, 0.01, 0.01, 0), nil, want{nan, nan, nan, nan, false, OnlyInA}},
+		{"only in b", nil, rrRow(0.70, 0.01, 0.01, 0), want{nan, nan, nan, nan, false, OnlyInB}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var ra, rb []sumRow
-			if tc.aOK {
-				ra = append(ra, tc.a)
+			var ra, rb []Row
+			if tc.a != nil {
+				ra = append(ra, *tc.a)
 			}
-			if tc.bOK {
-				rb = append(rb, tc.b)
+			if tc.b != nil {
+				rb = append(rb, *tc.b)
 			}
 			// An unrelated shared setting on both sides checks row matching.
-			other := sumRow{"llp_k512", "llp", 512, 0, 0.6, 0.01, 0.001, 0.0001}
-			ra, rb = append(ra, other), append(rb, other)
-			c, err := Compare(summaryTable(ra...), summaryTable(rb...))
+			cs, err := Compare(summaryOf(append(ra, other)...), summaryOf(append(rb, other)...))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Rows() != 2 {
-				t.Fatalf("%d rows, want 2", c.Rows())
+			if len(cs) != 2 || cs[0].Setting != "rr_eps1" || cs[1].Setting != "llp_k512" {
+				t.Fatalf("rows %+v, want rr_eps1 then llp_k512", cs)
 			}
-			setting := tc.a.setting
-			if !tc.aOK {
-				setting = tc.b.setting
-			}
-			r := summaryRow(t, c, setting)
-			got := want{r["d_auc"].(float64), r["d_auc_se"].(float64), r["d_eadv"].(float64), r["d_eadv_se"].(float64), r["significant"].(bool), r["only_in"].(string)}
+			c := cs[0]
+			got := want{c.DAUC, c.DAUCSE, c.DEAdv, c.DEAdvSE, c.Significant, c.OnlyIn}
 			approx := func(x, y float64) bool { return sameFloat(x, y) || math.Abs(x-y) < 1e-9 }
 			if !approx(got.dAUC, tc.want.dAUC) || !approx(got.dAUCse, tc.want.dAUCse) || !approx(got.dE, tc.want.dE) ||
 				!approx(got.dEse, tc.want.dEse) || got.sig != tc.want.sig || got.onlyIn != tc.want.onlyIn {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
-			if tc.aOK && !tc.bOK && (r["auc_a"].(float64) != tc.a.auc || !math.IsNaN(r["auc_b"].(float64))) {
-				t.Fatalf("only-in-a row: auc_a %v auc_b %v", r["auc_a"], r["auc_b"])
+			if tc.b == nil && (c.AUCA != tc.a.AUCMean || !math.IsNaN(c.AUCB)) {
+				t.Fatalf("only-in-a row: auc_a %v auc_b %v", c.AUCA, c.AUCB)
 			}
-			o := summaryRow(t, c, "llp_k512")
-			if o["d_auc"].(float64) != 0 || o["significant"].(bool) || o["only_in"].(string) != "" {
-				t.Fatalf("shared row %v", o)
+			if tc.a == nil && (c.AUCB != tc.b.AUCMean || !math.IsNaN(c.AUCA)) {
+				t.Fatalf("only-in-b row: auc_a %v auc_b %v", c.AUCA, c.AUCB)
+			}
+			if o := cs[1]; o.DAUC != 0 || o.Significant || o.OnlyIn != InBoth {
+				t.Fatalf("shared row %+v", o)
 			}
 		})
 	}
 }
 
+// Two single-group summaries match by setting even across configs (the
+// point of comparing); mixed summaries match within (dataset, config).
+func TestCompareGroups(t *testing.T) {
+	a := srow("rr_eps1", pets.RR, 0, 1, 0.70, 0.003, 0.05, 0.001)
+	b := a
+	b.ConfigID, b.AUCMean = "cfg-standardized", 0.74
+	cs, err := Compare(summaryOf(a), summaryOf(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].OnlyIn != InBoth || !near(cs[0].DAUC, 0.04) || cs[0].Dataset != "" || cs[0].ConfigID != "" {
+		t.Fatalf("single groups: %+v", cs)
+	}
+	a2 := a
+	a2.Dataset = dsB
+	cs, err = Compare(summaryOf(a, a2), summaryOf(b, a2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Dataset+"/"+c.ConfigID+"/"+c.OnlyIn.String())
+	}
+	want := []string{dsA + "/cfg-a/a", dsA + "/cfg-standardized/b", dsB + "/cfg-a/"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("mixed groups: %v, want %v", got, want)
+	}
+}
+
 func TestCompareErrors(t *testing.T) {
-	ok := summaryTable(sumRow{"rr_eps1", "rr", 0, 1, 0.7, 0.01, 0.01, 0})
-	dup := summaryTable(sumRow{"rr_eps1", "rr", 0, 1, 0.7, 0.01, 0.01, 0}, sumRow{"rr_eps1", "rr", 0, 1, 0.7, 0.01, 0.01, 0})
-	missing := summaryTable(sumRow{"rr_eps1", "rr", 0, 1, 0.7, 0.01, 0.01, 0})
-	missing.Columns = missing.Columns[:5]
+	ok := summaryOf(srow("rr_eps1", pets.RR, 0, 1, 0.7, 0.01, 0.01, 0))
+	dup := summaryOf(srow("rr_eps1", pets.RR, 0, 1, 0.7, 0.01, 0.01, 0), srow("rr_eps1", pets.RR, 0, 1, 0.7, 0.01, 0.01, 0))
 	cases := []struct {
 		name string
-		a, b *data.Table
+		a, b *Summary
 	}{
 		{"nil", nil, ok},
 		{"setting twice", ok, dup},
-		{"missing column", missing, ok},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,5 +133,30 @@ func TestCompareErrors(t *testing.T) {
 				t.Fatal("no error")
 			}
 		})
+	}
+}
+
+func TestComparisonTable(t *testing.T) {
+	cs := []Comparison{{Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, AUCA: 0.7, AUCB: math.NaN(), OnlyIn: OnlyInA, Dataset: dsA}}
+	tab := roundTrip(t, ComparisonTable(cs))
+	names := columnNames(tab)
+	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
+		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset", "config_id"}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("columns %v", names)
+	}
+	if v := tab.Columns[13].Values.([]string)[0]; v != "a" {
+		t.Fatalf("only_in = %q", v)
+	}
+	back, err := fromTable(tab, "compare", comparisonColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sprint(back) != sprint(cs) {
+		t.Fatalf("round trip %+v, want %+v", back, cs)
+	}
+	tab.Columns[13].Values = []string{"c"}
+	if _, err := fromTable(tab, "compare", comparisonColumns); err == nil {
+		t.Fatal("only_in \"c\" read without error")
 	}
 }

@@ -1,50 +1,71 @@
-// Package report turns labelprivacy's result tables into the comparisons and
+// Package report turns labelprivacy's results into the comparisons and
 // figures of "Auditing Privacy Mechanisms via Label Inference Attacks"
-// (Section 4): a per-setting summary of what each label-privacy mechanism
-// (PET) costs and protects, a comparison of two result sets, the paper's
-// figures as PNG and SVG, and a Markdown report.
+// (Section 4, Appendix C): per privacy setting, what a label-privacy
+// mechanism (PET) costs (test AUC of models trained on privatized labels)
+// and protects (the Bayes-optimal attacker's advantage, Section 3).
 //
-// # Inputs
+// # Values, not tables
 //
-// Three tables (data.Table; extra columns are ignored):
+// Results travel between stages as Go values:
 //
-//   - runs, one row per trained model: setting, pet, k, epsilon,
-//     label_dp_epsilon, lr, trial, run_id, test_auc, …
-//   - audit, one row per setting: setting, eadv, eadv_se, ma_p98,
-//     ma_inf_frac, … (ma_* may be +Inf)
-//   - posteriors, sampled examples: setting, pet, k, epsilon, prior,
-//     posterior, ieadv, abs_ma (abs_ma may be +Inf)
+//   - Run, one trained model: the row of runs.csv and the whole of
+//     runs/<run_id>.json (MarshalJSON writes NaN and ±Inf as "nan", "inf",
+//     "-inf");
+//   - Audit, one setting's audit (an audit.Summary with the setting's
+//     identity); Posterior, one audited example (an audit.Sample);
+//   - Summary (rows of Row), Comparison.
 //
-// # Summary (the paper's reporting rule)
+// data.Table is only the file form: RunsTable/ReadRuns, AuditTable/
+// ReadAudits, PosteriorTable/ReadPosteriors, SummaryTable and
+// ComparisonTable write and read runs.csv/.parquet, audit.csv/.parquet,
+// posteriors.parquet, summary.csv/.parquet and compare.csv/.parquet. Each
+// keeps the columns of the first file format first, in their order, and
+// appends the newer ones; readers accept files of the first format (the
+// newer fields then read as NaN or zero).
 //
-// Summarize applies Appendix C's rule ("AUC vs Advantage Experimental
-// Setup"): "for each privacy parameter, we report the mean AUC of the
-// learning rate with the highest mean AUC" — best_lr is the argmax of the
-// mean test AUC over trials (ties: the smaller learning rate), reported with
-// its standard error and trial count, joined with the audit's advantages.
-// Result sets merge by Concat (union by column name) before Summarize;
-// duplicate (setting, lr, trial, run_id) rows are dropped and counted in the
-// summary's Meta (MetaDuplicates, MetaConflicts). Compare diffs two
-// summaries with standard errors and a 2-SE flag.
+// # The reporting rule
 //
-// Rows are always in the canonical order: mechanism as in PetOrder (none,
-// bot, rr, llp, llp_lap, llp_geom), then k, then ε.
+// BestLR is Appendix C's rule ("for each privacy parameter, we report the
+// mean AUC of the learning rate with the highest mean AUC"): per setting,
+// the learning rate with the highest mean test AUC over trials (ties: the
+// smaller), with its mean, standard error (NaN with a single trial: one run
+// says nothing about the spread) and number of trials. Summarize applies it
+// and joins each setting with its audit.
+//
+// Results never mix: runs of different datasets (Run.Dataset, identity by
+// content) or model configs (Run.ConfigID) are never averaged. Summarize
+// fails with ErrMixed naming them, or with Options.AllowMixed keeps them as
+// separate rows (and WritePlots draws one set of figures per group). Runs
+// outside the current grid (Options.InGrid) are left out and counted, and
+// so are repeated runs of merged result sets and runs with a NaN AUC;
+// report.md says how many and why. Compare diffs two summaries with
+// standard errors and a 2-SE flag. Rows are in canonical order: dataset,
+// config, then mechanism in pets.Kind order (none, bot, rr, llp, llp_lap,
+// llp_geom), k, ε.
 //
 // # Figures
 //
-//   - PlotAUCvsAdvantage: Figure 3 — test AUC against the expected additive
-//     advantage ("eadv") or the 98th-percentile multiplicative advantage
-//     ("ma_p98"); RR one curve across ε, LLP across k, LLP+Lap and LLP+Geom
-//     one curve per k across ε, the clean model as a dashed line. Infinite
-//     ma_p98 values are drawn at a marked "∞" position at the right edge.
-//   - PlotScatter: Figures 1 and 2 (top) — prior vs posterior per example,
-//     one panel per mechanism, coloured by parameter, with y = x.
-//   - PlotCDFs: Figure 2 (middle and bottom) — CDFs of the individual
-//     expected advantage and of |multiplicative advantage| per setting.
+// WritePlots draws, as PNG (120 dpi) and SVG:
 //
-// Each writes pathNoExt.png (120 dpi) and pathNoExt.svg atomically, with
-// fonts of 10 pt or more. With nothing to draw they return an error wrapping
-// ErrNoData and write nothing; WritePlots runs all four and skips those.
-// WriteMarkdown writes report.md (title, summary table, comparison, figure
-// links) deterministically, for diffing and golden tests.
+//   - auc_by_setting: test AUC (± SE) per setting, one panel per mechanism
+//     against its parameter, the clean model and bot as reference lines;
+//     the cost side alone, drawn before any audit;
+//   - auc_vs_eadv, auc_vs_ma_p98: Figure 3, test AUC against the expected
+//     additive advantage (Definition 3.1; ± SE both ways) or the 98th
+//     percentile of |multiplicative advantage| (Definition 3.6; a log(1+x)
+//     axis with a tick at every integer up to 5, then 10, 20, 50 …, and a
+//     position for ∞); RR one curve across ε, LLP across k, LLP+Lap and
+//     LLP+Geom one curve per k across ε;
+//   - posterior_scatter: Figures 1 and 2 (top), prior vs posterior;
+//   - advantage_cdfs: Figure 2 (middle, bottom), CDFs of the per-example
+//     advantages.
+//
+// Each figure is first built as a value (panels of series, error bars,
+// reference lines, ticks, point labels, legend items) that tests inspect;
+// drawing places every point label where it touches no line, marker, error
+// bar or other label and stays inside the data area (one that fits nowhere
+// is left out), and lays legends out as compact strips under the titles.
+// A figure with nothing to draw is skipped (ErrNoData). WriteMarkdown
+// writes report.md deterministically (no timestamps), for diffing and
+// golden tests.
 package report

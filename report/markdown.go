@@ -1,11 +1,9 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -21,29 +19,33 @@ type Figure struct {
 
 // Markdown is the content of report.md.
 type Markdown struct {
-	Title      string      // default "labelprivacy report"
-	Summary    *data.Table // Summarize's output (required)
-	Comparison *data.Table // Compare's output; nil: no comparison section
+	Title      string       // default "labelprivacy report"
+	Summary    *Summary     // Summarize's result (required)
+	Comparison []Comparison // Compare's result; nil: no comparison section
 	// CompareNames names Compare's a and b sides in the text (default
 	// "a", "b"), e.g. {"baseline", "this run"}.
 	CompareNames [2]string
 	Figures      []Figure
 	Notes        []string // extra paragraphs after the summary table
+	// AuditHint is the command that adds audit results, shown once when
+	// settings are not audited; default "train audit -c CONFIG".
+	AuditHint string
 }
 
 // WriteMarkdown writes report.md to path atomically: the title, the
-// reporting rule, the summary table (settings in canonical order, numbers
-// with fixed precision, ∞ for +Inf, — for NaN/not applicable), the merge
-// counts from the summary's Meta, the comparison table if any, and the
-// figures as relative PNG links. The output depends only on its inputs (no
-// timestamps), so it can be diffed and golden-tested.
+// reporting rule, the dataset and model config (or, for a mixed summary,
+// dataset and config columns), the summary table (settings in canonical
+// order, numbers with fixed precision, ∞ for +Inf, "n/a" for the SE of a
+// single trial, — where nothing applies), a single hint when settings are
+// not audited (the audit columns are left out when none is), the merge
+// counts (duplicates, runs outside the grid, NaN AUCs), the comparison
+// table if any, and the figures as relative PNG links. The output depends
+// only on its inputs (no timestamps), so it can be diffed and golden-tested.
 func WriteMarkdown(path string, md Markdown) error {
 	if md.Summary == nil {
 		return fmt.Errorf("report: WriteMarkdown: nil summary")
 	}
-	if err := checkTable(md.Summary); err != nil {
-		return fmt.Errorf("report: WriteMarkdown: summary: %w", err)
-	}
+	s := md.Summary
 	var b strings.Builder
 	title := md.Title
 	if title == "" {
@@ -52,18 +54,44 @@ func WriteMarkdown(path string, md Markdown) error {
 	fmt.Fprintf(&b, "# %s\n\n", title)
 	b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
 		"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
-		"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials. " +
+		"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials " +
+		"(n/a with a single trial). " +
 		"*E[adv]* is the expected additive advantage of the Bayes-optimal label-inference attacker, " +
 		"*MA p98* the 98th percentile of |multiplicative advantage| (|Δ log-odds|, nats) and " +
 		"*MA = ∞* the fraction of examples whose label is fully exposed.\n\n")
 
 	b.WriteString("## Summary\n\n")
-	if err := writeSummaryTable(&b, md.Summary); err != nil {
-		return err
+	mixed := len(s.Datasets) > 1 || len(s.Configs) > 1
+	if !mixed && len(s.Rows) > 0 {
+		b.WriteString(groupLine(s.Rows[0].Dataset, s.Rows[0].ConfigID))
 	}
-	if note := mergeNote(md.Summary.Meta); note != "" {
-		b.WriteString("\n" + note + "\n")
+	if mixed {
+		fmt.Fprintf(&b, "**Several result groups** (%d datasets, %d model configs): runs of different datasets or "+
+			"configs are never averaged; each (dataset, config) has its own rows.\n\n", len(s.Datasets), len(s.Configs))
 	}
+	audited, unaudited := 0, 0
+	for _, r := range s.Rows {
+		if r.Audited {
+			audited++
+		} else {
+			unaudited++
+		}
+	}
+	writeSummaryTable(&b, s, mixed, audited > 0)
+	hint := md.AuditHint
+	if hint == "" {
+		hint = "train audit -c CONFIG"
+	}
+	switch {
+	case len(s.Rows) > 0 && audited == 0:
+		fmt.Fprintf(&b, "\n**Not audited:** run `%s` to add the attack advantages (E[adv], MA) and their figures.\n", hint)
+	case unaudited > 0:
+		fmt.Fprintf(&b, "\n%d of %d settings were not audited (— in the audit columns): run `%s`.\n", unaudited, len(s.Rows), hint)
+	}
+	if src := etaSources(s.Rows); src != "" {
+		b.WriteString("\n" + src + "\n")
+	}
+	b.WriteString("\n" + mergeNote(s) + "\n")
 	for _, n := range md.Notes {
 		b.WriteString("\n" + n + "\n")
 	}
@@ -77,11 +105,10 @@ func WriteMarkdown(path string, md Markdown) error {
 			nb = "b"
 		}
 		fmt.Fprintf(&b, "\n## Comparison: %s vs %s\n\n", na, nb)
-		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). *Significant*: |Δ| > 2·SE for AUC or E[adv]. "+
+		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). *Significant*: |Δ| > 2·SE for AUC or E[adv] "+
+			"(never with a single trial, whose SE is unknown). "+
 			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb)
-		if err := writeComparisonTable(&b, md.Comparison, na, nb); err != nil {
-			return err
-		}
+		writeComparisonTable(&b, md.Comparison, na, nb)
 	}
 
 	if len(md.Figures) > 0 {
@@ -106,104 +133,140 @@ func WriteMarkdown(path string, md Markdown) error {
 	return data.WriteFileAtomic(path, []byte(b.String()))
 }
 
-func mergeNote(meta map[string]string) string {
-	get := func(k string) (int, bool) {
-		v, ok := meta[k]
-		if !ok {
-			return 0, false
-		}
-		n, err := strconv.Atoi(v)
-		return n, err == nil
+// groupLine names a single group's dataset and model config.
+func groupLine(dataset, config string) string {
+	var parts []string
+	if dataset != "" {
+		parts = append(parts, "dataset "+code(dataset))
 	}
-	runs, ok := get(MetaRunsRead)
-	if !ok {
+	if config != "" {
+		parts = append(parts, "model config "+code(config))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	dups, _ := get(MetaDuplicates)
-	conf, _ := get(MetaConflicts)
-	nan, _ := get(MetaNaNAUC)
-	aconf, _ := get(MetaAuditConflicts)
-	s := fmt.Sprintf("Runs read: %d; duplicate (setting, lr, trial, run_id) rows dropped: %d", runs, dups)
-	if conf > 0 {
-		s += fmt.Sprintf(" (**%d with a different test AUC** than the row kept)", conf)
-	}
-	s += "."
-	if nan > 0 {
-		s += fmt.Sprintf(" Runs with a NaN test AUC ignored: %d.", nan)
-	}
-	if aconf > 0 {
-		s += fmt.Sprintf(" Conflicting duplicate audit rows (first kept): %d.", aconf)
-	}
-	return s
+	return "Results of " + strings.Join(parts, ", ") + ".\n\n"
 }
 
-func writeSummaryTable(b *strings.Builder, t *data.Table) error {
-	c := &cols{t: t, what: "summary"}
-	setting, pet, k := c.str("setting"), c.str("pet"), c.i64("k")
-	eps, ldp, lr := c.f64("epsilon"), c.f64("label_dp_epsilon"), c.f64("best_lr")
-	auc, se, n := c.f64("auc_mean"), c.f64("auc_se"), c.i64("n_trials")
-	eadv, eadvSE, p98, inf := c.f64("eadv"), c.f64("eadv_se"), c.f64("ma_p98"), c.f64("ma_inf_frac")
-	if c.err != nil {
-		return c.err
+// etaSources says which prior the audit's attacker used.
+func etaSources(rows []Row) string {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.Audited && r.EtaSource != "" {
+			seen[r.EtaSource] = true
+		}
 	}
-	b.WriteString("| setting | mechanism | k | ε | label-DP ε | best LR | test AUC | ± SE | trials | E[adv] | ± SE | MA p98 (nats) | MA = ∞ |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, i := range canonicalRows(setting, pet, k, eps) {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n",
-			code(setting[i]), cell(petName(pet[i])), fmtK(k[i]), fmtEps(eps[i]), fmtNum(ldp[i], 3),
-			fmtNum(lr[i], 3), fmtFixed(auc[i], 4), fmtFixed(se[i], 4), n[i],
-			fmtNum(eadv[i], 3), fmtNum(eadvSE[i], 2), fmtNum(p98[i], 3), fmtPct(inf[i]))
+	if len(seen) == 0 {
+		return ""
 	}
-	return nil
+	var srcs []string
+	for _, k := range sortedKeys(seen) {
+		srcs = append(srcs, code(k))
+	}
+	return "Attacker's prior η (audit): " + strings.Join(srcs, ", ") + "."
 }
 
-func writeComparisonTable(b *strings.Builder, t *data.Table, na, nb string) error {
-	c := &cols{t: t, what: "comparison"}
-	setting, pet, k, eps := c.str("setting"), c.str("pet"), c.i64("k"), c.f64("epsilon")
-	aucA, aucB, dAUC, dAUCse := c.f64("auc_a"), c.f64("auc_b"), c.f64("d_auc"), c.f64("d_auc_se")
-	eA, eB, dE, dEse := c.f64("eadv_a"), c.f64("eadv_b"), c.f64("d_eadv"), c.f64("d_eadv_se")
-	sig := c.get("significant")
-	onlyIn := c.str("only_in")
-	if c.err != nil {
-		return c.err
+func mergeNote(s *Summary) string {
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
 	}
-	sg, ok := sig.([]bool)
-	if !ok {
-		return fmt.Errorf("%w: report: comparison column \"significant\" is %T, want []bool", data.ErrSchema, sig)
+	note := fmt.Sprintf("Runs read: %d; duplicate (setting, lr, trial, run_id) %s dropped: %d", s.RunsRead,
+		plural(s.Duplicates, "run", "runs"), s.Duplicates)
+	if s.Conflicts > 0 {
+		note += fmt.Sprintf(" (**%d with a different test AUC** than the run kept)", s.Conflicts)
 	}
-	fmt.Fprintf(b, "| setting | AUC %s | AUC %s | ΔAUC ± SE | E[adv] %s | E[adv] %s | ΔE[adv] ± SE | significant | only in |\n",
+	note += "."
+	if s.OutOfGrid > 0 {
+		note += fmt.Sprintf(" **Left out: %d %s outside this config's grid** (e.g. left in the output directory by an "+
+			"earlier config; counting them would add trials that this config did not train).", s.OutOfGrid,
+			plural(s.OutOfGrid, "run", "runs"))
+	}
+	if s.NaNAUC > 0 {
+		note += fmt.Sprintf(" Runs with a NaN test AUC left out: %d.", s.NaNAUC)
+	}
+	if s.AuditConflicts > 0 {
+		note += fmt.Sprintf(" Conflicting duplicate audit rows (one kept): %d.", s.AuditConflicts)
+	}
+	return note
+}
+
+func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
+	head := "| setting | mechanism | k | ε | label-DP ε | best LR | test AUC | ± SE | trials |"
+	align := "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+	if mixed {
+		head = "| dataset | config " + head
+		align = "|---|---" + align
+	}
+	if audit {
+		head += " E[adv] | ± SE | MA p98 (nats) | MA = ∞ |"
+		align += "--:|--:|--:|--:|"
+	}
+	b.WriteString(head + "\n" + align + "\n")
+	for _, r := range s.Rows {
+		if mixed {
+			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), code(r.ConfigID))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |",
+			code(r.Setting), cell(petName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3),
+			fmtNum(r.BestLR, 3), fmtFixed(r.AUCMean, 4), fmtSE(r.AUCSE, r.NTrials, func(v float64) string { return fmtFixed(v, 4) }), r.NTrials)
+		if audit {
+			if r.Audited {
+				fmt.Fprintf(b, " %s | %s | %s | %s |", fmtNum(r.EAdv, 3), fmtSE(r.EAdvSE, 2, func(v float64) string { return fmtNum(v, 2) }),
+					fmtNum(r.MAP98, 3), fmtPct(r.MAInfFrac))
+			} else {
+				fmt.Fprintf(b, " %s | %s | %s | %s |", dash, dash, dash, dash)
+			}
+		}
+		b.WriteString("\n")
+	}
+}
+
+// fmtSE formats a standard error: "n/a" when it is NaN because there are
+// fewer than 2 units (n ≥ 1), — when there is nothing at all (n = 0).
+func fmtSE(se float64, n int, f func(float64) string) string {
+	if math.IsNaN(se) {
+		if n >= 1 {
+			return "n/a"
+		}
+		return dash
+	}
+	return f(se)
+}
+
+func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
+	grouped := false
+	for _, c := range cs {
+		grouped = grouped || c.Dataset != "" || c.ConfigID != ""
+	}
+	head := fmt.Sprintf("| setting | AUC %s | AUC %s | ΔAUC ± SE | E[adv] %s | E[adv] %s | ΔE[adv] ± SE | significant | only in |",
 		cell(na), cell(nb), cell(na), cell(nb))
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|:-:|---|\n")
-	for _, i := range canonicalRows(setting, pet, k, eps) {
-		s := ""
-		if sg[i] {
-			s = "**yes**"
+	align := "|---|--:|--:|--:|--:|--:|--:|:-:|---|"
+	if grouped {
+		head, align = "| dataset | config "+head, "|---|---"+align
+	}
+	b.WriteString(head + "\n" + align + "\n")
+	for _, c := range cs {
+		sig := ""
+		if c.Significant {
+			sig = "**yes**"
 		}
 		only := ""
-		switch onlyIn[i] {
-		case "a":
+		switch c.OnlyIn {
+		case OnlyInA:
 			only = cell(na)
-		case "b":
+		case OnlyInB:
 			only = cell(nb)
-		default:
-			only = cell(onlyIn[i])
+		}
+		if grouped {
+			fmt.Fprintf(b, "| %s | %s ", code(c.Dataset), code(c.ConfigID))
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			code(setting[i]), fmtFixed(aucA[i], 4), fmtFixed(aucB[i], 4), fmtDelta(dAUC[i], dAUCse[i], true),
-			fmtNum(eA[i], 3), fmtNum(eB[i], 3), fmtDelta(dE[i], dEse[i], false), s, only)
+			code(c.Setting), fmtFixed(c.AUCA, 4), fmtFixed(c.AUCB, 4), fmtDelta(c.DAUC, c.DAUCSE, true),
+			fmtNum(c.EAdvA, 3), fmtNum(c.EAdvB, 3), fmtDelta(c.DEAdv, c.DEAdvSE, false), sig, only)
 	}
-	return nil
-}
-
-// canonicalRows returns row indices in the canonical setting order.
-func canonicalRows(setting, pet []string, k []int64, eps []float64) []int {
-	idx := make([]int, len(setting))
-	for i := range idx {
-		idx[i] = i
-	}
-	keyOf := func(i int) settingKey { return settingKey{setting[i], pet[i], k[i], eps[i]} }
-	slices.SortStableFunc(idx, func(a, b int) int { return compareKeys(keyOf(a), keyOf(b)) })
-	return idx
 }
 
 // cell escapes text for a Markdown table cell.
@@ -219,11 +282,11 @@ func code(s string) string {
 
 const dash = "—"
 
-func fmtK(k int64) string {
+func fmtK(k int) string {
 	if k == 0 {
 		return dash
 	}
-	return strconv.FormatInt(k, 10)
+	return strconv.Itoa(k)
 }
 
 func fmtEps(e float64) string {
@@ -282,54 +345,8 @@ func fmtDelta(d, se float64, fixed bool) string {
 	if !strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "∞") {
 		s = "+" + s
 	}
+	if math.IsNaN(se) {
+		return s + " ± n/a"
+	}
 	return s + " ± " + f(se)
-}
-
-// WritePlots writes the report's figures into dir (PNG and SVG each) and
-// returns them for WriteMarkdown, in this order:
-//
-//	auc_vs_eadv       PlotAUCvsAdvantage(summary, "eadv")    paper Fig. 3
-//	auc_vs_ma_p98     PlotAUCvsAdvantage(summary, "ma_p98")  paper Fig. 3
-//	posterior_scatter PlotScatter(post)                      paper Figs. 1–2
-//	advantage_cdfs    PlotCDFs(post)                         paper Fig. 2
-//
-// A figure with nothing to draw (no audit joined, post nil or empty) is
-// skipped, not an error; any other error is returned.
-func WritePlots(dir string, summary, post *data.Table) ([]Figure, error) {
-	type job struct {
-		name, title, caption string
-		run                  func(string) error
-	}
-	jobs := []job{
-		{"auc_vs_eadv", "Test AUC vs expected additive advantage",
-			"Paper Fig. 3. One point per privacy setting: x = expected additive advantage of the Bayes-optimal attacker " +
-				"(audit), y = mean test AUC of the best learning rate (± SE over trials). RR varies ε, LLP varies k, " +
-				"LLP+Lap/LLP+Geom have one curve per k across ε. Dashed line: the model trained on clean labels.",
-			func(p string) error { return PlotAUCvsAdvantage(summary, "eadv", p) }},
-		{"auc_vs_ma_p98", "Test AUC vs 98th-percentile multiplicative advantage",
-			"Paper Fig. 3. As above with x = 98th percentile of |multiplicative advantage| (nats, log(1+x) axis). " +
-				"Settings whose 98th percentile is infinite (more than 2% of labels fully exposed, e.g. LLP with " +
-				"homogeneous bags) are drawn at the position marked ∞, right of the dashed separator.",
-			func(p string) error { return PlotAUCvsAdvantage(summary, "ma_p98", p) }},
-		{"posterior_scatter", "Prior vs posterior",
-			"Paper Figs. 1–2 (top). One point per sampled example: the attacker's posterior P(y=1 | x, release) " +
-				"against the prior η(x). Points on y = x reveal nothing; posteriors of 0 or 1 expose the label.",
-			func(p string) error { return PlotScatter(post, p) }},
-		{"advantage_cdfs", "CDFs of per-example advantage",
-			"Paper Fig. 2 (middle, bottom). Empirical CDFs of the individual expected advantage and of " +
-				"|multiplicative advantage|; infinite values jump to 1 at the ∞ position.",
-			func(p string) error { return PlotCDFs(post, p) }},
-	}
-	var figs []Figure
-	for _, j := range jobs {
-		base := filepath.Join(dir, j.name)
-		if err := j.run(base); err != nil {
-			if errors.Is(err, ErrNoData) {
-				continue
-			}
-			return figs, err
-		}
-		figs = append(figs, Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
-	}
-	return figs, nil
 }

@@ -2,15 +2,15 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
-	"strconv"
+	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -20,22 +20,489 @@ import (
 	"labelprivacy/data"
 )
 
-// Figure styling shared by all plots: sizes are in points (1/72 inch).
+// Figures are built in two steps: a builder turns results into a figure
+// value (panels of series, reference lines, point labels, axes with their
+// ticks, legend items) that tests can inspect, and figure.draw renders it
+// with gonum/plot, placing point labels where they collide with nothing
+// (layout.go) and recording where everything went, which tests check too.
+
+// Figure styling: sizes in points (1/72 inch).
 const (
-	pngDPI      = 120
-	titleSize   = 13
-	labelSize   = 11
-	tickSize    = 10
-	legendSize  = 10
-	annotSize   = 10
-	maxPerPanel = 12 // settings per scatter panel / CDF figure (see PlotScatter)
+	pngDPI     = 120
+	titleSize  = 13
+	labelSize  = 11
+	tickSize   = 10
+	legendSize = 10
+	annotSize  = 9.5
+	glyphR     = 3 // marker radius
+	capWidth   = 5 // error bar caps
+	margin     = 8 // figure border
 )
 
-// saveFigure renders fn on a w×h canvas twice: pathNoExt.png (pngDPI) and
-// pathNoExt.svg, each written atomically (the directory is created).
-func saveFigure(pathNoExt string, w, h vg.Length, fn func(c draw.Canvas)) error {
+// sans is Liberation Sans (bundled with gonum/plot): more legible at small
+// sizes than the default serif face.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func textStyle(size vg.Length, clr color.Color) text.Style {
+	return text.Style{Color: clr, Font: font.From(sans, size), Handler: plot.DefaultTextHandler,
+		XAlign: draw.XLeft, YAlign: draw.YBottom}
+}
+
+// textBox is the box of s drawn with sty at anchor pt.
+func textBox(sty text.Style, pt vg.Point, s string) vg.Rectangle {
+	r := sty.Rectangle(s)
+	return vg.Rectangle{Min: r.Min.Add(pt), Max: r.Max.Add(pt)}
+}
+
+// ---- figure model ------------------------------------------------------------
+
+type xy struct{ X, Y float64 }
+
+// series is one drawn data series of a panel.
+type series struct {
+	name  string // legend text or setting, for tests and messages
+	pts   []xy
+	line  *draw.LineStyle  // nil: points only
+	glyph *draw.GlyphStyle // nil: no markers
+	// xerr, yerr are ± half-widths per point (nil, NaN or ≤ 0: no bar).
+	xerr, yerr []float64
+}
+
+// refLine is a horizontal (y = v) or vertical (x = v) line across a panel.
+type refLine struct {
+	horizontal bool
+	v          float64
+	style      draw.LineStyle
+}
+
+// pointLabel is a text to place next to a data point. Labels are placed in
+// priority order (1 first); one that fits nowhere is left out, never drawn
+// over a line, a marker, an error bar or another label.
+type pointLabel struct {
+	x, y  float64
+	text  string
+	color color.Color
+	prio  int
+}
+
+// axisSpec is one axis of a panel: fixed range, scale and labelled ticks.
+type axisSpec struct {
+	label    string
+	min, max float64
+	scale    plot.Normalizer // nil: linear
+	ticks    []plot.Tick
+}
+
+// legendItem is one entry of a legend strip: a thumbnail and a text.
+type legendItem struct {
+	text  string
+	thumb func(c draw.Canvas, r vg.Rectangle) // draws into r
+}
+
+type panel struct {
+	title  string
+	x, y   axisSpec
+	refs   []refLine
+	series []*series
+	labels []pointLabel
+	legend []legendItem // strip under the panel title (nil: none)
+
+	// Set by draw (for tests).
+	area    vg.Rectangle // the data area
+	placed  []placedLabel
+	dropped []pointLabel
+	drawn   drawCounts
+	obst    obstacles
+	legBox  []vg.Rectangle
+}
+
+// drawCounts is what the series plotter drew inside the data area.
+type drawCounts struct {
+	segments, glyphs, xbars, ybars int
+	glyphAt                        []vg.Point // centres of the drawn markers
+}
+
+type figure struct {
+	title  string
+	w      vg.Length
+	cols   int       // panels per row
+	cellH  vg.Length // height of one panel row
+	legend []legendItem
+	note   string // under the panels (wrapped)
+	panels []*panel
+
+	// Set by draw (for tests): the canvas and every text/legend box outside
+	// the panels.
+	canvas vg.Rectangle
+	boxes  []vg.Rectangle
+}
+
+// ---- layout helpers ------------------------------------------------------------
+
+const (
+	legendThumbW = 22
+	legendGapX   = 14 // between items
+	legendPadX   = 4  // between thumbnail and text
+)
+
+// legendLayout places items left to right in rows of at most width w and
+// returns their boxes relative to (0, 0) = the strip's top left corner, with
+// y growing downwards (as rows do), and the strip's height.
+func legendLayout(items []legendItem, w vg.Length) (boxes []vg.Rectangle, h vg.Length) {
+	sty := textStyle(legendSize, color.Black)
+	rowH := sty.Height("Ây") + 3
+	var x, y vg.Length
+	for _, it := range items {
+		iw := legendThumbW + legendPadX + sty.Width(it.text)
+		if x > 0 && x+iw > w {
+			x, y = 0, y+rowH
+		}
+		boxes = append(boxes, vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + iw, Y: y + rowH}})
+		x += iw + legendGapX
+	}
+	if len(items) > 0 {
+		h = y + rowH
+	}
+	return boxes, h
+}
+
+// drawLegend draws items in a strip whose top left corner is at (x0, top)
+// and returns the item boxes in canvas coordinates.
+func drawLegend(c draw.Canvas, items []legendItem, x0, top, w vg.Length) []vg.Rectangle {
+	boxes, _ := legendLayout(items, w)
+	sty := textStyle(legendSize, color.Black)
+	out := make([]vg.Rectangle, len(boxes))
+	for i, b := range boxes {
+		r := vg.Rectangle{Min: vg.Point{X: x0 + b.Min.X, Y: top - b.Max.Y}, Max: vg.Point{X: x0 + b.Max.X, Y: top - b.Min.Y}}
+		out[i] = r
+		th := vg.Rectangle{Min: vg.Point{X: r.Min.X, Y: r.Min.Y + 2}, Max: vg.Point{X: r.Min.X + legendThumbW, Y: r.Max.Y - 2}}
+		if items[i].thumb != nil {
+			items[i].thumb(c, th)
+		}
+		s := sty
+		s.YAlign = draw.YCenter
+		c.FillText(s, vg.Point{X: th.Max.X + legendPadX, Y: (r.Min.Y + r.Max.Y) / 2}, items[i].text)
+	}
+	return out
+}
+
+// wrapText breaks s into lines no wider than w.
+func wrapText(sty text.Style, s string, w vg.Length) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		try := word
+		if line != "" {
+			try = line + " " + word
+		}
+		if line != "" && sty.Width(try) > w {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		line = try
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+func lineHeight(size vg.Length) vg.Length { return textStyle(size, color.Black).Height("Ây") + 2 }
+
+// panelHeader is the height above a panel's plot: its title and legend.
+func (p *panel) headerHeight(w vg.Length) vg.Length {
+	h := vg.Length(0)
+	if p.title != "" {
+		h += lineHeight(labelSize+1) + 2
+	}
+	if len(p.legend) > 0 {
+		_, lh := legendLayout(p.legend, w-8)
+		h += lh + 4
+	}
+	return h
+}
+
+// size returns the figure's width and height.
+func (f *figure) size() (w, h vg.Length) {
+	w = f.w
+	inner := w - 2*margin
+	h = margin + lineHeight(titleSize) + 4
+	if len(f.legend) > 0 {
+		_, lh := legendLayout(f.legend, inner)
+		h += lh + 6
+	}
+	rows := (len(f.panels) + f.cols - 1) / f.cols
+	h += vg.Length(rows) * f.cellH
+	if f.note != "" {
+		n := len(wrapText(textStyle(annotSize, color.Black), f.note, inner))
+		h += vg.Length(n)*lineHeight(annotSize) + 4
+	}
+	return w, h + margin
+}
+
+// draw renders the figure onto c (whose size is f.size()).
+func (f *figure) draw(c draw.Canvas) {
+	f.canvas = c.Rectangle
+	f.boxes = f.boxes[:0]
+	inner := c.Rectangle.Max.X - c.Rectangle.Min.X - 2*margin
+	x0 := c.Min.X + margin
+	top := c.Max.Y - margin
+
+	ts := textStyle(titleSize, color.Black)
+	ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+	tp := vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: top}
+	c.FillText(ts, tp, f.title)
+	f.boxes = append(f.boxes, textBox(ts, tp, f.title))
+	top -= lineHeight(titleSize) + 4
+
+	if len(f.legend) > 0 {
+		f.boxes = append(f.boxes, drawLegend(c, f.legend, x0, top, inner)...)
+		_, lh := legendLayout(f.legend, inner)
+		top -= lh + 6
+	}
+	bottom := c.Min.Y + margin
+	if f.note != "" {
+		ns := textStyle(annotSize, colNote)
+		lines := wrapText(ns, f.note, inner)
+		lh := lineHeight(annotSize)
+		for i, l := range lines {
+			pt := vg.Point{X: x0, Y: bottom + vg.Length(len(lines)-1-i)*lh + 2}
+			c.FillText(ns, pt, l)
+			f.boxes = append(f.boxes, textBox(ns, pt, l))
+		}
+		bottom += vg.Length(len(lines))*lh + 4
+	}
+	cellW := inner / vg.Length(f.cols)
+	for i, p := range f.panels {
+		col, row := i%f.cols, i/f.cols
+		cell := vg.Rectangle{
+			Min: vg.Point{X: x0 + vg.Length(col)*cellW, Y: top - vg.Length(row+1)*f.cellH},
+			Max: vg.Point{X: x0 + vg.Length(col+1)*cellW, Y: top - vg.Length(row)*f.cellH},
+		}
+		if cell.Min.Y < bottom {
+			cell.Min.Y = bottom
+		}
+		p.draw(draw.Canvas{Canvas: c.Canvas, Rectangle: cell})
+	}
+}
+
+// draw renders a panel into c: title, legend strip, then the plot.
+func (p *panel) draw(c draw.Canvas) {
+	w := c.Max.X - c.Min.X
+	top := c.Max.Y
+	if p.title != "" {
+		ts := textStyle(labelSize+1, color.Black)
+		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+		c.FillText(ts, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: top}, p.title)
+		top -= lineHeight(labelSize+1) + 2
+	}
+	if len(p.legend) > 0 {
+		p.legBox = drawLegend(c, p.legend, c.Min.X+4, top, w-8)
+		_, lh := legendLayout(p.legend, w-8)
+		top -= lh + 4
+	}
+	pl := p.plot()
+	pc := c
+	pc.Max.Y = top
+	pc.Min.X += 2
+	pc.Max.X -= 10 // room for the last x tick label
+	pl.Draw(pc)
+}
+
+// plot builds the gonum plot of a panel.
+func (p *panel) plot() *plot.Plot {
+	pl := plot.New()
+	pl.BackgroundColor = nil
+	pl.X.Label.Text, pl.Y.Label.Text = p.x.label, p.y.label
+	for _, a := range []*plot.Axis{&pl.X, &pl.Y} {
+		a.Label.TextStyle.Font = font.From(sans, labelSize)
+		a.Tick.Label.Font = font.From(sans, tickSize)
+		a.Label.Padding = 4
+	}
+	for _, ax := range []struct {
+		a *plot.Axis
+		s axisSpec
+	}{{&pl.X, p.x}, {&pl.Y, p.y}} {
+		ax.a.Min, ax.a.Max = ax.s.min, ax.s.max
+		if ax.s.scale != nil {
+			ax.a.Scale = ax.s.scale
+		}
+		ticks := ax.s.ticks
+		ax.a.Tick.Marker = plot.TickerFunc(func(float64, float64) []plot.Tick { return ticks })
+	}
+	pl.Add(&gridLines{p}, &refPlotter{p}, &seriesPlotter{p}, &labelPlotter{p})
+	return pl
+}
+
+// gridLines draws light lines at the labelled ticks.
+type gridLines struct{ p *panel }
+
+func (g *gridLines) Plot(c draw.Canvas, pl *plot.Plot) {
+	tx, ty := pl.Transforms(&c)
+	sty := draw.LineStyle{Color: color.Gray{Y: 228}, Width: 0.6}
+	for _, t := range g.p.x.ticks {
+		if x := tx(t.Value); x >= c.Min.X && x <= c.Max.X {
+			c.StrokeLine2(sty, x, c.Min.Y, x, c.Max.Y)
+		}
+	}
+	for _, t := range g.p.y.ticks {
+		if y := ty(t.Value); y >= c.Min.Y && y <= c.Max.Y {
+			c.StrokeLine2(sty, c.Min.X, y, c.Max.X, y)
+		}
+	}
+}
+
+type refPlotter struct{ p *panel }
+
+func (r *refPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
+	r.p.area = c.Rectangle
+	tx, ty := pl.Transforms(&c)
+	for _, l := range r.p.refs {
+		if l.horizontal {
+			y := ty(l.v)
+			c.StrokeLine2(l.style, c.Min.X, y, c.Max.X, y)
+		} else {
+			x := tx(l.v)
+			c.StrokeLine2(l.style, x, c.Min.Y, x, c.Max.Y)
+		}
+	}
+}
+
+// seriesPlotter draws every series: lines, then error bars, then markers.
+type seriesPlotter struct{ p *panel }
+
+func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
+	tx, ty := pl.Transforms(&c)
+	n := &s.p.drawn
+	*n = drawCounts{}
+	in := func(pt vg.Point) bool { return c.Contains(pt) }
+	for _, sr := range s.p.series {
+		if sr.line == nil || len(sr.pts) < 2 {
+			continue
+		}
+		line := make([]vg.Point, len(sr.pts))
+		for i, q := range sr.pts {
+			line[i] = vg.Point{X: tx(q.X), Y: ty(q.Y)}
+		}
+		for _, part := range c.ClipLinesXY(line) {
+			c.StrokeLines(*sr.line, part)
+			n.segments += len(part) - 1
+		}
+	}
+	for _, sr := range s.p.series {
+		clr := color.Color(color.Black)
+		if sr.glyph != nil {
+			clr = sr.glyph.Color
+		} else if sr.line != nil {
+			clr = sr.line.Color
+		}
+		sty := draw.LineStyle{Color: clr, Width: 1}
+		for i, q := range sr.pts {
+			px, py := tx(q.X), ty(q.Y)
+			if e := at(sr.yerr, i); e > 0 {
+				lo, hi := ty(q.Y-e), ty(q.Y+e)
+				c.StrokeLine2(sty, px, lo, px, hi)
+				c.StrokeLine2(sty, px-capWidth/2, lo, px+capWidth/2, lo)
+				c.StrokeLine2(sty, px-capWidth/2, hi, px+capWidth/2, hi)
+				if in(vg.Point{X: px, Y: lo}) && in(vg.Point{X: px, Y: hi}) {
+					n.ybars++
+				}
+			}
+			if e := at(sr.xerr, i); e > 0 {
+				lo, hi := tx(q.X-e), tx(q.X+e)
+				c.StrokeLine2(sty, lo, py, hi, py)
+				c.StrokeLine2(sty, lo, py-capWidth/2, lo, py+capWidth/2)
+				c.StrokeLine2(sty, hi, py-capWidth/2, hi, py+capWidth/2)
+				if in(vg.Point{X: lo, Y: py}) && in(vg.Point{X: hi, Y: py}) {
+					n.xbars++
+				}
+			}
+		}
+	}
+	for _, sr := range s.p.series {
+		if sr.glyph == nil {
+			continue
+		}
+		for _, q := range sr.pts {
+			pt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+			if in(pt) {
+				c.DrawGlyph(*sr.glyph, pt)
+				n.glyphs++
+				n.glyphAt = append(n.glyphAt, pt)
+			}
+		}
+	}
+}
+
+// at returns e[i] when it is a usable error half-width, else 0.
+func at(e []float64, i int) float64 {
+	if i >= len(e) || !(e[i] > 0) || math.IsInf(e[i], 0) {
+		return 0
+	}
+	return e[i]
+}
+
+// labelPlotter places and draws the point labels (last, on top).
+type labelPlotter struct{ p *panel }
+
+func (l *labelPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
+	tx, ty := pl.Transforms(&c)
+	p := l.p
+	p.placed, p.dropped = nil, nil
+	if len(p.labels) == 0 {
+		return
+	}
+	p.obst = p.obstaclesOn(c.Rectangle, tx, ty)
+	p.placed, p.dropped = placeLabels(c.Rectangle, p.labels, p.obst, tx, ty)
+	for _, pl := range p.placed {
+		sty := textStyle(annotSize, pl.label.color)
+		c.FillText(sty, pl.anchor, pl.label.text)
+	}
+}
+
+// obstaclesOn returns the panel's lines, bars and markers in canvas
+// coordinates.
+func (p *panel) obstaclesOn(area vg.Rectangle, tx, ty func(float64) vg.Length) obstacles {
+	var o obstacles
+	for _, l := range p.refs {
+		if l.horizontal {
+			y := ty(l.v)
+			o.segs = append(o.segs, seg{vg.Point{X: area.Min.X, Y: y}, vg.Point{X: area.Max.X, Y: y}})
+		} else {
+			x := tx(l.v)
+			o.segs = append(o.segs, seg{vg.Point{X: x, Y: area.Min.Y}, vg.Point{X: x, Y: area.Max.Y}})
+		}
+	}
+	for _, sr := range p.series {
+		for i, q := range sr.pts {
+			pt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+			if sr.line != nil && i > 0 {
+				o.segs = append(o.segs, seg{vg.Point{X: tx(sr.pts[i-1].X), Y: ty(sr.pts[i-1].Y)}, pt})
+			}
+			if e := at(sr.yerr, i); e > 0 {
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - capWidth/2, Y: ty(q.Y - e)}, Max: vg.Point{X: pt.X + capWidth/2, Y: ty(q.Y + e)}})
+			}
+			if e := at(sr.xerr, i); e > 0 {
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: tx(q.X - e), Y: pt.Y - capWidth/2}, Max: vg.Point{X: tx(q.X + e), Y: pt.Y + capWidth/2}})
+			}
+			if sr.glyph != nil {
+				r := sr.glyph.Radius + 0.5
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - r, Y: pt.Y - r}, Max: vg.Point{X: pt.X + r, Y: pt.Y + r}})
+			}
+		}
+	}
+	return o
+}
+
+// ---- rendering to files ------------------------------------------------------
+
+// saveFigure renders f as pathNoExt.png (pngDPI) and pathNoExt.svg, each
+// written atomically (the directory is created).
+func saveFigure(pathNoExt string, f *figure) error {
+	w, h := f.size()
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
-	fn(draw.New(img))
+	f.draw(draw.New(img))
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("report: %s.png: %w", pathNoExt, err)
@@ -47,7 +514,7 @@ func saveFigure(pathNoExt string, w, h vg.Length, fn func(c draw.Canvas)) error 
 	c := draw.New(svg)
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	fn(c)
+	f.draw(c)
 	buf.Reset()
 	if _, err := svg.WriteTo(&buf); err != nil {
 		return fmt.Errorf("report: %s.svg: %w", pathNoExt, err)
@@ -55,389 +522,108 @@ func saveFigure(pathNoExt string, w, h vg.Length, fn func(c draw.Canvas)) error 
 	return data.WriteFileAtomic(pathNoExt+".svg", buf.Bytes())
 }
 
-// sans is Liberation Sans (bundled with gonum/plot): more legible at small
-// sizes than the default serif face.
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
-func fontOf(size vg.Length) font.Font { return font.From(sans, size) }
-
-// newPlot returns a plot with the report's font sizes and a light grid.
-func newPlot(title, xlabel, ylabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = fontOf(titleSize)
-	p.Title.Padding = vg.Points(6)
-	p.X.Label.Text, p.Y.Label.Text = xlabel, ylabel
-	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = fontOf(labelSize), fontOf(labelSize)
-	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = fontOf(tickSize), fontOf(tickSize)
-	p.X.Label.Padding, p.Y.Label.Padding = vg.Points(4), vg.Points(4)
-	g := plotter.NewGrid()
-	g.Vertical.Color = color.Gray{Y: 225}
-	g.Horizontal.Color = color.Gray{Y: 225}
-	p.Add(g)
-	return p
-}
-
-func newLegend() plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle.Font = fontOf(legendSize)
-	l.Left, l.Top = true, true
-	l.Padding = vg.Points(2.5)
-	l.ThumbnailWidth = vg.Points(24)
-	return l
-}
-
-// noThumb is the empty thumbnail of a legend group heading.
-type noThumb struct{}
-
-func (noThumb) Thumbnail(*draw.Canvas) {}
-
-// splitLegend draws leg in a column at the right of c (top-aligned below
-// topPad) and returns the rest of c for the plot.
-func splitLegend(c draw.Canvas, leg *plot.Legend, topPad vg.Length) draw.Canvas {
-	r := leg.Rectangle(c)
-	w := r.Max.X - r.Min.X + vg.Points(14)
-	lc := draw.Crop(c, c.Max.X-c.Min.X-w, -vg.Points(4), 0, -topPad)
-	leg.Draw(lc)
-	return draw.Crop(c, 0, -w, 0, 0)
-}
-
-// legendHeight is the height leg needs.
-func legendHeight(leg *plot.Legend) vg.Length {
-	c := draw.Canvas{Rectangle: vg.Rectangle{Max: vg.Point{X: 1000, Y: 1000}}}
-	r := leg.Rectangle(c)
-	return r.Max.Y - r.Min.Y
-}
-
-// fillText draws a string with the given size and alignment.
-func fillText(c draw.Canvas, size vg.Length, clr color.Color, pt vg.Point, xa draw.XAlignment, ya draw.YAlignment, s string) {
-	sty := text.Style{Color: clr, Font: fontOf(size), XAlign: xa, YAlign: ya, Handler: plot.DefaultTextHandler}
-	c.FillText(sty, pt, s)
-}
-
-// ---- colours -------------------------------------------------------------
+// ---- colours, markers, names ------------------------------------------------------
 
 var (
 	colRR    = color.NRGBA{R: 0x55, G: 0x55, B: 0x55, A: 0xff} // grey, as in the paper
 	colLLP   = color.NRGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff} // blue
 	colLap   = color.NRGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff} // green
 	colGeom  = color.NRGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff} // orange
-	colOther = color.NRGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff} // purple
 	colBlack = color.NRGBA{A: 0xff}
+	colBot   = color.NRGBA{R: 0x99, G: 0x99, B: 0x99, A: 0xff}
+	colNote  = color.NRGBA{R: 0x44, G: 0x44, B: 0x44, A: 0xff}
 )
 
-func petColor(pet string) color.NRGBA {
-	switch pet {
-	case "none", "bot":
-		return colBlack
-	case "rr":
-		return colRR
-	case "llp":
-		return colLLP
-	case "llp_lap":
-		return colLap
-	case "llp_geom":
-		return colGeom
-	}
-	return colOther
+// ---- the report's figures -------------------------------------------------------------
+
+// figureJob is one figure of WritePlots.
+type figureJob struct {
+	name, title, caption string
+	build                func(rows []Row, post []Posterior, suffix string) (*figure, error)
 }
 
-// shade returns base lightened (t=0) through darkened (t=1), for one curve
-// per parameter value within a mechanism.
-func shade(base color.NRGBA, t float64) color.NRGBA {
-	mix := func(a, b uint8, f float64) uint8 { return uint8(math.Round(float64(a)*(1-f) + float64(b)*f)) }
-	var out color.NRGBA
-	out.A = 0xff
-	if t < 0.5 { // towards white
-		f := 0.45 * (0.5 - t) * 2
-		out.R, out.G, out.B = mix(base.R, 255, f), mix(base.G, 255, f), mix(base.B, 255, f)
-	} else { // towards black
-		f := 0.6 * (t - 0.5) * 2
-		out.R, out.G, out.B = mix(base.R, 0, f), mix(base.G, 0, f), mix(base.B, 0, f)
-	}
-	return out
+var figureJobs = []figureJob{
+	{"auc_by_setting", "Test AUC per privacy setting",
+		"What each mechanism costs: mean test AUC of the best learning rate (± SE over trials) per setting, one panel " +
+			"per mechanism against its parameter (LLP+Lap and LLP+Geom: one curve per k). Dashed: the model trained on " +
+			"clean labels; dotted, when in the grid: bot (nothing released). Drawn with or without audit results.",
+		func(rows []Row, _ []Posterior, sfx string) (*figure, error) { return aucBySettingFigure(rows, sfx) }},
+	{"auc_vs_eadv", "Test AUC vs expected additive advantage",
+		"Paper Fig. 3. One point per audited setting: x = expected additive advantage of the Bayes-optimal attacker " +
+			"(± SE of the audit), y = mean test AUC of the best learning rate (± SE over trials). RR varies ε, LLP varies " +
+			"k, LLP+Lap/LLP+Geom have one curve per k across ε. Dashed line: the model trained on clean labels.",
+		func(rows []Row, _ []Posterior, sfx string) (*figure, error) {
+			return aucVsAdvFigure(rows, metricEAdv, sfx)
+		}},
+	{"auc_vs_ma_p98", "Test AUC vs 98th-percentile multiplicative advantage",
+		"Paper Fig. 3. As above with x = 98th percentile of |multiplicative advantage| (nats, log(1+x) axis). " +
+			"Settings whose 98th percentile is infinite (more than 2% of labels fully exposed, e.g. LLP with " +
+			"homogeneous bags) are drawn at the position marked ∞, right of the dashed separator.",
+		func(rows []Row, _ []Posterior, sfx string) (*figure, error) {
+			return aucVsAdvFigure(rows, metricMAP98, sfx)
+		}},
+	{"posterior_scatter", "Prior vs posterior",
+		"Paper Figs. 1–2 (top). One point per sampled example: the attacker's posterior P(y=1 | x, release) " +
+			"against the prior η(x). Points on y = x reveal nothing; posteriors of 0 or 1 expose the label.",
+		func(_ []Row, post []Posterior, sfx string) (*figure, error) { return scatterFigure(post, sfx) }},
+	{"advantage_cdfs", "CDFs of per-example advantage",
+		"Paper Fig. 2 (middle, bottom). Empirical CDFs of the individual expected advantage and of " +
+			"|multiplicative advantage|; infinite values jump to 1 at the ∞ position.",
+		func(_ []Row, post []Posterior, sfx string) (*figure, error) { return cdfFigure(post, sfx) }},
 }
 
-// viridis samples a perceptually uniform sequential colormap, t ∈ [0,1]
-// (the bright yellow end is left out: it is invisible on white).
-func viridis(t float64) color.NRGBA {
-	stops := []color.NRGBA{
-		{0x44, 0x01, 0x54, 0xff}, {0x3b, 0x52, 0x8b, 0xff}, {0x21, 0x90, 0x8d, 0xff},
-		{0x5d, 0xc8, 0x63, 0xff}, {0xb5, 0xcf, 0x1b, 0xff},
-	}
-	t = math.Max(0, math.Min(1, t)) * float64(len(stops)-1)
-	i := int(t)
-	if i >= len(stops)-1 {
-		return stops[len(stops)-1]
-	}
-	f := t - float64(i)
-	a, b := stops[i], stops[i+1]
-	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x)*(1-f) + float64(y)*f)) }
-	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
-}
-
-func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
-
-func petGlyph(pet string) draw.GlyphDrawer {
-	switch pet {
-	case "bot":
-		return draw.RingGlyph{}
-	case "rr":
-		return draw.CircleGlyph{}
-	case "llp":
-		return draw.BoxGlyph{}
-	case "llp_lap":
-		return draw.PyramidGlyph{}
-	case "llp_geom":
-		return draw.CrossGlyph{}
-	}
-	return draw.SquareGlyph{}
-}
-
-// ---- names ---------------------------------------------------------------
-
-// petName is the display name of a mechanism.
-func petName(pet string) string {
-	switch pet {
-	case "none":
-		return "no PET"
-	case "bot":
-		return "bot"
-	case "rr":
-		return "RR"
-	case "llp":
-		return "LLP"
-	case "llp_lap":
-		return "LLP+Lap"
-	case "llp_geom":
-		return "LLP+Geom"
-	}
-	return pet
-}
-
-// fmtParam formats a privacy parameter compactly (0.0625, 8, 1e-05).
-func fmtParam(v float64) string {
-	if math.IsInf(v, 1) {
-		return "∞"
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
-
-// paramLabel describes a setting by its parameters ("ε=1", "k=8",
-// "k=8, ε=1"); for unknown mechanisms it lists the nonzero ones.
-func paramLabel(pet string, k int64, eps float64) string {
-	switch pet {
-	case "none":
-		return "clean labels"
-	case "bot":
-		return "nothing released"
-	case "rr":
-		return "ε=" + fmtParam(eps)
-	case "llp":
-		return "k=" + strconv.FormatInt(k, 10)
-	}
-	var parts []string
-	if k != 0 {
-		parts = append(parts, "k="+strconv.FormatInt(k, 10))
-	}
-	if eps != 0 {
-		parts = append(parts, "ε="+fmtParam(eps))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// ---- x axis with an ∞ position --------------------------------------------
-
-// log1pScale is log(1+x): linear near 0, logarithmic for large x, defined at
-// 0 (multiplicative advantages are ≥ 0 and span orders of magnitude).
-type log1pScale struct{}
-
-func (log1pScale) Normalize(min, max, x float64) float64 {
-	lo, hi := math.Log1p(min), math.Log1p(max)
-	return (math.Log1p(x) - lo) / (hi - lo)
-}
-
-// xAxis describes how a metric with possible +Inf values is laid out: finite
-// values on [0, finiteMax] (linear or log1p), +Inf at infPos to the right of
-// a dashed separator, with the tick "∞".
-type xAxis struct {
-	log1p             bool
-	finiteMax, infPos float64
-	sepPos            float64
-	hasInf            bool
-}
-
-func newXAxis(vals []float64, log1p bool) xAxis {
-	a := xAxis{log1p: log1p}
-	for _, v := range vals {
-		if math.IsInf(v, 1) {
-			a.hasInf = true
-		} else if !math.IsNaN(v) && v > a.finiteMax {
-			a.finiteMax = v
+// WritePlots writes the report's figures into dir, each as NAME.png (120
+// dpi) and NAME.svg, and returns them for WriteMarkdown, in this order:
+//
+//	auc_by_setting     test AUC per setting, one panel per mechanism (no audit needed)
+//	auc_vs_eadv        paper Fig. 3, x = expected additive advantage
+//	auc_vs_ma_p98      paper Fig. 3, x = 98th-percentile |multiplicative advantage|
+//	posterior_scatter  paper Figs. 1–2, prior vs posterior per example
+//	advantage_cdfs     paper Fig. 2, CDFs of per-example advantages
+//
+// A figure with nothing to draw (e.g. no audit yet, no posteriors) is
+// skipped. A summary of several (dataset, config) groups gets one set of
+// figures per group, NAME_1, NAME_2, … in the summary's order, each titled
+// with its dataset and config; the posteriors of a group are those of its
+// dataset (posteriors without a dataset belong to a summary's only one).
+func WritePlots(dir string, s *Summary, post []Posterior) ([]Figure, error) {
+	type group struct{ dataset, config string }
+	var groups []group
+	rows := map[group][]Row{}
+	for _, r := range s.Rows {
+		g := group{r.Dataset, r.ConfigID}
+		if _, ok := rows[g]; !ok {
+			groups = append(groups, g)
 		}
+		rows[g] = append(rows[g], r)
 	}
-	if a.finiteMax <= 0 {
-		a.finiteMax = 1
-	}
-	if a.log1p {
-		l := math.Log1p(a.finiteMax)
-		a.sepPos = math.Expm1(l * 1.07)
-		a.infPos = math.Expm1(l * 1.15)
-	} else {
-		a.sepPos = a.finiteMax * 1.07
-		a.infPos = a.finiteMax * 1.15
-	}
-	return a
-}
-
-// pos maps a value to its plotting position (+Inf → infPos).
-func (a xAxis) pos(v float64) float64 {
-	if math.IsInf(v, 1) {
-		return a.infPos
-	}
-	return v
-}
-
-// apply sets p.X's range, scale and ticks, and adds the ∞ separator.
-func (a xAxis) apply(p *plot.Plot) {
-	p.X.Min = 0
-	if a.hasInf {
-		if a.log1p {
-			p.X.Max = math.Expm1(math.Log1p(a.finiteMax) * 1.19)
-		} else {
-			p.X.Max = a.finiteMax * 1.19
+	var figs []Figure
+	for gi, g := range groups {
+		suffix, titleSuffix := "", ""
+		if len(groups) > 1 {
+			suffix = fmt.Sprintf("_%d", gi+1)
+			titleSuffix = fmt.Sprintf(" — group %d: dataset %s, config %s", gi+1, g.dataset, g.config)
 		}
-	} else {
-		p.X.Max = a.finiteMax * 1.02
-	}
-	if a.log1p {
-		p.X.Scale = log1pScale{}
-	}
-	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
-		var ticks []plot.Tick
-		if a.log1p {
-			ticks = log1pTicks(a.finiteMax)
-		} else {
-			ticks = niceTicks(a.finiteMax)
-		}
-		if a.hasInf {
-			ticks = append(ticks, plot.Tick{Value: a.infPos, Label: "∞"})
-		}
-		return ticks
-	})
-	if a.hasInf {
-		p.Add(&vline{x: a.sepPos, style: draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}})
-	}
-}
-
-// log1pTicks are 0, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, … up to max, thinned so that
-// labels do not collide on the log1p scale; unlabeled minor ticks fill in.
-func log1pTicks(max float64) []plot.Tick {
-	var cands []float64
-	cands = append(cands, 0)
-	for d := 0.01; d <= max*1.0001; d *= 10 {
-		for _, m := range []float64{1, 2, 3, 5} {
-			if v := d * m; v <= max*1.0001 {
-				cands = append(cands, v)
+		var gp []Posterior
+		for _, p := range post {
+			if p.Dataset == g.dataset || (p.Dataset == "" && len(s.Datasets) == 1) {
+				gp = append(gp, p)
 			}
 		}
-	}
-	hi := math.Log1p(max)
-	var ticks []plot.Tick
-	last := math.Inf(-1)
-	for _, v := range cands {
-		n := math.Log1p(v) / hi
-		if n-last >= 0.07 {
-			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
-			last = n
-		} else {
-			ticks = append(ticks, plot.Tick{Value: v})
+		for _, j := range figureJobs {
+			f, err := j.build(rows[g], gp, titleSuffix)
+			if errors.Is(err, ErrNoData) {
+				continue
+			}
+			if err != nil {
+				return figs, err
+			}
+			base := filepath.Join(dir, j.name+suffix)
+			if err := saveFigure(base, f); err != nil {
+				return figs, err
+			}
+			figs = append(figs, Figure{Path: base + ".png", Title: j.title + titleSuffix, Caption: j.caption})
 		}
 	}
-	return ticks
-}
-
-// vline is a vertical line across the data area at x.
-type vline struct {
-	x     float64
-	style draw.LineStyle
-}
-
-func (v *vline) Plot(c draw.Canvas, p *plot.Plot) {
-	x := p.X.Norm(v.x)
-	px := c.Min.X + vg.Length(x)*(c.Max.X-c.Min.X)
-	c.StrokeLine2(v.style, px, c.Min.Y, px, c.Max.Y)
-}
-
-// hline is a horizontal reference line at y across the data area; it is a
-// DataRanger in y only so that the axis includes it.
-type hline struct {
-	y     float64
-	style draw.LineStyle
-}
-
-func (h *hline) Plot(c draw.Canvas, p *plot.Plot) {
-	y := p.Y.Norm(h.y)
-	py := c.Min.Y + vg.Length(y)*(c.Max.Y-c.Min.Y)
-	c.StrokeLine2(h.style, c.Min.X, py, c.Max.X, py)
-}
-
-func (h *hline) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return math.Inf(1), math.Inf(-1), h.y, h.y
-}
-
-func (h *hline) Thumbnail(c *draw.Canvas) {
-	y := c.Center().Y
-	c.StrokeLine2(h.style, c.Min.X, y, c.Max.X, y)
-}
-
-// drawFigureTitle writes a centred title at the top of c and returns the
-// canvas below it.
-func drawFigureTitle(c draw.Canvas, title string) draw.Canvas {
-	h := vg.Points(titleSize * 1.6)
-	fillText(c, titleSize, colBlack, vg.Point{X: c.Center().X, Y: c.Max.Y - vg.Points(6)}, draw.XCenter, draw.YTop, title)
-	return draw.Crop(c, 0, 0, 0, -h)
-}
-
-// niceStep is the smallest of 1, 2, 2.5, 5 × 10^n that splits a span
-// into at most 7 intervals.
-func niceStep(span float64) float64 {
-	if !(span > 0) || math.IsInf(span, 0) {
-		return 1
-	}
-	base := math.Pow(10, math.Floor(math.Log10(span/7)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if span/(m*base) <= 7 {
-			return m * base
-		}
-	}
-	return 10 * base
-}
-
-// niceTicks labels 0, step, 2·step, … ≤ max with an unlabelled minor tick
-// between labels.
-func niceTicks(max float64) []plot.Tick { return rangeTicks(0, max) }
-
-// rangeTicks labels the multiples of a nice step within [lo, hi], with
-// unlabelled minor ticks halfway.
-func rangeTicks(lo, hi float64) []plot.Tick {
-	step := niceStep(hi - lo)
-	eps := (hi - lo) * 1e-9
-	var ticks []plot.Tick
-	for i := math.Ceil((lo - eps) / step * 2); ; i++ {
-		v := i * step / 2
-		if v == 0 {
-			v = 0 // not -0
-		}
-		if v > hi+eps {
-			break
-		}
-		if math.Mod(i, 2) == 0 {
-			// Round away float noise (0.30000000000000004).
-			ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
-		} else {
-			ticks = append(ticks, plot.Tick{Value: v})
-		}
-	}
-	return ticks
+	return figs, nil
 }

@@ -7,305 +7,372 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
-// metricInfo gives the axis label, title and scale of a summary metric.
-func metricInfo(metric string) (title, xlabel string, log1p bool) {
-	switch metric {
-	case "eadv":
-		return "Test AUC vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability, 0–1)", false
-	case "ma_p98":
-		return "Test AUC vs 98th-percentile multiplicative advantage", "98th-percentile multiplicative advantage |Δ log-odds| (nats, log(1+x) scale)", true
+// advMetric is the x axis of the AUC-vs-advantage figure.
+type advMetric uint8
+
+const (
+	metricEAdv  advMetric = iota // expected additive advantage (linear axis, ± SE bars)
+	metricMAP98                  // 98th-percentile |multiplicative advantage| (log(1+x) axis, may be ∞)
+)
+
+func (m advMetric) of(r Row) float64 {
+	if m == metricEAdv {
+		return r.EAdv
 	}
-	if strings.HasPrefix(metric, "ma_p") || metric == "ma_max" {
-		return "Test AUC vs " + metric, metric + " |Δ log-odds| (nats, log(1+x) scale)", true
-	}
-	return "Test AUC vs " + metric, metric, false
+	return r.MAP98
 }
 
-type aucPoint struct {
-	x, y, se float64 // x already mapped (∞ → infPos)
-	k        int64
-	eps      float64
+func (m advMetric) name() string {
+	if m == metricEAdv {
+		return "eadv"
+	}
+	return "ma_p98"
 }
 
-type aucCurve struct {
-	pet    string
-	legend string
-	color  color.Color
-	width  vg.Length
-	pts    []aucPoint
-	label  func(p aucPoint) string // point labels (nil: none)
-	ends   bool                    // label only first and last point
+var (
+	cleanStyle = draw.LineStyle{Color: colBlack, Width: 1.5, Dashes: []vg.Length{6, 4}}
+	botStyle   = draw.LineStyle{Color: colBot, Width: 1.5, Dashes: []vg.Length{1.5, 3}}
+)
+
+const aucAxisLabel = "test AUC (mean ± SE over trials, best LR)"
+
+// finiteAUC reports whether a row has a usable mean AUC.
+func finiteAUC(r Row) bool { return !math.IsNaN(r.AUCMean) && !math.IsInf(r.AUCMean, 0) }
+
+// aucSE is the row's AUC error half-width: its SE with ≥ 2 trials, else 0.
+func aucSE(r Row) float64 {
+	if r.NTrials < 2 || !(r.AUCSE > 0) {
+		return 0
+	}
+	return r.AUCSE
 }
 
-// PlotAUCvsAdvantage draws the paper's Figure 3 from a summary (Summarize's
-// output) and writes pathNoExt.png and pathNoExt.svg: x = metric (a summary
-// column: "eadv" for the expected additive advantage, "ma_p98" for the
-// 98th-percentile multiplicative advantage), y = auc_mean with ±auc_se
-// error bars where auc_se > 0. One curve per mechanism: RR across ε, LLP
-// across k, and for the two-parameter mechanisms (llp_lap, llp_geom) one
-// curve per k across ε (shades from light = small k to dark = large k);
-// bot (nothing released) is a single point; the clean model (none) is a horizontal dashed
-// reference line. RR and LLP curves have their end points labelled with
-// their parameter.
-//
-// +Inf metric values (ma_p98 of LLP with frequent homogeneous bags) are
-// drawn at a position marked "∞" at the right edge, beyond a dashed
-// separator, and a note under the axis says so. Multiplicative metrics use
-// a log(1+x) x axis. Rows with NaN AUC or NaN metric (no audit) are left
-// out; if nothing remains the error wraps ErrNoData and no file is written.
-func PlotAUCvsAdvantage(summary *data.Table, metric, pathNoExt string) error {
-	if summary == nil {
-		return fmt.Errorf("report: PlotAUCvsAdvantage: nil summary: %w", ErrNoData)
-	}
-	if err := checkTable(summary); err != nil {
-		return fmt.Errorf("report: PlotAUCvsAdvantage: %w", err)
-	}
-	c := &cols{t: summary, what: "summary"}
-	setting, pet, k := c.str("setting"), c.str("pet"), c.i64("k")
-	eps, auc, se, mv := c.f64("epsilon"), c.f64("auc_mean"), c.f64("auc_se"), c.f64(metric)
-	if c.err != nil {
-		return c.err
-	}
-	title, xlabel, log1p := metricInfo(metric)
-
-	type row struct {
-		key     settingKey
-		x, y, s float64
-	}
-	var rows, clean []row
-	var xs []float64
-	for i := range summary.Rows() {
-		r := row{settingKey{setting[i], pet[i], k[i], eps[i]}, mv[i], auc[i], se[i]}
-		if math.IsNaN(r.y) || math.IsInf(r.y, 0) {
-			continue
-		}
-		if pet[i] == "none" {
-			clean = append(clean, r)
-			continue
-		}
-		if math.IsNaN(r.x) || math.IsInf(r.x, -1) {
-			continue
-		}
-		rows = append(rows, r)
-		xs = append(xs, r.x)
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("report: PlotAUCvsAdvantage(%s): no setting has both auc_mean and %s: %w", metric, metric, ErrNoData)
-	}
-	slices.SortFunc(rows, func(a, b row) int { return compareKeys(a.key, b.key) })
-	slices.SortFunc(clean, func(a, b row) int { return compareKeys(a.key, b.key) })
-	ax := newXAxis(xs, log1p)
-
-	// Group rows into curves.
-	var curves []*aucCurve
-	byID := map[string]*aucCurve{}
-	perK := map[string][]int64{} // two-parameter pet → its k values
+// aucRange is the y range of AUC values with their error bars and the
+// reference lines, padded so that markers and labels clear the frame.
+func aucRange(rows []Row) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
-		p := r.key.pet
-		id := p
-		if p == "llp_lap" || p == "llp_geom" {
-			id = p + "/" + strconv.FormatInt(r.key.k, 10)
+		if finiteAUC(r) {
+			e := aucSE(r)
+			lo, hi = math.Min(lo, r.AUCMean-e), math.Max(hi, r.AUCMean+e)
 		}
-		cv := byID[id]
-		if cv == nil {
-			cv = &aucCurve{pet: p, width: vg.Points(1.5)}
-			switch p {
-			case "bot":
-				cv.legend = "bot (nothing released)"
-			case "rr":
-				cv.legend = "RR (ε varies)"
-				cv.label = func(q aucPoint) string { return "ε=" + fmtParam(q.eps) }
-				cv.ends = true
-				cv.width = vg.Points(2)
-			case "llp":
-				cv.legend = "LLP (k varies)"
-				cv.label = func(q aucPoint) string { return "k=" + strconv.FormatInt(q.k, 10) }
-				cv.ends = true
-				cv.width = vg.Points(2)
-			case "llp_lap", "llp_geom":
-				cv.legend = "k=" + strconv.FormatInt(r.key.k, 10)
-				cv.width = vg.Points(1.2)
-				perK[p] = append(perK[p], r.key.k)
-			default:
-				cv.legend = petName(p) + " (parameters vary)"
-			}
-			byID[id] = cv
-			curves = append(curves, cv)
-		}
-		cv.pts = append(cv.pts, aucPoint{ax.pos(r.x), r.y, r.s, r.key.k, r.key.eps})
 	}
-	for _, cv := range curves {
-		switch cv.pet {
-		case "llp_lap", "llp_geom":
-			ks := perK[cv.pet]
-			i := slices.Index(ks, cv.pts[0].k)
-			t := 0.5
-			if len(ks) > 1 {
-				t = float64(i) / float64(len(ks)-1)
+	pad := math.Max(0.01, 0.1*(hi-lo))
+	return lo - pad, hi + pad
+}
+
+// refLines returns the dashed no-PET line(s) of rows and, withBot, the
+// dotted bot line(s), and their legend items.
+func refLines(rows []Row, withBot bool) ([]refLine, []legendItem) {
+	var refs []refLine
+	var items []legendItem
+	for _, r := range rows {
+		if !finiteAUC(r) || !(r.Pet == pets.None || withBot && r.Pet == pets.Bot) {
+			continue
+		}
+		sty, what := cleanStyle, "no PET (clean labels)"
+		if r.Pet == pets.Bot {
+			sty, what = botStyle, "bot (nothing released)"
+		}
+		refs = append(refs, refLine{horizontal: true, v: r.AUCMean, style: sty})
+		items = append(items, legendItem{text: fmt.Sprintf("%s: AUC %.3f", what, r.AUCMean), thumb: lineThumb(sty)})
+	}
+	return refs, items
+}
+
+// curveKey identifies one curve: a mechanism, and k for the two-parameter
+// mechanisms (one curve per k across ε).
+type curveKey struct {
+	pet pets.Kind
+	k   int
+}
+
+func curveOf(r Row) curveKey {
+	if r.Pet == pets.LLPLap || r.Pet == pets.LLPGeom {
+		return curveKey{r.Pet, r.K}
+	}
+	return curveKey{r.Pet, 0}
+}
+
+// curveColors gives each curve its colour: the mechanism's, shaded light
+// (small k) to dark (large k) for the two-parameter mechanisms.
+func curveColors(keys []curveKey) map[curveKey]color.NRGBA {
+	perPet := map[pets.Kind][]int{}
+	for _, k := range keys {
+		perPet[k.pet] = append(perPet[k.pet], k.k)
+	}
+	out := map[curveKey]color.NRGBA{}
+	for _, k := range keys {
+		ks := perPet[k.pet]
+		t := 0.5
+		if len(ks) > 1 {
+			t = float64(slices.Index(ks, k.k)) / float64(len(ks)-1)
+		}
+		if k.pet == pets.LLPLap || k.pet == pets.LLPGeom {
+			out[k] = shade(petColor(k.pet), t)
+		} else {
+			out[k] = petColor(k.pet)
+		}
+	}
+	return out
+}
+
+// shadeLegend is the legend item of a two-parameter mechanism's curves.
+func shadeLegend(pet pets.Kind, keys []curveKey, cols map[curveKey]color.NRGBA, varies string) legendItem {
+	var cs []color.Color
+	var ks []int
+	for _, k := range keys {
+		if k.pet == pet {
+			cs, ks = append(cs, cols[k]), append(ks, k.k)
+		}
+	}
+	text := fmt.Sprintf("%s, k=%d (%s)", petName(pet), ks[0], varies)
+	if len(ks) > 1 {
+		text = fmt.Sprintf("%s, one curve per k=%d…%d light→dark (%s)", petName(pet), ks[0], ks[len(ks)-1], varies)
+	}
+	th := shadesThumb(cs)
+	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1]}], Radius: glyphR, Shape: petGlyph(pet)}
+	return legendItem{text: text, thumb: func(c draw.Canvas, r vg.Rectangle) {
+		th(c, r)
+		glyphThumb(g)(c, r)
+	}}
+}
+
+// aucVsAdvFigure is the paper's Figure 3: test AUC against an advantage
+// metric, one point per audited setting (±SE bars: AUC with ≥ 2 trials,
+// E[adv] from the audit), RR one curve across ε, LLP across k, LLP+Lap and
+// LLP+Geom one curve per k across ε, the clean model (and bot) as
+// reference lines. Every point is labelled with its parameters where a
+// label fits without touching anything (the curves' ends first).
+func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error) {
+	var pts []Row
+	var xs []float64
+	for _, r := range rows {
+		if r.Pet == pets.None || !finiteAUC(r) || !r.Audited {
+			continue
+		}
+		x := m.of(r)
+		if math.IsNaN(x) || math.IsInf(x, -1) {
+			continue
+		}
+		pts, xs = append(pts, r), append(xs, x)
+	}
+	if len(pts) == 0 {
+		return nil, fmt.Errorf("report: AUC vs %s: no audited setting with a test AUC: %w", m.name(), ErrNoData)
+	}
+	refs, refItems := refLines(rows, false)
+	ax := newAdvAxis(xs, m == metricMAP98)
+
+	byCurve := map[curveKey][]Row{}
+	for _, r := range pts {
+		byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
+	}
+	keys := sortedCurveKeys(byCurve)
+	cols := curveColors(keys)
+
+	p := &panel{}
+	p.refs = append(refs, ax.sep()...)
+	var items []legendItem
+	items = append(items, refItems...)
+	lastPet := pets.Kind(255)
+	for _, ck := range keys {
+		rs := byCurve[ck]
+		slices.SortFunc(rs, func(a, b Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
+		clr := cols[ck]
+		s := &series{name: petName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(ck.pet)}}
+		if len(rs) > 1 {
+			w := vg.Length(2)
+			if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
+				w = 1.2
 			}
-			cv.color = shade(petColor(cv.pet), t)
+			s.line = &draw.LineStyle{Color: clr, Width: w}
+		}
+		for i, r := range rs {
+			x := ax.pos(m.of(r))
+			s.pts = append(s.pts, xy{x, r.AUCMean})
+			s.yerr = append(s.yerr, aucSE(r))
+			if m == metricEAdv {
+				s.xerr = append(s.xerr, r.EAdvSE)
+			}
+			p.labels = append(p.labels, curvePointLabel(ck, r, x, i, len(rs), clr))
+		}
+		p.series = append(p.series, s)
+		switch ck.pet {
+		case pets.LLPLap, pets.LLPGeom:
+			if ck.pet != lastPet {
+				items = append(items, shadeLegend(ck.pet, keys, cols, "ε varies"))
+			}
+		case pets.Bot:
+			items = append(items, legendItem{text: "bot (nothing released)", thumb: glyphThumb(*s.glyph)})
 		default:
-			cv.color = petColor(cv.pet)
+			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)"}[ck.pet]
+			items = append(items, legendItem{text: petName(ck.pet) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
 		}
-		// Rows are sorted by (k, ε), which is the curve's parameter order.
-		slices.SortStableFunc(cv.pts, func(a, b aucPoint) int { return cmp.Or(cmp.Compare(a.k, b.k), cmp.Compare(a.eps, b.eps)) })
+		lastPet = ck.pet
 	}
-
-	// Legend: mechanisms in canonical order, per-k curves under a heading.
-	leg := newLegend()
-	var cleanLines []*hline
-	for _, r := range clean {
-		h := &hline{y: r.y, style: draw.LineStyle{Color: colBlack, Width: vg.Points(1.5), Dashes: []vg.Length{vg.Points(6), vg.Points(4)}}}
-		cleanLines = append(cleanLines, h)
-		name := "no PET: AUC " + strconv.FormatFloat(r.y, 'f', 3, 64)
-		if len(clean) > 1 {
-			name += " (" + r.key.setting + ")"
-		}
-		leg.Add(name, h)
+	lo, hi := aucRange(append(slices.Clone(pts), rowsOf(rows, pets.None)...))
+	p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: linTicks(lo, hi)}
+	title, xlabel := "Test AUC vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
+	if m == metricMAP98 {
+		title, xlabel = "Test AUC vs 98th-percentile multiplicative advantage",
+			"98th-percentile |multiplicative advantage| = |Δ log-odds| (nats, log(1+x) scale)"
 	}
-	lastPet := ""
-	for _, cv := range curves {
-		if (cv.pet == "llp_lap" || cv.pet == "llp_geom") && cv.pet != lastPet {
-			leg.Add(petName(cv.pet)+" (ε varies), per k:", noThumb{})
-		}
-		lastPet = cv.pet
-		sty := draw.GlyphStyle{Color: cv.color, Radius: vg.Points(3), Shape: petGlyph(cv.pet)}
-		ln := draw.LineStyle{Color: cv.color, Width: cv.width}
-		leg.Add(cv.legend, lineThumb{ln, len(cv.pts) > 1}, glyphThumb{sty})
-	}
-	note := ""
+	p.x = ax.spec(xlabel)
+	f := &figure{title: title + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: []*panel{p}}
 	if ax.hasInf {
-		note = "Points right of the dashed line have " + metric + " = ∞: labels fully exposed (e.g. LLP bags of all-equal labels)."
+		f.note = "Points right of the dashed line have an infinite " + m.name() +
+			": more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal)."
 	}
-
-	build := func() (*plot.Plot, error) {
-		p := newPlot(title, xlabel, "test AUC (mean ± SE over trials, best LR)")
-		ax.apply(p)
-		for _, h := range cleanLines {
-			p.Add(h)
-		}
-		var ymin, ymax = math.Inf(1), math.Inf(-1)
-		for _, cv := range curves {
-			xy := make(plotter.XYs, len(cv.pts))
-			var eb errPoints
-			for i, q := range cv.pts {
-				xy[i] = plotter.XY{X: q.x, Y: q.y}
-				ymin, ymax = math.Min(ymin, q.y-q.se), math.Max(ymax, q.y+q.se)
-				if q.se > 0 {
-					eb = append(eb, q)
-				}
-			}
-			if len(xy) > 1 {
-				l, err := plotter.NewLine(xy)
-				if err != nil {
-					return nil, err
-				}
-				l.LineStyle = draw.LineStyle{Color: cv.color, Width: cv.width}
-				p.Add(l)
-			}
-			if len(eb) > 0 {
-				e, err := plotter.NewYErrorBars(eb)
-				if err != nil {
-					return nil, err
-				}
-				e.LineStyle = draw.LineStyle{Color: cv.color, Width: vg.Points(1)}
-				e.CapWidth = vg.Points(5)
-				p.Add(e)
-			}
-			s, err := plotter.NewScatter(xy)
-			if err != nil {
-				return nil, err
-			}
-			s.GlyphStyle = draw.GlyphStyle{Color: cv.color, Radius: vg.Points(3), Shape: petGlyph(cv.pet)}
-			p.Add(s)
-			if cv.label != nil {
-				var lx plotter.XYLabels
-				for i, q := range cv.pts {
-					if cv.ends && i != 0 && i != len(cv.pts)-1 {
-						continue
-					}
-					lx.XYs = append(lx.XYs, plotter.XY{X: q.x, Y: q.y})
-					lx.Labels = append(lx.Labels, cv.label(q))
-				}
-				lb, err := plotter.NewLabels(lx)
-				if err != nil {
-					return nil, err
-				}
-				// RR labels go above-left of their point, LLP labels
-				// below-right, so the two curves' labels do not collide
-				// where both meet the clean model.
-				above := cv.pet == "rr"
-				for i := range lb.TextStyle {
-					lb.TextStyle[i].Font = fontOf(annotSize)
-					lb.TextStyle[i].Color = cv.color
-					if above {
-						lb.TextStyle[i].XAlign, lb.TextStyle[i].YAlign = draw.XRight, draw.YBottom
-					} else {
-						lb.TextStyle[i].XAlign, lb.TextStyle[i].YAlign = draw.XLeft, draw.YTop
-					}
-				}
-				lb.Offset = vg.Point{X: vg.Points(5), Y: -vg.Points(4)}
-				if above {
-					lb.Offset = vg.Point{X: -vg.Points(5), Y: vg.Points(4)}
-				}
-				p.Add(lb)
-			}
-		}
-		for _, r := range clean {
-			ymin, ymax = math.Min(ymin, r.y), math.Max(ymax, r.y)
-		}
-		pad := math.Max(0.02, 0.06*(ymax-ymin))
-		p.Y.Min, p.Y.Max = ymin-pad, ymax+pad
-		p.Y.Tick.Marker = plot.TickerFunc(rangeTicks)
-		return p, nil
-	}
-	if _, err := build(); err != nil {
-		return fmt.Errorf("report: PlotAUCvsAdvantage: %w", err)
-	}
-	w := 9 * vg.Inch
-	h := max(5*vg.Inch, legendHeight(&leg)+vg.Inch)
-	return saveFigure(pathNoExt, w, h, func(dc draw.Canvas) {
-		p, _ := build()
-		pc := splitLegend(dc, &leg, vg.Points(titleSize*2))
-		if note != "" {
-			fillText(pc, annotSize, colRR, vg.Point{X: pc.Min.X + vg.Points(8), Y: pc.Min.Y + vg.Points(4)}, draw.XLeft, draw.YBottom, note)
-			pc = draw.Crop(pc, 0, 0, vg.Points(annotSize*1.8), 0)
-		}
-		p.Draw(draw.Crop(pc, 0, 0, 0, -vg.Points(4)))
-	})
+	return f, nil
 }
 
-// errPoints adapts aucPoints to plotter.XYer and plotter.YErrorer.
-type errPoints []aucPoint
-
-func (e errPoints) Len() int                        { return len(e) }
-func (e errPoints) XY(i int) (float64, float64)     { return e[i].x, e[i].y }
-func (e errPoints) YError(i int) (float64, float64) { return e[i].se, e[i].se }
-
-// lineThumb and glyphThumb draw legend thumbnails.
-type lineThumb struct {
-	sty  draw.LineStyle
-	show bool
-}
-
-func (l lineThumb) Thumbnail(c *draw.Canvas) {
-	if !l.show {
-		return
+// curvePointLabel labels point i of n on a curve: RR and LLP their ε or k
+// (the ends first), a two-parameter curve "k=…, ε=…" at its first point and
+// ε elsewhere, bot "bot".
+func curvePointLabel(ck curveKey, r Row, x float64, i, n int, clr color.Color) pointLabel {
+	l := pointLabel{x: x, y: r.AUCMean, color: clr, prio: 3}
+	end := i == 0 || i == n-1
+	if end {
+		l.prio = 1
 	}
-	y := c.Center().Y
-	c.StrokeLine2(l.sty, c.Min.X, y, c.Max.X, y)
+	switch ck.pet {
+	case pets.Bot:
+		l.text, l.prio = "bot", 2
+	case pets.LLPLap, pets.LLPGeom:
+		l.text = "ε=" + fmtParam(r.Epsilon)
+		if i == 0 {
+			l.text = "k=" + strconv.Itoa(r.K) + ", " + l.text
+		} else if end {
+			l.prio = 2
+		}
+	default:
+		l.text = paramLabel(r.Pet, r.K, r.Epsilon)
+	}
+	return l
 }
 
-type glyphThumb struct{ sty draw.GlyphStyle }
+// rowsOf returns the rows of one mechanism.
+func rowsOf(rows []Row, pet pets.Kind) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Pet == pet {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
-func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.sty, c.Center()) }
+func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
+	keys := make([]curveKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b curveKey) int { return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k)) })
+	return keys
+}
+
+// aucBySettingFigure shows the cost side alone, so it is drawn without any
+// audit: one panel per mechanism with the mean test AUC (± SE) of each
+// setting against its parameter (ε, or k for LLP; LLP+Lap and LLP+Geom one
+// curve per k, labelled with k), the clean model and bot as reference lines,
+// one AUC scale for all panels.
+func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
+	byPet := map[pets.Kind][]Row{}
+	for _, r := range rows {
+		if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot {
+			byPet[r.Pet] = append(byPet[r.Pet], r)
+		}
+	}
+	if len(byPet) == 0 {
+		return nil, fmt.Errorf("report: AUC per setting: no privatized setting with a test AUC: %w", ErrNoData)
+	}
+	refs, items := refLines(rows, true)
+	lo, hi := aucRange(rows)
+	yticks := linTicks(lo, hi)
+	var panels []*panel
+	for _, pet := range sortedKeys(byPet) {
+		rs := byPet[pet]
+		byCurve := map[curveKey][]Row{}
+		var xs []float64
+		param := func(r Row) float64 {
+			if pet == pets.LLP {
+				return float64(r.K)
+			}
+			return r.Epsilon
+		}
+		for _, r := range rs {
+			byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
+			xs = append(xs, param(r))
+		}
+		keys := sortedCurveKeys(byCurve)
+		cols := curveColors(keys)
+		p := &panel{title: petName(pet), refs: refs}
+		for _, ck := range keys {
+			cr := byCurve[ck]
+			slices.SortFunc(cr, func(a, b Row) int { return cmp.Compare(param(a), param(b)) })
+			clr := cols[ck]
+			s := &series{name: petName(pet) + " " + paramLabel(pet, ck.k, math.NaN()),
+				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(pet)}}
+			if len(cr) > 1 {
+				s.line = &draw.LineStyle{Color: clr, Width: 1.6}
+			}
+			for _, r := range cr {
+				s.pts = append(s.pts, xy{param(r), r.AUCMean})
+				s.yerr = append(s.yerr, aucSE(r))
+			}
+			p.series = append(p.series, s)
+			if ck.k != 0 { // one curve per k: name it at its last point
+				last := cr[len(cr)-1]
+				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: "k=" + strconv.Itoa(ck.k), color: clr, prio: 1})
+			}
+		}
+		xlabel := "ε (log scale)"
+		if pet == pets.LLP {
+			xlabel = "bag size k (log scale)"
+		}
+		p.x = paramAxis(xs, xlabel, len(p.labels) > 0)
+		p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: yticks}
+		panels = append(panels, p)
+		if len(keys) > 1 && keys[0].k != 0 {
+			items = append(items, shadeLegend(pet, keys, cols, "ε varies"))
+		}
+	}
+	cols := min(len(panels), 3)
+	if len(panels) == 4 {
+		cols = 2
+	}
+	items = append(items, legendItem{text: "mean ± SE over trials at the best learning rate",
+		thumb: lineGlyphThumb(nil, draw.GlyphStyle{Color: colRR, Radius: glyphR, Shape: draw.CircleGlyph{}})})
+	return &figure{title: "Test AUC per privacy setting" + titleSuffix, w: vg.Length(cols) * 4.6 * vg.Inch,
+		cols: cols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}, nil
+}
+
+// paramAxis is a log-scale axis over positive parameter values (ε or k),
+// with a margin of at least a factor 1.35 on each side (room for the
+// curves' end labels on the right when labelRoom) and the values themselves
+// as ticks; linear if a value is not positive.
+func paramAxis(vals []float64, label string, labelRoom bool) axisSpec {
+	lo, hi := slices.Min(vals), slices.Max(vals)
+	if !(lo > 0) {
+		pad := math.Max(0.05*(hi-lo), 0.5)
+		right := pad
+		if labelRoom {
+			right = math.Max(pad, 0.25*(hi-lo))
+		}
+		return axisSpec{label: label, min: lo - pad, max: hi + right, ticks: valueTicks(vals, 8)}
+	}
+	f := math.Max(1.35, math.Pow(hi/lo, 0.06))
+	right := f
+	if labelRoom {
+		right = math.Max(2.2, math.Pow(hi/lo, 0.25))
+	}
+	return axisSpec{label: label, min: lo / f, max: hi * right, scale: plot.LogScale{}, ticks: valueTicks(vals, 8)}
+}

@@ -4,21 +4,36 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"image"
+	"image/color"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
-	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
-// checkFigure asserts that base.png decodes as a PNG of nonzero size and
-// base.svg parses as an XML document with an <svg> root.
-func checkFigure(t *testing.T, base string) {
+// The figure tests check content, not just that a PNG decodes: the built
+// figure's series, points, error bars, reference lines and ticks against
+// the summary they come from; after drawing, that every label, legend item
+// and marker lies inside its area and that no point label touches another
+// label, a line, a marker or an error bar (checked by sampling, independent
+// of the placer's own geometry); and that the PNG has ink of each
+// mechanism's colour inside the data area (a blank plot fails).
+
+// checkFigureFiles asserts that base.png decodes as a PNG of nonzero size
+// and base.svg parses as an XML document with an <svg> root.
+func checkFigureFiles(t *testing.T, base string) {
 	t.Helper()
 	b, err := os.ReadFile(base + ".png")
 	if err != nil {
@@ -37,14 +52,13 @@ func checkFigure(t *testing.T, base string) {
 	}
 	dec := xml.NewDecoder(bytes.NewReader(s))
 	root := ""
-	for {
+	for root == "" {
 		tok, err := dec.Token()
 		if err != nil {
 			t.Fatalf("%s.svg: no <svg> root: %v", base, err)
 		}
 		if se, ok := tok.(xml.StartElement); ok {
 			root = se.Name.Local
-			break
 		}
 	}
 	if root != "svg" {
@@ -52,7 +66,7 @@ func checkFigure(t *testing.T, base string) {
 	}
 	for {
 		if _, err := dec.Token(); err != nil {
-			if err.Error() != "EOF" {
+			if err != io.EOF {
 				t.Fatalf("%s.svg: %v", base, err)
 			}
 			break
@@ -60,147 +74,661 @@ func checkFigure(t *testing.T, base string) {
 	}
 }
 
-// keepExample copies base.png to testdata/example_<name>.png under -update
-// (reviewers look at these), checking its size.
-func keepExample(t *testing.T, base, name string) {
+// render draws f on an in-memory canvas (recording its layout) and returns
+// the image.
+func render(t *testing.T, f *figure) *image.RGBA {
 	t.Helper()
-	if !*update {
+	w, h := f.size()
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
+	f.draw(draw.New(img))
+	rgba, ok := img.Image().(*image.RGBA)
+	if !ok {
+		t.Fatalf("image is %T", img.Image())
+	}
+	return rgba
+}
+
+func inside(r, outer vg.Rectangle) bool {
+	const tol = 0.01
+	return r.Min.X >= outer.Min.X-tol && r.Min.Y >= outer.Min.Y-tol && r.Max.X <= outer.Max.X+tol && r.Max.Y <= outer.Max.Y+tol
+}
+
+// strictlyIn reports whether p lies in the interior of r.
+func strictlyIn(p vg.Point, r vg.Rectangle) bool {
+	return p.X > r.Min.X && p.X < r.Max.X && p.Y > r.Min.Y && p.Y < r.Max.Y
+}
+
+// checkLayout checks a drawn figure's boxes; it returns the number of
+// labels placed and left out.
+func checkLayout(t *testing.T, f *figure) (placed, dropped int) {
+	t.Helper()
+	for i, b := range f.boxes {
+		if !inside(b, f.canvas) {
+			t.Errorf("figure text/legend box %d %v outside the canvas %v", i, b, f.canvas)
+		}
+		for j := range i {
+			if overlapsTest(b, f.boxes[j]) {
+				t.Errorf("figure boxes %d and %d overlap: %v %v", j, i, f.boxes[j], b)
+			}
+		}
+	}
+	for pi, p := range f.panels {
+		if !inside(p.area, f.canvas) || p.area.Max.X-p.area.Min.X < 100 || p.area.Max.Y-p.area.Min.Y < 100 {
+			t.Errorf("panel %d: data area %v (canvas %v)", pi, p.area, f.canvas)
+		}
+		for i, b := range p.legBox {
+			if !inside(b, f.canvas) {
+				t.Errorf("panel %d: legend item %d outside the canvas", pi, i)
+			}
+			for j := range i {
+				if overlapsTest(b, p.legBox[j]) {
+					t.Errorf("panel %d: legend items %d and %d overlap", pi, j, i)
+				}
+			}
+			if b.Min.Y < p.area.Max.Y {
+				t.Errorf("panel %d: legend item %d reaches into the data area", pi, i)
+			}
+		}
+		for _, g := range p.drawn.glyphAt {
+			if g.X < p.area.Min.X+1 || g.X > p.area.Max.X-1 || g.Y < p.area.Min.Y+1 || g.Y > p.area.Max.Y-1 {
+				t.Errorf("panel %d: marker at %v on the frame of %v", pi, g, p.area)
+				break
+			}
+		}
+		for i, l := range p.placed {
+			if !inside(l.box, p.area) {
+				t.Errorf("panel %d: label %q %v outside the data area %v", pi, l.label.text, l.box, p.area)
+			}
+			for j := range i {
+				if overlapsTest(l.box, p.placed[j].box) {
+					t.Errorf("panel %d: labels %q and %q overlap", pi, p.placed[j].label.text, l.label.text)
+				}
+			}
+			for _, s := range p.obst.segs {
+				if segTouches(s, l.box) {
+					t.Errorf("panel %d: label %q %v crosses a line %v–%v", pi, l.label.text, l.box, s.a, s.b)
+					break
+				}
+			}
+			for _, b := range p.obst.boxes {
+				if overlapsTest(l.box, b) {
+					t.Errorf("panel %d: label %q covers a marker or error bar", pi, l.label.text)
+					break
+				}
+			}
+		}
+		placed += len(p.placed)
+		dropped += len(p.dropped)
+	}
+	return placed, dropped
+}
+
+func overlapsTest(a, b vg.Rectangle) bool {
+	ix := math.Min(float64(a.Max.X), float64(b.Max.X)) - math.Max(float64(a.Min.X), float64(b.Min.X))
+	iy := math.Min(float64(a.Max.Y), float64(b.Max.Y)) - math.Max(float64(a.Min.Y), float64(b.Min.Y))
+	return ix > 0.01 && iy > 0.01
+}
+
+// segTouches samples s every 0.25 pt and reports whether a sample falls in r.
+func segTouches(s seg, r vg.Rectangle) bool {
+	l := math.Hypot(float64(s.b.X-s.a.X), float64(s.b.Y-s.a.Y))
+	n := int(l/0.25) + 1
+	for i := 0; i <= n; i++ {
+		f := vg.Length(float64(i) / float64(n))
+		if strictlyIn(vg.Point{X: s.a.X + f*(s.b.X-s.a.X), Y: s.a.Y + f*(s.b.Y-s.a.Y)}, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// inkOf counts the pixels of img inside the panel's data area within a
+// small distance of colour c (blended over white when translucent).
+func inkOf(img *image.RGBA, f *figure, p *panel, c color.Color) int {
+	w, h := f.size()
+	sx, sy := float64(img.Bounds().Dx())/float64(w), float64(img.Bounds().Dy())/float64(h)
+	cr, cg, cb, ca := c.RGBA() // premultiplied
+	cr, cg, cb = cr+0xffff-ca, cg+0xffff-ca, cb+0xffff-ca
+	n := 0
+	for y := int(float64(h-p.area.Max.Y) * sy); y < int(float64(h-p.area.Min.Y)*sy); y++ {
+		for x := int(float64(p.area.Min.X) * sx); x < int(float64(p.area.Max.X)*sx); x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			d := math.Abs(float64(r)-float64(cr)) + math.Abs(float64(g)-float64(cg)) + math.Abs(float64(b)-float64(cb))
+			if d < 3*0x1000 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// keepExample writes the figure as testdata/example_<name>.png under
+// -update, for reviewers to look at.
+func keepExample(t *testing.T, f *figure, name string) {
+	t.Helper()
+	if !*update || name == "" {
 		return
+	}
+	base := filepath.Join(t.TempDir(), name)
+	if err := saveFigure(base, f); err != nil {
+		t.Fatal(err)
 	}
 	b, err := os.ReadFile(base + ".png")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) > 200<<10 {
-		t.Fatalf("%s.png is %d KB, want < 200 KB for testdata", base, len(b)>>10)
+	if len(b) > 250<<10 {
+		t.Fatalf("%s.png is %d KB, want < 250 KB for testdata", name, len(b)>>10)
 	}
 	if err := os.WriteFile(filepath.Join("testdata", "example_"+name+".png"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func synthSummary(t *testing.T) *data.Table {
+func synthSummary(t *testing.T, audited bool) *Summary {
 	t.Helper()
-	runs, audit := synthTables(1)
-	s, err := Summarize(runs, []*data.Table{audit})
+	runs, audits := synthResults(1)
+	if !audited {
+		audits = nil
+	}
+	s, err := Summarize(runs, audits, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func TestPlotAUCvsAdvantage(t *testing.T) {
-	full := synthSummary(t)
-	// A minimal summary: one RR point, no clean model, no audit for ⊥.
-	tiny, err := Summarize(runsTable(rr(1e-3, 0, 0.7), runRow{"bot", "bot", 0, 0, 0, 1e-3, 0, "b", 0.5}),
-		[]*data.Table{auditTable(auditRowT{"rr_eps1", 0.01, 0, 1, 0})})
+// quickstart is a small grid like the README's quickstart: every point of it
+// must carry its label.
+func quickstart(t *testing.T) *Summary {
+	t.Helper()
+	var runs []Run
+	var audits []Audit
+	add := func(setting string, pet pets.Kind, k int, eps, auc, eadv, p98 float64) {
+		for tr := range 3 {
+			runs = append(runs, run(setting, pet, k, eps, tr, setting+string(rune('0'+tr)), auc+0.004*float64(tr-1)))
+		}
+		audits = append(audits, aud(setting, eadv, eadv/20, p98, 0))
+	}
+	add("none", pets.None, 0, 0, 0.738, 0.06, math.Inf(1))
+	add("rr_eps1", pets.RR, 0, 1, 0.70, 0.012, 1)
+	add("rr_eps4", pets.RR, 0, 4, 0.735, 0.04, 4)
+	add("llp_k8", pets.LLP, 8, 0, 0.71, 0.02, math.Inf(1))
+	add("llp_k64", pets.LLP, 64, 0, 0.66, 0.006, 2.5)
+	add("llp_lap_k8_eps1", pets.LLPLap, 8, 1, 0.69, 0.009, 1)
+	add("llp_geom_k8_eps1", pets.LLPGeom, 8, 1, 0.695, 0.01, 1)
+	s, err := Summarize(runs, audits, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Only infinite ma_p98 values (and a clean model).
-	allInf, err := Summarize(runsTable(
-		runRow{"llp_k2", "llp", 2, 0, math.Inf(1), 1e-3, 0, "a", 0.7},
-		runRow{"llp_k4", "llp", 4, 0, math.Inf(1), 1e-3, 0, "b", 0.68},
-		runRow{"none", "none", 0, 0, math.Inf(1), 1e-3, 0, "c", 0.72},
-	), []*data.Table{auditTable(auditRowT{"llp_k2", 0.02, 0, math.Inf(1), 0.5}, auditRowT{"llp_k4", 0.01, 0, math.Inf(1), 0.3})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	noAudit, err := Summarize(runsTable(rr(1e-3, 0, 0.7)), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return s
+}
+
+func TestAUCvsAdvantageFigure(t *testing.T) {
+	full, small := synthSummary(t, true), quickstart(t)
 	cases := []struct {
-		name    string
-		summary *data.Table
-		metric  string
-		example string // kept in testdata under -update
-		noData  bool
+		name     string
+		sum      *Summary
+		metric   advMetric
+		example  string
+		allLabel bool // every point must be labelled
 	}{
-		{"synthetic grid, additive", full, "eadv", "auc_vs_eadv", false},
-		{"synthetic grid, ma_p98 with ∞ and a single-point curve", full, "ma_p98", "auc_vs_ma_p98", false},
-		{"single RR point and bot", tiny, "eadv", "", false},
-		{"single RR point, ma_p98", tiny, "ma_p98", "", false},
-		{"all ma_p98 infinite", allInf, "ma_p98", "", false},
-		{"no audit joined", noAudit, "eadv", "", true},
-		{"nil summary", nil, "eadv", "", true},
+		{"synthetic grid, additive", full, metricEAdv, "auc_vs_eadv", false},
+		{"synthetic grid, ma_p98 with ∞ and a single-point curve", full, metricMAP98, "auc_vs_ma_p98", false},
+		{"quickstart grid, additive", small, metricEAdv, "", true},
+		{"quickstart grid, ma_p98", small, metricMAP98, "quickstart_auc_vs_ma_p98", true},
 	}
-	dir := t.TempDir()
-	for i, tc := range cases {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			base := filepath.Join(dir, "auc", string(rune('a'+i)))
-			err := PlotAUCvsAdvantage(tc.summary, tc.metric, base)
-			if tc.noData {
-				if !errors.Is(err, ErrNoData) {
-					t.Fatalf("err = %v, want ErrNoData", err)
-				}
-				if _, err := os.Stat(base + ".png"); !os.IsNotExist(err) {
-					t.Fatalf("a file was written with no data")
-				}
-				return
-			}
+			f, err := aucVsAdvFigure(tc.sum.Rows, tc.metric, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkFigure(t, base)
-			if tc.example != "" {
-				keepExample(t, base, tc.example)
+			p := f.panels[0]
+			// One series per curve, one point per audited privatized setting.
+			wantPts, curves := 0, map[curveKey]bool{}
+			var clean Row
+			for _, r := range tc.sum.Rows {
+				if r.Pet == pets.None {
+					clean = r
+					continue
+				}
+				wantPts++
+				curves[curveOf(r)] = true
 			}
-		})
-	}
-	if err := PlotAUCvsAdvantage(full, "no_such_metric", filepath.Join(dir, "x")); !errors.Is(err, data.ErrSchema) {
-		t.Fatalf("unknown metric: err = %v", err)
-	}
-}
-
-func TestPlotPosteriors(t *testing.T) {
-	post := synthPosteriors(3, 1000)
-	empty := sliceTable(post, 0, 0)
-	// Only ∞ multiplicative advantages (the clean model) and a single point.
-	single := sliceTable(post, 0, 1)
-	cases := []struct {
-		name     string
-		post     *data.Table
-		settings []string
-		example  bool
-		wantErr  error // nil: success
-		errText  string
-	}{
-		{"synthetic RR/LLP/LLP+Geom", post, nil, true, nil, ""},
-		{"explicit settings incl. none and bot", post, []string{"none", "bot", "rr_eps1", "llp_k8", "llp_geom_k8_eps1"}, false, nil, ""},
-		{"one example of the clean model", single, []string{"none"}, false, nil, ""},
-		{"empty table", empty, nil, false, ErrNoData, ""},
-		{"nil table", nil, nil, false, ErrNoData, ""},
-		{"only trivial mechanisms", sliceTable(post, 0, 2000), nil, false, ErrNoData, ""},
-		{"unknown setting", post, []string{"rr_eps1", "rr_eps99"}, false, nil, "rr_eps99"},
-	}
-	dir := t.TempDir()
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, f := range []struct {
-				name string
-				fn   func(*data.Table, string, ...string) error
-			}{{"posterior_scatter", PlotScatter}, {"advantage_cdfs", PlotCDFs}} {
-				base := filepath.Join(dir, f.name+string(rune('a'+i)))
-				err := f.fn(tc.post, base, tc.settings...)
-				switch {
-				case tc.wantErr != nil || tc.errText != "":
-					if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.errText) {
-						t.Fatalf("%s: err = %v, want %v %q", f.name, err, tc.wantErr, tc.errText)
+			pts, withSE, withXSE := 0, 0, 0
+			for _, s := range p.series {
+				pts += len(s.pts)
+				for i := range s.pts {
+					if at(s.yerr, i) > 0 {
+						withSE++
 					}
-					if _, err := os.Stat(base + ".png"); !os.IsNotExist(err) {
-						t.Fatalf("%s: a file was written on error", f.name)
-					}
-				case err != nil:
-					t.Fatalf("%s: %v", f.name, err)
-				default:
-					checkFigure(t, base)
-					if tc.example {
-						keepExample(t, base, f.name)
+					if at(s.xerr, i) > 0 {
+						withXSE++
 					}
 				}
 			}
+			if len(p.series) != len(curves) || pts != wantPts {
+				t.Fatalf("%d series with %d points, want %d and %d", len(p.series), pts, len(curves), wantPts)
+			}
+			if withSE != wantPts {
+				t.Fatalf("%d points with AUC error bars, want all %d (3 trials each)", withSE, wantPts)
+			}
+			if tc.metric == metricEAdv && withXSE == 0 || tc.metric == metricMAP98 && withXSE != 0 {
+				t.Fatalf("%d points with E[adv] error bars", withXSE)
+			}
+			if len(p.refs) == 0 || !p.refs[0].horizontal || p.refs[0].v != clean.AUCMean {
+				t.Fatalf("no-PET line %+v, want y = %v", p.refs, clean.AUCMean)
+			}
+			for _, s := range p.series {
+				for i, q := range s.pts {
+					e := at(s.yerr, i)
+					if q.Y-e < p.y.min || q.Y+e > p.y.max || q.X < p.x.min || q.X > p.x.max {
+						t.Fatalf("%s point %v ± %v outside the axes x [%v, %v] y [%v, %v]", s.name, q, e, p.x.min, p.x.max, p.y.min, p.y.max)
+					}
+				}
+			}
+			// Every point has a label naming its parameters (ε for the
+			// two-parameter mechanisms' points; k and ε where it starts).
+			if len(p.labels) != wantPts {
+				t.Fatalf("%d labels for %d points", len(p.labels), wantPts)
+			}
+			for _, l := range p.labels {
+				if l.text == "" {
+					t.Fatalf("empty label at %v", l)
+				}
+			}
+			img := render(t, f)
+			placed, dropped := checkLayout(t, f)
+			if tc.allLabel && dropped > 0 {
+				t.Errorf("%d of %d labels left out on a small grid: %v", dropped, placed+dropped, p.dropped)
+			}
+			prio1 := 0
+			for _, l := range p.placed {
+				if l.label.prio == 1 {
+					prio1++
+				}
+			}
+			if prio1 < 4 {
+				t.Errorf("only %d curve-end labels placed", prio1)
+			}
+			segs := 0
+			for _, s := range p.series {
+				if s.line != nil {
+					segs += len(s.pts) - 1
+				}
+			}
+			if p.drawn.ybars != withSE || p.drawn.xbars != withXSE || p.drawn.glyphs != wantPts || p.drawn.segments != segs || segs == 0 {
+				t.Fatalf("drew %d y bars, %d x bars, %d markers, %d segments; want %d, %d, %d, %d",
+					p.drawn.ybars, p.drawn.xbars, p.drawn.glyphs, p.drawn.segments, withSE, withXSE, wantPts, segs)
+			}
+			for _, pet := range []pets.Kind{pets.RR, pets.LLP} {
+				if n := inkOf(img, f, p, petColor(pet)); n < 200 {
+					t.Errorf("%s: only %d pixels of its colour in the data area", petName(pet), n)
+				}
+			}
+			keepExample(t, f, tc.example)
 		})
+	}
+}
+
+// Small and degenerate inputs (ported from the table-based tests): a single
+// RR point with bot and no clean model, and only infinite ma_p98 values.
+func TestAUCvsAdvantageEdgeCases(t *testing.T) {
+	inf := math.Inf(1)
+	bot := run("bot", pets.Bot, 0, 0, 0, "b", 0.5)
+	bot.LabelDPEpsilon = 0
+	tiny, err := Summarize([]Run{rr(1e-3, 0, 0.7), bot}, []Audit{aud("rr_eps1", 0.01, 0, 1, 0), aud("bot", 0, 0, 0, 0)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allInf, err := Summarize([]Run{run("llp_k2", pets.LLP, 2, 0, 0, "a", 0.7), run("llp_k4", pets.LLP, 4, 0, 0, "b", 0.68),
+		run("none", pets.None, 0, 0, 0, "c", 0.72)},
+		[]Audit{aud("llp_k2", 0.02, 0, inf, 0.5), aud("llp_k4", 0.01, 0, inf, 0.3)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		sum    *Summary
+		metric advMetric
+		points int
+		labels []string
+		atInf  int // points at the ∞ position
+	}{
+		{"single RR point and bot, E[adv]", tiny, metricEAdv, 2, []string{"bot", "ε=1"}, 0},
+		{"single RR point and bot, ma_p98", tiny, metricMAP98, 2, []string{"bot", "ε=1"}, 0},
+		{"all ma_p98 infinite", allInf, metricMAP98, 2, []string{"k=2", "k=4"}, 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := aucVsAdvFigure(tc.sum.Rows, tc.metric, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			render(t, f)
+			placed, dropped := checkLayout(t, f)
+			p := f.panels[0]
+			n, atInf := 0, 0
+			for _, s := range p.series {
+				for _, q := range s.pts {
+					n++
+					if hasTick(p.x.ticks, "∞") && q.X == p.x.ticks[len(p.x.ticks)-1].Value {
+						atInf++
+					}
+				}
+			}
+			var got []string
+			for _, l := range p.placed {
+				got = append(got, l.label.text)
+			}
+			slices.Sort(got)
+			if n != tc.points || atInf != tc.atInf || p.drawn.glyphs != n || p.drawn.ybars != 0 || dropped != 0 ||
+				placed != len(tc.labels) || !slices.Equal(got, tc.labels) {
+				t.Fatalf("%d points (%d at ∞), %d drawn, %d y bars, labels %q (%d left out); want %d, %d, labels %q",
+					n, atInf, p.drawn.glyphs, p.drawn.ybars, got, dropped, tc.points, tc.atInf, tc.labels)
+			}
+			if tc.atInf > 0 && (f.note == "" || len(p.refs) != 2) {
+				t.Fatalf("∞ points without the note or the separator: %q, %d reference lines", f.note, len(p.refs))
+			}
+		})
+	}
+	if _, err := aucVsAdvFigure(nil, metricEAdv, ""); !errors.Is(err, ErrNoData) {
+		t.Fatalf("no rows: err %v", err)
+	}
+}
+
+// The drawn picture shows the series: removing the RR curve's line, or its
+// markers, or its error bars, takes visible ink of its colour away.
+func TestAUCvsAdvantageInk(t *testing.T) {
+	s := quickstart(t)
+	ink := func(change func(*series)) int {
+		f, err := aucVsAdvFigure(s.Rows, metricEAdv, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sr := range f.panels[0].series {
+			if sr.name == "RR" {
+				change(sr)
+			}
+		}
+		return inkOf(render(t, f), f, f.panels[0], colRR)
+	}
+	all := ink(func(*series) {})
+	cases := []struct {
+		name   string
+		change func(*series)
+		min    int // pixels at 120 dpi
+	}{
+		// Measured: 1503, 98 and 55 of 1781 pixels; the bounds are about half.
+		{"line", func(s *series) { s.line = nil }, 700},
+		{"markers", func(s *series) { s.glyph = nil }, 45},
+		{"error bars", func(s *series) { s.yerr, s.xerr = nil, nil }, 25},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := all - ink(tc.change); d < tc.min {
+				t.Fatalf("without the %s, %d fewer pixels of RR's colour (of %d); want ≥ %d", tc.name, d, all, tc.min)
+			}
+		})
+	}
+}
+
+func TestAUCvsAdvantageLabels(t *testing.T) {
+	s := quickstart(t)
+	f, err := aucVsAdvFigure(s.Rows, metricEAdv, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, f)
+	var got []string
+	for _, l := range f.panels[0].placed {
+		got = append(got, l.label.text)
+	}
+	slices.Sort(got)
+	// Single LLP+Lap and LLP+Geom points carry k and ε.
+	want := []string{"k=64", "k=8", "k=8, ε=1", "k=8, ε=1", "ε=1", "ε=4"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("labels %q, want %q", got, want)
+	}
+}
+
+func TestAUCBySettingFigure(t *testing.T) {
+	noAudit := synthSummary(t, false)
+	cases := []struct {
+		name    string
+		sum     *Summary
+		panels  []string
+		example string
+	}{
+		{"synthetic grid without audit", noAudit, []string{"RR", "LLP", "LLP+Lap", "LLP+Geom"}, "auc_by_setting"},
+		{"quickstart", quickstart(t), []string{"RR", "LLP", "LLP+Lap", "LLP+Geom"}, ""},
+		{"RR only, single trials", func() *Summary {
+			s, err := Summarize([]Run{rr(1e-3, 0, 0.7), run("none", pets.None, 0, 0, 0, "n", 0.74)}, nil, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}(), []string{"RR"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := aucBySettingFigure(tc.sum.Rows, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var titles []string
+			for _, p := range f.panels {
+				titles = append(titles, p.title)
+			}
+			if !slices.Equal(titles, tc.panels) {
+				t.Fatalf("panels %v, want %v", titles, tc.panels)
+			}
+			want := map[pets.Kind]int{}
+			withSE := 0
+			var refs []float64 // the clean and bot AUCs: a line each in every panel
+			for _, r := range tc.sum.Rows {
+				if r.Pet == pets.None || r.Pet == pets.Bot {
+					refs = append(refs, r.AUCMean)
+				}
+				if r.Pet != pets.None && r.Pet != pets.Bot {
+					want[r.Pet]++
+					if aucSE(r) > 0 {
+						withSE++
+					}
+				}
+			}
+			render(t, f)
+			checkLayout(t, f)
+			gotSE := 0
+			for _, p := range f.panels {
+				pts := 0
+				for _, s := range p.series {
+					pts += len(s.pts)
+				}
+				var got []float64
+				for _, r := range p.refs {
+					if r.horizontal {
+						got = append(got, r.v)
+					}
+				}
+				if !slices.Equal(got, refs) {
+					t.Errorf("%s: reference lines at %v, want %v (clean, bot)", p.title, got, refs)
+				}
+				if p.y.min != f.panels[0].y.min || p.y.max != f.panels[0].y.max {
+					t.Errorf("%s: y axis [%v, %v] differs from the first panel's", p.title, p.y.min, p.y.max)
+				}
+				if len(p.x.ticks) == 0 {
+					t.Errorf("%s: no x ticks", p.title)
+				}
+				gotSE += p.drawn.ybars
+				if p.drawn.glyphs != pts {
+					t.Errorf("%s: drew %d markers for %d points", p.title, p.drawn.glyphs, pts)
+				}
+			}
+			total := 0
+			for _, n := range want {
+				total += n
+			}
+			drawn := 0
+			for _, p := range f.panels {
+				drawn += p.drawn.glyphs
+			}
+			if drawn != total || gotSE != withSE {
+				t.Fatalf("drew %d points with %d error bars, want %d and %d", drawn, gotSE, total, withSE)
+			}
+			keepExample(t, f, tc.example)
+		})
+	}
+}
+
+func TestPosteriorFigures(t *testing.T) {
+	post := synthPosteriors(3, 1000)
+	f, err := scatterFigure(post, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := render(t, f)
+	checkLayout(t, f)
+	if len(f.panels) != 3 {
+		t.Fatalf("%d scatter panels, want RR, LLP, LLP+Geom", len(f.panels))
+	}
+	for _, p := range f.panels {
+		n := 0
+		for _, s := range p.series[1:] {
+			n += len(s.pts)
+		}
+		if len(p.series) < 2 || n < 1000 || p.drawn.glyphs != n || len(p.legend) != len(p.series)-1 {
+			t.Fatalf("%s: %d series, %d points, %d drawn, %d legend items", p.title, len(p.series), n, p.drawn.glyphs, len(p.legend))
+		}
+		if inkOf(img, f, p, withAlpha(viridis(0), 150)) < 50 {
+			t.Errorf("%s: no ink of its first setting's colour", p.title)
+		}
+	}
+	keepExample(t, f, "posterior_scatter")
+
+	c, err := cdfFigure(post, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img = render(t, c)
+	checkLayout(t, c)
+	if len(c.panels) != 2 || len(c.panels[0].series) != 10 || len(c.legend) != 10 {
+		t.Fatalf("CDF: %d panels, %d series, %d legend items", len(c.panels), len(c.panels[0].series), len(c.legend))
+	}
+	if !strings.Contains(c.legend[4].text, "% ∞)") || !hasTick(c.panels[1].x.ticks, "∞") || len(c.panels[1].refs) != 1 {
+		t.Fatalf("CDF of LLP: legend %q, ticks %v", c.legend[4].text, c.panels[1].x.ticks)
+	}
+	for _, p := range c.panels {
+		if p.drawn.segments < 100 || inkOf(img, c, p, c.panels[0].series[0].line.Color) < 50 {
+			t.Fatalf("%s: %d segments drawn", p.title, p.drawn.segments)
+		}
+	}
+	keepExample(t, c, "advantage_cdfs")
+
+	trivial := slices.DeleteFunc(slices.Clone(post), func(p Posterior) bool { return p.Pet != pets.None && p.Pet != pets.Bot })
+	for _, in := range [][]Posterior{nil, trivial} {
+		if _, err := scatterFigure(in, ""); !errors.Is(err, ErrNoData) {
+			t.Fatalf("scatter of %d trivial samples: err %v", len(in), err)
+		}
+		if _, err := cdfFigure(in, ""); !errors.Is(err, ErrNoData) {
+			t.Fatalf("CDFs of %d trivial samples: err %v", len(in), err)
+		}
+	}
+}
+
+func hasTick(ts []plot.Tick, label string) bool {
+	return slices.ContainsFunc(ts, func(t plot.Tick) bool { return t.Label == label })
+}
+
+func TestFiguresWithoutData(t *testing.T) {
+	noAudit := synthSummary(t, false)
+	cleanOnly, err := Summarize([]Run{run("none", pets.None, 0, 0, 0, "n", 0.7), run("bot", pets.Bot, 0, 0, 0, "b", 0.5)}, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		build func() (*figure, error)
+	}{
+		{"AUC vs E[adv] without audit", func() (*figure, error) { return aucVsAdvFigure(noAudit.Rows, metricEAdv, "") }},
+		{"AUC vs MA without audit", func() (*figure, error) { return aucVsAdvFigure(noAudit.Rows, metricMAP98, "") }},
+		{"AUC per setting of clean and bot only", func() (*figure, error) { return aucBySettingFigure(cleanOnly.Rows, "") }},
+		{"AUC per setting of nothing", func() (*figure, error) { return aucBySettingFigure(nil, "") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.build(); !errors.Is(err, ErrNoData) {
+				t.Fatalf("err = %v, want ErrNoData", err)
+			}
+		})
+	}
+	dir := t.TempDir()
+	figs, err := WritePlots(dir, cleanOnly, nil)
+	if err != nil || len(figs) != 0 {
+		t.Fatalf("WritePlots with nothing to draw: %v, %v", figs, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("files written with nothing to draw: %v", ents)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	cases := []struct {
+		name   string
+		ticks  []plot.Tick
+		labels string
+	}{
+		{"linear", linTicks(0, 0.062), "0 0.01 0.02 0.03 0.04 0.05 0.06"},
+		{"range", linTicks(0.48, 0.71), "0.5 0.55 0.6 0.65 0.7"},
+		{"linear from a negative margin", linTicks(-0.003, 0.062), "0 0.01 0.02 0.03 0.04 0.05 0.06"},
+		// Issue 12: every integer up to 5 (the ε=4 step must meet a tick at 4).
+		{"log1p to 8", log1pTicks(8), "0 0.5 1 2 3 4 5"},
+		{"log1p to 4", log1pTicks(4), "0 0.5 1 2 3 4"},
+		{"log1p to 3.6", log1pTicks(3.6), "0 0.5 1 2 3"},
+		{"log1p to 2.5", log1pTicks(2.5), "0 0.5 1 2"},
+		{"log1p below 1", log1pTicks(0.6), "0 0.1 0.2 0.3 0.4 0.5 0.6"},
+		{"log1p to 1000", log1pTicks(1000), "0 1 2 3 4 5 10 20 50 100 200 500 1000"},
+		{"log1p to 60", log1pTicks(60), "0 1 2 3 4 5 10 20 50"},
+		{"values", valueTicks([]float64{8, 1, 2, 4, 2}, 8), "1 2 4 8"},
+		{"values thinned", valueTicks([]float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, 8), "1 4 16 64 256 512"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, tk := range tc.ticks {
+				if tk.Label == "" {
+					t.Fatalf("unlabelled tick at %v", tk.Value)
+				}
+				got = append(got, tk.Label)
+			}
+			if strings.Join(got, " ") != tc.labels {
+				t.Fatalf("labels %q, want %q", strings.Join(got, " "), tc.labels)
+			}
+		})
+	}
+}
+
+func TestAdvAxis(t *testing.T) {
+	a := newAdvAxis([]float64{0, 0.5, 4, math.Inf(1), math.NaN()}, true)
+	if !a.hasInf || a.finiteMax != 4 || !(a.min < 0) || !(a.sepPos > 4 && a.infPos > a.sepPos && a.max > a.infPos) {
+		t.Fatalf("axis %+v", a)
+	}
+	s := a.spec("x")
+	if !hasTick(s.ticks, "4") || !hasTick(s.ticks, "∞") || s.ticks[len(s.ticks)-1].Value != a.infPos {
+		t.Fatalf("ticks %v", s.ticks)
+	}
+	if len(a.sep()) != 1 || a.pos(math.Inf(1)) != a.infPos || a.pos(2) != 2 {
+		t.Fatal("separator / positions")
+	}
+	for _, tc := range []struct{ max, end float64 }{{3.6, 4}, {7.6, 10}, {4, 4}, {0.6, 0.6}, {1.7, 2}, {1.1, 1.1}, {140, 200}, {120, 200}, {21, 21}} {
+		if got := newAdvAxis([]float64{tc.max}, true).finiteMax; got != tc.end {
+			t.Errorf("log1p axis over [0, %v] ends at %v, want the tick %v", tc.max, got, tc.end)
+		}
+	}
+	lin := newAdvAxis([]float64{0, 0.02}, false)
+	if lin.hasInf || len(lin.sep()) != 0 || !(lin.min < 0) || !(lin.max > 0.02) {
+		t.Fatalf("linear axis %+v", lin)
 	}
 }
 
@@ -209,10 +737,10 @@ func TestCDFXY(t *testing.T) {
 	cases := []struct {
 		name string
 		vals []float64
-		want [][2]float64
+		want []xy
 	}{
-		{"ties and end", []float64{1, 1, 2, math.NaN()}, [][2]float64{{0, 0}, {1, 0}, {1, 2.0 / 3}, {2, 2.0 / 3}, {2, 1}, {5, 1}}},
-		{"infinite values jump at the ∞ position", []float64{1, inf, inf, 3}, [][2]float64{{0, 0}, {1, 0}, {1, 0.25}, {3, 0.25}, {3, 0.5}, {9, 0.5}, {9, 1}}},
+		{"ties and end", []float64{1, 1, 2, math.NaN()}, []xy{{0, 0}, {1, 0}, {1, 2.0 / 3}, {2, 2.0 / 3}, {2, 1}, {5, 1}}},
+		{"infinite values jump at the ∞ position", []float64{1, inf, inf, 3}, []xy{{0, 0}, {1, 0}, {1, 0.25}, {3, 0.25}, {3, 0.5}, {9, 0.5}, {9, 1}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,7 +749,7 @@ func TestCDFXY(t *testing.T) {
 				t.Fatalf("got %v", got)
 			}
 			for i, w := range tc.want {
-				if !near(got[i].X, w[0]) || !near(got[i].Y, w[1]) {
+				if !near(got[i].X, w.X) || !near(got[i].Y, w.Y) {
 					t.Fatalf("point %d: got %v, want %v (all %v)", i, got[i], w, got)
 				}
 			}
@@ -229,33 +757,28 @@ func TestCDFXY(t *testing.T) {
 	}
 }
 
-func TestTicks(t *testing.T) {
+func TestSegHitsRect(t *testing.T) {
+	r := vg.Rectangle{Min: vg.Point{X: 0, Y: 0}, Max: vg.Point{X: 10, Y: 5}}
 	cases := []struct {
-		name   string
-		ticks  func() []string
-		labels []string
+		name string
+		s    seg
+		want bool
 	}{
-		{"nice linear", func() []string { return labels(niceTicks(0.062)) }, []string{"0", "0.01", "0.02", "0.03", "0.04", "0.05", "0.06"}},
-		{"range", func() []string { return labels(rangeTicks(0.48, 0.71)) }, []string{"0.5", "0.55", "0.6", "0.65", "0.7"}},
-		{"log1p", func() []string { return labels(log1pTicks(8)) }, []string{"0", "0.2", "0.5", "1", "2", "3", "5"}},
-		// A largest value between 2 and 5 (LLP's ma_p98 ≈ 3.6) still gets a label near it.
-		{"log1p to 3.6", func() []string { return labels(log1pTicks(3.6)) }, []string{"0", "0.2", "0.5", "1", "2", "3"}},
+		{"through", seg{vg.Point{X: -5, Y: 2}, vg.Point{X: 15, Y: 3}}, true},
+		{"inside", seg{vg.Point{X: 1, Y: 1}, vg.Point{X: 2, Y: 2}}, true},
+		{"above", seg{vg.Point{X: -5, Y: 6}, vg.Point{X: 15, Y: 6}}, false},
+		{"diagonal past the corner", seg{vg.Point{X: 8, Y: 8}, vg.Point{X: 14, Y: 2}}, false},
+		{"diagonal through the corner region", seg{vg.Point{X: 7, Y: 7}, vg.Point{X: 12, Y: 2}}, true},
+		{"vertical left of it", seg{vg.Point{X: -1, Y: -10}, vg.Point{X: -1, Y: 10}}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.ticks(); strings.Join(got, " ") != strings.Join(tc.labels, " ") {
-				t.Fatalf("labels %v, want %v", got, tc.labels)
+			if got := segHitsRect(tc.s, r); got != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			if got := segTouches(tc.s, r); got != tc.want {
+				t.Fatalf("sampling check says %v", got)
 			}
 		})
 	}
-}
-
-func labels(ts []plot.Tick) []string {
-	var out []string
-	for _, t := range ts {
-		if t.Label != "" {
-			out = append(out, t.Label)
-		}
-	}
-	return out
 }

@@ -2,195 +2,293 @@ package report
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
-// Meta keys Summarize sets on the summary table (they survive WriteParquet
-// and data.ReadTable). Values are decimal integers.
-const (
-	// MetaRunsRead is the number of runs rows read (duplicates included).
-	MetaRunsRead = "report.runs_read"
-	// MetaDuplicates is the number of runs rows dropped because their
-	// (setting, lr, trial, run_id) had already been seen.
-	MetaDuplicates = "report.duplicate_runs"
-	// MetaConflicts counts the dropped duplicates whose test_auc differed
-	// from the row kept (the first seen): a sign that two result sets
-	// disagree about the same run.
-	MetaConflicts = "report.conflicting_duplicates"
-	// MetaNaNAUC is the number of rows ignored because test_auc was NaN.
-	MetaNaNAUC = "report.nan_auc_runs"
-	// MetaAuditConflicts counts audit rows for an already-seen setting whose
-	// eadv, eadv_se, ma_p98 or ma_inf_frac differed (the first is kept).
-	MetaAuditConflicts = "report.conflicting_audit_rows"
-)
+// ErrMixed is returned (wrapped, naming the datasets and/or configs) by
+// Summarize when runs of several datasets or model configs would be
+// averaged and Options.AllowMixed is false.
+var ErrMixed = errors.New("report: results of several datasets or model configs")
 
-// Summary column names, in order.
-var SummaryColumns = []string{
-	"setting", "pet", "k", "epsilon", "label_dp_epsilon",
-	"best_lr", "auc_mean", "auc_se", "n_trials",
-	"eadv", "eadv_se", "ma_p98", "ma_inf_frac",
+// ErrInconsistent is returned (wrapped, naming two run ids) when runs of one
+// setting disagree on its mechanism, k, ε or label-DP ε.
+var ErrInconsistent = errors.New("report: inconsistent runs")
+
+// SettingKey identifies a setting within one dataset and model config.
+type SettingKey struct{ Dataset, ConfigID, Setting string }
+
+// Best is a setting's result under the paper's reporting rule (Appendix C,
+// "AUC vs Advantage Experimental Setup"): the learning rate with the highest
+// mean test AUC over trials (ties: the smaller LR), that mean, its standard
+// error (sample sd/√N; NaN with fewer than 2 trials) and its number of
+// trials N. With no finite test AUC, LR, Mean and SE are NaN and N is 0.
+type Best struct {
+	LR, Mean, SE float64
+	N            int
 }
 
-// Summarize reduces a runs table (one row per trained model) to one row per
-// privacy setting with the paper's reporting rule (Appendix C, "AUC vs
-// Advantage Experimental Setup"): for each setting, best_lr is the learning
-// rate with the highest mean test_auc over its trials (ties: the smaller
-// learning rate); auc_mean and auc_se are that learning rate's mean and
-// standard error (sample standard deviation/√n; 0 with one trial) and
-// n_trials its number of trials. eadv, eadv_se, ma_p98 and ma_inf_frac come
-// from the audit row of the same setting (audits are concatenated first;
-// NaN where no audit row exists).
-//
-// Several result sets merge by concatenating their runs tables (Concat)
-// before calling Summarize: a row whose (setting, lr, trial, run_id) was
-// already seen is a duplicate; it is dropped (the first row is kept) and
-// counted in the summary's Meta (MetaDuplicates, MetaConflicts). Rows with a
-// NaN test_auc are ignored and counted (MetaNaNAUC). The result is
-// independent of row order: settings are sorted by pet (PetOrder), k, ε,
-// and trials are averaged in (trial, run_id) order.
-//
-// Required runs columns: setting, pet, k, epsilon, label_dp_epsilon, lr,
-// trial, run_id, test_auc (other columns are ignored). Required audit
-// columns: setting, eadv, eadv_se, ma_p98, ma_inf_frac. A setting whose
-// rows disagree on pet, k, epsilon or label_dp_epsilon is an error.
-func Summarize(runs *data.Table, audits []*data.Table) (*data.Table, error) {
-	if runs == nil {
-		return nil, fmt.Errorf("report: Summarize: nil runs table")
+// BestLR applies the reporting rule to every setting of runs. Runs are
+// merged as in Summarize (a repeated (setting, lr, trial, run_id) counts
+// once, NaN AUCs are left out); the result does not depend on run order.
+// It is the rule's only implementation: Summarize uses it, and the
+// pipeline uses it to pick the clean model whose η̂ feeds the audit.
+func BestLR(runs []Run) map[SettingKey]Best {
+	m := mergeRuns(runs, nil)
+	out := make(map[SettingKey]Best, len(m.settings))
+	for k, s := range m.settings {
+		out[k] = s.best()
 	}
-	if err := checkTable(runs); err != nil {
-		return nil, fmt.Errorf("report: Summarize: runs: %w", err)
+	return out
+}
+
+// Row is one setting of a summary.
+type Row struct {
+	Dataset, ConfigID, Setting string
+	Pet                        pets.Kind
+	K                          int
+	Epsilon, LabelDPEpsilon    float64
+	BestLR, AUCMean            float64
+	AUCSE                      float64 // NaN with a single trial
+	NTrials                    int
+	Audited                    bool
+	EtaSource                  string  // the audit's prior ("" when not audited)
+	EAdv, EAdvSE, MAP98        float64 // NaN when not audited
+	MAInfFrac                  float64 // NaN when not audited
+}
+
+// Summary is Summarize's result.
+type Summary struct {
+	Rows []Row // ordered by dataset, config, then canonically (mechanism, k, ε)
+	// RunsRead counts every run given; OutOfGrid those left out by
+	// Options.InGrid; Duplicates the repeated (setting, lr, trial, run_id)
+	// runs dropped (the first kept), Conflicts those among them whose test
+	// AUC differed from the kept one (two result sets disagree about one
+	// run); NaNAUC the runs left out for a NaN test AUC; AuditConflicts the
+	// audit rows of an already-seen (dataset, setting) whose results differed
+	// (one is kept, the same whatever the input order).
+	RunsRead, Duplicates, Conflicts, NaNAUC, OutOfGrid, AuditConflicts int
+	Datasets, Configs                                                  []string // distinct, sorted
+}
+
+// Options configures Summarize.
+type Options struct {
+	// AllowMixed keeps runs of several datasets or configs as separate rows
+	// instead of failing with ErrMixed.
+	AllowMixed bool
+	// InGrid, if set, says whether a run belongs to the current grid; runs
+	// outside are left out and counted in Summary.OutOfGrid. Nil: all count.
+	InGrid func(runID string) bool
+}
+
+// Summarize reduces runs (one per trained model) to one row per (dataset,
+// config, setting) with the paper's reporting rule (see Best and BestLR)
+// and joins each with the audit of its (dataset, setting). It never averages
+// runs of different datasets or configs: with several it fails with ErrMixed
+// unless o.AllowMixed, which keeps them as separate rows.
+//
+// Result sets merge by concatenating their runs: a run whose (dataset,
+// config, setting, lr, trial, run_id) was already seen is a duplicate,
+// dropped and counted (Summary.Duplicates, Conflicts). An audit with an
+// empty Dataset (a file of the first format) joins by setting when the runs
+// have a single dataset. The result does not depend on the order of runs or
+// audits. Runs of one setting that disagree on mechanism, k, ε or label-DP
+// ε are an error wrapping ErrInconsistent.
+func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
+	m := mergeRuns(runs, o.InGrid)
+	if m.inconsistent != nil {
+		return nil, m.inconsistent
 	}
-	c := &cols{t: runs, what: "runs"}
-	setting, pet, runID := c.str("setting"), c.str("pet"), c.str("run_id")
-	k, trial := c.i64("k"), c.i64("trial")
-	eps, ldp, lr, auc := c.f64("epsilon"), c.f64("label_dp_epsilon"), c.f64("lr"), c.f64("test_auc")
-	if c.err != nil {
-		return nil, c.err
+	s := &Summary{RunsRead: len(runs), Duplicates: m.dups, Conflicts: m.conflicts, NaNAUC: m.nanAUC, OutOfGrid: m.outOfGrid}
+	perDataset, perConfig := map[string]int{}, map[string]int{}
+	type group struct{ dataset, config string }
+	groups := map[group]bool{}
+	for k, sr := range m.settings {
+		perDataset[k.Dataset] += sr.runs
+		perConfig[k.ConfigID] += sr.runs
+		groups[group{k.Dataset, k.ConfigID}] = true
+	}
+	s.Datasets, s.Configs = sortedKeys(perDataset), sortedKeys(perConfig)
+	if len(groups) > 1 && !o.AllowMixed {
+		var parts []string
+		if len(perDataset) > 1 {
+			parts = append(parts, fmt.Sprintf("%d datasets (%s)", len(perDataset), countList(perDataset)))
+		}
+		if len(perConfig) > 1 {
+			parts = append(parts, fmt.Sprintf("%d model configs (%s)", len(perConfig), countList(perConfig)))
+		}
+		return nil, fmt.Errorf("%w: runs of %s would be averaged together; keep them apart with "+
+			"AllowMixed (train report --allow-mixed) or report each result set on its own", ErrMixed, strings.Join(parts, " and "))
 	}
 
-	type obs struct {
-		trial int64
-		runID string
-		auc   float64
+	type auditKey struct{ dataset, setting string }
+	aud := map[auditKey]Audit{}
+	for _, a := range sortedAudits(audits) {
+		ds := a.Dataset
+		if ds == "" && len(s.Datasets) == 1 {
+			ds = s.Datasets[0]
+		}
+		k := auditKey{ds, a.Setting}
+		if old, ok := aud[k]; ok {
+			if !sameFloat(old.EAdv, a.EAdv) || !sameFloat(old.EAdvSE, a.EAdvSE) ||
+				!sameFloat(old.MAP98, a.MAP98) || !sameFloat(old.MAInfFrac, a.MAInfFrac) {
+				s.AuditConflicts++
+			}
+			continue
+		}
+		aud[k] = a
 	}
-	type group struct {
-		key  settingKey
-		ldp  float64
-		byLR map[float64][]obs
+
+	nan := math.NaN()
+	for k, sr := range m.settings {
+		b := sr.best()
+		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
+			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon,
+			BestLR: b.LR, AUCMean: b.Mean, AUCSE: b.SE, NTrials: b.N,
+			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan}
+		if a, ok := aud[auditKey{k.Dataset, k.Setting}]; ok {
+			r.Audited, r.EtaSource = true, a.EtaSource
+			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
+		}
+		s.Rows = append(s.Rows, r)
 	}
+	slices.SortFunc(s.Rows, compareRows)
+	return s, nil
+}
+
+func compareRows(a, b Row) int {
+	return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.ConfigID, b.ConfigID),
+		settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting))
+}
+
+// sortedAudits returns audits in a canonical order, so that which of two
+// conflicting rows is kept does not depend on input order.
+func sortedAudits(audits []Audit) []Audit {
+	out := slices.Clone(audits)
+	slices.SortStableFunc(out, func(a, b Audit) int {
+		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.Setting, b.Setting),
+			cmp.Compare(a.EtaSource, b.EtaSource), cmp.Compare(a.EAdv, b.EAdv), cmp.Compare(a.EAdvSE, b.EAdvSE),
+			cmp.Compare(a.MAP98, b.MAP98), cmp.Compare(a.MAInfFrac, b.MAInfFrac))
+	})
+	return out
+}
+
+// countList formats "a (3 runs), b (1 run)" in key order.
+func countList(m map[string]int) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		name := k
+		if name == "" {
+			name = `""`
+		}
+		unit := "runs"
+		if m[k] == 1 {
+			unit = "run"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d %s", name, m[k], unit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ---- merging runs ---------------------------------------------------------
+
+type obs struct {
+	trial int
+	runID string
+	auc   float64
+}
+
+// settingRuns are the merged runs of one setting.
+type settingRuns struct {
+	params Run // the first run seen: mechanism, k, ε, label-DP ε
+	runs   int // runs kept (duplicates dropped), NaN AUC included
+	byLR   map[float64][]obs
+}
+
+// best applies the reporting rule. Learning rates are visited in ascending
+// order and trials in (trial, run_id) order, so the floating-point sums do
+// not depend on input order.
+func (s *settingRuns) best() Best {
+	b := Best{LR: math.NaN(), Mean: math.NaN(), SE: math.NaN()}
+	bestMean := math.Inf(-1)
+	for _, lr := range sortedKeys(s.byLR) {
+		o := slices.Clone(s.byLR[lr])
+		slices.SortFunc(o, func(a, b obs) int { return cmp.Or(cmp.Compare(a.trial, b.trial), cmp.Compare(a.runID, b.runID)) })
+		v := make([]float64, len(o))
+		for i := range o {
+			v[i] = o[i].auc
+		}
+		m, se := meanSE(v)
+		if m > bestMean { // strict: a tie keeps the smaller LR
+			bestMean = m
+			b = Best{LR: lr, Mean: m, SE: se, N: len(v)}
+		}
+	}
+	return b
+}
+
+type mergedRuns struct {
+	settings                           map[SettingKey]*settingRuns
+	outOfGrid, dups, conflicts, nanAUC int
+	inconsistent                       error
+}
+
+// mergeRuns drops runs outside the grid (inGrid nil: none), then repeated
+// (key, lr, trial, run_id) runs, and groups the rest by setting.
+func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 	type dupKey struct {
-		setting string
-		lr      uint64
-		trial   int64
-		runID   string
+		SettingKey
+		lr    uint64
+		trial int
+		runID string
 	}
+	m := &mergedRuns{settings: map[SettingKey]*settingRuns{}}
 	seen := map[dupKey]float64{}
-	groups := map[string]*group{}
-	var dups, conflicts, nanAUC int
-	for i := range runs.Rows() {
-		dk := dupKey{setting[i], math.Float64bits(lr[i] + 0), trial[i], runID[i]} // +0 folds -0 into 0
+	for _, r := range runs {
+		if inGrid != nil && !inGrid(r.RunID) {
+			m.outOfGrid++
+			continue
+		}
+		key := SettingKey{r.Dataset, r.ConfigID, r.Setting}
+		lr := r.LR + 0 // folds -0 into 0
+		dk := dupKey{key, math.Float64bits(lr), r.Trial, r.RunID}
 		if first, ok := seen[dk]; ok {
-			dups++
-			if !sameFloat(first, auc[i]) {
-				conflicts++
+			m.dups++
+			if !sameFloat(first, r.TestAUC) {
+				m.conflicts++
 			}
 			continue
 		}
-		seen[dk] = auc[i]
-		g := groups[setting[i]]
-		if g == nil {
-			g = &group{key: settingKey{setting[i], pet[i], k[i], eps[i]}, ldp: ldp[i], byLR: map[float64][]obs{}}
-			groups[setting[i]] = g
-		} else if g.key.pet != pet[i] || g.key.k != k[i] || !sameFloat(g.key.eps, eps[i]) || !sameFloat(g.ldp, ldp[i]) {
-			return nil, fmt.Errorf("report: Summarize: setting %q has inconsistent rows: pet/k/epsilon/label_dp_epsilon %s/%d/%s/%s vs %s/%d/%s/%s",
-				setting[i], g.key.pet, g.key.k, data.FormatFloat(g.key.eps), data.FormatFloat(g.ldp),
-				pet[i], k[i], data.FormatFloat(eps[i]), data.FormatFloat(ldp[i]))
+		seen[dk] = r.TestAUC
+		s := m.settings[key]
+		if s == nil {
+			s = &settingRuns{params: r, byLR: map[float64][]obs{}}
+			m.settings[key] = s
+		} else if p := s.params; m.inconsistent == nil && (p.Pet != r.Pet || p.K != r.K ||
+			!sameFloat(p.Epsilon, r.Epsilon) || !sameFloat(p.LabelDPEpsilon, r.LabelDPEpsilon)) {
+			m.inconsistent = fmt.Errorf("%w: setting %q: run %s has mechanism/k/ε/label-DP ε %s/%d/%s/%s, run %s %s/%d/%s/%s",
+				ErrInconsistent, r.Setting, p.RunID, p.Pet, p.K, data.FormatFloat(p.Epsilon), data.FormatFloat(p.LabelDPEpsilon),
+				r.RunID, r.Pet, r.K, data.FormatFloat(r.Epsilon), data.FormatFloat(r.LabelDPEpsilon))
 		}
-		if math.IsNaN(auc[i]) {
-			nanAUC++
+		s.runs++
+		if math.IsNaN(r.TestAUC) {
+			m.nanAUC++
 			continue
 		}
-		g.byLR[lr[i]+0] = append(g.byLR[lr[i]+0], obs{trial[i], runID[i], auc[i]})
+		s.byLR[lr] = append(s.byLR[lr], obs{r.Trial, r.RunID, r.TestAUC})
 	}
-
-	aud, auditConflicts, err := indexAudits(audits)
-	if err != nil {
-		return nil, err
-	}
-
-	keys := make([]settingKey, 0, len(groups))
-	for _, g := range groups {
-		keys = append(keys, g.key)
-	}
-	slices.SortFunc(keys, compareKeys)
-
-	out := struct {
-		setting, pet                                           []string
-		k, nTrials                                             []int64
-		eps, ldp, bestLR, mean, se, eadv, eadvSE, p98, infFrac []float64
-	}{}
-	for _, key := range keys {
-		g := groups[key.setting]
-		lrs := make([]float64, 0, len(g.byLR))
-		for l := range g.byLR {
-			lrs = append(lrs, l)
-		}
-		slices.Sort(lrs)
-		best, bestMean, bestSE, bestN := math.NaN(), math.Inf(-1), math.NaN(), 0
-		for _, l := range lrs {
-			o := g.byLR[l]
-			slices.SortFunc(o, func(a, b obs) int { return cmp.Or(cmp.Compare(a.trial, b.trial), cmp.Compare(a.runID, b.runID)) })
-			v := make([]float64, len(o))
-			for i := range o {
-				v[i] = o[i].auc
-			}
-			m, s := meanSE(v)
-			if m > bestMean { // strict: ties keep the smaller lr (lrs ascending)
-				best, bestMean, bestSE, bestN = l, m, s, len(v)
-			}
-		}
-		if bestN == 0 {
-			bestMean = math.NaN()
-		}
-		a, ok := aud[key.setting]
-		if !ok {
-			a = auditRow{math.NaN(), math.NaN(), math.NaN(), math.NaN()}
-		}
-		out.setting = append(out.setting, key.setting)
-		out.pet = append(out.pet, key.pet)
-		out.k = append(out.k, key.k)
-		out.eps = append(out.eps, key.eps)
-		out.ldp = append(out.ldp, g.ldp)
-		out.bestLR = append(out.bestLR, best)
-		out.mean = append(out.mean, bestMean)
-		out.se = append(out.se, bestSE)
-		out.nTrials = append(out.nTrials, int64(bestN))
-		out.eadv = append(out.eadv, a.eadv)
-		out.eadvSE = append(out.eadvSE, a.eadvSE)
-		out.p98 = append(out.p98, a.p98)
-		out.infFrac = append(out.infFrac, a.infFrac)
-	}
-	vals := []any{out.setting, out.pet, out.k, out.eps, out.ldp, out.bestLR, out.mean, out.se, out.nTrials,
-		out.eadv, out.eadvSE, out.p98, out.infFrac}
-	t := &data.Table{Meta: map[string]string{
-		MetaRunsRead:       strconv.Itoa(runs.Rows()),
-		MetaDuplicates:     strconv.Itoa(dups),
-		MetaConflicts:      strconv.Itoa(conflicts),
-		MetaNaNAUC:         strconv.Itoa(nanAUC),
-		MetaAuditConflicts: strconv.Itoa(auditConflicts),
-	}}
-	for j, name := range SummaryColumns {
-		t.Columns = append(t.Columns, data.Column{Name: name, Values: nonNil(vals[j])})
-	}
-	return t, nil
+	return m
 }
 
-// meanSE returns the mean and its standard error (sample sd/√n, 0 for n=1).
+// meanSE returns the mean and its standard error (sample sd/√n; NaN for
+// n < 2: one trial says nothing about the spread).
 func meanSE(v []float64) (mean, se float64) {
 	if len(v) == 0 {
 		return math.NaN(), math.NaN()
@@ -200,7 +298,7 @@ func meanSE(v []float64) (mean, se float64) {
 	}
 	mean /= float64(len(v))
 	if len(v) == 1 {
-		return mean, 0
+		return mean, math.NaN()
 	}
 	var ss float64
 	for _, x := range v {
@@ -209,35 +307,53 @@ func meanSE(v []float64) (mean, se float64) {
 	return mean, math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))
 }
 
-type auditRow struct{ eadv, eadvSE, p98, infFrac float64 }
+// ---- summary table ----------------------------------------------------------
 
-func indexAudits(audits []*data.Table) (map[string]auditRow, int, error) {
-	out := map[string]auditRow{}
-	conflicts := 0
-	for ai, t := range audits {
-		if t == nil {
-			continue
-		}
-		if err := checkTable(t); err != nil {
-			return nil, 0, fmt.Errorf("report: Summarize: audit table %d: %w", ai, err)
-		}
-		c := &cols{t: t, what: fmt.Sprintf("audit[%d]", ai)}
-		setting := c.str("setting")
-		eadv, se, p98, inf := c.f64("eadv"), c.f64("eadv_se"), c.f64("ma_p98"), c.f64("ma_inf_frac")
-		if c.err != nil {
-			return nil, 0, c.err
-		}
-		for i := range t.Rows() {
-			r := auditRow{eadv[i], se[i], p98[i], inf[i]}
-			if old, ok := out[setting[i]]; ok {
-				if !sameFloat(old.eadv, r.eadv) || !sameFloat(old.eadvSE, r.eadvSE) ||
-					!sameFloat(old.p98, r.p98) || !sameFloat(old.infFrac, r.infFrac) {
-					conflicts++
-				}
-				continue
-			}
-			out[setting[i]] = r
-		}
-	}
-	return out, conflicts, nil
+// Metadata keys of the summary table (decimal integers; see Summary).
+const (
+	metaRunsRead       = "report.runs_read"
+	metaDuplicates     = "report.duplicate_runs"
+	metaConflicts      = "report.conflicting_duplicates"
+	metaNaNAUC         = "report.nan_auc_runs"
+	metaOutOfGrid      = "report.out_of_grid_runs"
+	metaAuditConflicts = "report.conflicting_audit_rows"
+)
+
+var summaryColumns = []column[Row]{
+	strCol("setting", func(r *Row) *string { return &r.Setting }),
+	kindCol("pet", func(r *Row) *pets.Kind { return &r.Pet }),
+	intCol("k", func(r *Row) *int { return &r.K }),
+	f64Col("epsilon", func(r *Row) *float64 { return &r.Epsilon }),
+	f64Col("label_dp_epsilon", func(r *Row) *float64 { return &r.LabelDPEpsilon }),
+	f64Col("best_lr", func(r *Row) *float64 { return &r.BestLR }),
+	f64Col("auc_mean", func(r *Row) *float64 { return &r.AUCMean }),
+	f64Col("auc_se", func(r *Row) *float64 { return &r.AUCSE }),
+	intCol("n_trials", func(r *Row) *int { return &r.NTrials }),
+	f64Col("eadv", func(r *Row) *float64 { return &r.EAdv }),
+	f64Col("eadv_se", func(r *Row) *float64 { return &r.EAdvSE }),
+	f64Col("ma_p98", func(r *Row) *float64 { return &r.MAP98 }),
+	f64Col("ma_inf_frac", func(r *Row) *float64 { return &r.MAInfFrac }),
+	opt(strCol("dataset", func(r *Row) *string { return &r.Dataset })),
+	opt(strCol("config_id", func(r *Row) *string { return &r.ConfigID })),
+	opt(boolCol("audited", func(r *Row) *bool { return &r.Audited })),
+	opt(strCol("eta_source", func(r *Row) *string { return &r.EtaSource })),
+}
+
+// SummaryTable converts a summary into summary.csv / summary.parquet: one
+// row per Row, columns setting, pet, k, epsilon, label_dp_epsilon, best_lr,
+// auc_mean, auc_se (NaN with one trial), n_trials, eadv, eadv_se, ma_p98,
+// ma_inf_frac (NaN when not audited; ma_* may be +Inf), then dataset,
+// config_id, audited, eta_source. The metadata holds the merge counts as
+// decimal strings: report.runs_read, report.duplicate_runs,
+// report.conflicting_duplicates, report.nan_auc_runs,
+// report.out_of_grid_runs, report.conflicting_audit_rows.
+func SummaryTable(s *Summary) *data.Table {
+	return toTable(s.Rows, summaryColumns, map[string]string{
+		metaRunsRead:       strconv.Itoa(s.RunsRead),
+		metaDuplicates:     strconv.Itoa(s.Duplicates),
+		metaConflicts:      strconv.Itoa(s.Conflicts),
+		metaNaNAUC:         strconv.Itoa(s.NaNAUC),
+		metaOutOfGrid:      strconv.Itoa(s.OutOfGrid),
+		metaAuditConflicts: strconv.Itoa(s.AuditConflicts),
+	})
 }

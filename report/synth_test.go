@@ -5,8 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"labelprivacy/data"
+	"labelprivacy/audit"
 	"labelprivacy/internal/stats"
+	"labelprivacy/pets"
 )
 
 // Synthetic result sets shaped like the paper's Section 4 experiments on a
@@ -18,7 +19,7 @@ import (
 
 var (
 	synthRREps  = []float64{0.25, 0.5, 1, 2, 4, 8}
-	synthLLPK   = []int64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+	synthLLPK   = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
 	synthLRs    = []float64{1e-4, 1e-3, 1e-2}
 	synthTrials = 3
 )
@@ -53,8 +54,9 @@ func rrEadv(eta []float64, eps float64) float64 {
 }
 
 type synthSetting struct {
-	setting, pet string
-	k            int64
+	setting      string
+	pet          pets.Kind
+	k            int
 	eps, ldp     float64
 	auc          float64 // expected AUC at the best learning rate
 	eadv, eadvSE float64
@@ -74,14 +76,14 @@ func synthSettings(eta []float64) []synthSetting {
 	}
 	meanEta /= float64(len(eta))
 	inf := math.Inf(1)
-	llpAUC := func(k int64) float64 { return clean - (clean-0.5)*0.6*math.Log2(float64(k))/9 }
-	llpEadv := func(k int64) float64 { return none / math.Sqrt(float64(k)) }
+	llpAUC := func(k int) float64 { return clean - (clean-0.5)*0.6*math.Log2(float64(k))/9 }
+	llpEadv := func(k int) float64 { return none / math.Sqrt(float64(k)) }
 	out := []synthSetting{
-		{"none", "none", 0, 0, inf, clean, none, 0, inf, 1},
-		{"bot", "bot", 0, 0, 0, 0.5, 0, 0, 0, 0},
+		{"none", pets.None, 0, 0, inf, clean, none, 0, inf, 1},
+		{"bot", pets.Bot, 0, 0, 0, 0.5, 0, 0, 0, 0},
 	}
 	for _, e := range synthRREps {
-		out = append(out, synthSetting{fmt.Sprintf("rr_eps%g", e), "rr", 0, e, e,
+		out = append(out, synthSetting{fmt.Sprintf("rr_eps%g", e), pets.RR, 0, e, e,
 			0.5 + (clean-0.5)*(1-math.Exp(-e/1.2)), rrEadv(eta, e), 0, e, 0})
 	}
 	for _, k := range synthLLPK {
@@ -90,74 +92,57 @@ func synthSettings(eta []float64) []synthSetting {
 		if inf <= 0.02 {
 			p98 = 6 / math.Sqrt(math.Log2(float64(k)))
 		}
-		out = append(out, synthSetting{fmt.Sprintf("llp_k%d", k), "llp", k, 0, math.Inf(1),
+		out = append(out, synthSetting{fmt.Sprintf("llp_k%d", k), pets.LLP, k, 0, math.Inf(1),
 			llpAUC(k), llpEadv(k), 0.0004, p98, inf})
 	}
-	two := func(pet string, k int64, e, shrink float64) synthSetting {
+	two := func(pet pets.Kind, k int, e, shrink float64) synthSetting {
 		f := 1 - math.Exp(-e*math.Sqrt(float64(k))/1.2)
 		return synthSetting{fmt.Sprintf("%s_k%d_eps%g", pet, k, e), pet, k, e, e,
 			0.5 + (llpAUC(k)-0.5)*f*shrink, math.Min(rrEadv(eta, e), llpEadv(k)) * 0.9, 0.0003, e * shrink, 0}
 	}
 	for _, k := range synthLLPK {
 		for _, e := range synthRREps {
-			out = append(out, two("llp_geom", k, e, 1))
+			out = append(out, two(pets.LLPGeom, k, e, 1))
 		}
 	}
-	for _, k := range []int64{8, 64} {
+	for _, k := range []int{8, 64} {
 		for _, e := range synthRREps {
-			out = append(out, two("llp_lap", k, e, 0.95))
+			out = append(out, two(pets.LLPLap, k, e, 0.95))
 		}
 	}
-	out = append(out, two("llp_lap", 512, 1, 0.95)) // a single-point curve
+	out = append(out, two(pets.LLPLap, 512, 1, 0.95)) // a single-point curve
 	return out
 }
 
-// synthTables returns runs and audit tables for the synthetic settings.
-func synthTables(seed uint64) (runs, audit *data.Table) {
+const synthDataset, synthConfig = "sha256:synthbeta2x30", "cfg-mlp"
+
+// synthResults returns runs and audits for the synthetic settings.
+func synthResults(seed uint64) ([]Run, []Audit) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	eta := betaSample(r, 20000)
 	ss := synthSettings(eta)
-	var (
-		setting, pet, runID, loss, backend []string
-		k, trial, sd                       []int64
-		eps, ldp, lr, aucs                 []float64
-	)
 	penalty := map[float64]float64{1e-4: 0.012, 1e-3: 0, 1e-2: 0.02}
+	var runs []Run
 	for _, s := range ss {
 		for _, l := range synthLRs {
 			for t := range synthTrials {
-				setting, pet, k, eps, ldp = append(setting, s.setting), append(pet, s.pet), append(k, s.k), append(eps, s.eps), append(ldp, s.ldp)
-				lr, trial, sd = append(lr, l), append(trial, int64(t)), append(sd, int64(1000+t))
-				runID = append(runID, fmt.Sprintf("%s-lr%g-t%d", s.setting, l, t))
-				loss, backend = append(loss, "bce"), append(backend, "go")
-				aucs = append(aucs, s.auc-penalty[l]+0.004*r.NormFloat64())
+				runs = append(runs, Run{
+					RunID: fmt.Sprintf("%s-lr%g-t%d", s.setting, l, t), Dataset: synthDataset, ConfigID: synthConfig,
+					Model: "mlp", Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, LabelDPEpsilon: s.ldp,
+					Loss: "bce", LR: l, Trial: t, Seed: uint64(1000 + t), Backend: "go",
+					TestAUC: s.auc - penalty[l] + 0.004*r.NormFloat64(),
+				})
 			}
 		}
 	}
-	runs = &data.Table{Columns: []data.Column{
-		{Name: "setting", Values: setting}, {Name: "pet", Values: pet}, {Name: "k", Values: k},
-		{Name: "epsilon", Values: eps}, {Name: "label_dp_epsilon", Values: ldp}, {Name: "loss", Values: loss},
-		{Name: "lr", Values: lr}, {Name: "trial", Values: trial}, {Name: "seed", Values: sd},
-		{Name: "test_auc", Values: aucs}, {Name: "backend", Values: backend}, {Name: "run_id", Values: runID},
-	}}
-	var (
-		aSetting, aPet, src                     []string
-		aK, nEx                                 []int64
-		aEps, eadv, eadvSE, p98, infFrac, maxMA []float64
-	)
+	var audits []Audit
 	for _, s := range ss {
-		aSetting, aPet, src = append(aSetting, s.setting), append(aPet, s.pet), append(src, "true_eta")
-		aK, nEx, aEps = append(aK, s.k), append(nEx, int64(len(eta))), append(aEps, s.eps)
-		eadv, eadvSE, p98, infFrac = append(eadv, s.eadv), append(eadvSE, s.eadvSE), append(p98, s.p98), append(infFrac, s.infFrac)
-		maxMA = append(maxMA, s.p98*1.5)
+		a := Audit{Dataset: synthDataset, Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, EtaSource: "true"}
+		a.Kind, a.Summary.K, a.NExamples = s.pet, s.k, len(eta)
+		a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac, a.MAMax = s.eadv, s.eadvSE, s.p98, s.infFrac, s.p98*1.5
+		audits = append(audits, a)
 	}
-	audit = &data.Table{Columns: []data.Column{
-		{Name: "setting", Values: aSetting}, {Name: "pet", Values: aPet}, {Name: "k", Values: aK},
-		{Name: "epsilon", Values: aEps}, {Name: "eta_source", Values: src}, {Name: "n_examples", Values: nEx},
-		{Name: "eadv", Values: eadv}, {Name: "eadv_se", Values: eadvSE}, {Name: "ma_p98", Values: p98},
-		{Name: "ma_max", Values: maxMA}, {Name: "ma_inf_frac", Values: infFrac},
-	}}
-	return runs, audit
+	return runs, audits
 }
 
 // poissonBinomial returns P(Σ y_j = s), y_j ~ Bernoulli(eta_j).
@@ -195,36 +180,32 @@ func logit(p float64) float64 { return math.Log(p) - math.Log1p(-p) }
 // synthPosteriors simulates n examples per setting: prior η, sampled
 // posterior after the release, the exact individual expected advantage and
 // |Δ log-odds| (+Inf when the posterior is 0 or 1).
-func synthPosteriors(seed uint64, n int) *data.Table {
+func synthPosteriors(seed uint64, n int) []Posterior {
 	r := rand.New(rand.NewPCG(seed, 11))
 	type spec struct {
-		pet string
+		pet pets.Kind
 		k   int
 		eps float64
 	}
-	specs := []spec{{"none", 0, 0}, {"bot", 0, 0}}
+	specs := []spec{{pets.None, 0, 0}, {pets.Bot, 0, 0}}
 	for _, e := range []float64{0.5, 1, 2, 4} {
-		specs = append(specs, spec{"rr", 0, e})
+		specs = append(specs, spec{pets.RR, 0, e})
 	}
 	for _, k := range []int{2, 8, 32} {
-		specs = append(specs, spec{"llp", k, 0})
+		specs = append(specs, spec{pets.LLP, k, 0})
 	}
 	for _, e := range []float64{0.5, 1, 2} {
-		specs = append(specs, spec{"llp_geom", 8, e})
+		specs = append(specs, spec{pets.LLPGeom, 8, e})
 	}
-	var (
-		setting, pet                    []string
-		ks                              []int64
-		epss, prior, post, ieadv, absMA []float64
-	)
+	var out []Posterior
 	for _, sp := range specs {
-		name := sp.pet
+		name := sp.pet.String()
 		switch sp.pet {
-		case "rr":
+		case pets.RR:
 			name = fmt.Sprintf("rr_eps%g", sp.eps)
-		case "llp":
+		case pets.LLP:
 			name = fmt.Sprintf("llp_k%d", sp.k)
-		case "llp_geom":
+		case pets.LLPGeom:
 			name = fmt.Sprintf("llp_geom_k%d_eps%g", sp.k, sp.eps)
 		}
 		bag := max(sp.k, 1)
@@ -240,7 +221,7 @@ func synthPosteriors(seed uint64, n int) *data.Table {
 			}
 			a := math.Exp(-sp.eps)
 			var z int
-			if sp.pet == "llp_geom" {
+			if sp.pet == pets.LLPGeom {
 				// two-sided geometric noise, clipped
 				g := func() int {
 					c := 0
@@ -256,15 +237,15 @@ func synthPosteriors(seed uint64, n int) *data.Table {
 				var zs []int                   // support of z
 				zi := 0
 				switch sp.pet {
-				case "none":
+				case pets.None:
 					l1 = func(z int) float64 { return float64(z) }
 					l0 = func(z int) float64 { return float64(1 - z) }
 					zs, zi = []int{0, 1}, y[i]
-				case "bot":
+				case pets.Bot:
 					l1 = func(int) float64 { return 1 }
 					l0 = l1
 					zs = []int{0}
-				case "rr":
+				case pets.RR:
 					p := 1 / (1 + math.Exp(sp.eps))
 					l1 = func(z int) float64 { return []float64{p, 1 - p}[z] }
 					l0 = func(z int) float64 { return []float64{1 - p, p}[z] }
@@ -276,7 +257,7 @@ func synthPosteriors(seed uint64, n int) *data.Table {
 					others := append(append([]float64{}, eta[:i]...), eta[i+1:]...)
 					po := poissonBinomial(others)
 					lik := func(z, s int) float64 {
-						if sp.pet == "llp" {
+						if sp.pet == pets.LLP {
 							if z == s {
 								return 1
 							}
@@ -302,7 +283,7 @@ func synthPosteriors(seed uint64, n int) *data.Table {
 						zs = append(zs, z)
 					}
 					zi = sum
-					if sp.pet == "llp_geom" {
+					if sp.pet == pets.LLPGeom {
 						zi = z
 					}
 				}
@@ -312,15 +293,11 @@ func synthPosteriors(seed uint64, n int) *data.Table {
 				}
 				adv -= math.Max(e, 1-e)
 				pp := e * l1(zi) / (e*l1(zi) + (1-e)*l0(zi))
-				setting, pet, ks, epss = append(setting, name), append(pet, sp.pet), append(ks, int64(sp.k)), append(epss, sp.eps)
-				prior, post, ieadv = append(prior, e), append(post, pp), append(ieadv, math.Max(adv, 0))
-				absMA = append(absMA, math.Abs(logit(pp)-logit(e)))
+				out = append(out, Posterior{Dataset: synthDataset, Setting: name, Pet: sp.pet, K: sp.k, Epsilon: sp.eps,
+					Sample: audit.Sample{Index: len(out), Prior: e, Label: uint8(y[i]), Release: float64(zi), Posterior: pp, IEAdv: math.Max(adv, 0),
+						AbsMA: math.Abs(logit(pp) - logit(e))}})
 			}
 		}
 	}
-	return &data.Table{Columns: []data.Column{
-		{Name: "setting", Values: setting}, {Name: "pet", Values: pet}, {Name: "k", Values: ks},
-		{Name: "epsilon", Values: epss}, {Name: "prior", Values: prior}, {Name: "posterior", Values: post},
-		{Name: "ieadv", Values: ieadv}, {Name: "abs_ma", Values: absMA},
-	}}
+	return out
 }

@@ -8,246 +8,173 @@ import (
 	"slices"
 
 	"labelprivacy/data"
+	"labelprivacy/pets"
 )
 
 // ErrNoData is returned (wrapped) by the plotting functions when their input
-// has nothing to draw: an empty or nil table, or no row with the needed
-// values. Nothing is written in that case. WritePlots skips such figures.
+// has nothing to draw. Nothing is written in that case; WritePlots skips
+// such figures.
 var ErrNoData = errors.New("report: no data to plot")
 
-// Concat unions tables by column name: the result has every column that
-// appears in any table, in order of first appearance, and the rows of each
-// table in turn. A column missing from a table is filled with NaN (float64),
-// "" (string), 0 (int64) or false (bool). A column whose type differs
-// between tables is an error wrapping data.ErrSchema. Nil tables are
-// skipped; Meta is merged, the first table's value winning on a key clash.
-// Concat of no tables is an empty table (no columns).
-func Concat(tables ...*data.Table) (*data.Table, error) {
-	type colInfo struct {
-		name string
-		typ  string
+// RowError is a bad value in one row of a table being read (ReadRuns,
+// ReadAudits, ReadPosteriors). It wraps the cause.
+type RowError struct {
+	Table  string // "runs", "audit", "posteriors"
+	Row    int    // 0-based row index
+	Column string
+	Err    error
+}
+
+func (e *RowError) Error() string {
+	return fmt.Sprintf("report: %s table row %d, column %q: %v", e.Table, e.Row, e.Column, e.Err)
+}
+
+func (e *RowError) Unwrap() error { return e.Err }
+
+// column describes one table column of a Go record type T: its name, whether
+// a table read back must have it (columns added after the first file format
+// are optional: missing floats read as NaN, others as zero), and how to write
+// and read it. One list of columns per type serves both directions, so the
+// writer and reader cannot drift apart.
+type column[T any] struct {
+	name     string
+	optional bool
+	write    func(rows []T) any                    // []string, []float64, []int64 or []bool
+	read     func(rows []T, vals any) (int, error) // returns the bad row on error
+	missing  func(rows []T)                        // fills rows when an optional column is absent
+}
+
+// opt marks a column optional when reading.
+func opt[T any](c column[T]) column[T] { c.optional = true; return c }
+
+// mapCol is a column whose cells are V (string, float64, int64 or bool),
+// converted from a field F of T by to and back by from; fill (may be nil)
+// sets the field when an optional column is absent.
+func mapCol[T, F, V any](name string, p func(*T) *F, to func(F) V, from func(V) (F, error), fill func(*F)) column[T] {
+	return column[T]{
+		name: name,
+		write: func(rows []T) any {
+			v := make([]V, len(rows))
+			for i := range rows {
+				v[i] = to(*p(&rows[i]))
+			}
+			return v
+		},
+		read: func(rows []T, vals any) (int, error) {
+			v := vals.([]V)
+			for i := range rows {
+				f, err := from(v[i])
+				if err != nil {
+					return i, err
+				}
+				*p(&rows[i]) = f
+			}
+			return 0, nil
+		},
+		missing: func(rows []T) {
+			for i := range rows {
+				if fill != nil {
+					fill(p(&rows[i]))
+				}
+			}
+		},
 	}
-	var cols []colInfo
-	index := map[string]int{}
-	out := &data.Table{}
-	for ti, t := range tables {
-		if t == nil {
+}
+
+func same[V any](v V) V            { return v }
+func sameOK[V any](v V) (V, error) { return v, nil }
+func setNaN(f *float64)            { *f = math.NaN() }
+
+func strCol[T any](name string, p func(*T) *string) column[T] {
+	return mapCol(name, p, same[string], sameOK[string], nil)
+}
+
+func f64Col[T any](name string, p func(*T) *float64) column[T] {
+	return mapCol(name, p, same[float64], sameOK[float64], setNaN)
+}
+
+func boolCol[T any](name string, p func(*T) *bool) column[T] {
+	return mapCol(name, p, same[bool], sameOK[bool], nil)
+}
+
+// intCol stores an integer field as an int64 column (a uint64 keeps its
+// bits: values ≥ 2^63 read as negative int64 in pandas).
+func intCol[T any, I ~int | ~int64 | ~uint64 | ~uint8](name string, p func(*T) *I) column[T] {
+	return mapCol(name, p, func(v I) int64 { return int64(v) }, func(v int64) (I, error) { return I(v), nil }, nil)
+}
+
+// kindCol stores a mechanism as its canonical name ("rr", "llp_geom", …).
+func kindCol[T any](name string, p func(*T) *pets.Kind) column[T] {
+	return mapCol(name, p, pets.Kind.String, pets.ParseKind, nil)
+}
+
+// toTable writes rows as a table with the given columns, in order.
+func toTable[T any](rows []T, cols []column[T], meta map[string]string) *data.Table {
+	t := &data.Table{Meta: meta, Columns: make([]data.Column, len(cols))}
+	for j, c := range cols {
+		t.Columns[j] = data.Column{Name: c.name, Values: c.write(rows)}
+	}
+	return t
+}
+
+// fromTable reads a table written by toTable (or an older file lacking the
+// optional columns). Extra columns are ignored. A missing required column,
+// a column of the wrong type or of the wrong length wraps data.ErrSchema; a
+// bad value is a *RowError.
+func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error) {
+	if t == nil {
+		return nil, fmt.Errorf("report: read %s: nil table", what)
+	}
+	byName := make(map[string]any, len(t.Columns))
+	for _, c := range t.Columns {
+		if _, dup := byName[c.Name]; dup {
+			return nil, fmt.Errorf("%w: report: %s table has column %q twice", data.ErrSchema, what, c.Name)
+		}
+		byName[c.Name] = c.Values
+	}
+	n := t.Rows()
+	rows := make([]T, n)
+	for _, c := range cols {
+		vals, ok := byName[c.name]
+		if !ok {
+			if !c.optional {
+				return nil, fmt.Errorf("%w: report: %s table has no column %q", data.ErrSchema, what, c.name)
+			}
+			c.missing(rows)
 			continue
 		}
-		if err := checkTable(t); err != nil {
-			return nil, fmt.Errorf("report: Concat: table %d: %w", ti, err)
+		want := c.write(nil)
+		if fmt.Sprintf("%T", want) != fmt.Sprintf("%T", vals) {
+			return nil, fmt.Errorf("%w: report: %s column %q is %T, want %T", data.ErrSchema, what, c.name, vals, want)
 		}
-		for k, v := range t.Meta {
-			if out.Meta == nil {
-				out.Meta = map[string]string{}
-			}
-			if _, ok := out.Meta[k]; !ok {
-				out.Meta[k] = v
-			}
+		if m := (&data.Table{Columns: []data.Column{{Values: vals}}}).Rows(); m != n {
+			return nil, fmt.Errorf("%w: report: %s column %q has %d rows, want %d", data.ErrSchema, what, c.name, m, n)
 		}
-		for _, c := range t.Columns {
-			typ := fmt.Sprintf("%T", c.Values)
-			if j, ok := index[c.Name]; ok {
-				if cols[j].typ != typ {
-					return nil, fmt.Errorf("%w: report: Concat: column %q is %s in table %d but %s earlier",
-						data.ErrSchema, c.Name, typ, ti, cols[j].typ)
-				}
-				continue
-			}
-			index[c.Name] = len(cols)
-			cols = append(cols, colInfo{c.Name, typ})
+		if i, err := c.read(rows, vals); err != nil {
+			return nil, &RowError{Table: what, Row: i, Column: c.name, Err: err}
 		}
 	}
-	out.Columns = make([]data.Column, len(cols))
-	for j, ci := range cols {
-		var vals any
-		for _, t := range tables {
-			if t == nil {
-				continue
-			}
-			n := t.Rows()
-			src, ok := lookup(t, ci.name)
-			switch ci.typ {
-			case "[]string":
-				v, _ := vals.([]string)
-				if ok {
-					v = append(v, src.([]string)...)
-				} else {
-					v = append(v, make([]string, n)...)
-				}
-				vals = v
-			case "[]float64":
-				v, _ := vals.([]float64)
-				if ok {
-					v = append(v, src.([]float64)...)
-				} else {
-					for range n {
-						v = append(v, math.NaN())
-					}
-				}
-				vals = v
-			case "[]int64":
-				v, _ := vals.([]int64)
-				if ok {
-					v = append(v, src.([]int64)...)
-				} else {
-					v = append(v, make([]int64, n)...)
-				}
-				vals = v
-			case "[]bool":
-				v, _ := vals.([]bool)
-				if ok {
-					v = append(v, src.([]bool)...)
-				} else {
-					v = append(v, make([]bool, n)...)
-				}
-				vals = v
-			}
-		}
-		if vals == nil { // all contributing tables empty: keep the type
-			switch ci.typ {
-			case "[]string":
-				vals = []string{}
-			case "[]float64":
-				vals = []float64{}
-			case "[]int64":
-				vals = []int64{}
-			case "[]bool":
-				vals = []bool{}
-			}
-		}
-		out.Columns[j] = data.Column{Name: ci.name, Values: vals}
-	}
-	return out, nil
+	return rows, nil
 }
 
-// checkTable validates column types and lengths.
-func checkTable(t *data.Table) error {
-	n := -1
-	seen := map[string]bool{}
-	for _, c := range t.Columns {
-		if seen[c.Name] {
-			return fmt.Errorf("%w: duplicate column %q", data.ErrSchema, c.Name)
-		}
-		seen[c.Name] = true
-		var m int
-		switch v := c.Values.(type) {
-		case []string:
-			m = len(v)
-		case []float64:
-			m = len(v)
-		case []int64:
-			m = len(v)
-		case []bool:
-			m = len(v)
-		default:
-			return fmt.Errorf("%w: column %q has unsupported type %T", data.ErrSchema, c.Name, c.Values)
-		}
-		if n >= 0 && m != n {
-			return fmt.Errorf("%w: column %q has %d rows, want %d", data.ErrSchema, c.Name, m, n)
-		}
-		n = m
-	}
-	return nil
-}
-
-func lookup(t *data.Table, name string) (any, bool) {
-	if t == nil {
-		return nil, false
-	}
-	for _, c := range t.Columns {
-		if c.Name == name {
-			return c.Values, true
-		}
-	}
-	return nil, false
-}
-
-// cols reads typed columns of one table, remembering the first error.
-type cols struct {
-	t    *data.Table
-	what string // "runs", "audit", ...
-	err  error
-}
-
-func (c *cols) get(name string) any {
-	if c.err != nil {
-		return nil
-	}
-	v, ok := lookup(c.t, name)
-	if !ok {
-		c.err = fmt.Errorf("%w: report: %s table has no column %q", data.ErrSchema, c.what, name)
-	}
-	return v
-}
-
-func (c *cols) str(name string) []string {
-	v := c.get(name)
-	if c.err != nil {
-		return nil
-	}
-	s, ok := v.([]string)
-	if !ok {
-		c.err = fmt.Errorf("%w: report: %s column %q is %T, want []string", data.ErrSchema, c.what, name, v)
-	}
-	return s
-}
-
-func (c *cols) f64(name string) []float64 {
-	v := c.get(name)
-	if c.err != nil {
-		return nil
-	}
-	s, ok := v.([]float64)
-	if !ok {
-		c.err = fmt.Errorf("%w: report: %s column %q is %T, want []float64", data.ErrSchema, c.what, name, v)
-	}
-	return s
-}
-
-func (c *cols) i64(name string) []int64 {
-	v := c.get(name)
-	if c.err != nil {
-		return nil
-	}
-	s, ok := v.([]int64)
-	if !ok {
-		c.err = fmt.Errorf("%w: report: %s column %q is %T, want []int64", data.ErrSchema, c.what, name, v)
-	}
-	return s
-}
-
-// PetOrder is the canonical order of mechanisms in tables and legends
-// (paper Section 4). Unknown mechanisms sort after these, alphabetically.
-var PetOrder = []string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom"}
-
-func petRank(pet string) int {
-	if i := slices.Index(PetOrder, pet); i >= 0 {
-		return i
-	}
-	return len(PetOrder)
-}
-
-// settingKey orders settings: pet (PetOrder), then k, then ε, then the
-// setting and pet names as tie-breaks, so output never depends on input
-// order.
-type settingKey struct {
-	setting, pet string
-	k            int64
-	eps          float64
-}
-
-func compareKeys(a, b settingKey) int {
-	return cmp.Or(
-		cmp.Compare(petRank(a.pet), petRank(b.pet)),
-		cmp.Compare(a.pet, b.pet),
-		cmp.Compare(a.k, b.k),
-		cmp.Compare(a.eps, b.eps),
-		cmp.Compare(a.setting, b.setting),
-	)
+// settingOrder orders settings canonically: mechanism in pets.Kind order
+// (none, bot, rr, llp, llp_lap, llp_geom), then k, then ε, then the setting
+// name, so output never depends on input order.
+func settingOrder(pa pets.Kind, ka int, ea float64, sa string, pb pets.Kind, kb int, eb float64, sb string) int {
+	return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ka, kb), cmp.Compare(ea, eb), cmp.Compare(sa, sb))
 }
 
 // sameFloat is == that treats NaN as equal to NaN.
 func sameFloat(a, b float64) bool {
 	return a == b || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	ks := make([]K, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

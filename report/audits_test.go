@@ -1,0 +1,128 @@
+package report
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"labelprivacy/audit"
+	"labelprivacy/data"
+	"labelprivacy/pets"
+)
+
+// roundTrip writes t as Parquet and reads it back.
+func roundTrip(t *testing.T, tab *data.Table) *data.Table {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	if err := tab.WriteParquet(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := data.ReadTable(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+func columnNames(t *data.Table) []string {
+	var names []string
+	for _, c := range t.Columns {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// equalNaN is reflect.DeepEqual on values whose float fields may be NaN:
+// both are compared through their %v rendering, where NaN prints as NaN.
+func equalNaN(a, b any) bool {
+	return reflect.DeepEqual(a, b) || sprint(a) == sprint(b)
+}
+
+func fullAudit() Audit {
+	return Audit{Dataset: "sha256:00aa", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)",
+		Summary: audit.Summary{Mechanism: "llp(k=8)", Kind: pets.LLP, K: 8, Epsilon: math.Inf(1), NExamples: 96, NDropped: 4,
+			NBags: 12, LabelDraws: 3, EAdv: 0.0193, EAdvSE: math.NaN(), SEUnit: "bag", MAP50: 0.5, MAP90: 2, MAP98: math.Inf(1),
+			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288}}
+}
+
+func TestAuditTable(t *testing.T) {
+	a := fullAudit()
+	b := fullAudit()
+	b.Setting, b.Pet, b.Kind, b.K, b.Summary.K, b.Epsilon, b.Summary.Epsilon = "rr_eps1", pets.RR, pets.RR, 0, 0, 1, 1
+	b.MAP98, b.MAInfFrac, b.SEUnit, b.EAdvSE = 1, 0, "example", 0.0001
+	in := []Audit{a, b}
+	tab := AuditTable(in)
+	want := []string{"setting", "pet", "k", "epsilon", "eta_source", "n_examples", "n_dropped", "eadv", "eadv_se",
+		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
+		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count"}
+	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
+		t.Fatalf("columns %v, want %v", names, want)
+	}
+	got, err := ReadAudits(roundTrip(t, tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalNaN(got, in) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
+	}
+
+	// The first format (no dataset …ma_count) reads with those zero/NaN and
+	// Summary.Kind/K taken from pet/k.
+	old := AuditTable(in[:1])
+	old.Columns = old.Columns[:15]
+	got, err = ReadAudits(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := got[0]
+	if g.Dataset != "" || !math.IsNaN(g.Summary.Epsilon) || g.NBags != 0 || g.Kind != pets.LLP || g.Summary.K != 8 || g.EAdv != 0.0193 {
+		t.Fatalf("first format read as %+v", g)
+	}
+
+	bad := AuditTable(in)
+	bad.Columns[1].Values = []string{"llp", "nope"}
+	var re *RowError
+	if _, err := ReadAudits(bad); !errors.As(err, &re) || re.Row != 1 || re.Table != "audit" {
+		t.Fatalf("bad pet: err %v", err)
+	}
+	miss := AuditTable(in)
+	miss.Columns = miss.Columns[1:]
+	if _, err := ReadAudits(miss); !errors.Is(err, data.ErrSchema) {
+		t.Fatalf("missing setting: err %v", err)
+	}
+}
+
+func TestPosteriorTable(t *testing.T) {
+	in := synthPosteriors(1, 40)
+	tab := PosteriorTable(in)
+	want := []string{"setting", "pet", "k", "epsilon", "prior", "posterior", "ieadv", "abs_ma", "dataset", "index", "label", "release"}
+	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
+		t.Fatalf("columns %v, want %v", names, want)
+	}
+	got, err := ReadPosteriors(roundTrip(t, tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalNaN(got, in) {
+		t.Fatal("posteriors differ after a Parquet round trip")
+	}
+	var hasInf, hasLabel bool
+	for _, p := range got {
+		hasInf = hasInf || math.IsInf(p.AbsMA, 1)
+		hasLabel = hasLabel || p.Label == 1
+	}
+	if !hasInf || !hasLabel {
+		t.Fatalf("fixture should hold an infinite |MA| and a label 1 (%v %v)", hasInf, hasLabel)
+	}
+	old := PosteriorTable(in)
+	old.Columns = old.Columns[:8]
+	got, err = ReadPosteriors(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[5].Dataset != "" || got[5].Index != 0 || !math.IsNaN(got[5].Release) || got[5].Prior != in[5].Prior {
+		t.Fatalf("first format read as %+v", got[5])
+	}
+}

@@ -1,0 +1,389 @@
+package report
+
+import (
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"labelprivacy/pets"
+)
+
+// ---- ticks -------------------------------------------------------------------------
+
+// Every tick is labelled: no unlabelled minor ticks.
+
+// niceStep is the smallest of 1, 2, 2.5, 5 × 10^n that splits span into at
+// most 7 intervals.
+func niceStep(span float64) float64 {
+	if !(span > 0) || math.IsInf(span, 0) {
+		return 1
+	}
+	base := math.Pow(10, math.Floor(math.Log10(span/7)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if span/(m*base) <= 7 {
+			return m * base
+		}
+	}
+	return 10 * base
+}
+
+// fmtTick formats a tick value without float noise (0.30000000000000004).
+func fmtTick(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// linTicks labels the multiples of a nice step within [lo, hi].
+func linTicks(lo, hi float64) []plot.Tick {
+	step := niceStep(hi - lo)
+	eps := (hi - lo) * 1e-9
+	var ticks []plot.Tick
+	for i := math.Ceil((lo - eps) / step); ; i++ {
+		v := i * step
+		if v > hi+eps {
+			break
+		}
+		v = math.Round(v/step*1e6) / 1e6 * step
+		if v == 0 {
+			v = 0 // not -0
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: fmtTick(v)})
+	}
+	return ticks
+}
+
+// log1pTicks are the ticks of a log(1+x) axis from 0 to max: every integer
+// up to min(5, max), then 10, 20, 50, 100, 200, 500, … (one dropped when it
+// would sit closer than 6% of the axis to the previous one). 0.5 is added
+// when it sits at least 12% of the axis from 0 (max up to about 28); with
+// max < 1 the ticks are linear (0, 0.1, 0.2, … or similar).
+func log1pTicks(max float64) []plot.Tick {
+	if !(max > 0) {
+		return []plot.Tick{{Value: 0, Label: "0"}}
+	}
+	if max < 1 {
+		return linTicks(0, max)
+	}
+	vals := []float64{0}
+	hi := math.Log1p(max)
+	if math.Log(1.5)/hi >= 0.12 { // 0 to 1 spans ≥ 20% of the axis: label its middle
+		vals = append(vals, 0.5)
+	}
+	for i := 1.0; i <= math.Min(5, max)+1e-9; i++ {
+		vals = append(vals, i)
+	}
+	last := math.Log1p(vals[len(vals)-1]) / hi
+	for d := 10.0; d <= max*(1+1e-9); d *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			v := d * m
+			if v > max*(1+1e-9) {
+				break
+			}
+			if n := math.Log1p(v) / hi; n-last >= 0.06 {
+				vals, last = append(vals, v), n
+			}
+		}
+	}
+	ticks := make([]plot.Tick, len(vals))
+	for i, v := range vals {
+		ticks[i] = plot.Tick{Value: v, Label: fmtTick(v)}
+	}
+	return ticks
+}
+
+// valueTicks labels the given values (sorted, distinct), keeping every
+// step-th one and always the last, so that at most maxN (≥ 2) remain.
+func valueTicks(vals []float64, maxN int) []plot.Tick {
+	vals = slices.Compact(slices.Sorted(slices.Values(vals)))
+	n := len(vals)
+	if n == 0 {
+		return nil
+	}
+	step := 1
+	if n > maxN {
+		step = (n - 1 + maxN - 2) / (maxN - 1) // ⌈(n−1)/(maxN−1)⌉
+	}
+	var idx []int
+	for i := 0; i < n-1; i += step {
+		idx = append(idx, i)
+	}
+	if len(idx) > 1 && n-1-idx[len(idx)-1] < (step+1)/2 {
+		idx = idx[:len(idx)-1] // it would crowd the last
+	}
+	idx = append(idx, n-1)
+	ticks := make([]plot.Tick, len(idx))
+	for j, i := range idx {
+		ticks[j] = plot.Tick{Value: vals[i], Label: fmtTick(vals[i])}
+	}
+	return ticks
+}
+
+// log1pScale is log(1+x): linear near 0, logarithmic for large x, defined at
+// 0 (multiplicative advantages are ≥ 0 and span orders of magnitude).
+type log1pScale struct{}
+
+func (log1pScale) Normalize(min, max, x float64) float64 {
+	lo, hi := math.Log1p(min), math.Log1p(max)
+	return (math.Log1p(x) - lo) / (hi - lo)
+}
+
+// ---- the advantage axis, with a position for +Inf ------------------------------------
+
+// advAxis lays out an advantage metric that may be +Inf: finite values on
+// [0, finiteMax] (linear or log(1+x)), +Inf at infPos, right of a dashed
+// separator at sepPos, with the tick "∞". Both ends have a margin so that
+// markers and their labels never sit on the axis ends.
+type advAxis struct {
+	log1p                     bool
+	finiteMax, sepPos, infPos float64
+	min, max                  float64
+	hasInf                    bool
+}
+
+func newAdvAxis(vals []float64, log1p bool) advAxis {
+	a := advAxis{log1p: log1p}
+	for _, v := range vals {
+		if math.IsInf(v, 1) {
+			a.hasInf = true
+		} else if !math.IsNaN(v) && v > a.finiteMax {
+			a.finiteMax = v
+		}
+	}
+	if !(a.finiteMax > 0) {
+		a.finiteMax = 1
+	}
+	if log1p {
+		a.finiteMax = roundUpTick(a.finiteMax)
+	}
+	f, inv := func(x float64) float64 { return x }, func(u float64) float64 { return u }
+	if log1p {
+		f, inv = math.Log1p, math.Expm1
+	}
+	u := f(a.finiteMax)
+	a.min = inv(-0.05 * u)
+	a.sepPos, a.infPos = inv(1.08*u), inv(1.16*u)
+	if a.hasInf {
+		a.max = inv(1.22 * u)
+	} else {
+		a.max = inv(1.06 * u)
+	}
+	return a
+}
+
+// roundUpTick extends a log(1+x) axis end v to the next tick value (an
+// integer up to 5, then 10, 20, 50, …) when that widens the axis by at most
+// 15%, so that the largest values sit between two labelled ticks.
+func roundUpTick(v float64) float64 {
+	if v < 1 {
+		return v
+	}
+	next := math.Ceil(v - 1e-9)
+	if v > 5 {
+		next = 10
+		for d := 10.0; next < v; d *= 10 {
+			for _, m := range []float64{1, 2, 5, 10} {
+				if next = d * m; next >= v {
+					break
+				}
+			}
+		}
+	}
+	if math.Log1p(next) <= 1.15*math.Log1p(v) {
+		return next
+	}
+	return v
+}
+
+// pos maps a value to its plotting position (+Inf → infPos).
+func (a advAxis) pos(v float64) float64 {
+	if math.IsInf(v, 1) {
+		return a.infPos
+	}
+	return v
+}
+
+func (a advAxis) spec(label string) axisSpec {
+	s := axisSpec{label: label, min: a.min, max: a.max}
+	tickMax := a.max
+	if a.hasInf {
+		tickMax = a.finiteMax * (1 + 1e-9)
+	}
+	if a.log1p {
+		s.scale = log1pScale{}
+		s.ticks = log1pTicks(tickMax)
+	} else {
+		s.ticks = linTicks(0, tickMax)
+	}
+	if a.hasInf {
+		s.ticks = append(s.ticks, plot.Tick{Value: a.infPos, Label: "∞"})
+	}
+	return s
+}
+
+// sep is the dashed line between finite values and ∞ (none without ∞).
+func (a advAxis) sep() []refLine {
+	if !a.hasInf {
+		return nil
+	}
+	return []refLine{{v: a.sepPos, style: draw.LineStyle{Color: color.Gray{Y: 110}, Width: 1, Dashes: []vg.Length{4, 3}}}}
+}
+
+// ---- mechanisms: colours, markers, names ---------------------------------------------
+
+func petColor(k pets.Kind) color.NRGBA {
+	switch k {
+	case pets.RR:
+		return colRR
+	case pets.LLP:
+		return colLLP
+	case pets.LLPLap:
+		return colLap
+	case pets.LLPGeom:
+		return colGeom
+	case pets.Bot:
+		return colBot
+	}
+	return colBlack
+}
+
+func petGlyph(k pets.Kind) draw.GlyphDrawer {
+	switch k {
+	case pets.Bot:
+		return draw.RingGlyph{}
+	case pets.RR:
+		return draw.CircleGlyph{}
+	case pets.LLP:
+		return draw.BoxGlyph{}
+	case pets.LLPLap:
+		return draw.PyramidGlyph{}
+	case pets.LLPGeom:
+		return draw.CrossGlyph{}
+	}
+	return draw.SquareGlyph{}
+}
+
+// petName is the display name of a mechanism.
+func petName(k pets.Kind) string {
+	switch k {
+	case pets.None:
+		return "no PET"
+	case pets.Bot:
+		return "bot"
+	case pets.RR:
+		return "RR"
+	case pets.LLP:
+		return "LLP"
+	case pets.LLPLap:
+		return "LLP+Lap"
+	case pets.LLPGeom:
+		return "LLP+Geom"
+	}
+	return k.String()
+}
+
+// fmtParam formats a privacy parameter compactly (0.0625, 8, 1e-05, ∞).
+func fmtParam(v float64) string {
+	if math.IsInf(v, 1) {
+		return "∞"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// paramLabel describes a setting by its parameters: "ε=1", "k=8",
+// "k=8, ε=1".
+func paramLabel(pet pets.Kind, k int, eps float64) string {
+	switch pet {
+	case pets.None:
+		return "clean labels"
+	case pets.Bot:
+		return "nothing released"
+	}
+	var parts []string
+	if pet.NeedsK() {
+		parts = append(parts, "k="+strconv.Itoa(k))
+	}
+	if pet.NeedsEpsilon() {
+		parts = append(parts, "ε="+fmtParam(eps))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shade returns base lightened (t=0) through darkened (t=1), for one curve
+// per parameter value within a mechanism.
+func shade(base color.NRGBA, t float64) color.NRGBA {
+	mix := func(a, b uint8, f float64) uint8 { return uint8(math.Round(float64(a)*(1-f) + float64(b)*f)) }
+	out := color.NRGBA{A: 0xff}
+	if t < 0.5 { // towards white
+		f := 0.5 * (0.5 - t) * 2
+		out.R, out.G, out.B = mix(base.R, 255, f), mix(base.G, 255, f), mix(base.B, 255, f)
+	} else { // towards black
+		f := 0.6 * (t - 0.5) * 2
+		out.R, out.G, out.B = mix(base.R, 0, f), mix(base.G, 0, f), mix(base.B, 0, f)
+	}
+	return out
+}
+
+// viridis samples a perceptually uniform sequential colormap, t ∈ [0,1]
+// (the bright yellow end is left out: it is invisible on white).
+func viridis(t float64) color.NRGBA {
+	stops := []color.NRGBA{
+		{0x44, 0x01, 0x54, 0xff}, {0x3b, 0x52, 0x8b, 0xff}, {0x21, 0x90, 0x8d, 0xff},
+		{0x5d, 0xc8, 0x63, 0xff}, {0xb5, 0xcf, 0x1b, 0xff},
+	}
+	t = math.Max(0, math.Min(1, t)) * float64(len(stops)-1)
+	i := int(t)
+	if i >= len(stops)-1 {
+		return stops[len(stops)-1]
+	}
+	f := t - float64(i)
+	a, b := stops[i], stops[i+1]
+	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x)*(1-f) + float64(y)*f)) }
+	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
+}
+
+func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
+
+// ---- legend thumbnails -------------------------------------------------------------
+
+func lineThumb(sty draw.LineStyle) func(draw.Canvas, vg.Rectangle) {
+	return func(c draw.Canvas, r vg.Rectangle) {
+		y := (r.Min.Y + r.Max.Y) / 2
+		c.StrokeLine2(sty, r.Min.X, y, r.Max.X, y)
+	}
+}
+
+func glyphThumb(sty draw.GlyphStyle) func(draw.Canvas, vg.Rectangle) {
+	return func(c draw.Canvas, r vg.Rectangle) {
+		c.DrawGlyph(sty, vg.Point{X: (r.Min.X + r.Max.X) / 2, Y: (r.Min.Y + r.Max.Y) / 2})
+	}
+}
+
+func lineGlyphThumb(ln *draw.LineStyle, g draw.GlyphStyle) func(draw.Canvas, vg.Rectangle) {
+	return func(c draw.Canvas, r vg.Rectangle) {
+		if ln != nil {
+			lineThumb(*ln)(c, r)
+		}
+		glyphThumb(g)(c, r)
+	}
+}
+
+// shadesThumb draws one short bar per colour, left to right (a key for
+// curves shaded by a parameter).
+func shadesThumb(cols []color.Color) func(draw.Canvas, vg.Rectangle) {
+	return func(c draw.Canvas, r vg.Rectangle) {
+		w := (r.Max.X - r.Min.X) / vg.Length(len(cols))
+		y := (r.Min.Y + r.Max.Y) / 2
+		for i, clr := range cols {
+			x := r.Min.X + vg.Length(i)*w
+			c.StrokeLine2(draw.LineStyle{Color: clr, Width: 3}, x, y, x+w, y)
+		}
+	}
+}

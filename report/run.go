@@ -1,0 +1,299 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"labelprivacy/data"
+	"labelprivacy/pets"
+)
+
+// Run is one trained model: a row of runs.csv / runs.parquet and the whole
+// content of OUT/runs/<run_id>.json. Floats may be NaN or ±Inf (a NaN test
+// AUC, label-DP ε = +Inf for none and llp); JSON writes those as the strings
+// "nan", "inf", "-inf".
+type Run struct {
+	RunID    string // hash of everything the result depends on
+	Dataset  string // dataset identity by content ("sha256:…")
+	ConfigID string // fingerprint of the shared model/training config (model, hidden, init, epochs,
+	// batch size, losses, standardization …): runs with different (Dataset, ConfigID) are never
+	// averaged together
+	Model          string
+	Setting        string    // PET setting id, e.g. "rr_eps1", "llp_geom_k8_eps1"
+	Pet            pets.Kind // mechanism of the setting
+	K              int       // bag size (0 outside the LLP family)
+	Epsilon        float64   // the mechanism's ε parameter (0 when it has none)
+	LabelDPEpsilon float64   // label-DP ε of one release (+Inf for none and llp, 0 for bot)
+	Loss           string
+	LR             float64
+	Trial          int
+	Seed           uint64
+	Epochs         int
+	Steps          int64
+	TrainLoss      float64
+	TestAUC        float64 // NaN when training diverged
+	TestLogLoss    float64
+	WallS          float64 // this run's share of its group's wall time, seconds
+	ExamplesPerS   float64 // steady-state training examples/s of this model (first step excluded)
+	// GroupExamplesPerS is the same for its whole group (Replicas models).
+	GroupExamplesPerS float64
+	CompileS          float64 // compile time of its group, seconds
+	CheckpointS       float64 // time spent writing checkpoints, seconds
+	Backend           string
+	Replicas          int              // size of the group it trained in (1: alone)
+	Standardization   *Standardization // per-feature mean/std applied to the features; nil: none
+}
+
+// Standardization is the per-dense-feature mean and standard deviation
+// applied to a run's features (x−Mean)/Std, computed on the training rows.
+type Standardization struct{ Mean, Std []float64 }
+
+// jfloat is a float64 whose JSON form is a number, or the string "nan",
+// "inf" or "-inf" (which encoding/json otherwise rejects; pandas reads the
+// same spellings in CSV). It is the only such type in this repository.
+type jfloat float64
+
+func (f jfloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte(strconv.Quote(data.FormatFloat(v))), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+func (f *jfloat) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		switch strings.ToLower(s) {
+		case "nan":
+			*f = jfloat(math.NaN())
+		case "inf", "+inf", "infinity":
+			*f = jfloat(math.Inf(1))
+		case "-inf", "-infinity":
+			*f = jfloat(math.Inf(-1))
+		default:
+			return fmt.Errorf("report: %q is not a number (want a number, \"nan\", \"inf\" or \"-inf\")", s)
+		}
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("report: %s is not a number: %w", b, err)
+	}
+	*f = jfloat(v)
+	return nil
+}
+
+// convert converts between float64 and jfloat slices (nil stays nil).
+func convert[B, A ~float64](v []A) []B {
+	if v == nil {
+		return nil
+	}
+	out := make([]B, len(v))
+	for i, x := range v {
+		out[i] = B(x)
+	}
+	return out
+}
+
+type standardizationJSON struct {
+	Mean []jfloat `json:"mean"`
+	Std  []jfloat `json:"std"`
+}
+
+// MarshalJSON writes {"mean": [...], "std": [...]}.
+func (s Standardization) MarshalJSON() ([]byte, error) {
+	return json.Marshal(standardizationJSON{convert[jfloat](s.Mean), convert[jfloat](s.Std)})
+}
+
+// UnmarshalJSON reads MarshalJSON's form; Mean and Std must have one entry
+// per feature each.
+func (s *Standardization) UnmarshalJSON(b []byte) error {
+	var j standardizationJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if len(j.Mean) != len(j.Std) {
+		return fmt.Errorf("report: standardization has %d means and %d standard deviations", len(j.Mean), len(j.Std))
+	}
+	s.Mean, s.Std = convert[float64](j.Mean), convert[float64](j.Std)
+	return nil
+}
+
+// runJSON is Run's file form; the field names are runs.csv's columns.
+type runJSON struct {
+	RunID             string           `json:"run_id"`
+	Dataset           string           `json:"dataset"`
+	ConfigID          string           `json:"config_id"`
+	Model             string           `json:"model"`
+	Setting           string           `json:"setting"`
+	Pet               pets.Kind        `json:"pet"`
+	K                 int              `json:"k"`
+	Epsilon           jfloat           `json:"epsilon"`
+	LabelDPEpsilon    jfloat           `json:"label_dp_epsilon"`
+	Loss              string           `json:"loss"`
+	LR                jfloat           `json:"lr"`
+	Trial             int              `json:"trial"`
+	Seed              uint64           `json:"seed"`
+	Epochs            int              `json:"epochs"`
+	Steps             int64            `json:"steps"`
+	TrainLoss         jfloat           `json:"train_loss"`
+	TestAUC           jfloat           `json:"test_auc"`
+	TestLogLoss       jfloat           `json:"test_logloss"`
+	WallS             jfloat           `json:"wall_s"`
+	ExamplesPerS      jfloat           `json:"examples_per_s"`
+	GroupExamplesPerS jfloat           `json:"group_examples_per_s"`
+	CompileS          jfloat           `json:"compile_s"`
+	CheckpointS       jfloat           `json:"checkpoint_s"`
+	Backend           string           `json:"backend"`
+	Replicas          int              `json:"replicas"`
+	Standardization   *Standardization `json:"standardization,omitempty"`
+}
+
+// MarshalJSON writes the run with runs.csv's column names as keys, non-finite
+// floats as "nan"/"inf"/"-inf" and the mechanism by name.
+func (r Run) MarshalJSON() ([]byte, error) {
+	var j runJSON
+	copyFields(&j, r)
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads MarshalJSON's form. Unknown keys are ignored; a
+// missing float (a file written before the field existed) reads as NaN,
+// anything else missing as its zero value. An unknown mechanism is an error.
+func (r *Run) UnmarshalJSON(b []byte) error {
+	var j runJSON
+	v := reflect.ValueOf(&j).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Type() == reflect.TypeFor[jfloat]() {
+			f.SetFloat(math.NaN())
+		}
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("report: run: %w", err)
+	}
+	copyFields(r, j)
+	return nil
+}
+
+// copyFields sets each field of *dst to the same-position field of src,
+// converted (float64 ⇄ jfloat); Run and runJSON list the same fields in the
+// same order (TestRunJSONFields).
+func copyFields(dst, src any) {
+	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
+	for i := range d.NumField() {
+		d.Field(i).Set(s.Field(i).Convert(d.Field(i).Type()))
+	}
+}
+
+// runColumns are runs.csv's columns: the first 20 in the order of the first
+// file format (required when reading), then the ones added since (optional).
+var runColumns = []column[Run]{
+	strCol("dataset", func(r *Run) *string { return &r.Dataset }),
+	strCol("model", func(r *Run) *string { return &r.Model }),
+	kindCol("pet", func(r *Run) *pets.Kind { return &r.Pet }),
+	intCol("k", func(r *Run) *int { return &r.K }),
+	f64Col("epsilon", func(r *Run) *float64 { return &r.Epsilon }),
+	f64Col("lr", func(r *Run) *float64 { return &r.LR }),
+	intCol("trial", func(r *Run) *int { return &r.Trial }),
+	intCol("seed", func(r *Run) *uint64 { return &r.Seed }),
+	intCol("epochs", func(r *Run) *int { return &r.Epochs }),
+	intCol("steps", func(r *Run) *int64 { return &r.Steps }),
+	f64Col("train_loss", func(r *Run) *float64 { return &r.TrainLoss }),
+	f64Col("test_auc", func(r *Run) *float64 { return &r.TestAUC }),
+	f64Col("test_logloss", func(r *Run) *float64 { return &r.TestLogLoss }),
+	f64Col("wall_s", func(r *Run) *float64 { return &r.WallS }),
+	f64Col("examples_per_s", func(r *Run) *float64 { return &r.ExamplesPerS }),
+	strCol("backend", func(r *Run) *string { return &r.Backend }),
+	strCol("setting", func(r *Run) *string { return &r.Setting }),
+	f64Col("label_dp_epsilon", func(r *Run) *float64 { return &r.LabelDPEpsilon }),
+	strCol("loss", func(r *Run) *string { return &r.Loss }),
+	strCol("run_id", func(r *Run) *string { return &r.RunID }),
+	opt(strCol("config_id", func(r *Run) *string { return &r.ConfigID })),
+	opt(f64Col("group_examples_per_s", func(r *Run) *float64 { return &r.GroupExamplesPerS })),
+	opt(f64Col("compile_s", func(r *Run) *float64 { return &r.CompileS })),
+	opt(f64Col("checkpoint_s", func(r *Run) *float64 { return &r.CheckpointS })),
+	opt(intCol("replicas", func(r *Run) *int { return &r.Replicas })),
+}
+
+// MetaStandardization is the runs table's metadata key holding the
+// Standardization (JSON) that all its runs share; absent when runs differ
+// (each runs/<run_id>.json keeps its own) or none is used.
+const MetaStandardization = "standardization"
+
+// RunsTable converts runs into the runs.csv / runs.parquet table, one row per
+// run in the given order: the columns of the first format first, in their
+// order (dataset, model, pet, k, epsilon, lr, trial, seed, epochs, steps,
+// train_loss, test_auc, test_logloss, wall_s, examples_per_s, backend,
+// setting, label_dp_epsilon, loss, run_id), then config_id,
+// group_examples_per_s, compile_s, checkpoint_s, replicas. The seed column
+// holds the uint64 seed's bits as int64. When every run has the same non-nil
+// Standardization it is stored as JSON under the metadata key
+// MetaStandardization.
+func RunsTable(runs []Run) *data.Table {
+	meta := map[string]string{}
+	if s := sharedStandardization(runs); s != nil {
+		b, err := json.Marshal(s)
+		if err != nil {
+			panic(fmt.Sprintf("report: marshal standardization: %v", err)) // jfloat never fails
+		}
+		meta[MetaStandardization] = string(b)
+	}
+	return toTable(runs, runColumns, meta)
+}
+
+func sharedStandardization(runs []Run) *Standardization {
+	if len(runs) == 0 || runs[0].Standardization == nil {
+		return nil
+	}
+	s := runs[0].Standardization
+	for _, r := range runs[1:] {
+		o := r.Standardization
+		if o == nil || !sameFloats(o.Mean, s.Mean) || !sameFloats(o.Std, s.Std) {
+			return nil
+		}
+	}
+	return s
+}
+
+func sameFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameFloat(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadRuns reads a runs table (RunsTable's output read back with
+// data.ReadTable, e.g. runs.parquet of a set without runs/*.json). Files of
+// the first format (without config_id and the timing columns added since)
+// read with those fields NaN or zero. The metadata's shared Standardization,
+// if any, is given to every run (each its own copy).
+func ReadRuns(t *data.Table) ([]Run, error) {
+	runs, err := fromTable(t, "runs", runColumns)
+	if err != nil {
+		return nil, err
+	}
+	if js, ok := t.Meta[MetaStandardization]; ok {
+		var s Standardization
+		if err := json.Unmarshal([]byte(js), &s); err != nil {
+			return nil, fmt.Errorf("%w: report: runs table metadata %q: %w", data.ErrSchema, MetaStandardization, err)
+		}
+		for i := range runs {
+			c := Standardization{Mean: append([]float64(nil), s.Mean...), Std: append([]float64(nil), s.Std...)}
+			runs[i].Standardization = &c
+		}
+	}
+	return runs, nil
+}
