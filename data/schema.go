@@ -41,6 +41,12 @@ var (
 	ErrLabel     = errors.New("data: label out of range")
 	ErrEmpty     = errors.New("data: empty input")
 	ErrSchema    = errors.New("data: unexpected schema")
+	// ErrCorrupt: a file could not be decoded (truncated, damaged, not the
+	// format its name says); the error names the file.
+	ErrCorrupt = errors.New("data: damaged file")
+	// ErrMismatch: the files of one dataset disagree (test.arrow's columns
+	// differ from train.arrow's, or their rows from meta.json's).
+	ErrMismatch = errors.New("data: dataset files disagree")
 )
 
 // LineError reports a bad input line; it wraps one of the sentinels above.
