@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Dataset file names inside a dataset directory.
@@ -81,28 +85,106 @@ type Dataset struct {
 }
 
 // Load reads a dataset directory (train.arrow or train.parquet, the same for
-// test, and meta.json).
+// test, and meta.json) and checks that its files agree: test has train's
+// columns (names, types, order: so the same dense width and sparse presence),
+// meta.json's features are train's, row counts are meta.json's, and every
+// sparse index is below meta.json's hash_buckets. A disagreement is an error
+// wrapping ErrMismatch that names both files and the first column or count
+// that differs.
 func Load(dir string) (*Dataset, error) {
 	m, err := ReadMeta(dir)
 	if err != nil {
 		return nil, err
 	}
 	ds := &Dataset{Dir: dir, Meta: m}
-	for _, s := range []struct {
-		name string
-		dst  **Frame
-	}{{"train", &ds.Train}, {"test", &ds.Test}} {
-		path := filepath.Join(dir, s.name+".arrow")
-		if _, err := os.Stat(path); err != nil {
-			if alt := filepath.Join(dir, s.name+".parquet"); fileExists(alt) {
-				path = alt
-			}
-		}
-		if *s.dst, err = ReadFrame(path); err != nil {
-			return nil, err
+	var splits [2]*frameReader
+	paths := [2]string{dataFile(dir, "train"), dataFile(dir, "test")}
+	for i, p := range paths {
+		if splits[i], err = readFrame(p); err != nil {
+			return nil, fmt.Errorf("data: %s: %w", p, err)
 		}
 	}
+	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
+		return nil, err
+	}
+	ds.Train, ds.Test = splits[0].Frame, splits[1].Frame
 	return ds, nil
 }
 
+// dataFile returns dir's file for split ("train", "test"): the .arrow file,
+// or the .parquet one when only that exists.
+func dataFile(dir, split string) string {
+	p := filepath.Join(dir, split+".arrow")
+	if _, err := os.Stat(p); err != nil {
+		if alt := filepath.Join(dir, split+".parquet"); fileExists(alt) {
+			return alt
+		}
+	}
+	return p
+}
+
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// checkSplits checks a dataset's train and test files against each other and
+// against its meta.json (see Load).
+func checkSplits(metaPath string, m *Meta, paths [2]string, s [2]*frameReader) error {
+	train, test := s[0], s[1]
+	mismatch := func(a, b, format string, args ...any) error {
+		return fmt.Errorf("%w: %s and %s: %s", ErrMismatch, a, b, fmt.Sprintf(format, args...))
+	}
+	for i := range max(len(train.fields), len(test.fields)) {
+		switch {
+		case i >= len(test.fields):
+			return mismatch(paths[0], paths[1], "column %d (%q) is missing from the test file", i+1, train.fields[i].Name)
+		case i >= len(train.fields):
+			return mismatch(paths[0], paths[1], "column %d (%q) of the test file is not in the train file", i+1, test.fields[i].Name)
+		}
+		a, b := train.fields[i], test.fields[i]
+		if a.Name != b.Name || !arrow.TypeEqual(a.Type, b.Type) {
+			return mismatch(paths[0], paths[1], "column %d is %q %s in the train file, %q %s in the test file", i+1, a.Name, a.Type, b.Name, b.Type)
+		}
+	}
+	if m.Features != nil && !slices.Equal(m.Features, train.Features) {
+		for j := range max(len(m.Features), len(train.Features)) {
+			if j >= len(m.Features) || j >= len(train.Features) || m.Features[j] != train.Features[j] {
+				return mismatch(metaPath, paths[0], "dense feature %d is %s in meta.json, %s in the train file",
+					j+1, quoteAt(m.Features, j), quoteAt(train.Features, j))
+			}
+		}
+	}
+	if m.HashBuckets == 0 && m.Dims != train.Dim() {
+		return mismatch(metaPath, paths[0], "meta.json says %d dense features, the train file has %d", m.Dims, train.Dim())
+	}
+	for i, c := range []struct {
+		rows int
+		want int64
+		key  string
+	}{{train.Rows, m.TrainRows, "train_rows"}, {test.Rows, m.TestRows, "test_rows"}} {
+		if int64(c.rows) != c.want {
+			return mismatch(metaPath, paths[i], "meta.json says %s %d, the file has %d rows", c.key, c.want, c.rows)
+		}
+	}
+	if m.HashBuckets > 0 {
+		for i, f := range s {
+			if !f.HasSparse() {
+				return mismatch(metaPath, paths[i], "meta.json says hash_buckets %d but the file has no %q column", m.HashBuckets, ColIndices)
+			}
+			for r := range f.Rows {
+				for _, v := range f.Indices[f.Offsets[r]:f.Offsets[r+1]] {
+					if v >= m.HashBuckets {
+						return mismatch(metaPath, paths[i], "row %d has index %d, not below meta.json's hash_buckets %d", r, v, m.HashBuckets)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// quoteAt returns names[j] quoted, or "none" past the end.
+func quoteAt(names []string, j int) string {
+	if j < len(names) {
+		return strconv.Quote(names[j])
+	}
+	return "none"
+}
