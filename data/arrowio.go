@@ -311,6 +311,12 @@ func openParquet(path string) (p *parquetReader, err error) {
 	if err != nil {
 		return nil, corrupt(fmt.Errorf("not a Parquet file: %w", err))
 	}
+	if v := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); v != nil {
+		if err := checkArrowSchemaKey(*v); err != nil {
+			pf.Close()
+			return nil, err
+		}
+	}
 	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, mem)
 	if err == nil {
 		var s *arrow.Schema

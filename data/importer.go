@@ -212,6 +212,8 @@ func (s *splitSink) consume(ctx context.Context, path string, parse rowParser, l
 	return s.flush(dest)
 }
 
+// runImport streams opts' input(s) through parse into the dataset's files,
+// then writes meta.json (last: its presence marks a complete dataset).
 func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowParser, meta *Meta) (*Meta, error) {
 	if opts.In == "" {
 		return nil, fmt.Errorf("data: no input file given")
@@ -316,34 +318,24 @@ func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
 	}
 	like := &Frame{Label: []uint8{}, Offsets: []int64{0}}
 	var ln LibSVMLine
-	var nonBinary int64
+	meta := &Meta{Source: "libsvm", Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
+		Hash: "splitmix64(index) mod hash_buckets"}
 	parse := func(line []byte, c *Frame) error {
 		if err := ParseLibSVMLine(line, opts.HashBuckets, &ln); err != nil {
 			return err
 		}
-		nonBinary += int64(ln.NonBinary)
+		meta.NonBinaryValues += int64(ln.NonBinary)
+		meta.DuplicateIndices += int64(ln.Duplicates)
+		meta.BucketCollisions += int64(ln.Collisions)
 		c.Indices = append(c.Indices, ln.Indices...)
 		c.Offsets = append(c.Offsets, int64(len(c.Indices)))
 		c.Label = append(c.Label, ln.Label)
 		c.Rows++
 		return nil
 	}
-	in := opts.In
+	meta.Input = opts.In
 	if opts.TestIn != "" {
-		in += "," + opts.TestIn
+		meta.Input += "," + opts.TestIn
 	}
-	m, err := runImport(ctx, opts, like, parse, &Meta{
-		Source: "libsvm", Input: in, Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
-		Hash: "splitmix64(index) mod hash_buckets",
-	})
-	if err != nil {
-		return nil, err
-	}
-	if nonBinary > 0 {
-		m.NonBinaryValues = nonBinary
-		if err := WriteMeta(opts.Out, m); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return runImport(ctx, opts, like, parse, meta)
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -167,7 +168,12 @@ func verifyFooter(b fbuf) error {
 	if !ok {
 		return fmt.Errorf("no schema")
 	}
-	schema, err := b.table(sp)
+	return verifySchema(b, sp)
+}
+
+// verifySchema verifies the Schema table at pos.
+func verifySchema(b fbuf, pos int) error {
+	schema, err := b.table(pos)
 	if err != nil {
 		return err
 	}
@@ -191,6 +197,90 @@ func verifyFooter(b fbuf) error {
 		}
 	}
 	return schema.tables(schemaFields, field(0))
+}
+
+// Message table slots and header type (Message.fbs).
+const (
+	messageHeaderType, messageHeader, messageBodyLength = 1, 2, 3
+	messageHeaderSchema                                 = 1
+)
+
+// checkArrowSchemaKey verifies the "ARROW:schema" key/value that Parquet
+// writers (pqarrow, pyarrow) store: base64 of an IPC stream holding one
+// Schema message, which pqarrow decodes with the same allocations as a
+// footer's schema, plus a body of the length the message declares.
+func checkArrowSchemaKey(v string) error {
+	var dec []byte
+	var err error
+	if len(v)%4 == 0 { // pqarrow's order: padded, then unpadded
+		dec, err = base64.StdEncoding.DecodeString(v)
+	}
+	if len(dec) == 0 || err != nil {
+		if dec, err = base64.RawStdEncoding.DecodeString(v); err != nil {
+			return nil // pqarrow reports undecodable base64 itself
+		}
+	}
+	if len(dec) < 8 {
+		return nil
+	}
+	n := int(binary.LittleEndian.Uint32(dec))
+	rest := dec[4:]
+	if n == 0xFFFFFFFF { // continuation marker, then the length
+		n, rest = int(binary.LittleEndian.Uint32(dec[4:])), dec[8:]
+	}
+	if n > len(rest) {
+		return fmt.Errorf("%w: ARROW:schema: message of %d bytes in %d", ErrCorrupt, n, len(rest))
+	}
+	if n < 4 {
+		return nil // an end-of-stream marker: pqarrow reports it
+	}
+	if err := verifySchemaMessage(fbuf(rest[:n]), len(rest)-n); err != nil {
+		return fmt.Errorf("%w: ARROW:schema: %v", ErrCorrupt, err)
+	}
+	return nil
+}
+
+// verifySchemaMessage verifies a Message whose header is a Schema and whose
+// body must fit in the bodyRoom bytes that follow it.
+func verifySchemaMessage(b fbuf, bodyRoom int) error {
+	root, err := b.u32(0)
+	if err != nil {
+		return err
+	}
+	msg, err := b.table(root)
+	if err != nil {
+		return err
+	}
+	if body, err := msg.scalar(messageBodyLength, 8); err != nil {
+		return err
+	} else if body != nil && int64(binary.LittleEndian.Uint64(body)) > int64(bodyRoom) {
+		return fmt.Errorf("body of %d bytes declared, %d present", int64(binary.LittleEndian.Uint64(body)), bodyRoom)
+	}
+	if typ, err := msg.scalar(messageHeaderType, 1); err != nil || typ == nil || typ[0] != messageHeaderSchema {
+		return err // not a schema: arrow-go refuses it without allocating
+	}
+	sp, ok, err := msg.ref(messageHeader)
+	if err != nil || !ok {
+		return err
+	}
+	return verifySchema(b, sp)
+}
+
+// scalar returns the size bytes of the scalar in slot, or nil if absent.
+func (t fbTable) scalar(slot, size int) ([]byte, error) {
+	at := 4 + 2*slot
+	if at+2 > t.vtLen {
+		return nil, nil
+	}
+	fo := int(binary.LittleEndian.Uint16(t.b[t.vt+at:]))
+	if fo == 0 {
+		return nil, nil
+	}
+	p := t.pos + fo
+	if p < 0 || p > len(t.b)-size {
+		return nil, fmt.Errorf("field at %d outside the buffer", p)
+	}
+	return t.b[p : p+size], nil
 }
 
 // verifyKeyValue accepts any KeyValue table whose vtable is sound (its

@@ -33,6 +33,13 @@ type Meta struct {
 	Hash            string `json:"hash,omitempty"`                // the index hash (HashIndex)
 	MaxIndices      int    `json:"max_indices_per_row,omitempty"` // widest sparse row
 	NonBinaryValues int64  `json:"nonbinary_values,omitempty"`    // libsvm values ∉ {0,1}, kept as presence
+	// DuplicateIndices counts libsvm entries dropped because their raw index
+	// already appeared (non-zero) earlier on the same line; absent means 0.
+	DuplicateIndices int64 `json:"duplicate_indices,omitempty"`
+	// BucketCollisions counts kept entries whose bucket equals that of an
+	// earlier, different raw index of the same row: the model then sees the
+	// bucket twice (an embedding sum adds it twice). Absent means 0.
+	BucketCollisions int64 `json:"bucket_collisions,omitempty"`
 
 	DroppedRows int64  `json:"dropped_rows"` // rows dropped by --drop-invalid
 	Seed        uint64 `json:"seed"`

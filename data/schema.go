@@ -47,6 +47,8 @@ var (
 	// ErrMismatch: the files of one dataset disagree (test.arrow's columns
 	// differ from train.arrow's, or their rows from meta.json's).
 	ErrMismatch = errors.New("data: dataset files disagree")
+	// ErrNoSpace: an output would not fit on its filesystem (*SpaceError).
+	ErrNoSpace = errors.New("data: not enough disk space")
 )
 
 // LineError reports a bad input line; it wraps one of the sentinels above.
