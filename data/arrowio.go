@@ -2,7 +2,10 @@ package data
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"os"
@@ -132,6 +135,8 @@ type Writer struct {
 	schema *arrow.Schema
 	rows   int64
 	done   bool
+	hash   hash.Hash // SHA-256 of every byte written
+	sum    string    // its hex digest, set by Commit
 }
 
 // NewWriter starts an Arrow IPC file at path whose schema is Schema(like, meta).
@@ -141,13 +146,14 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 		return nil, err
 	}
 	schema := Schema(like, meta)
-	w, err := ipc.NewFileWriter(tmp, ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
+	h := sha256.New()
+	w, err := ipc.NewFileWriter(io.MultiWriter(tmp, h), ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
-	return &Writer{path: path, tmp: tmp, w: w, schema: schema}, nil
+	return &Writer{path: path, tmp: tmp, w: w, schema: schema, hash: h}, nil
 }
 
 // Write appends f's rows (validated) in record batches of at most 1<<20 rows.
@@ -188,6 +194,7 @@ func (w *Writer) Commit() error {
 		os.Remove(w.tmp.Name())
 		return fmt.Errorf("data: %s: %w", w.path, err)
 	}
+	w.sum = hex.EncodeToString(w.hash.Sum(nil))
 	return commitTemp(w.tmp, w.path)
 }
 

@@ -273,6 +273,7 @@ func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowPa
 	if err := train.Commit(); err != nil {
 		return nil, err
 	}
+	meta.setContent(train.sum, test.sum)
 	meta.TrainRows, meta.TestRows, meta.DroppedRows = s.trainN, s.testN, s.dropped
 	meta.PositiveRate = float64(s.labelOnes) / float64(s.trainN)
 	meta.MaxIndices = s.maxIdx

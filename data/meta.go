@@ -1,8 +1,11 @@
 package data
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +47,16 @@ type Meta struct {
 	DroppedRows int64  `json:"dropped_rows"` // rows dropped by --drop-invalid
 	Seed        uint64 `json:"seed"`
 
+	// Content identity (issue 9 §5): SHA-256 (hex) of train.arrow and
+	// test.arrow as written, and ContentSHA256 = SHA-256 of the ASCII text
+	// TrainSHA256 followed by TestSHA256. It depends on the files' bytes
+	// only, not on where they lie. It digests labelled data, so it must stay
+	// in meta.json, with the raw data: never copy it into a privatized
+	// release, where it would let an attacker confirm label guesses.
+	TrainSHA256   string `json:"train_sha256,omitempty"`
+	TestSHA256    string `json:"test_sha256,omitempty"`
+	ContentSHA256 string `json:"content_sha256,omitempty"`
+
 	// Synthetic logistic data: η(x) = σ(w·x + b), x ~ N(0, I).
 	Weights []float64 `json:"weights,omitempty"`
 	Bias    float64   `json:"bias,omitempty"`
@@ -59,7 +72,67 @@ type Meta struct {
 }
 
 // Tool identifies files written by this version of the data layer.
-const Tool = "labelprivacy/data v0.1"
+// v0.2: libsvm duplicates removed, content checksums in meta.json.
+const Tool = "labelprivacy/data v0.2"
+
+// Identity names the dataset by its content: "sha256:" and the first 16 hex
+// digits of ContentSHA256 (64 bits: no accidental collision among any
+// plausible number of datasets). It is "" for a meta.json written before
+// checksums were recorded; DatasetIdentity computes it for those.
+func (m *Meta) Identity() string {
+	if len(m.ContentSHA256) != 2*sha256.Size {
+		return ""
+	}
+	return "sha256:" + m.ContentSHA256[:16]
+}
+
+// setContent records the digests of the train and test files.
+func (m *Meta) setContent(train, test string) {
+	m.TrainSHA256, m.TestSHA256, m.ContentSHA256 = train, test, contentDigest(train, test)
+}
+
+// contentDigest is ContentSHA256 of two hex file digests.
+func contentDigest(train, test string) string {
+	h := sha256.Sum256([]byte(train + test))
+	return hex.EncodeToString(h[:])
+}
+
+// DatasetIdentity returns the identity (Meta.Identity) of the dataset in
+// dir: the one meta.json records, or, for a dataset written before checksums
+// were recorded, one computed by streaming its train and test files through
+// SHA-256 (one read of each file, no rows in memory; nothing is written).
+// Moving or copying a dataset directory does not change its identity.
+func DatasetIdentity(dir string) (string, error) {
+	m, err := ReadMeta(dir)
+	if err != nil {
+		return "", err
+	}
+	if id := m.Identity(); id != "" {
+		return id, nil
+	}
+	var sums [2]string
+	for i, split := range []string{"train", "test"} {
+		if sums[i], err = fileSHA256(dataFile(dir, split)); err != nil {
+			return "", err
+		}
+	}
+	m.setContent(sums[0], sums[1])
+	return m.Identity(), nil
+}
+
+// fileSHA256 returns the hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("data: %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
 // WriteMeta writes dir/meta.json atomically.
 func WriteMeta(dir string, m *Meta) error {

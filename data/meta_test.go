@@ -2,7 +2,10 @@ package data
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,5 +117,88 @@ func mustWriteMeta(t *testing.T, dir string, m *Meta) {
 	t.Helper()
 	if err := WriteMeta(dir, m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A dataset's identity is its content: recorded at synth/import time equal
+// to the files' SHA-256, the same for the same seed in two directories and
+// after a copy, different for other data, and computed from the files for a
+// meta.json written before checksums (issue 9 §5).
+func TestDatasetIdentity(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string, seed uint64) (string, *Meta) {
+		dir := filepath.Join(root, name)
+		m, err := Synth(context.Background(), SynthOptions{Kind: SynthBeta, Rows: 300, TestRows: 50, Features: 2, Seed: seed, Out: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir, m
+	}
+	a, ma := mk("a", 5)
+	b, mb := mk("elsewhere/b", 5)
+	c, mc := mk("c", 6)
+	for _, f := range []struct{ file, sum string }{{TrainFile, ma.TrainSHA256}, {TestFile, ma.TestSHA256}} {
+		if got := fmt.Sprintf("%x", sha256.Sum256(mustRead(t, filepath.Join(a, f.file)))); got != f.sum {
+			t.Fatalf("%s: meta records %s, the file's SHA-256 is %s", f.file, f.sum, got)
+		}
+	}
+	want := fmt.Sprintf("%x", sha256.Sum256([]byte(ma.TrainSHA256+ma.TestSHA256)))
+	if ma.ContentSHA256 != want || ma.Identity() != "sha256:"+want[:16] {
+		t.Fatalf("content %s identity %s, want %s", ma.ContentSHA256, ma.Identity(), want)
+	}
+	if ma.Identity() != mb.Identity() {
+		t.Fatalf("same seed, two directories: %s vs %s", ma.Identity(), mb.Identity())
+	}
+	if ma.Identity() == mc.Identity() {
+		t.Fatal("different seeds, same identity")
+	}
+	// A copy elsewhere, with meta.json as an earlier version wrote it (no
+	// checksums): DatasetIdentity computes the same identity from the files.
+	old := filepath.Join(root, "copy", "old")
+	for _, f := range []string{TrainFile, TestFile} {
+		writeFile(t, mkdir(t, old), f, mustRead(t, filepath.Join(a, f)))
+	}
+	legacy := *ma
+	legacy.TrainSHA256, legacy.TestSHA256, legacy.ContentSHA256 = "", "", ""
+	mustWriteMeta(t, old, &legacy)
+	if legacy.Identity() != "" {
+		t.Fatalf("a meta without checksums has identity %q", legacy.Identity())
+	}
+	for _, dir := range []string{a, b, old} {
+		got, err := DatasetIdentity(dir)
+		if err != nil || got != ma.Identity() {
+			t.Fatalf("DatasetIdentity(%s) = %s, %v; want %s", dir, got, err, ma.Identity())
+		}
+	}
+	if got, _ := DatasetIdentity(c); got != mc.Identity() {
+		t.Fatalf("DatasetIdentity(c) = %s, want %s", got, mc.Identity())
+	}
+	if _, err := DatasetIdentity(filepath.Join(root, "none")); err == nil {
+		t.Fatal("no error for a directory without a dataset")
+	}
+}
+
+func mkdir(t *testing.T, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Imports record the checksums of the files as written, too.
+func TestImportRecordsContent(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "h.csv", higgsCSV(50, 3))
+	out := filepath.Join(dir, "ds")
+	m, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: out, TestRows: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(mustRead(t, filepath.Join(out, TrainFile)))); got != m.TrainSHA256 {
+		t.Fatalf("train_sha256 %s, file %s", m.TrainSHA256, got)
+	}
+	if id, err := DatasetIdentity(out); err != nil || id != m.Identity() || id == "" {
+		t.Fatalf("identity %q, %v; meta %q", id, err, m.Identity())
 	}
 }

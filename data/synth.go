@@ -222,6 +222,7 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	if err := trw.Commit(); err != nil {
 		return nil, err
 	}
+	meta.setContent(trw.sum, tw.sum)
 	if err := WriteMeta(o.Out, meta); err != nil {
 		return nil, err
 	}
