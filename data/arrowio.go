@@ -318,6 +318,10 @@ func openParquet(path string) (p *parquetReader, err error) {
 	if err != nil {
 		return nil, corrupt(fmt.Errorf("not a Parquet file: %w", err))
 	}
+	if pf.MetaData().Schema.NumColumns() == 0 {
+		pf.Close()
+		return nil, fmt.Errorf("%w: the Parquet file has no columns", ErrSchema)
+	}
 	if v := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); v != nil {
 		if err := checkArrowSchemaKey(*v); err != nil {
 			pf.Close()

@@ -53,6 +53,9 @@ func colLen(v any) int {
 }
 
 func (t *Table) check() error {
+	if len(t.Columns) == 0 {
+		return fmt.Errorf("%w: a table needs at least one column", ErrSchema)
+	}
 	n := t.Rows()
 	seen := map[string]bool{}
 	for _, c := range t.Columns {
