@@ -379,3 +379,54 @@ func TestReadSchema(t *testing.T) {
 		t.Fatalf("higgs schema %+v, %v", f, err)
 	}
 }
+
+// Progress reports the position in the input file as stored (compressed for
+// gzip) and its size, so that a percentage and an ETA can be shown
+// (issue 12 §4): positions never decrease, stay below the size while rows
+// remain, and reach it at the end; uncompressed bytes reach the content size.
+func TestImportProgress(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	var content bytes.Buffer
+	const rows = 3*chunkRows + 500
+	for i := range rows {
+		fmt.Fprintf(&content, "%d %d:1 %d:1 %d:1\n", i%2, r.IntN(1e6)+1, r.IntN(1e6)+1, r.IntN(1e6)+1)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(content.Bytes())
+	zw.Close()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		file []byte
+	}{{"plain", content.Bytes()}, {"gzip", gz.Bytes()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := writeFile(t, dir, tc.name, tc.file)
+			var got []ImportProgress
+			_, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, "ds-"+tc.name), TestRows: 100,
+				Progress: func(p ImportProgress) { got = append(got, p) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 4 { // after each of 3 full chunks, and at the end
+				t.Fatalf("%d progress reports, want 4", len(got))
+			}
+			size := int64(len(tc.file))
+			for i, p := range got {
+				if p.InputSize != size {
+					t.Fatalf("report %d: input size %d, want %d", i, p.InputSize, size)
+				}
+				if i > 0 && p.InputPos < got[i-1].InputPos {
+					t.Fatalf("report %d: position went back from %d to %d", i, got[i-1].InputPos, p.InputPos)
+				}
+			}
+			if first := got[0]; first.InputPos <= 0 || first.InputPos >= size {
+				t.Fatalf("first report at %d of %d bytes", first.InputPos, size)
+			}
+			last := got[len(got)-1]
+			if last.InputPos != size || last.Bytes != int64(content.Len()) || last.Rows != rows {
+				t.Fatalf("last report %+v; want position %d, %d bytes, %d rows", last, size, content.Len(), rows)
+			}
+		})
+	}
+}
