@@ -195,10 +195,8 @@ func Load(dir string) (*Dataset, error) {
 // or the .parquet one when only that exists.
 func dataFile(dir, split string) string {
 	p := filepath.Join(dir, split+".arrow")
-	if _, err := os.Stat(p); err != nil {
-		if alt := filepath.Join(dir, split+".parquet"); fileExists(alt) {
-			return alt
-		}
+	if alt := filepath.Join(dir, split+".parquet"); !fileExists(p) && fileExists(alt) {
+		return alt
 	}
 	return p
 }

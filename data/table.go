@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -56,11 +57,21 @@ func (t *Table) check() error {
 	if len(t.Columns) == 0 {
 		return fmt.Errorf("%w: a table needs at least one column", ErrSchema)
 	}
+	// Parquet stores names and key/values as UTF-8 (thrift strings); other
+	// bytes do not survive a round trip.
+	for k, v := range t.Meta {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("%w: metadata %q: %q is not UTF-8", ErrSchema, k, v)
+		}
+	}
 	n := t.Rows()
 	seen := map[string]bool{}
 	for _, c := range t.Columns {
 		if seen[c.Name] {
 			return fmt.Errorf("%w: two columns named %q", ErrSchema, c.Name)
+		}
+		if !utf8.ValidString(c.Name) {
+			return fmt.Errorf("%w: column name %q is not UTF-8", ErrSchema, c.Name)
 		}
 		seen[c.Name] = true
 		if m := colLen(c.Values); m < 0 {

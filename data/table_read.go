@@ -82,7 +82,7 @@ func readTableFile(path string) (t *Table, err error) {
 			}
 		}
 	}
-	return t, nil
+	return t, t.check()
 }
 
 // appendValues appends a's values to dst, a []T; ok is false if dst holds
