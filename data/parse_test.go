@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,7 +301,7 @@ func FuzzParseHiggsLine(f *testing.F) {
 			t.Fatalf("re-parse: %v, label %d vs %d", err, y2, y)
 		}
 		for j := range feats {
-			if feats[j] != again[j] && !(math.IsInf(float64(again[j]), 0)) {
+			if feats[j] != again[j] {
 				t.Fatalf("feature %d: %v then %v", j, feats[j], again[j])
 			}
 		}
@@ -312,6 +313,8 @@ func FuzzParseLibSVMLine(f *testing.F) {
 		f.Add(l, uint32(500000))
 	}
 	f.Add([]byte("1 1:1 1:1"), uint32(1))
+	f.Add([]byte("0 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:1 17:1 18:1 19:1 20:1 21:1 22:1 23:1 24:1 25:1 26:1 27:1 28:1 29:1 30:1 31:1 32:1 33:1 3:1 34:2"), uint32(7))
+	f.Add([]byte("1 5:1e999"), uint32(10))
 	f.Fuzz(func(t *testing.T, line []byte, buckets uint32) {
 		if buckets == 0 {
 			buckets = 1
@@ -331,6 +334,25 @@ func FuzzParseLibSVMLine(f *testing.F) {
 			if b >= buckets {
 				t.Fatalf("bucket %d ≥ %d", b, buckets)
 			}
+		}
+		// Kept raw indices are distinct; collisions are the kept entries
+		// whose bucket an earlier kept entry holds.
+		if len(ln.raw) != len(ln.Indices) {
+			t.Fatalf("%d raw indices for %d buckets", len(ln.raw), len(ln.Indices))
+		}
+		colls := 0
+		for i := range ln.raw {
+			for j := range i {
+				if ln.raw[i] == ln.raw[j] {
+					t.Fatalf("raw index %d kept twice", ln.raw[i])
+				}
+			}
+			if slices.Contains(ln.Indices[:i], ln.Indices[i]) {
+				colls++
+			}
+		}
+		if colls != ln.Collisions || ln.Duplicates < 0 {
+			t.Fatalf("%d collisions counted, %d present", ln.Collisions, colls)
 		}
 	})
 }
