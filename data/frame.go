@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Frame is an in-memory, column-oriented table: the unit the importers write,
@@ -53,6 +54,11 @@ func (f *Frame) RawLabelColumns() []string {
 func (f *Frame) Validate() error {
 	if f.Rows < 0 {
 		return fmt.Errorf("%w: negative row count %d", ErrSchema, f.Rows)
+	}
+	for j, name := range f.Features {
+		if columnNamed(name) != nil || name == ColIndices || slices.Contains(f.Features[:j], name) {
+			return fmt.Errorf("%w: feature name %q is reserved or repeated", ErrSchema, name)
+		}
 	}
 	if len(f.X) != f.Rows*f.Dim() {
 		return fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, f.Dim())

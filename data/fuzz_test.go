@@ -274,6 +274,7 @@ func FuzzFrameRoundtrip(f *testing.F) {
 	f.Add([]byte{0x81, 0, 0}, "", "", "")
 	f.Add([]byte{0x00, 30, 2, 0x7f, 0xc0, 0, 1}, "jet1_pt", "split", "train")
 	f.Add([]byte{0x80, 3, 0, 4, 0xff, 0xff, 0xff, 0xff}, "", "source", "libsvm")
+	f.Add([]byte{0x00, 2, 1, 0, 0, 0x80, 0x3f}, ColLabel, "", "") // refused: a feature named label
 	f.Fuzz(func(t *testing.T, b []byte, name, k, v string) {
 		fr := fuzzFrame(b, name)
 		if fr.Validate() != nil {
