@@ -2,8 +2,12 @@ package data
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -27,8 +32,8 @@ const maxBatchRows = 1 << 20
 // as schema metadata (keys sorted for byte-stable files).
 func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 	var fields []arrow.Field
-	if f.Label != nil {
-		fields = append(fields, arrow.Field{Name: ColLabel, Type: arrow.PrimitiveTypes.Uint8})
+	if labelColumn.present(f) {
+		fields = append(fields, arrow.Field{Name: ColLabel, Type: labelColumn.dataType()})
 	}
 	for _, name := range f.Features {
 		fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float32})
@@ -36,33 +41,24 @@ func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 	if f.Offsets != nil {
 		fields = append(fields, arrow.Field{Name: ColIndices, Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Uint32)})
 	}
-	for _, c := range []struct {
-		name string
-		ok   bool
-		t    arrow.DataType
-	}{
-		{ColEta, f.Eta != nil, arrow.PrimitiveTypes.Float64},
-		{ColBagID, f.BagID != nil, arrow.PrimitiveTypes.Int64},
-		{ColLabelRR, f.LabelRR != nil, arrow.PrimitiveTypes.Uint8},
-		{ColAlpha, f.Alpha != nil, arrow.PrimitiveTypes.Float64},
-		{ColAlphaDebiased, f.AlphaDebiased != nil, arrow.PrimitiveTypes.Float64},
-		{ColRow, f.Row != nil, arrow.PrimitiveTypes.Int64},
-	} {
-		if c.ok {
-			fields = append(fields, arrow.Field{Name: c.name, Type: c.t})
+	for _, c := range tailColumns {
+		if c.present(f) {
+			fields = append(fields, arrow.Field{Name: c.name(), Type: c.dataType()})
 		}
 	}
-	keys := make([]string, 0, len(meta))
-	for k := range meta {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	md := sortedMetadata(meta)
+	return arrow.NewSchema(fields, &md)
+}
+
+// sortedMetadata returns m as Arrow metadata with its keys sorted, so that
+// equal maps give byte-identical files.
+func sortedMetadata(m map[string]string) arrow.Metadata {
+	keys := slices.Sorted(maps.Keys(m))
 	vals := make([]string, len(keys))
 	for i, k := range keys {
-		vals[i] = meta[k]
+		vals[i] = m[k]
 	}
-	md := arrow.NewMetadata(keys, vals)
-	return arrow.NewSchema(fields, &md)
+	return arrow.NewMetadata(keys, vals)
 }
 
 // bytesOf views a numeric slice as bytes without copying.
@@ -91,8 +87,8 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 			c.Release()
 		}
 	}()
-	if f.Label != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Uint8, f.Label))
+	if labelColumn.present(f) {
+		cols = append(cols, labelColumn.array(f))
 	}
 	d := f.Dim()
 	for j := range d {
@@ -118,23 +114,10 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 		cols = append(cols, array.MakeFromData(ld))
 		ld.Release()
 	}
-	if f.Eta != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Float64, f.Eta))
-	}
-	if f.BagID != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Int64, f.BagID))
-	}
-	if f.LabelRR != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Uint8, f.LabelRR))
-	}
-	if f.Alpha != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Float64, f.Alpha))
-	}
-	if f.AlphaDebiased != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Float64, f.AlphaDebiased))
-	}
-	if f.Row != nil {
-		cols = append(cols, primArray(arrow.PrimitiveTypes.Int64, f.Row))
+	for _, c := range tailColumns {
+		if c.present(f) {
+			cols = append(cols, c.array(f))
+		}
 	}
 	if len(cols) != len(schema.Fields()) {
 		return nil, fmt.Errorf("%w: frame has %d columns, schema %d", ErrSchema, len(cols), len(schema.Fields()))
@@ -152,6 +135,8 @@ type Writer struct {
 	schema *arrow.Schema
 	rows   int64
 	done   bool
+	hash   hash.Hash // SHA-256 of every byte written
+	sum    string    // its hex digest, set by Commit
 }
 
 // NewWriter starts an Arrow IPC file at path whose schema is Schema(like, meta).
@@ -161,13 +146,14 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 		return nil, err
 	}
 	schema := Schema(like, meta)
-	w, err := ipc.NewFileWriter(tmp, ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
+	h := sha256.New()
+	w, err := ipc.NewFileWriter(io.MultiWriter(tmp, h), ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
-	return &Writer{path: path, tmp: tmp, w: w, schema: schema}, nil
+	return &Writer{path: path, tmp: tmp, w: w, schema: schema, hash: h}, nil
 }
 
 // Write appends f's rows (validated) in record batches of at most 1<<20 rows.
@@ -208,6 +194,7 @@ func (w *Writer) Commit() error {
 		os.Remove(w.tmp.Name())
 		return fmt.Errorf("data: %s: %w", w.path, err)
 	}
+	w.sum = hex.EncodeToString(w.hash.Sum(nil))
 	return commitTemp(w.tmp, w.path)
 }
 
@@ -238,165 +225,236 @@ func WriteFrame(path string, f *Frame, meta map[string]string) error {
 // ReadFrame reads a whole Arrow IPC file (.arrow, .feather, .ipc) or Parquet
 // file (.parquet) into memory. Columns are recognized by name (schema.go);
 // every other float32/float64 column is a dense feature, in file order.
+// A damaged file gives an error wrapping ErrCorrupt that names it.
 func ReadFrame(path string) (*Frame, error) {
 	fr, err := readFrame(path)
 	if err != nil {
 		return nil, fmt.Errorf("data: %s: %w", path, err)
 	}
-	return fr, nil
+	return fr.Frame, nil
 }
 
-func readFrame(path string) (*Frame, error) {
-	if strings.EqualFold(filepath.Ext(path), ".parquet") {
-		return readParquet(path)
-	}
-	r, err := openIPC(path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	fr, err := newFrameFor(r.Schema())
-	if err != nil {
-		return nil, err
-	}
-	for i := range r.NumRecords() {
-		rec, err := r.RecordBatch(i)
-		if err != nil {
-			return nil, fmt.Errorf("record batch %d: %w", i, err)
-		}
-		err = fr.appendRecord(rec)
-		if err != nil {
-			return nil, fmt.Errorf("record batch %d: %w", i, err)
-		}
-	}
-	return fr.Frame, fr.Validate()
-}
+// isParquet reports whether path names a Parquet file (by extension).
+func isParquet(path string) bool { return strings.EqualFold(filepath.Ext(path), ".parquet") }
 
-// parquetReader is an open Parquet file read as Arrow record batches.
-type parquetReader struct {
-	pf *file.Reader
-	pqarrow.RecordReader
-}
-
-func (p *parquetReader) Close() {
-	p.Release()
-	p.pf.Close()
-}
-
-// openParquet opens path for reading in record batches of 64k rows.
-func openParquet(path string) (*parquetReader, error) {
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return nil, fmt.Errorf("not a Parquet file: %w", err)
+// readFrame reads path into a frameReader (the frame plus the file's fields).
+func readFrame(path string) (fr *frameReader, err error) {
+	defer recoverCorrupt(&err)
+	var rr recordReader
+	if isParquet(path) {
+		rr, err = openParquet(path)
+	} else {
+		rr, err = openIPC(path)
 	}
-	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, memory.DefaultAllocator)
-	if err == nil {
-		var rr pqarrow.RecordReader
-		if rr, err = rd.GetRecordReader(context.Background(), nil, nil); err == nil {
-			return &parquetReader{pf: pf, RecordReader: rr}, nil
-		}
-	}
-	pf.Close()
-	return nil, err
-}
-
-func readParquet(path string) (*Frame, error) {
-	rr, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Close()
-	fr, err := newFrameFor(rr.Schema())
-	if err != nil {
+	if fr, err = newFrameFor(rr.Schema()); err != nil {
 		return nil, err
 	}
-	for {
+	for i := 0; ; i++ {
 		rec, err := rr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, corrupt(fmt.Errorf("record batch %d: %w", i, err))
 		}
 		if err := fr.appendRecord(rec); err != nil {
+			return nil, fmt.Errorf("record batch %d: %w", i, err)
+		}
+	}
+	return fr, fr.Validate()
+}
+
+// recordReader is an open Arrow IPC or Parquet file read as record batches;
+// Read returns io.EOF after the last one.
+type recordReader interface {
+	Schema() *arrow.Schema
+	Read() (arrow.RecordBatch, error)
+	Close()
+}
+
+// parquetReader is an open Parquet file read as Arrow record batches.
+type parquetReader struct {
+	fh *os.File
+	pf *file.Reader
+	rr pqarrow.RecordReader
+}
+
+func (p *parquetReader) Schema() *arrow.Schema { return p.rr.Schema() }
+
+func (p *parquetReader) Read() (arrow.RecordBatch, error) {
+	rec, err := p.rr.Read()
+	if err == nil && rec == nil {
+		err = io.EOF // pqarrow's reader ends with (nil, nil) on some files
+	}
+	return rec, err
+}
+
+func (p *parquetReader) Close() {
+	p.rr.Release()
+	p.pf.Close()
+	p.fh.Close()
+}
+
+// openParquet opens path for reading in record batches of 64k rows. Only
+// flat schemas of primitive and list-of-primitive columns are accepted:
+// pqarrow reads nested columns in goroutines, where a panic on a damaged
+// file could not be recovered.
+func openParquet(path string) (p *parquetReader, err error) {
+	fh, size, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			fh.Close()
+		}
+	}()
+	mem := readAllocator(size)
+	pf, err := file.NewParquetReader(fh, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		return nil, corrupt(fmt.Errorf("not a Parquet file: %w", err))
+	}
+	if pf.MetaData().Schema.NumColumns() == 0 {
+		pf.Close()
+		return nil, fmt.Errorf("%w: the Parquet file has no columns", ErrSchema)
+	}
+	if v := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); v != nil {
+		if err := checkArrowSchemaKey(*v); err != nil {
+			pf.Close()
 			return nil, err
 		}
 	}
-	return fr.Frame, fr.Validate()
+	rd, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, mem)
+	if err == nil {
+		var s *arrow.Schema
+		if s, err = rd.Schema(); err == nil {
+			err = checkFlat(s)
+		}
+	}
+	if err == nil {
+		var rr pqarrow.RecordReader
+		if rr, err = rd.GetRecordReader(context.Background(), nil, nil); err == nil {
+			return &parquetReader{fh: fh, pf: pf, rr: rr}, nil
+		}
+	}
+	pf.Close()
+	return nil, corrupt(err)
+}
+
+// checkFlat accepts schemas whose columns are primitive or lists of
+// primitives (everything a Frame or Table holds).
+func checkFlat(s *arrow.Schema) error {
+	for _, f := range s.Fields() {
+		t := f.Type
+		if l, ok := t.(arrow.ListLikeType); ok && t.ID() != arrow.MAP {
+			t = l.Elem()
+		}
+		if _, nested := t.(arrow.NestedType); nested || t.ID() == arrow.EXTENSION || t.ID() == arrow.DICTIONARY {
+			return fmt.Errorf("%w: column %q has type %s; only primitive and list-of-primitive columns are read", ErrSchema, f.Name, f.Type)
+		}
+	}
+	return nil
+}
+
+// openFile opens path and returns its size.
+func openFile(path string) (*os.File, int64, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, 0, err
+	}
+	return fh, st.Size(), nil
 }
 
 // frameReader accumulates record batches into a Frame.
 type frameReader struct {
 	*Frame
-	cols []string // column name per schema field
+	fields []arrow.Field // the file's columns
+	cols   []column      // per field: its per-row column, or nil (a feature or the indices)
 }
 
 func newFrameFor(s *arrow.Schema) (*frameReader, error) {
-	fr := &frameReader{Frame: &Frame{Meta: map[string]string{}}}
+	fr := &frameReader{Frame: &Frame{Meta: map[string]string{}}, fields: s.Fields()}
 	md := s.Metadata()
 	for i, k := range md.Keys() {
 		fr.Meta[k] = md.Values()[i]
 	}
 	seen := map[string]bool{}
-	for _, f := range s.Fields() {
+	for _, f := range fr.fields {
 		if seen[f.Name] {
 			return nil, fmt.Errorf("%w: duplicate column %q", ErrSchema, f.Name)
 		}
 		seen[f.Name] = true
-		fr.cols = append(fr.cols, f.Name)
-		switch f.Name {
-		case ColLabel, ColLabelRR, ColBagID, ColEta, ColAlpha, ColAlphaDebiased, ColRow, ColIndices:
-		default:
-			switch f.Type.ID() {
-			case arrow.FLOAT32, arrow.FLOAT64:
-				fr.Features = append(fr.Features, f.Name)
-			default:
-				return nil, fmt.Errorf("%w: column %q has type %s; features must be float32 or float64", ErrSchema, f.Name, f.Type)
+		c := columnNamed(f.Name)
+		fr.cols = append(fr.cols, c)
+		switch {
+		case c != nil:
+			if !c.accepts(f.Type) {
+				return nil, fmt.Errorf("%w: column %q has type %s, want %s", ErrSchema, f.Name, f.Type, c.dataType())
 			}
+			c.setEmpty(fr.Frame)
+		case f.Name == ColIndices:
+			if l, ok := f.Type.(*arrow.ListType); !ok || !isInteger(l.Elem()) {
+				return nil, fmt.Errorf("%w: column %q has type %s, want list<uint32>", ErrSchema, f.Name, f.Type)
+			}
+			fr.Offsets = []int64{0}
+		case isFloat(f.Type):
+			fr.Features = append(fr.Features, f.Name)
+		default:
+			return nil, fmt.Errorf("%w: column %q has type %s; features must be float32 or float64", ErrSchema, f.Name, f.Type)
 		}
 	}
+	fr.X = []float32{}
 	return fr, nil
 }
 
 func (fr *frameReader) appendRecord(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
+	if n < 0 || int(rec.NumCols()) != len(fr.cols) {
+		return fmt.Errorf("%w: record batch of %d rows and %d columns, schema has %d", ErrCorrupt, n, rec.NumCols(), len(fr.cols))
+	}
+	for c := range fr.cols {
+		if l := rec.Column(c).Len(); l != n {
+			return fmt.Errorf("%w: column %q has %d values in a record batch of %d rows", ErrCorrupt, fr.fields[c].Name, l, n)
+		}
+	}
 	d := fr.Dim()
 	base := fr.Rows
 	fr.X = slices.Grow(fr.X, n*d)[:(base+n)*d]
 	feat := 0
-	for c, name := range fr.cols {
+	for c, spec := range fr.cols {
 		col := rec.Column(c)
+		name := fr.fields[c].Name
 		if col.NullN() > 0 {
 			return fmt.Errorf("%w: column %q has %d nulls", ErrSchema, name, col.NullN())
 		}
 		var err error
-		switch name {
-		case ColLabel:
-			fr.Label, err = appendUint8(fr.Label, col, name)
-		case ColLabelRR:
-			fr.LabelRR, err = appendUint8(fr.LabelRR, col, name)
-		case ColBagID:
-			fr.BagID, err = appendInt64(fr.BagID, col, name)
-		case ColEta:
-			fr.Eta, err = appendFloat64(fr.Eta, col, name)
-		case ColAlpha:
-			fr.Alpha, err = appendFloat64(fr.Alpha, col, name)
-		case ColAlphaDebiased:
-			fr.AlphaDebiased, err = appendFloat64(fr.AlphaDebiased, col, name)
-		case ColRow:
-			fr.Row, err = appendInt64(fr.Row, col, name)
-		case ColIndices:
+		switch {
+		case spec != nil:
+			err = spec.appendArrow(fr.Frame, col)
+		case name == ColIndices:
 			err = fr.appendIndices(col)
 		default:
+			x := fr.X[base*d:]
 			switch a := col.(type) {
 			case *array.Float32:
 				for i, v := range a.Float32Values() {
-					fr.X[(base+i)*d+feat] = v
+					x[i*d+feat] = v
 				}
 			case *array.Float64:
 				for i, v := range a.Float64Values() {
-					fr.X[(base+i)*d+feat] = float32(v)
+					x[i*d+feat] = float32(v)
 				}
+			default:
+				err = fmt.Errorf("%w: column %q has type %s in a record batch, %s in the schema", ErrCorrupt, name, col.DataType(), fr.fields[c].Type)
 			}
 			feat++
 		}
@@ -408,31 +466,28 @@ func (fr *frameReader) appendRecord(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// appendIndices appends a list<integer> column, checking what arrow-go does
+// not: offsets that start at 0 or more, never decrease and stay within the
+// values.
 func (fr *frameReader) appendIndices(col arrow.Array) error {
 	l, ok := col.(*array.List)
 	if !ok {
 		return fmt.Errorf("%w: column %q has type %s, want list<uint32>", ErrSchema, ColIndices, col.DataType())
 	}
-	if fr.Offsets == nil {
-		fr.Offsets = []int64{0}
+	vals, err := appendInt64(nil, l.ListValues(), ColIndices)
+	if err != nil {
+		return err
 	}
-	vals := l.ListValues()
+	offs := l.Offsets() // len l.Len()+1 (arrow-go slices them from the array's offset)
+	if len(offs) != l.Len()+1 {
+		return fmt.Errorf("%w: column %q has %d offsets for %d rows", ErrCorrupt, ColIndices, len(offs), l.Len())
+	}
 	for i := range l.Len() {
-		s, e := l.ValueOffsets(i)
-		for j := s; j < e; j++ {
-			var v int64
-			switch a := vals.(type) {
-			case *array.Uint32:
-				v = int64(a.Value(int(j)))
-			case *array.Int32:
-				v = int64(a.Value(int(j)))
-			case *array.Int64:
-				v = a.Value(int(j))
-			case *array.Uint64:
-				v = int64(a.Value(int(j)))
-			default:
-				return fmt.Errorf("%w: column %q has element type %s, want uint32", ErrSchema, ColIndices, vals.DataType())
-			}
+		s, e := int64(offs[i]), int64(offs[i+1])
+		if s < 0 || e < s || e > int64(len(vals)) {
+			return fmt.Errorf("%w: column %q row %d: offsets [%d, %d) outside the %d values", ErrCorrupt, ColIndices, fr.Rows+i, s, e, len(vals))
+		}
+		for _, v := range vals[s:e] {
 			if v < 0 || v > int64(^uint32(0)) {
 				return fmt.Errorf("%w: column %q row %d: index %d out of uint32 range", ErrInvalid, ColIndices, fr.Rows+i, v)
 			}
@@ -441,76 +496,6 @@ func (fr *frameReader) appendIndices(col arrow.Array) error {
 		fr.Offsets = append(fr.Offsets, int64(len(fr.Indices)))
 	}
 	return nil
-}
-
-// integer columns written by other tools (pandas writes int64 labels).
-func appendInt64(dst []int64, col arrow.Array, name string) ([]int64, error) {
-	switch a := col.(type) {
-	case *array.Int64:
-		return append(dst, a.Int64Values()...), nil
-	case *array.Int32:
-		for _, v := range a.Int32Values() {
-			dst = append(dst, int64(v))
-		}
-	case *array.Uint32:
-		for _, v := range a.Uint32Values() {
-			dst = append(dst, int64(v))
-		}
-	case *array.Uint8:
-		for _, v := range a.Uint8Values() {
-			dst = append(dst, int64(v))
-		}
-	case *array.Int8:
-		for _, v := range a.Int8Values() {
-			dst = append(dst, int64(v))
-		}
-	case *array.Uint64:
-		for _, v := range a.Uint64Values() {
-			dst = append(dst, int64(v))
-		}
-	case *array.Boolean:
-		for i := range a.Len() {
-			if a.Value(i) {
-				dst = append(dst, 1)
-			} else {
-				dst = append(dst, 0)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("%w: column %q has type %s, want an integer", ErrSchema, name, col.DataType())
-	}
-	return dst, nil
-}
-
-func appendUint8(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
-	if a, ok := col.(*array.Uint8); ok {
-		return append(dst, a.Uint8Values()...), nil
-	}
-	base := len(dst)
-	vals, err := appendInt64(nil, col, name)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range vals {
-		if v != 0 && v != 1 {
-			return nil, fmt.Errorf("%w: column %q row %d has value %d, want 0 or 1", ErrLabel, name, base+i, v)
-		}
-		dst = append(dst, uint8(v))
-	}
-	return dst, nil
-}
-
-func appendFloat64(dst []float64, col arrow.Array, name string) ([]float64, error) {
-	switch a := col.(type) {
-	case *array.Float64:
-		return append(dst, a.Float64Values()...), nil
-	case *array.Float32:
-		for _, v := range a.Float32Values() {
-			dst = append(dst, float64(v))
-		}
-		return dst, nil
-	}
-	return nil, fmt.Errorf("%w: column %q has type %s, want float64", ErrSchema, name, col.DataType())
 }
 
 // ipcFile is an open Arrow IPC file.
@@ -524,16 +509,20 @@ func (f *ipcFile) Close() {
 	f.fh.Close()
 }
 
-// openIPC opens an Arrow IPC file for reading.
+// openIPC opens an Arrow IPC file for reading (its footer and schema).
 func openIPC(path string) (*ipcFile, error) {
-	fh, err := os.Open(path)
+	fh, size, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(memory.DefaultAllocator))
+	if err := checkIPCFooter(fh, size); err != nil {
+		fh.Close()
+		return nil, err
+	}
+	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(readAllocator(size)))
 	if err != nil {
 		fh.Close()
-		return nil, fmt.Errorf("not an Arrow IPC file: %w", err)
+		return nil, corrupt(fmt.Errorf("not an Arrow IPC file: %w", err))
 	}
 	return &ipcFile{fh: fh, FileReader: r}, nil
 }
@@ -553,36 +542,19 @@ func ReadMetadata(path string) (map[string]string, error) {
 // column present. It reads only the schema, for callers that need a
 // dataset's shape without its rows (e.g. run ids for a sweep's status).
 func ReadSchema(path string) (*Frame, error) {
+	fr, err := readSchema(path)
+	if err != nil {
+		return nil, fmt.Errorf("data: %s: %w", path, err)
+	}
+	return fr.Frame, nil
+}
+
+func readSchema(path string) (fr *frameReader, err error) {
+	defer recoverCorrupt(&err)
 	r, err := openIPC(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
+		return nil, err
 	}
 	defer r.Close()
-	fr, err := newFrameFor(r.Schema())
-	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
-	}
-	f := fr.Frame
-	for _, c := range fr.cols {
-		switch c {
-		case ColLabel:
-			f.Label = []uint8{}
-		case ColLabelRR:
-			f.LabelRR = []uint8{}
-		case ColEta:
-			f.Eta = []float64{}
-		case ColBagID:
-			f.BagID = []int64{}
-		case ColAlpha:
-			f.Alpha = []float64{}
-		case ColAlphaDebiased:
-			f.AlphaDebiased = []float64{}
-		case ColRow:
-			f.Row = []int64{}
-		case ColIndices:
-			f.Offsets = []int64{0}
-		}
-	}
-	f.X = []float32{}
-	return f, nil
+	return newFrameFor(r.Schema())
 }

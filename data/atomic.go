@@ -4,20 +4,111 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 )
 
+// Temporary files are written next to their target and renamed onto it when
+// complete. Their names say who owns them:
+//
+//	.<target>.tmp-<host>~<pid>~<random>
+//
+// where <host> is the host name (characters other than letters, digits, '.',
+// '-' and '_' replaced by '_'), followed on Linux by "@" and the pid
+// namespace's inode, so that containers sharing a host name never judge each
+// other's pids. A writer killed before its rename (kill -9, OOM, power loss)
+// leaves its temporary behind; every writer first removes the stale
+// temporaries of its own target: those of its host whose process no longer
+// exists. It never removes another host's, nor one of a live process (two
+// sweep shards may write one target concurrently on a shared filesystem).
+// Temporaries named by earlier versions (".<target>.tmp-<random>", no owner)
+// are removed once untouched for legacyTempAge.
+const legacyTempAge = 24 * time.Hour
+
+// tempOwner is this process's part of its temporaries' names: "<host>~<pid>~".
+var tempOwner = hostID() + "~" + strconv.Itoa(os.Getpid()) + "~"
+
+// hostID returns the sanitized host name, plus "@<pid namespace>" if known.
+func hostID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "unknown-host"
+	}
+	h = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, h)
+	if ns := pidNamespace(); ns != "" {
+		h += "@" + ns
+	}
+	return h
+}
+
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+
 // createTemp creates a temporary file next to path (same directory, so the
-// final rename is atomic on POSIX filesystems), creating the directory.
+// final rename is atomic on POSIX filesystems), creating the directory, after
+// removing path's stale temporaries.
 func createTemp(path string) (*os.File, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	removeStaleTemps(path)
+	f, err := os.CreateTemp(dir, tempPrefix(path)+tempOwner+"*")
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	return f, nil
+}
+
+// removeStaleTemps removes the temporaries of path left by dead writers of
+// this host (see the comment at the top of this file). Best effort: a
+// temporary it cannot judge or remove stays.
+func removeStaleTemps(path string) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	host := strings.SplitN(tempOwner, "~", 2)[0]
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if stale, ok := staleTemp(rest, host); ok && stale || !ok && legacyStale(rest, e) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// staleTemp judges a temporary named prefix+rest: ok is false when rest
+// names no owner (a legacy name); stale when the owner is a dead process of
+// this host.
+func staleTemp(rest, host string) (stale, ok bool) {
+	parts := strings.Split(rest, "~")
+	if len(parts) != 3 {
+		return false, false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil {
+		return false, false
+	}
+	return parts[0] == host && pid != os.Getpid() && !processAlive(pid), true
+}
+
+// legacyStale reports whether an unowned temporary (".<target>.tmp-<digits>",
+// written before owners were named) is old enough to be a crash's leftover.
+func legacyStale(rest string, e os.DirEntry) bool {
+	if _, err := strconv.ParseUint(rest, 10, 64); err != nil {
+		return false // not a name we wrote
+	}
+	info, err := e.Info()
+	return err == nil && time.Since(info.ModTime()) > legacyTempAge
 }
 
 // commitTemp syncs and closes tmp, then renames it to path and syncs the

@@ -224,10 +224,8 @@ func (s *BatchSource) groupBags(col []float64) error {
 	return nil
 }
 
-// Units is the number of shuffle units (rows, or whole bags in bag mode).
-func (s *BatchSource) Units() int { return len(s.units) }
-
-// BatchesPerEpoch is the number of batches Next yields per epoch.
+// BatchesPerEpoch is the number of batches Next yields per epoch (for a
+// trainer's progress and ETA).
 func (s *BatchSource) BatchesPerEpoch() int {
 	per := s.unitsPerBatch()
 	if s.o.DropLast {
@@ -260,16 +258,6 @@ func (s *BatchSource) Reset() error {
 	s.shuffle()
 	return nil
 }
-
-// SeekEpoch positions the source at the start of epoch e (0-based), e.g.
-// when a training run resumes from a checkpoint.
-func (s *BatchSource) SeekEpoch(e uint64) {
-	s.epoch = e
-	s.shuffle()
-}
-
-// Epoch is the current epoch (0-based).
-func (s *BatchSource) Epoch() uint64 { return s.epoch }
 
 // Next fills and returns the next batch, or io.EOF at the end of the epoch.
 func (s *BatchSource) Next() (*Batch, error) {

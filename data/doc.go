@@ -3,7 +3,8 @@
 //
 // A dataset on disk is a directory holding train.arrow and test.arrow (Arrow
 // IPC *file* format, readable by pyarrow's pa.ipc.open_file) and meta.json.
-// Columns (see schema.go):
+// Columns (see schema.go; columns.go is the one place that maps them to Frame
+// fields):
 //
 //	label          uint8 0/1            raw label (never in a privatized file)
 //	<feature>      float32              dense features, e.g. Higgs' 28 UCI names
@@ -13,14 +14,27 @@
 //	label_rr       uint8                randomized-response label (privatized)
 //	alpha          float64              released bag proportion (privatized)
 //	alpha_debiased float64              debiased proportion, llp_geom (privatized)
+//	row            int64                dataset row of a simulation release's row
 //
-// Importers stream (Higgs CSV, libsvm), synthesizers draw data with a known
-// η(x) (the paper's Section 4 synthetic Beta(2,30) and uniform η, plus a
-// logistic model whose Bayes-optimal AUC is known), and every output is
-// written to a temporary file in its destination directory and renamed when
-// complete, so a failed or killed run never leaves a truncated file behind.
+// Importers stream (Higgs CSV, libsvm; the paper's Section 4 and Appendix C
+// datasets, KDD Cup 2012 hashed to 500,000 buckets) with bounded memory;
+// synthesizers draw data with a known η(x) (the paper's Section 4 synthetic
+// Beta(2,30) and uniform η, plus a logistic model whose Bayes-optimal AUC is
+// known). Every output is written to a temporary file in its destination
+// directory, named after its owner (host and pid), and renamed when
+// complete; a writer first removes the temporaries a killed writer of the
+// same target left (atomic.go). meta.json, written last, records the
+// SHA-256 of the files, so a dataset is named by its content
+// (Meta.Identity, DatasetIdentity), never by its path.
+//
+// Reading never crashes on a damaged file: the IPC footer is verified before
+// arrow-go decodes it, allocations are capped, dependency panics become
+// ErrCorrupt, and list offsets and column lengths are checked (corrupt.go,
+// ipcfooter.go). Load checks test against train and meta.json (ErrMismatch).
 //
 // The batch source (batch.go) shuffles with an explicit math/rand/v2 seed and
 // can keep LLP bags whole inside a batch ("B bags of k"), as PropMatch
-// (paper Section 2, Appendix C) needs.
+// (paper Section 2, Appendix C) needs. Standardizer z-scores dense features
+// from training features only (the paper does not say whether it
+// standardized).
 package data

@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Frame is an in-memory, column-oriented table: the unit the importers write,
@@ -54,6 +55,11 @@ func (f *Frame) Validate() error {
 	if f.Rows < 0 {
 		return fmt.Errorf("%w: negative row count %d", ErrSchema, f.Rows)
 	}
+	for j, name := range f.Features {
+		if columnNamed(name) != nil || name == ColIndices || slices.Contains(f.Features[:j], name) {
+			return fmt.Errorf("%w: feature name %q is reserved or repeated", ErrSchema, name)
+		}
+	}
 	if len(f.X) != f.Rows*f.Dim() {
 		return fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, f.Dim())
 	}
@@ -61,30 +67,15 @@ func (f *Frame) Validate() error {
 		if len(f.Offsets) != f.Rows+1 || f.Offsets[0] != 0 || f.Offsets[f.Rows] != int64(len(f.Indices)) {
 			return fmt.Errorf("%w: %s offsets inconsistent", ErrSchema, ColIndices)
 		}
-	}
-	checkLen := func(name string, n int) error {
-		if n != f.Rows {
-			return fmt.Errorf("%w: column %s has %d rows, want %d", ErrSchema, name, n, f.Rows)
-		}
-		return nil
-	}
-	for _, c := range []struct {
-		name string
-		ok   bool
-		n    int
-	}{
-		{ColLabel, f.Label != nil, len(f.Label)},
-		{ColEta, f.Eta != nil, len(f.Eta)},
-		{ColBagID, f.BagID != nil, len(f.BagID)},
-		{ColLabelRR, f.LabelRR != nil, len(f.LabelRR)},
-		{ColAlpha, f.Alpha != nil, len(f.Alpha)},
-		{ColAlphaDebiased, f.AlphaDebiased != nil, len(f.AlphaDebiased)},
-		{ColRow, f.Row != nil, len(f.Row)},
-	} {
-		if c.ok {
-			if err := checkLen(c.name, c.n); err != nil {
-				return err
+		for i := range f.Rows {
+			if f.Offsets[i+1] < f.Offsets[i] {
+				return fmt.Errorf("%w: %s offsets decrease at row %d", ErrSchema, ColIndices, i)
 			}
+		}
+	}
+	for _, c := range rowColumns {
+		if c.present(f) && c.length(f) != f.Rows {
+			return fmt.Errorf("%w: column %s has %d rows, want %d", ErrSchema, c.name(), c.length(f), f.Rows)
 		}
 	}
 	for _, lab := range [][]uint8{f.Label, f.LabelRR} {
@@ -115,13 +106,9 @@ func (f *Frame) Slice(i, j int) *Frame {
 			g.Offsets[r] = f.Offsets[i+r] - lo
 		}
 	}
-	g.Label = sub(f.Label, i, j)
-	g.Eta = sub(f.Eta, i, j)
-	g.BagID = sub(f.BagID, i, j)
-	g.LabelRR = sub(f.LabelRR, i, j)
-	g.Alpha = sub(f.Alpha, i, j)
-	g.AlphaDebiased = sub(f.AlphaDebiased, i, j)
-	g.Row = sub(f.Row, i, j)
+	for _, c := range rowColumns {
+		c.slice(g, f, i, j)
+	}
 	return g
 }
 
@@ -147,13 +134,9 @@ func (f *Frame) Take(rows []int) *Frame {
 			g.Offsets[r+1] = int64(len(g.Indices))
 		}
 	}
-	g.Label = take(f.Label, rows)
-	g.Eta = take(f.Eta, rows)
-	g.BagID = take(f.BagID, rows)
-	g.LabelRR = take(f.LabelRR, rows)
-	g.Alpha = take(f.Alpha, rows)
-	g.AlphaDebiased = take(f.AlphaDebiased, rows)
-	g.Row = take(f.Row, rows)
+	for _, c := range rowColumns {
+		c.take(g, f, rows)
+	}
 	return g
 }
 

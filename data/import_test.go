@@ -145,6 +145,7 @@ func TestImportHiggsBadInput(t *testing.T) {
 	}
 	nanLine := strings.Replace(lines[3], ",", ",nan,", 1)
 	nanLine = nanLine[:strings.LastIndex(nanLine, ",")] // keep 29 fields
+	hugeLine := strings.Replace(nanLine, ",nan,", ",1e999,", 1)
 	tests := []struct {
 		name     string
 		in       string
@@ -158,6 +159,8 @@ func TestImportHiggsBadInput(t *testing.T) {
 		{"label out of range on line 2", replaceLine(1, "3"+lines[1][strings.Index(lines[1], ","):]), false, 1, ErrLabel, ":2: ", 0},
 		{"NaN feature line 4", replaceLine(3, nanLine), false, 1, ErrInvalid, ":4: ", 0},
 		{"NaN dropped", replaceLine(3, nanLine), true, 1, nil, "", 1},
+		{"1e999 feature line 4", replaceLine(3, hugeLine), false, 1, ErrInvalid, ":4: data: invalid value: column 2: \"1e999\" is out of float32 range", 0},
+		{"1e999 dropped", replaceLine(3, hugeLine), true, 1, nil, "", 1},
 		{"empty input", "", false, 1, ErrEmpty, "no rows", 0},
 		{"only blank lines", "\n\n", false, 1, ErrEmpty, "no rows", 0},
 		{"everything is test", good, false, 10, ErrEmpty, "no training rows", 0},
@@ -259,6 +262,28 @@ func TestImportLibSVM(t *testing.T) {
 	if ds.Test.Label[0] != 1 || ds.Test.Label[1] != 0 {
 		t.Fatalf("test labels %v", ds.Test.Label)
 	}
+	t.Run("duplicate indices and collisions counted", func(t *testing.T) {
+		in := writeFile(t, dir, "dups.libsvm", []byte("1 1:1 2:1 1:1\n0 5:1 5:1 5:1 6:1\n1 3:1\n"))
+		out := filepath.Join(dir, "dups")
+		m, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: out, TestRows: 1, HashBuckets: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.DuplicateIndices != 3 || m.BucketCollisions != 2 {
+			t.Fatalf("meta counts %d duplicates, %d collisions; want 3 and 2", m.DuplicateIndices, m.BucketCollisions)
+		}
+		back, err := ReadMeta(out)
+		if err != nil || back.DuplicateIndices != 3 || back.BucketCollisions != 2 {
+			t.Fatalf("meta.json: %+v, %v", back, err)
+		}
+		ds, err := Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(ds.Test.Offsets, ds.Train.Offsets); got != "[0 2] [0 2 3]" {
+			t.Fatalf("row widths (offsets) %s, want [0 2] [0 2 3]", got)
+		}
+	})
 	t.Run("bad line names file and line", func(t *testing.T) {
 		in := writeFile(t, dir, "bad.libsvm", []byte("1 1:1\n1 2:1\n7 3:1\n"))
 		_, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, "bad"), TestRows: 1})
@@ -352,5 +377,56 @@ func TestReadSchema(t *testing.T) {
 	f, err = ReadSchema(filepath.Join(dir, "h-ds", TrainFile))
 	if err != nil || f.Dim() != 28 || f.Features[0] != "lepton_pT" || f.HasSparse() {
 		t.Fatalf("higgs schema %+v, %v", f, err)
+	}
+}
+
+// Progress reports the position in the input file as stored (compressed for
+// gzip) and its size, so that a percentage and an ETA can be shown
+// (issue 12 §4): positions never decrease, stay below the size while rows
+// remain, and reach it at the end; uncompressed bytes reach the content size.
+func TestImportProgress(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	var content bytes.Buffer
+	const rows = 3*chunkRows + 500
+	for i := range rows {
+		fmt.Fprintf(&content, "%d %d:1 %d:1 %d:1\n", i%2, r.IntN(1e6)+1, r.IntN(1e6)+1, r.IntN(1e6)+1)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(content.Bytes())
+	zw.Close()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		file []byte
+	}{{"plain", content.Bytes()}, {"gzip", gz.Bytes()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := writeFile(t, dir, tc.name, tc.file)
+			var got []ImportProgress
+			_, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, "ds-"+tc.name), TestRows: 100,
+				Progress: func(p ImportProgress) { got = append(got, p) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 4 { // after each of 3 full chunks, and at the end
+				t.Fatalf("%d progress reports, want 4", len(got))
+			}
+			size := int64(len(tc.file))
+			for i, p := range got {
+				if p.InputSize != size {
+					t.Fatalf("report %d: input size %d, want %d", i, p.InputSize, size)
+				}
+				if i > 0 && p.InputPos < got[i-1].InputPos {
+					t.Fatalf("report %d: position went back from %d to %d", i, got[i-1].InputPos, p.InputPos)
+				}
+			}
+			if first := got[0]; first.InputPos <= 0 || first.InputPos >= size {
+				t.Fatalf("first report at %d of %d bytes", first.InputPos, size)
+			}
+			last := got[len(got)-1]
+			if last.InputPos != size || last.Bytes != int64(content.Len()) || last.Rows != rows {
+				t.Fatalf("last report %+v; want position %d, %d bytes, %d rows", last, size, content.Len(), rows)
+			}
+		})
 	}
 }

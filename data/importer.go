@@ -27,11 +27,20 @@ type ImportOptions struct {
 	Progress func(ImportProgress)
 }
 
-// ImportProgress reports a running import.
+// ImportProgress reports a running import. InputPos/InputSize is the
+// fraction done, for a percentage and an ETA.
 type ImportProgress struct {
 	Rows    int64 // rows written so far (train + test)
 	Bytes   int64 // uncompressed input bytes read so far
 	Dropped int64
+	// InputPos is how far the import has read into its input file(s), in
+	// bytes as stored on disk (for .gz/.bz2 the position in the compressed
+	// stream); a separate test file (TestIn) is read first and counts first.
+	// It runs ahead of the rows written by at most the 1 MiB read buffer.
+	InputPos int64
+	// InputSize is the total size of the input file(s) in bytes, 0 when
+	// unknown (a pipe or other non-regular file).
+	InputSize int64
 }
 
 // chunkRows is the number of rows buffered before a record batch is written:
@@ -50,27 +59,52 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// input is an open input file.
+type input struct {
+	io.Reader                 // its content, decompressed
+	raw       *countingReader // counts the bytes read from the file itself
+	close     func() error
+}
+
 // openInput opens path, transparently decompressing gzip or bzip2 (by magic
 // bytes, so a misnamed file still works).
-func openInput(path string) (io.Reader, func() error, error) {
+func openInput(path string) (*input, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("data: %w", err)
+		return nil, fmt.Errorf("data: %w", err)
 	}
-	br := bufio.NewReaderSize(f, 1<<20)
+	raw := &countingReader{r: f}
+	in := &input{raw: raw, close: f.Close}
+	br := bufio.NewReaderSize(raw, 1<<20)
 	magic, _ := br.Peek(3)
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, fmt.Errorf("data: %s: %w", path, err)
+			return nil, fmt.Errorf("data: %s: %w", path, err)
 		}
-		return zr, f.Close, nil
+		in.Reader = zr
 	case bytes.Equal(magic, []byte("BZh")):
-		return bzip2.NewReader(br), f.Close, nil
+		in.Reader = bzip2.NewReader(br)
+	default:
+		in.Reader = br
 	}
-	return br, f.Close, nil
+	return in, nil
+}
+
+// inputSize returns the total size of the regular files paths, or 0 if any
+// size is unknown.
+func inputSize(paths ...string) int64 {
+	var n int64
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			return 0
+		}
+		n += st.Size()
+	}
+	return n
 }
 
 // lineReader yields lines with their 1-based numbers; lines may be longer
@@ -156,12 +190,13 @@ func (s *splitSink) flush(toTest bool) error {
 // consume reads every line of path into the sink. toTest decides, per row
 // about to be added, whether the current chunk belongs to the test set.
 func (s *splitSink) consume(ctx context.Context, path string, parse rowParser, limit int64, toTest func() bool, opts *ImportOptions, progress *ImportProgress) error {
-	r, closer, err := openInput(path)
+	in, err := openInput(path)
 	if err != nil {
 		return err
 	}
-	defer closer()
-	lr := newLineReader(r)
+	defer in.close()
+	lr := newLineReader(in)
+	base := progress.InputPos
 	var rows int64
 	dest := toTest()
 	for limit < 0 || rows < limit {
@@ -203,15 +238,19 @@ func (s *splitSink) consume(ctx context.Context, path string, parse rowParser, l
 			progress.Bytes += lr.cr.n
 			lr.cr.n = 0
 			progress.Dropped = s.dropped
+			progress.InputPos = base + in.raw.n
 			if opts.Progress != nil {
 				opts.Progress(*progress)
 			}
 		}
 	}
 	progress.Bytes += lr.cr.n
+	progress.InputPos = base + in.raw.n
 	return s.flush(dest)
 }
 
+// runImport streams opts' input(s) through parse into the dataset's files,
+// then writes meta.json (last: its presence marks a complete dataset).
 func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowParser, meta *Meta) (*Meta, error) {
 	if opts.In == "" {
 		return nil, fmt.Errorf("data: no input file given")
@@ -237,8 +276,9 @@ func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowPa
 		chunk.Offsets = []int64{0}
 	}
 	s := &splitSink{test: test, train: train, chunk: chunk, testRows: opts.TestRows}
-	var prog ImportProgress
+	prog := ImportProgress{InputSize: inputSize(opts.In)}
 	if opts.TestIn != "" {
+		prog.InputSize = inputSize(opts.TestIn, opts.In)
 		limit := int64(-1)
 		if opts.TestRows > 0 {
 			limit = opts.TestRows
@@ -271,6 +311,7 @@ func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowPa
 	if err := train.Commit(); err != nil {
 		return nil, err
 	}
+	meta.setContent(train.sum, test.sum)
 	meta.TrainRows, meta.TestRows, meta.DroppedRows = s.trainN, s.testN, s.dropped
 	meta.PositiveRate = float64(s.labelOnes) / float64(s.trainN)
 	meta.MaxIndices = s.maxIdx
@@ -316,34 +357,24 @@ func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
 	}
 	like := &Frame{Label: []uint8{}, Offsets: []int64{0}}
 	var ln LibSVMLine
-	var nonBinary int64
+	meta := &Meta{Source: "libsvm", Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
+		Hash: "splitmix64(index) mod hash_buckets"}
 	parse := func(line []byte, c *Frame) error {
 		if err := ParseLibSVMLine(line, opts.HashBuckets, &ln); err != nil {
 			return err
 		}
-		nonBinary += int64(ln.NonBinary)
+		meta.NonBinaryValues += int64(ln.NonBinary)
+		meta.DuplicateIndices += int64(ln.Duplicates)
+		meta.BucketCollisions += int64(ln.Collisions)
 		c.Indices = append(c.Indices, ln.Indices...)
 		c.Offsets = append(c.Offsets, int64(len(c.Indices)))
 		c.Label = append(c.Label, ln.Label)
 		c.Rows++
 		return nil
 	}
-	in := opts.In
+	meta.Input = opts.In
 	if opts.TestIn != "" {
-		in += "," + opts.TestIn
+		meta.Input += "," + opts.TestIn
 	}
-	m, err := runImport(ctx, opts, like, parse, &Meta{
-		Source: "libsvm", Input: in, Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
-		Hash: "splitmix64(index) mod hash_buckets",
-	})
-	if err != nil {
-		return nil, err
-	}
-	if nonBinary > 0 {
-		m.NonBinaryValues = nonBinary
-		if err := WriteMeta(opts.Out, m); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return runImport(ctx, opts, like, parse, meta)
 }

@@ -1,10 +1,17 @@
 package data
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Dataset file names inside a dataset directory.
@@ -29,9 +36,26 @@ type Meta struct {
 	Hash            string `json:"hash,omitempty"`                // the index hash (HashIndex)
 	MaxIndices      int    `json:"max_indices_per_row,omitempty"` // widest sparse row
 	NonBinaryValues int64  `json:"nonbinary_values,omitempty"`    // libsvm values ∉ {0,1}, kept as presence
+	// DuplicateIndices counts libsvm entries dropped because their raw index
+	// already appeared (non-zero) earlier on the same line; absent means 0.
+	DuplicateIndices int64 `json:"duplicate_indices,omitempty"`
+	// BucketCollisions counts kept entries whose bucket equals that of an
+	// earlier, different raw index of the same row: the model then sees the
+	// bucket twice (an embedding sum adds it twice). Absent means 0.
+	BucketCollisions int64 `json:"bucket_collisions,omitempty"`
 
 	DroppedRows int64  `json:"dropped_rows"` // rows dropped by --drop-invalid
 	Seed        uint64 `json:"seed"`
+
+	// Content identity (issue 9 §5): SHA-256 (hex) of train.arrow and
+	// test.arrow as written, and ContentSHA256 = SHA-256 of the ASCII text
+	// TrainSHA256 followed by TestSHA256. It depends on the files' bytes
+	// only, not on where they lie. It digests labelled data, so it must stay
+	// in meta.json, with the raw data: never copy it into a privatized
+	// release, where it would let an attacker confirm label guesses.
+	TrainSHA256   string `json:"train_sha256,omitempty"`
+	TestSHA256    string `json:"test_sha256,omitempty"`
+	ContentSHA256 string `json:"content_sha256,omitempty"`
 
 	// Synthetic logistic data: η(x) = σ(w·x + b), x ~ N(0, I).
 	Weights []float64 `json:"weights,omitempty"`
@@ -48,7 +72,67 @@ type Meta struct {
 }
 
 // Tool identifies files written by this version of the data layer.
-const Tool = "labelprivacy/data v0.1"
+// v0.2: libsvm duplicates removed, content checksums in meta.json.
+const Tool = "labelprivacy/data v0.2"
+
+// Identity names the dataset by its content: "sha256:" and the first 16 hex
+// digits of ContentSHA256 (64 bits: no accidental collision among any
+// plausible number of datasets). It is "" for a meta.json written before
+// checksums were recorded; DatasetIdentity computes it for those.
+func (m *Meta) Identity() string {
+	if len(m.ContentSHA256) != 2*sha256.Size {
+		return ""
+	}
+	return "sha256:" + m.ContentSHA256[:16]
+}
+
+// setContent records the digests of the train and test files.
+func (m *Meta) setContent(train, test string) {
+	m.TrainSHA256, m.TestSHA256, m.ContentSHA256 = train, test, contentDigest(train, test)
+}
+
+// contentDigest is ContentSHA256 of two hex file digests.
+func contentDigest(train, test string) string {
+	h := sha256.Sum256([]byte(train + test))
+	return hex.EncodeToString(h[:])
+}
+
+// DatasetIdentity returns the identity (Meta.Identity) of the dataset in
+// dir: the one meta.json records, or, for a dataset written before checksums
+// were recorded, one computed by streaming its train and test files through
+// SHA-256 (one read of each file, no rows in memory; nothing is written).
+// Moving or copying a dataset directory does not change its identity.
+func DatasetIdentity(dir string) (string, error) {
+	m, err := ReadMeta(dir)
+	if err != nil {
+		return "", err
+	}
+	if id := m.Identity(); id != "" {
+		return id, nil
+	}
+	var sums [2]string
+	for i, split := range []string{"train", "test"} {
+		if sums[i], err = fileSHA256(dataFile(dir, split)); err != nil {
+			return "", err
+		}
+	}
+	m.setContent(sums[0], sums[1])
+	return m.Identity(), nil
+}
+
+// fileSHA256 returns the hex SHA-256 of the file at path.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("data: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("data: %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
 
 // WriteMeta writes dir/meta.json atomically.
 func WriteMeta(dir string, m *Meta) error {
@@ -81,28 +165,104 @@ type Dataset struct {
 }
 
 // Load reads a dataset directory (train.arrow or train.parquet, the same for
-// test, and meta.json).
+// test, and meta.json) and checks that its files agree: test has train's
+// columns (names, types, order: so the same dense width and sparse presence),
+// meta.json's features are train's, row counts are meta.json's, and every
+// sparse index is below meta.json's hash_buckets. A disagreement is an error
+// wrapping ErrMismatch that names both files and the first column or count
+// that differs.
 func Load(dir string) (*Dataset, error) {
 	m, err := ReadMeta(dir)
 	if err != nil {
 		return nil, err
 	}
 	ds := &Dataset{Dir: dir, Meta: m}
-	for _, s := range []struct {
-		name string
-		dst  **Frame
-	}{{"train", &ds.Train}, {"test", &ds.Test}} {
-		path := filepath.Join(dir, s.name+".arrow")
-		if _, err := os.Stat(path); err != nil {
-			if alt := filepath.Join(dir, s.name+".parquet"); fileExists(alt) {
-				path = alt
-			}
-		}
-		if *s.dst, err = ReadFrame(path); err != nil {
-			return nil, err
+	var splits [2]*frameReader
+	paths := [2]string{dataFile(dir, "train"), dataFile(dir, "test")}
+	for i, p := range paths {
+		if splits[i], err = readFrame(p); err != nil {
+			return nil, fmt.Errorf("data: %s: %w", p, err)
 		}
 	}
+	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
+		return nil, err
+	}
+	ds.Train, ds.Test = splits[0].Frame, splits[1].Frame
 	return ds, nil
 }
 
+// dataFile returns dir's file for split ("train", "test"): the .arrow file,
+// or the .parquet one when only that exists.
+func dataFile(dir, split string) string {
+	p := filepath.Join(dir, split+".arrow")
+	if alt := filepath.Join(dir, split+".parquet"); !fileExists(p) && fileExists(alt) {
+		return alt
+	}
+	return p
+}
+
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// checkSplits checks a dataset's train and test files against each other and
+// against its meta.json (see Load).
+func checkSplits(metaPath string, m *Meta, paths [2]string, s [2]*frameReader) error {
+	train, test := s[0], s[1]
+	mismatch := func(a, b, format string, args ...any) error {
+		return fmt.Errorf("%w: %s and %s: %s", ErrMismatch, a, b, fmt.Sprintf(format, args...))
+	}
+	for i := range max(len(train.fields), len(test.fields)) {
+		switch {
+		case i >= len(test.fields):
+			return mismatch(paths[0], paths[1], "column %d (%q) is missing from the test file", i+1, train.fields[i].Name)
+		case i >= len(train.fields):
+			return mismatch(paths[0], paths[1], "column %d (%q) of the test file is not in the train file", i+1, test.fields[i].Name)
+		}
+		a, b := train.fields[i], test.fields[i]
+		if a.Name != b.Name || !arrow.TypeEqual(a.Type, b.Type) {
+			return mismatch(paths[0], paths[1], "column %d is %q %s in the train file, %q %s in the test file", i+1, a.Name, a.Type, b.Name, b.Type)
+		}
+	}
+	if m.Features != nil && !slices.Equal(m.Features, train.Features) {
+		for j := range max(len(m.Features), len(train.Features)) {
+			if j >= len(m.Features) || j >= len(train.Features) || m.Features[j] != train.Features[j] {
+				return mismatch(metaPath, paths[0], "dense feature %d is %s in meta.json, %s in the train file",
+					j+1, quoteAt(m.Features, j), quoteAt(train.Features, j))
+			}
+		}
+	}
+	if m.HashBuckets == 0 && m.Dims != train.Dim() {
+		return mismatch(metaPath, paths[0], "meta.json says %d dense features, the train file has %d", m.Dims, train.Dim())
+	}
+	for i, c := range []struct {
+		rows int
+		want int64
+		key  string
+	}{{train.Rows, m.TrainRows, "train_rows"}, {test.Rows, m.TestRows, "test_rows"}} {
+		if int64(c.rows) != c.want {
+			return mismatch(metaPath, paths[i], "meta.json says %s %d, the file has %d rows", c.key, c.want, c.rows)
+		}
+	}
+	if m.HashBuckets > 0 {
+		for i, f := range s {
+			if !f.HasSparse() {
+				return mismatch(metaPath, paths[i], "meta.json says hash_buckets %d but the file has no %q column", m.HashBuckets, ColIndices)
+			}
+			for r := range f.Rows {
+				for _, v := range f.Indices[f.Offsets[r]:f.Offsets[r+1]] {
+					if v >= m.HashBuckets {
+						return mismatch(metaPath, paths[i], "row %d has index %d, not below meta.json's hash_buckets %d", r, v, m.HashBuckets)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// quoteAt returns names[j] quoted, or "none" past the end.
+func quoteAt(names []string, j int) string {
+	if j < len(names) {
+		return strconv.Quote(names[j])
+	}
+	return "none"
+}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -19,8 +20,9 @@ func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // ParseHiggsLine parses one UCI Higgs line ("1.000000000000000000e+00,8.69e-01,...")
 // into its 0/1 label and 28 float32 features written to feats (len ≥ 28).
-// Errors wrap ErrMalformed (field count, number syntax), ErrInvalid (NaN/Inf)
-// or ErrLabel and name the 1-based column.
+// Errors wrap ErrMalformed (field count, number syntax), ErrInvalid (NaN,
+// ±Inf, or a number beyond float32's ±3.4e38: droppable with DropInvalid) or
+// ErrLabel and name the 1-based column.
 func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
 	line = bytes.TrimRight(line, "\r\n")
 	var label uint8
@@ -38,10 +40,15 @@ func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
 		}
 		field := line[start:end]
 		v, err := strconv.ParseFloat(str(field), 32)
-		if err != nil {
-			if len(field) == 0 {
-				return 0, fmt.Errorf("%w: column %d is empty", ErrMalformed, col+1)
-			}
+		switch {
+		case err == nil:
+		case len(field) == 0:
+			return 0, fmt.Errorf("%w: column %d is empty", ErrMalformed, col+1)
+		case errors.Is(err, strconv.ErrRange) && col > 0:
+			// A number, but beyond ±3.4e38: float32 would hold ±Inf.
+			return 0, fmt.Errorf("%w: column %d: %q is out of float32 range", ErrInvalid, col+1, field)
+		case errors.Is(err, strconv.ErrRange):
+		default:
 			return 0, fmt.Errorf("%w: column %d: %q is not a number", ErrMalformed, col+1, field)
 		}
 		if col == 0 {
@@ -54,8 +61,11 @@ func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
 				return 0, fmt.Errorf("%w: column 1: label %q is not 0 or 1", ErrLabel, field)
 			}
 		} else {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return 0, fmt.Errorf("%w: column %d is %q", ErrInvalid, col+1, field)
+			if math.IsNaN(v) {
+				return 0, fmt.Errorf("%w: column %d is %q (not a number)", ErrInvalid, col+1, field)
+			}
+			if math.IsInf(v, 0) {
+				return 0, fmt.Errorf("%w: column %d is %q (infinite)", ErrInvalid, col+1, field)
 			}
 			feats[col-1] = float32(v)
 		}
@@ -77,8 +87,9 @@ func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
 // where splitmix64 is the finalizer of Steele et al.'s SplitMix64 (the
 // constants 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB):
 // fixed, seedless and cheap, so a bucket id means the same thing in every
-// dataset and tool version. Colliding indices of one row are all kept (an
-// embedding-sum model then counts the bucket twice).
+// dataset and tool version. Distinct indices of one row that collide in a
+// bucket are all kept (an embedding-sum model then adds that bucket's
+// embedding once per index) and counted (LibSVMLine.Collisions).
 func HashIndex(index uint64, buckets uint32) uint32 {
 	return uint32(mix.SplitMix64(index) % uint64(buckets))
 }
@@ -88,19 +99,35 @@ type LibSVMLine struct {
 	Label     uint8    // 0/1 (-1 and +1 map to 0 and 1)
 	Indices   []uint32 // hashed buckets of the non-zero features, in line order
 	NonBinary int      // non-zero values other than 1 (treated as presence)
+	// Duplicates counts non-zero entries whose raw index appeared earlier on
+	// the line ("3:1 3:1"): they are dropped, the first one is kept.
+	Duplicates int
+	// Collisions counts kept entries whose bucket equals that of an earlier,
+	// different raw index on the line: the bucket then appears twice in
+	// Indices, as the hashing dictates.
+	Collisions int
+
+	raw []uint64 // raw indices of Indices
 }
+
+// dedupScan is the row length up to which duplicates are found by a linear
+// scan (KDD Cup 2012 rows hold 11 indices); longer rows use maps.
+const dedupScan = 32
 
 // ParseLibSVMLine parses "label idx:val idx:val ..." (space or tab
 // separated; labels 0/1 or -1/+1; indices ≥ 1 as in the libsvm collection)
 // appending hashed indices to dst.Indices[:0]. Zero values are skipped
-// (explicitly absent); other finite values count as presence. A trailing
+// (explicitly absent); other finite values count as presence. A repeated
+// index keeps its first non-zero entry (counted in Duplicates). A trailing
 // "# comment" is ignored.
 func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
-	dst.Indices = dst.Indices[:0]
-	dst.NonBinary = 0
+	dst.Indices, dst.raw = dst.Indices[:0], dst.raw[:0]
+	dst.NonBinary, dst.Duplicates, dst.Collisions = 0, 0, 0
+	var seen map[uint64]bool
+	var used map[uint32]bool
 	tok, rest := nextToken(line)
 	if len(tok) == 0 {
 		return fmt.Errorf("%w: empty line", ErrMalformed)
@@ -127,7 +154,10 @@ func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
 			return fmt.Errorf("%w: field %d: index %q is not an integer ≥ 1", ErrMalformed, field, tok[:colon])
 		}
 		val, err := strconv.ParseFloat(str(tok[colon+1:]), 64)
-		if err != nil {
+		switch {
+		case errors.Is(err, strconv.ErrRange): // beyond ±1.8e308
+			return fmt.Errorf("%w: field %d: value %q is out of float64 range", ErrInvalid, field, tok[colon+1:])
+		case err != nil:
 			return fmt.Errorf("%w: field %d: value %q is not a number", ErrMalformed, field, tok[colon+1:])
 		}
 		if math.IsNaN(val) || math.IsInf(val, 0) {
@@ -136,10 +166,35 @@ func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
 		if val == 0 {
 			continue
 		}
+		b := HashIndex(idx, buckets)
+		dup, coll := false, false
+		if n := len(dst.raw); n < dedupScan {
+			for j, r := range dst.raw {
+				dup = dup || r == idx
+				coll = coll || dst.Indices[j] == b
+			}
+		} else {
+			if seen == nil {
+				seen, used = make(map[uint64]bool, 2*n), make(map[uint32]bool, 2*n)
+				for j, r := range dst.raw {
+					seen[r], used[dst.Indices[j]] = true, true
+				}
+			}
+			dup, coll = seen[idx], used[b]
+			seen[idx], used[b] = true, true
+		}
+		if dup {
+			dst.Duplicates++
+			continue
+		}
+		if coll {
+			dst.Collisions++
+		}
 		if val != 1 {
 			dst.NonBinary++
 		}
-		dst.Indices = append(dst.Indices, HashIndex(idx, buckets))
+		dst.Indices = append(dst.Indices, b)
+		dst.raw = append(dst.raw, idx)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +94,11 @@ func TestParseHiggsLineErrors(t *testing.T) {
 		{"empty field", with(5, ""), ErrMalformed, "column 6 is empty"},
 		{"not a number", with(3, "abc"), ErrMalformed, "column 4"},
 		{"NaN feature", with(7, "nan"), ErrInvalid, "column 8"},
-		{"Inf feature", with(2, "-Inf"), ErrInvalid, "column 3"},
+		{"Inf feature", with(2, "-Inf"), ErrInvalid, "column 3 is \"-Inf\" (infinite)"},
+		{"1e999 feature", with(4, "1e999"), ErrInvalid, "column 5: \"1e999\" is out of float32 range"},
+		{"-1e999 feature", with(4, "-1e999"), ErrInvalid, "out of float32 range"},
+		{"beyond float32", with(6, "3.5e38"), ErrInvalid, "column 7: \"3.5e38\" is out of float32 range"},
+		{"label 1e999", with(0, "1e999"), ErrLabel, "column 1"},
 		{"label 2", with(0, "2.0e+00"), ErrLabel, "column 1"},
 		{"label 0.5", with(0, "0.5"), ErrLabel, "not 0 or 1"},
 		{"empty line", "", ErrMalformed, "column 1"},
@@ -147,6 +153,7 @@ func TestParseLibSVMLineErrors(t *testing.T) {
 		{"negative index", "1 -4:1", ErrMalformed, "field 2"},
 		{"bad value", "1 3:1 4:x", ErrMalformed, "field 3"},
 		{"NaN value", "1 3:nan", ErrInvalid, "field 2"},
+		{"1e999 value", "1 3:1 4:1e999", ErrInvalid, "field 3: value \"1e999\" is out of float64 range"},
 		{"missing value", "0 3:", ErrMalformed, "field 2"},
 	}
 	for _, tc := range tests {
@@ -158,6 +165,87 @@ func TestParseLibSVMLineErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Repeated raw indices keep their first non-zero entry and are counted;
+// distinct indices sharing a bucket are kept and counted as collisions. The
+// long rows take the map path (≥ dedupScan entries); both paths are checked
+// against a brute-force reference.
+func TestParseLibSVMLineDuplicates(t *testing.T) {
+	long := func(n, repeat int) string {
+		var b strings.Builder
+		b.WriteString("1")
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, " %d:1", i)
+			if i%repeat == 0 {
+				fmt.Fprintf(&b, " %d:2", i/2+1)
+			}
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, line string
+		buckets    uint32
+		dups       int
+		colls      int
+		nonBinary  int
+		width      int
+	}{
+		{"no repeats", "1 3:1 5:1 9:1", 1 << 30, 0, 0, 0, 3},
+		{"index twice", "1 3:1 3:1", 1 << 30, 1, 0, 0, 1},
+		{"index thrice, other values", "0 3:1 7:1 3:0.5 3:2", 1 << 30, 2, 0, 0, 2},
+		{"zero entry is not a duplicate", "1 3:0 3:1", 1 << 30, 0, 0, 0, 1},
+		{"one bucket: every other index collides", "1 1:1 2:1 3:1 2:1", 1, 1, 2, 0, 3},
+		{"long row, repeats and collisions", long(60, 7), 16, 8, 44, 0, 60},
+		{"long row, one bucket", long(40, 5), 1, 8, 39, 0, 40},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var ln LibSVMLine
+			if err := ParseLibSVMLine([]byte(tc.line), tc.buckets, &ln); err != nil {
+				t.Fatal(err)
+			}
+			wantIdx, dups, colls := dedupReference(t, tc.line, tc.buckets)
+			if ln.Duplicates != dups || ln.Collisions != colls || fmt.Sprint(ln.Indices) != fmt.Sprint(wantIdx) {
+				t.Fatalf("got %d duplicates, %d collisions, %v; reference %d, %d, %v", ln.Duplicates, ln.Collisions, ln.Indices, dups, colls, wantIdx)
+			}
+			if ln.Duplicates != tc.dups || ln.Collisions != tc.colls || ln.NonBinary != tc.nonBinary || len(ln.Indices) != tc.width {
+				t.Fatalf("got %d duplicates, %d collisions, %d non-binary, width %d; want %d, %d, %d, %d",
+					ln.Duplicates, ln.Collisions, ln.NonBinary, len(ln.Indices), tc.dups, tc.colls, tc.nonBinary, tc.width)
+			}
+		})
+	}
+}
+
+// dedupReference is the brute-force definition: keep the first non-zero
+// entry of each raw index; a kept entry collides when an earlier kept entry
+// has its bucket.
+func dedupReference(t *testing.T, line string, buckets uint32) (idx []uint32, dups, colls int) {
+	seen := map[uint64]bool{}
+	for _, tok := range strings.Fields(line)[1:] {
+		i, v, _ := strings.Cut(tok, ":")
+		raw, err := strconv.ParseUint(i, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if val, _ := strconv.ParseFloat(v, 64); val == 0 {
+			continue
+		}
+		if seen[raw] {
+			dups++
+			continue
+		}
+		seen[raw] = true
+		b := HashIndex(raw, buckets)
+		for _, e := range idx {
+			if e == b {
+				colls++
+				break
+			}
+		}
+		idx = append(idx, b)
+	}
+	return idx, dups, colls
 }
 
 // The hash is part of the on-disk contract: these values must never change.
@@ -213,7 +301,7 @@ func FuzzParseHiggsLine(f *testing.F) {
 			t.Fatalf("re-parse: %v, label %d vs %d", err, y2, y)
 		}
 		for j := range feats {
-			if feats[j] != again[j] && !(math.IsInf(float64(again[j]), 0)) {
+			if feats[j] != again[j] {
 				t.Fatalf("feature %d: %v then %v", j, feats[j], again[j])
 			}
 		}
@@ -225,6 +313,8 @@ func FuzzParseLibSVMLine(f *testing.F) {
 		f.Add(l, uint32(500000))
 	}
 	f.Add([]byte("1 1:1 1:1"), uint32(1))
+	f.Add([]byte("0 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:1 17:1 18:1 19:1 20:1 21:1 22:1 23:1 24:1 25:1 26:1 27:1 28:1 29:1 30:1 31:1 32:1 33:1 3:1 34:2"), uint32(7))
+	f.Add([]byte("1 5:1e999"), uint32(10))
 	f.Fuzz(func(t *testing.T, line []byte, buckets uint32) {
 		if buckets == 0 {
 			buckets = 1
@@ -244,6 +334,25 @@ func FuzzParseLibSVMLine(f *testing.F) {
 			if b >= buckets {
 				t.Fatalf("bucket %d ≥ %d", b, buckets)
 			}
+		}
+		// Kept raw indices are distinct; collisions are the kept entries
+		// whose bucket an earlier kept entry holds.
+		if len(ln.raw) != len(ln.Indices) {
+			t.Fatalf("%d raw indices for %d buckets", len(ln.raw), len(ln.Indices))
+		}
+		colls := 0
+		for i := range ln.raw {
+			for j := range i {
+				if ln.raw[i] == ln.raw[j] {
+					t.Fatalf("raw index %d kept twice", ln.raw[i])
+				}
+			}
+			if slices.Contains(ln.Indices[:i], ln.Indices[i]) {
+				colls++
+			}
+		}
+		if colls != ln.Collisions || ln.Duplicates < 0 {
+			t.Fatalf("%d collisions counted, %d present", ln.Collisions, colls)
 		}
 	})
 }

@@ -41,6 +41,14 @@ var (
 	ErrLabel     = errors.New("data: label out of range")
 	ErrEmpty     = errors.New("data: empty input")
 	ErrSchema    = errors.New("data: unexpected schema")
+	// ErrCorrupt: a file could not be decoded (truncated, damaged, not the
+	// format its name says); the error names the file.
+	ErrCorrupt = errors.New("data: damaged file")
+	// ErrMismatch: the files of one dataset disagree (test.arrow's columns
+	// differ from train.arrow's, or their rows from meta.json's).
+	ErrMismatch = errors.New("data: dataset files disagree")
+	// ErrNoSpace: an output would not fit on its filesystem (*SpaceError).
+	ErrNoSpace = errors.New("data: not enough disk space")
 )
 
 // LineError reports a bad input line; it wraps one of the sentinels above.

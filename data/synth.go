@@ -167,6 +167,9 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	case o.Out == "":
 		return nil, fmt.Errorf("%w: no output directory", ErrInvalid)
 	}
+	if err := checkSpace(o.Out, synthBytes(o)); err != nil {
+		return nil, err
+	}
 	names := SynthFeatureNames(o.Features)
 	m := newSynthModel(o.Kind, o.Features, o.Seed)
 	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed}
@@ -219,10 +222,21 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	if err := trw.Commit(); err != nil {
 		return nil, err
 	}
+	meta.setContent(trw.sum, tw.sum)
 	if err := WriteMeta(o.Out, meta); err != nil {
 		return nil, err
 	}
 	return meta, nil
+}
+
+// synthBytes estimates the bytes of Synth's two files: per row D float32
+// features, the uint8 label and the float64 η; per record batch (one per
+// chunk) its metadata and each column's padding; the schema and footer.
+func synthBytes(o SynthOptions) float64 {
+	rows := float64(o.Rows) + float64(o.TestRows)
+	batches := float64(o.Rows)/chunkRows + 2
+	cols := float64(o.Features) + 2
+	return rows*(4*float64(o.Features)+1+8) + batches*(512+64*cols) + 1<<16
 }
 
 func finitePtr(v float64) *float64 {

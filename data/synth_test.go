@@ -3,10 +3,14 @@ package data
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"labelprivacy/internal/stats"
@@ -128,5 +132,49 @@ func TestSynthValidation(t *testing.T) {
 	}
 	if _, err := ParseSynthKind("gaussian"); err == nil {
 		t.Fatal("ParseSynthKind accepted gaussian")
+	}
+}
+
+// Synth refuses, before writing anything, an output larger than the free
+// space of its filesystem (issue 9 §3: it filled 75 GB before ENOSPC).
+func TestSynthChecksFreeSpace(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "new", "ds") // not yet created
+	_, err := Synth(context.Background(), SynthOptions{Kind: SynthLogistic, Rows: 1 << 40, TestRows: 10, Features: 28, Out: out})
+	var se *SpaceError
+	if !errors.As(err, &se) || !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("err = %v, want a *SpaceError", err)
+	}
+	if se.Dir != filepath.Dir(filepath.Dir(out)) || se.Need < 1<<40*(28*4+9) || se.Free <= 0 || se.Free >= se.Need {
+		t.Fatalf("SpaceError %+v", se)
+	}
+	for _, s := range []string{se.Dir, strconv.FormatInt(se.Need, 10), strconv.FormatInt(se.Free, 10)} {
+		if !strings.Contains(err.Error(), s) {
+			t.Fatalf("error %q does not name %s", err, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {
+		t.Fatalf("the refused synth created %s", filepath.Dir(out))
+	}
+}
+
+// The size estimate covers the real files within 5% + 64 KiB (a test of the
+// estimate, so that the margin on top of it stays meaningful).
+func TestSynthSizeEstimate(t *testing.T) {
+	o := SynthOptions{Kind: SynthUniform, Rows: 150_000, TestRows: 1000, Features: 7, Seed: 1, Out: filepath.Join(t.TempDir(), "ds")}
+	if _, err := Synth(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for _, f := range []string{TrainFile, TestFile} {
+		st, err := os.Stat(filepath.Join(o.Out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += st.Size()
+	}
+	est := synthBytes(o)
+	t.Logf("estimate %.0f bytes, files %d", est, size)
+	if est < float64(size) || est > float64(size)*1.05+1<<16 {
+		t.Fatalf("estimate %.0f bytes for files of %d", est, size)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -53,8 +54,26 @@ func colLen(v any) int {
 }
 
 func (t *Table) check() error {
+	if len(t.Columns) == 0 {
+		return fmt.Errorf("%w: a table needs at least one column", ErrSchema)
+	}
+	// Parquet stores names and key/values as UTF-8 (thrift strings); other
+	// bytes do not survive a round trip.
+	for k, v := range t.Meta {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("%w: metadata %q: %q is not UTF-8", ErrSchema, k, v)
+		}
+	}
 	n := t.Rows()
+	seen := map[string]bool{}
 	for _, c := range t.Columns {
+		if seen[c.Name] {
+			return fmt.Errorf("%w: two columns named %q", ErrSchema, c.Name)
+		}
+		if !utf8.ValidString(c.Name) {
+			return fmt.Errorf("%w: column name %q is not UTF-8", ErrSchema, c.Name)
+		}
+		seen[c.Name] = true
 		if m := colLen(c.Values); m < 0 {
 			return fmt.Errorf("%w: column %q has unsupported type %T", ErrSchema, c.Name, c.Values)
 		} else if m != n {
@@ -77,7 +96,17 @@ func (t *Table) WriteCSV(path string) error {
 	for j, c := range t.Columns {
 		head[j] = c.Name
 	}
-	w.Write(head)
+	write := func(rec []string) {
+		if len(rec) == 1 && rec[0] == "" {
+			// encoding/csv writes an empty line here, which CSV readers
+			// (pandas included) skip: the row would vanish.
+			w.Flush()
+			buf.WriteString("\"\"\n")
+			return
+		}
+		w.Write(rec)
+	}
+	write(head)
 	rec := make([]string, len(t.Columns))
 	for i := range t.Rows() {
 		for j, c := range t.Columns {
@@ -92,7 +121,7 @@ func (t *Table) WriteCSV(path string) error {
 				rec[j] = strconv.FormatBool(v[i])
 			}
 		}
-		w.Write(rec)
+		write(rec)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -114,7 +143,8 @@ func FormatFloat(v float64) string {
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
-// record converts the table to one Arrow record batch.
+// record converts the table to one Arrow record batch (metadata keys
+// sorted, so one table always gives the same bytes).
 func (t *Table) record() (arrow.RecordBatch, error) {
 	if err := t.check(); err != nil {
 		return nil, err
@@ -132,37 +162,29 @@ func (t *Table) record() (arrow.RecordBatch, error) {
 	for j, c := range t.Columns {
 		switch v := c.Values.(type) {
 		case []string:
-			b := array.NewStringBuilder(mem)
-			b.AppendValues(v, nil)
-			cols[j] = b.NewArray()
-			b.Release()
-			fields[j] = arrow.Field{Name: c.Name, Type: arrow.BinaryTypes.String}
+			cols[j] = build(array.NewStringBuilder(mem), v)
 		case []float64:
-			b := array.NewFloat64Builder(mem)
-			b.AppendValues(v, nil)
-			cols[j] = b.NewArray()
-			b.Release()
-			fields[j] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Float64}
+			cols[j] = build(array.NewFloat64Builder(mem), v)
 		case []int64:
-			b := array.NewInt64Builder(mem)
-			b.AppendValues(v, nil)
-			cols[j] = b.NewArray()
-			b.Release()
-			fields[j] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Int64}
+			cols[j] = build(array.NewInt64Builder(mem), v)
 		case []bool:
-			b := array.NewBooleanBuilder(mem)
-			b.AppendValues(v, nil)
-			cols[j] = b.NewArray()
-			b.Release()
-			fields[j] = arrow.Field{Name: c.Name, Type: arrow.FixedWidthTypes.Boolean}
+			cols[j] = build(array.NewBooleanBuilder(mem), v)
 		}
+		fields[j] = arrow.Field{Name: c.Name, Type: cols[j].DataType()}
 	}
-	keys, vals := make([]string, 0, len(t.Meta)), make([]string, 0, len(t.Meta))
-	for k, v := range t.Meta {
-		keys, vals = append(keys, k), append(vals, v)
-	}
-	md := arrow.NewMetadata(keys, vals)
+	md := sortedMetadata(t.Meta)
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, int64(t.Rows())), nil
+}
+
+// build appends v to a fresh builder and returns the array.
+func build[T any, B interface {
+	AppendValues([]T, []bool)
+	NewArray() arrow.Array
+	Release()
+}](b B, v []T) arrow.Array {
+	defer b.Release()
+	b.AppendValues(v, nil)
+	return b.NewArray()
 }
 
 // WriteParquet writes the table as a Snappy-compressed Parquet file,

@@ -8,21 +8,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 )
 
-func readTableFile(path string) (*Table, error) {
+func readTableFile(path string) (t *Table, err error) {
+	defer recoverCorrupt(&err)
 	rr, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Close()
-	pf := rr.pf
 	s := rr.Schema()
-	t := &Table{Meta: map[string]string{}}
+	t = &Table{Meta: map[string]string{}}
 	md := s.Metadata()
 	for i, k := range md.Keys() {
 		t.Meta[k] = md.Values()[i]
 	}
 	// pqarrow keeps schema metadata as file key/values.
-	if kv := pf.MetaData().KeyValueMetadata(); kv != nil {
+	if kv := rr.pf.MetaData().KeyValueMetadata(); kv != nil {
 		for i, k := range kv.Keys() {
 			if k != "ARROW:schema" {
 				t.Meta[k] = kv.Values()[i]
@@ -45,41 +45,58 @@ func readTableFile(path string) (*Table, error) {
 		}
 		t.Columns = append(t.Columns, Column{Name: f.Name, Values: v})
 	}
-	for {
+	for b := 0; ; b++ {
 		rec, err := rr.Read()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, corrupt(fmt.Errorf("record batch %d: %w", b, err))
+		}
+		if int(rec.NumCols()) != len(t.Columns) {
+			return nil, fmt.Errorf("%w: record batch %d has %d columns, schema %d", ErrCorrupt, b, rec.NumCols(), len(t.Columns))
 		}
 		for j := range t.Columns {
 			c := &t.Columns[j]
-			switch a := rec.Column(j).(type) {
+			col := rec.Column(j)
+			if int64(col.Len()) != rec.NumRows() {
+				return nil, fmt.Errorf("%w: column %q has %d values in a record batch of %d rows", ErrCorrupt, c.Name, col.Len(), rec.NumRows())
+			}
+			ok := true
+			switch a := col.(type) {
 			case *array.String:
-				vals := c.Values.([]string)
-				for i := range a.Len() {
-					vals = append(vals, a.Value(i))
-				}
-				c.Values = vals
+				c.Values, ok = appendValues(c.Values, a)
 			case *array.LargeString:
-				vals := c.Values.([]string)
-				for i := range a.Len() {
-					vals = append(vals, a.Value(i))
-				}
-				c.Values = vals
+				c.Values, ok = appendValues(c.Values, a)
 			case *array.Float64:
-				c.Values = append(c.Values.([]float64), a.Float64Values()...)
+				c.Values, ok = appendValues(c.Values, a)
 			case *array.Int64:
-				c.Values = append(c.Values.([]int64), a.Int64Values()...)
+				c.Values, ok = appendValues(c.Values, a)
 			case *array.Boolean:
-				vals := c.Values.([]bool)
-				for i := range a.Len() {
-					vals = append(vals, a.Value(i))
-				}
-				c.Values = vals
+				c.Values, ok = appendValues(c.Values, a)
+			default:
+				ok = false
+			}
+			if !ok {
+				return nil, fmt.Errorf("%w: column %q has type %s in a record batch, %T in the schema", ErrCorrupt, c.Name, col.DataType(), c.Values)
 			}
 		}
 	}
-	return t, nil
+	return t, t.check()
+}
+
+// appendValues appends a's values to dst, a []T; ok is false if dst holds
+// another type.
+func appendValues[T any](dst any, a interface {
+	Len() int
+	Value(int) T
+}) (any, bool) {
+	vals, ok := dst.([]T)
+	if !ok {
+		return dst, false
+	}
+	for i := range a.Len() {
+		vals = append(vals, a.Value(i))
+	}
+	return vals, true
 }

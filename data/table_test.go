@@ -1,6 +1,9 @@
 package data
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -40,5 +43,29 @@ func TestTableRoundTrip(t *testing.T) {
 	bad := &Table{Columns: []Column{{"a", []string{"x"}}, {"b", []float64{}}}}
 	if err := bad.WriteCSV(filepath.Join(dir, "bad.csv")); err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Identical tables give identical Parquet bytes (issue 10: metadata was
+// written in map order, 20 writes gave 5 different files).
+func TestTableParquetByteStable(t *testing.T) {
+	dir := t.TempDir()
+	meta := map[string]string{}
+	for i := range 12 {
+		meta[fmt.Sprint("key", i)] = fmt.Sprint("value", i)
+	}
+	var first []byte
+	for i := range 20 {
+		tab := &Table{Columns: []Column{{"epsilon", []float64{1, 2}}, {"pet", []string{"rr", "llp"}}}, Meta: maps.Clone(meta)}
+		p := filepath.Join(dir, fmt.Sprint(i, ".parquet"))
+		if err := tab.WriteParquet(p); err != nil {
+			t.Fatal(err)
+		}
+		b := mustRead(t, p)
+		if first == nil {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Fatalf("write %d differs from write 0", i)
+		}
 	}
 }

@@ -1,0 +1,169 @@
+package data
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// column is one per-row column of a Frame other than the dense features and
+// the sparse indices: the one place that knows its name, Arrow type and Frame
+// field, so writing, reading, validation, Slice and Take cannot disagree.
+type column interface {
+	name() string
+	dataType() arrow.DataType
+	present(f *Frame) bool
+	length(f *Frame) int
+	accepts(t arrow.DataType) bool             // can be read from a file column of type t
+	setEmpty(f *Frame)                         // a present column of no rows
+	array(f *Frame) arrow.Array                // zero-copy view of the column
+	appendArrow(f *Frame, a arrow.Array) error // append a column read from a file
+	slice(dst, src *Frame, i, j int)           // dst's column = src's rows [i, j)
+	take(dst, src *Frame, rows []int)          // dst's column = src's rows, copied
+}
+
+// typedColumn implements column for a Frame field of element type T.
+type typedColumn[T uint8 | int64 | float64] struct {
+	col   string
+	dt    arrow.DataType
+	field func(*Frame) *[]T
+	conv  func(dst []T, a arrow.Array, name string) ([]T, error)
+}
+
+func (c typedColumn[T]) name() string               { return c.col }
+func (c typedColumn[T]) dataType() arrow.DataType   { return c.dt }
+func (c typedColumn[T]) present(f *Frame) bool      { return *c.field(f) != nil }
+func (c typedColumn[T]) length(f *Frame) int        { return len(*c.field(f)) }
+func (c typedColumn[T]) setEmpty(f *Frame)          { *c.field(f) = []T{} }
+func (c typedColumn[T]) array(f *Frame) arrow.Array { return primArray(c.dt, *c.field(f)) }
+
+func (c typedColumn[T]) accepts(t arrow.DataType) bool {
+	if _, float := any(*new(T)).(float64); float {
+		return isFloat(t)
+	}
+	return isInteger(t)
+}
+
+func (c typedColumn[T]) slice(dst, src *Frame, i, j int) {
+	*c.field(dst) = sub(*c.field(src), i, j)
+}
+func (c typedColumn[T]) take(dst, src *Frame, rows []int) {
+	*c.field(dst) = take(*c.field(src), rows)
+}
+
+func (c typedColumn[T]) appendArrow(f *Frame, a arrow.Array) error {
+	p := c.field(f)
+	v, err := c.conv(*p, a, c.col)
+	if err != nil {
+		return err
+	}
+	*p = v
+	return nil
+}
+
+// labelColumn comes first in a file; the others follow the features and the
+// sparse indices, in tailColumns' order (the order of existing files).
+var (
+	labelColumn column = typedColumn[uint8]{ColLabel, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Label }, appendUint8}
+	tailColumns        = []column{
+		typedColumn[float64]{ColEta, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Eta }, appendFloat64},
+		typedColumn[int64]{ColBagID, arrow.PrimitiveTypes.Int64, func(f *Frame) *[]int64 { return &f.BagID }, appendInt64},
+		typedColumn[uint8]{ColLabelRR, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.LabelRR }, appendUint8},
+		typedColumn[float64]{ColAlpha, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Alpha }, appendFloat64},
+		typedColumn[float64]{ColAlphaDebiased, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.AlphaDebiased }, appendFloat64},
+		typedColumn[int64]{ColRow, arrow.PrimitiveTypes.Int64, func(f *Frame) *[]int64 { return &f.Row }, appendInt64},
+	}
+	rowColumns = append([]column{labelColumn}, tailColumns...)
+)
+
+// columnNamed returns the per-row column called name, or nil (a feature or
+// the indices).
+func columnNamed(name string) column {
+	for _, c := range rowColumns {
+		if c.name() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// isInteger reports whether appendInt64 reads columns of type t.
+func isInteger(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.UINT8, arrow.INT32, arrow.UINT32, arrow.INT64, arrow.UINT64, arrow.BOOL:
+		return true
+	}
+	return false
+}
+
+func isFloat(t arrow.DataType) bool { return t.ID() == arrow.FLOAT32 || t.ID() == arrow.FLOAT64 }
+
+// appendInt64 appends an integer column written by any tool (pandas writes
+// int64 labels, pyarrow may write int32 bag ids).
+func appendInt64(dst []int64, col arrow.Array, name string) ([]int64, error) {
+	switch a := col.(type) {
+	case *array.Int64:
+		return append(dst, a.Int64Values()...), nil
+	case *array.Int32:
+		return appendConv(dst, a.Int32Values()), nil
+	case *array.Uint32:
+		return appendConv(dst, a.Uint32Values()), nil
+	case *array.Uint8:
+		return appendConv(dst, a.Uint8Values()), nil
+	case *array.Int8:
+		return appendConv(dst, a.Int8Values()), nil
+	case *array.Uint64:
+		for i, v := range a.Uint64Values() {
+			if v > 1<<63-1 {
+				return nil, fmt.Errorf("%w: column %q row %d: %d overflows int64", ErrInvalid, name, len(dst)+i, v)
+			}
+		}
+		return appendConv(dst, a.Uint64Values()), nil
+	case *array.Boolean:
+		for i := range a.Len() {
+			if a.Value(i) {
+				dst = append(dst, 1)
+			} else {
+				dst = append(dst, 0)
+			}
+		}
+		return dst, nil
+	}
+	return nil, fmt.Errorf("%w: column %q has type %s, want an integer", ErrSchema, name, col.DataType())
+}
+
+func appendConv[S uint8 | int8 | int32 | uint32 | uint64 | float32, D int64 | float64](dst []D, src []S) []D {
+	for _, v := range src {
+		dst = append(dst, D(v))
+	}
+	return dst
+}
+
+func appendUint8(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
+	if a, ok := col.(*array.Uint8); ok {
+		return append(dst, a.Uint8Values()...), nil
+	}
+	base := len(dst)
+	vals, err := appendInt64(nil, col, name)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if v != 0 && v != 1 {
+			return nil, fmt.Errorf("%w: column %q row %d has value %d, want 0 or 1", ErrLabel, name, base+i, v)
+		}
+		dst = append(dst, uint8(v))
+	}
+	return dst, nil
+}
+
+func appendFloat64(dst []float64, col arrow.Array, name string) ([]float64, error) {
+	switch a := col.(type) {
+	case *array.Float64:
+		return append(dst, a.Float64Values()...), nil
+	case *array.Float32:
+		return appendConv(dst, a.Float32Values()), nil
+	}
+	return nil, fmt.Errorf("%w: column %q has type %s, want float64", ErrSchema, name, col.DataType())
+}

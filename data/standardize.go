@@ -1,0 +1,101 @@
+package data
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Standardizer maps each dense feature x_j to (x_j − Mean_j)/Std_j. Issue 12
+// §1 measured that standardized inputs lift the Higgs MLP's test AUC by about
+// 0.05; the paper does not say whether it standardized. It is fitted on the
+// training frame's dense features only — never labels, targets or the test
+// set — so it reveals nothing about labels and is safe to record in run
+// records (it marshals to JSON as is).
+type Standardizer struct {
+	Features []string  `json:"features,omitempty"` // names, in order; Apply checks them when set
+	Mean     []float64 `json:"mean"`
+	// Std is the population standard deviation (divisor n, as sklearn's
+	// StandardScaler); 1 for a constant feature, which is then only centred.
+	Std      []float64 `json:"std"`
+	Constant []string  `json:"constant,omitempty"` // features whose deviation was 0
+	Rows     int       `json:"rows"`               // training rows fitted
+}
+
+// FitStandardizer computes each dense feature's mean and standard deviation
+// over f's rows in one streaming pass (Welford's update, numerically safe for
+// features with a large offset, where E[x²]−E[x]² cancels catastrophically).
+// A frame without dense features gives a Standardizer that changes nothing.
+func FitStandardizer(f *Frame) (*Standardizer, error) {
+	if f.Rows == 0 {
+		return nil, fmt.Errorf("%w: no rows to standardize from", ErrEmpty)
+	}
+	d := f.Dim()
+	if len(f.X) != f.Rows*d {
+		return nil, fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, d)
+	}
+	mean, m2 := make([]float64, d), make([]float64, d)
+	for i := range f.Rows {
+		inv := 1 / float64(i+1)
+		for j, v := range f.X[i*d : (i+1)*d] {
+			x := float64(v)
+			delta := x - mean[j]
+			mean[j] += delta * inv
+			m2[j] += delta * (x - mean[j])
+		}
+	}
+	s := &Standardizer{Features: slices.Clone(f.Features), Mean: mean, Std: m2, Rows: f.Rows}
+	for j := range d {
+		if !finite(mean[j]) || !finite(m2[j]) {
+			return nil, nonFinite(f, j)
+		}
+		s.Std[j] = math.Sqrt(m2[j] / float64(f.Rows))
+		if s.Std[j] == 0 {
+			s.Std[j] = 1
+			s.Constant = append(s.Constant, f.Features[j])
+		}
+	}
+	return s, nil
+}
+
+// nonFinite reports the first NaN or ±Inf value of feature j.
+func nonFinite(f *Frame, j int) error {
+	d := f.Dim()
+	for i := range f.Rows {
+		if v := float64(f.X[i*d+j]); !finite(v) {
+			return fmt.Errorf("%w: row %d: feature %q is %v", ErrInvalid, i, f.Features[j], v)
+		}
+	}
+	return fmt.Errorf("%w: feature %q overflows", ErrInvalid, f.Features[j])
+}
+
+// Apply returns a frame whose dense features are standardized (a new X) and
+// whose other columns are f's, shared. f must have the fitted frame's dense
+// width (and feature names, when the Standardizer records them).
+func (s *Standardizer) Apply(f *Frame) (*Frame, error) {
+	d := f.Dim()
+	switch {
+	case len(s.Mean) != d || len(s.Std) != d:
+		return nil, fmt.Errorf("%w: standardizer of %d features (%d deviations) applied to a frame of %d", ErrSchema, len(s.Mean), len(s.Std), d)
+	case s.Features != nil && !slices.Equal(s.Features, f.Features):
+		return nil, fmt.Errorf("%w: standardizer fitted on features %q, frame has %q", ErrSchema, s.Features, f.Features)
+	case len(f.X) != f.Rows*d:
+		return nil, fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, d)
+	}
+	inv := make([]float64, d)
+	for j, sd := range s.Std {
+		if !(sd > 0) || math.IsInf(sd, 0) || !finite(s.Mean[j]) {
+			return nil, fmt.Errorf("%w: feature %d has mean %v and deviation %v", ErrInvalid, j, s.Mean[j], sd)
+		}
+		inv[j] = 1 / sd
+	}
+	g := *f
+	g.X = make([]float32, len(f.X))
+	for i := range f.Rows {
+		row, out := f.X[i*d:(i+1)*d], g.X[i*d:(i+1)*d]
+		for j, v := range row {
+			out[j] = float32((float64(v) - s.Mean[j]) * inv[j])
+		}
+	}
+	return &g, nil
+}
