@@ -215,7 +215,13 @@ func readCheckpoint(path string) (*ckptHeader, [][]float32, error) {
 	for _, t := range h.Tensors {
 		n := int64(4)
 		for _, d := range t.Dims {
+			if d <= 0 || int64(d) > st.Size() {
+				return nil, nil, damaged("tensor %s has dims %v", t.Name, t.Dims)
+			}
 			n *= int64(d)
+			if n > st.Size() {
+				return nil, nil, damaged("tensor %s larger than the file", t.Name)
+			}
 		}
 		size += n
 	}
