@@ -75,7 +75,7 @@ func fastDotGeneralVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape)
 	if len(inputs) != 2 || len(vjpOutputs) != 1 || outputShape.Rank() != 0 || !isBatchedMatMul(node) {
 		return origDotGenVJP(node, vjpOutputs, outputShape)
 	}
-	x, w, v := inputs[0], inputs[1], vjpOutputs[0]                  // x [R,B,i], w [R,i,o], v [R,B,o]
+	x, w, v := inputs[0], inputs[1], vjpOutputs[0]                    // x [R,B,i], w [R,i,o], v [R,B,o]
 	gradX := DotGeneral(v, []int{2}, []int{0}, w, []int{2}, []int{0}) // [R,B,i]
 	gradW := DotGeneral(x, []int{1}, []int{0}, v, []int{1}, []int{0}) // [R,i,o]
 	return []*Node{gradX, gradW}

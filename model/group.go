@@ -361,14 +361,14 @@ func (t *trainer) fingerprint() string {
 		reps[i] = rep{r.Name, r.Seed, r.LR, r.Params.FlipProb, r.Params.Prior}
 	}
 	return fingerprintOf(struct {
-		Model           string
-		Init            string
-		Loss            string
-		Adam            AdamConfig
-		Sparse          bool
-		Rows, Bag       int
-		StepsPerEpoch   int64
-		Replicas        []rep
+		Model         string
+		Init          string
+		Loss          string
+		Adam          AdamConfig
+		Sparse        bool
+		Rows, Bag     int
+		StepsPerEpoch int64
+		Replicas      []rep
 	}{t.m.key(), t.m.Init.String(), t.cfg.Loss.String(), t.cfg.Adam, t.cfg.SparseEmbedding, t.s.b, t.s.bag, t.spe, reps})
 }
 

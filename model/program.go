@@ -15,10 +15,10 @@ import (
 type feedKind uint8
 
 const (
-	feedHost       feedKind = iota // dense rows gathered on the host: x [R, B, D]
-	feedResident                   // dense features resident [N, D], rows by index: idx [R·B] int32
-	feedSparseLazy                 // kdd_embed, lazy Adam: uniq [R·U], local [R·B·W] int32, mask [R, B, W]
-	feedSparseDense                // kdd_embed, dense Adam: ids [R·B·W] int32, mask [R, B, W]
+	feedHost        feedKind = iota // dense rows gathered on the host: x [R, B, D]
+	feedResident                    // dense features resident [N, D], rows by index: idx [R·B] int32
+	feedSparseLazy                  // kdd_embed, lazy Adam: uniq [R·U], local [R·B·W] int32, mask [R, B, W]
+	feedSparseDense                 // kdd_embed, dense Adam: ids [R·B·W] int32, mask [R, B, W]
 )
 
 func (f feedKind) String() string {
