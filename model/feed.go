@@ -20,8 +20,12 @@ type feeder struct {
 	uniq   []int32   // feedSparseLazy: [R·U] table rows, padded with the replica's trash row
 	mask   []float32 // sparse: [R·B·W]
 	target []float32 // [R·T]
-	slot   []int32   // feedSparseLazy: bucket → slot in the replica's uniq (−1: none)
+	slot   []int32   // lazy Adam: bucket → slot in the replica's uniq (−1: none)
+	nUniq  []int     // lazy Adam: rows of each replica's uniq in use this step
 }
+
+// lazy reports whether the step updates only the touched embedding rows.
+func (s trainShape) lazy() bool { return s.feed == feedSparseLazy || s.feed == feedSparseHost }
 
 func newFeeder(s trainShape, feat *data.Frame, buckets int) *feeder {
 	f := &feeder{s: s, feat: feat, buckets: buckets, target: make([]float32, s.r*s.targets())}
@@ -30,15 +34,19 @@ func newFeeder(s trainShape, feat *data.Frame, buckets int) *feeder {
 		f.x = make([]float32, s.r*s.b*s.d)
 	case feedResident:
 		f.ids = make([]int32, s.r*s.b)
-	case feedSparseLazy, feedSparseDense:
+	case feedSparseLazy, feedSparseDense, feedSparseHost:
 		f.ids = make([]int32, s.r*s.b*s.w)
 		f.mask = make([]float32, s.r*s.b*s.w)
-		if s.feed == feedSparseLazy {
+		if s.lazy() {
 			f.uniq = make([]int32, s.r*s.u)
+			f.nUniq = make([]int, s.r)
 			f.slot = make([]int32, buckets)
 			for i := range f.slot {
 				f.slot[i] = -1
 			}
+		}
+		if s.feed == feedSparseHost {
+			f.x = make([]float32, s.r*s.b*s.e)
 		}
 	}
 	return f
@@ -70,7 +78,7 @@ func (f *feeder) fill(r int, b *data.Batch) error {
 		}
 	case feedResident:
 		copy(f.ids[r*s.b:], b.RowIDs)
-	case feedSparseDense, feedSparseLazy:
+	case feedSparseDense, feedSparseLazy, feedSparseHost:
 		f.fillSparse(r, b.RowIDs)
 	}
 	return nil
@@ -86,7 +94,7 @@ func (f *feeder) fillSparse(r int, rows []int32) {
 	base := int32(r * (f.buckets + 1))
 	trash := base + int32(f.buckets)
 	ids, mask := f.ids[r*s.b*s.w:(r+1)*s.b*s.w], f.mask[r*s.b*s.w:(r+1)*s.b*s.w]
-	lazy := s.feed == feedSparseLazy
+	lazy := s.lazy()
 	var uniq []int32
 	if lazy {
 		uniq = f.uniq[r*s.u : (r+1)*s.u]
@@ -118,6 +126,7 @@ func (f *feeder) fillSparse(r int, rows []int32) {
 		}
 	}
 	if lazy {
+		f.nUniq[r] = n
 		for _, u := range uniq[:n] {
 			f.slot[u-base] = -1
 		}
@@ -163,6 +172,8 @@ func (f *feeder) buffers(be backends.Backend) ([]backends.Buffer, error) {
 		if err = put(f.ids, s.r, s.b, s.w); err == nil {
 			err = put(f.mask, s.r, s.b, s.w)
 		}
+	case feedSparseHost:
+		err = put(f.x, s.r, s.b, s.e)
 	}
 	if err == nil {
 		err = put(f.target, s.r, s.targets())

@@ -106,10 +106,13 @@ type GroupConfig struct {
 	// they are read back and checked (0: DefaultLossEvery). Progress is
 	// reported at the same moments.
 	LossEvery int
-	// Resident: dense features uploaded once (index tensors per step) or host
-	// batches; ResidentMaxBytes is ResidentAuto's threshold (0:
-	// DefaultResidentMaxBytes). kdd_embed always sends its index rows per
-	// step (the host computes the unique rows lazy Adam updates).
+	// Resident: dense features uploaded once (index tensors per step) or
+	// host batches; ResidentMaxBytes is ResidentAuto's threshold (0:
+	// DefaultResidentMaxBytes). For kdd_embed with SparseEmbedding it says
+	// where the tables live: on the device (always; lazy Adam in the
+	// program) or on the host (never; the host sums the rows and applies lazy
+	// Adam, the program trains the dense layers); auto: the host on backend
+	// "go", the device on XLA. kdd_embed sends its index rows every step.
 	Resident         ResidentMode
 	ResidentMaxBytes int64
 	// Progress, when set, is called after each loss read-back and at the end.
@@ -185,11 +188,13 @@ type trainer struct {
 	m          ModelConfig
 	s          trainShape
 	be         backends.Backend
-	specs      []paramSpec
+	specs      []paramSpec // every parameter
+	gspecs     []paramSpec // those the program holds (all but a host-kept table)
+	host       *hostEmbedding
 	spe, total int64 // steps per epoch, steps in all
 	fp         string
 	prog       *Graph
-	state      []backends.Buffer // params, m, v (P each), loss accumulator
+	state      []backends.Buffer // program params, m, v (len(gspecs) each), loss accumulator
 	consts     []backends.Buffer // flip, prior [R]
 	feats      backends.Buffer   // resident features, or nil
 	feed       *feeder
@@ -297,12 +302,15 @@ func (t *trainer) validate() error {
 	case t.m.Kind == KindKDDEmbed && cfg.SparseEmbedding:
 		s.feed, s.w = feedSparseLazy, sparseWidth(f)
 		s.u = s.b * s.w
+		if cfg.Resident == ResidentNever || (cfg.Resident == ResidentAuto && isGoBackend(t.be)) {
+			s.feed, s.e = feedSparseHost, t.m.EmbedDim
+		}
 	case t.m.Kind == KindKDDEmbed:
 		s.feed, s.w = feedSparseDense, sparseWidth(f)
 	default:
 		s.d = f.Dim()
 		resident := cfg.Resident == ResidentAlways ||
-			(cfg.Resident == ResidentAuto && t.be.Name() != simplego.BackendName && int64(len(f.X))*4 <= cfg.ResidentMaxBytes)
+			(cfg.Resident == ResidentAuto && !isGoBackend(t.be) && int64(len(f.X))*4 <= cfg.ResidentMaxBytes)
 		s.feed = feedHost
 		if resident {
 			s.feed, s.n = feedResident, f.Rows
@@ -310,7 +318,14 @@ func (t *trainer) validate() error {
 	}
 	t.s = s
 	t.specs = t.m.params()
+	t.gspecs = s.graphParams(t.m)
 	return nil
+}
+
+// isGoBackend reports whether be is GoMLX's pure-Go backend.
+func isGoBackend(be backends.Backend) bool {
+	_, ok := be.(*simplego.Backend)
+	return ok
 }
 
 // checkFeatures checks that a frame fits the model.
@@ -392,23 +407,28 @@ func (t *trainer) upload(flat any, dims ...int) (backends.Buffer, error) {
 	return t.be.BufferFromFlatData(0, flat, shape)
 }
 
-// initialState uploads the replicas' initial parameters and zero moments.
+// initialState uploads the replicas' initial parameters and zero moments
+// (a host-kept table stays on the host).
 func (t *trainer) initialState() error {
-	np := len(t.specs)
 	r := t.s.r
-	host := make([][]float32, np)
+	host := make([][]float32, len(t.specs))
 	for i, p := range t.specs {
 		host[i] = make([]float32, r*p.size())
 	}
-	dst := make([][]float32, np)
+	dst := make([][]float32, len(t.specs))
 	for k, rep := range t.cfg.Replicas {
 		for i, p := range t.specs {
 			dst[i] = host[i][k*p.size() : (k+1)*p.size()]
 		}
 		t.m.initReplica(rep.Seed, dst)
 	}
+	if t.host != nil {
+		t.host.set(0, host[0]) // zero moments: the host table starts zeroed
+		host = host[1:]
+	}
+	np := len(t.gspecs)
 	zeros := map[int][]float32{}
-	for i, p := range t.specs {
+	for i, p := range t.gspecs {
 		b, err := t.upload(host[i], p.dims(r)...)
 		if err != nil {
 			return err
@@ -428,6 +448,21 @@ func (t *trainer) initialState() error {
 	return nil
 }
 
+// stateSlot maps checkpoint tensor i (stateTensors order) to the part of a
+// host-kept table it is (0 values, 1 and 2 moments; −1: none) or to its
+// index in t.state.
+func (t *trainer) stateSlot(i int) (hostPart, state int) {
+	n := len(t.specs)
+	kind, p := i/n, i%n
+	if t.host != nil {
+		if p == 0 {
+			return kind, -1
+		}
+		return -1, kind*len(t.gspecs) + p - 1
+	}
+	return -1, i
+}
+
 // restore uploads a checkpoint's state.
 func (t *trainer) restore(h *ckptHeader, data [][]float32) error {
 	want := t.stateTensors()
@@ -438,11 +473,17 @@ func (t *trainer) restore(h *ckptHeader, data [][]float32) error {
 		if h.Tensors[i].Name != w.Name || !slices.Equal(h.Tensors[i].Dims, w.Dims) {
 			return fmt.Errorf("%w: checkpoint tensor %s%v, want %s%v", ErrCheckpointMismatch, h.Tensors[i].Name, h.Tensors[i].Dims, w.Name, w.Dims)
 		}
+		if part, _ := t.stateSlot(i); part >= 0 {
+			t.host.set(part, data[i])
+			data[i] = nil
+			continue
+		}
 		b, err := t.upload(data[i], w.Dims...)
 		if err != nil {
 			return err
 		}
-		t.state[i] = b
+		_, j := t.stateSlot(i)
+		t.state[j] = b
 		data[i] = nil
 	}
 	return nil
@@ -486,7 +527,9 @@ func (t *trainer) snapshotInto(s *snapshot) error {
 		if len(s.data[i]) != n {
 			s.data[i] = make([]float32, n)
 		}
-		if err := t.be.BufferToFlatData(t.state[i], s.data[i]); err != nil {
+		if part, j := t.stateSlot(i); part >= 0 {
+			t.host.get(part, s.data[i])
+		} else if err := t.be.BufferToFlatData(t.state[j], s.data[i]); err != nil {
 			return err
 		}
 	}
@@ -545,7 +588,7 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 	}
 	cfg = t.cfg
 	wrap := func(err error) error { return fmt.Errorf("model: group %q: %w", cfg.Name, err) }
-	if t.be.Name() == simplego.BackendName && !fastDotVJPInstalled() {
+	if isGoBackend(t.be) && !fastDotVJPInstalled() {
 		t.notice("model.UseFastDotVJP was not called: dense-layer gradients are ~15× slower on backend \"go\"")
 	}
 	t.fp = t.fingerprint()
@@ -560,8 +603,11 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 	}
 
 	// State: a checkpoint or the replicas' initialization.
-	np := len(t.specs)
+	np := len(t.gspecs)
 	t.state = make([]backends.Buffer, 3*np+1)
+	if t.s.feed == feedSparseHost {
+		t.host = newHostEmbedding(t.s.r, t.m.Buckets, t.m.EmbedDim, t.s.u)
+	}
 	r := t.s.r
 	epochLossSum, lastEpochLoss := make([]float64, r), make([]float64, r)
 	for i := range lastEpochLoss {
@@ -729,6 +775,9 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 				return fail(&ReplicaError{Group: cfg.Name, Replica: rep.Name, Index: i, Step: step + 1, Err: err})
 			}
 		}
+		if t.host != nil {
+			t.host.forward(t.feed)
+		}
 		// Adam's bias corrections at step t = step+1, folded into inputs.
 		tt := float64(step + 1)
 		for i, rep := range cfg.Replicas {
@@ -767,6 +816,15 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 			return fail(&ReplicaError{Group: cfg.Name, Replica: "(all)", Index: -1, Step: step + 1, Err: err})
 		}
 		copy(t.state, outs)
+		if t.host != nil {
+			gb := outs[len(t.state)]
+			err := t.be.BufferToFlatData(gb, t.feed.x)
+			_ = t.be.BufferFinalize(gb)
+			if err != nil {
+				return fail(err)
+			}
+			t.host.update(t.feed, t.feed.x, stepScale, vScale, cfg.Adam)
+		}
 		step++
 		grp.StepsRun++
 		sinceFlush++
@@ -814,6 +872,16 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 	report(nil, true)
 	grp.params = slices.Clone(t.state[:np])
 	clear(t.state[:np])
+	if t.host != nil {
+		values := make([]float32, r*t.specs[0].size())
+		t.host.get(0, values)
+		table, err := t.upload(values, t.specs[0].dims(r)...)
+		if err != nil {
+			return fail(err)
+		}
+		grp.params = append([]backends.Buffer{table}, grp.params...)
+		t.host = nil
+	}
 	t.release()
 	return grp, nil
 }

@@ -167,7 +167,8 @@ func (i Init) MarshalText() ([]byte, error) { return inits.marshal(i) }
 func (i *Init) UnmarshalText(b []byte) error { return inits.unmarshal(i, b) }
 
 // ResidentMode says whether a group's dense training features are uploaded to
-// the backend once (resident) or sent as host batches every step.
+// the backend once (resident) or sent as host batches every step, and where
+// kdd_embed's tables live with lazy Adam (GroupConfig.Resident).
 type ResidentMode int
 
 const (

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,10 +20,12 @@ const (
 	feedResident                    // dense features resident [N, D], rows by index: idx [R·B] int32
 	feedSparseLazy                  // kdd_embed, lazy Adam: uniq [R·U], local [R·B·W] int32, mask [R, B, W]
 	feedSparseDense                 // kdd_embed, dense Adam: ids [R·B·W] int32, mask [R, B, W]
+	feedSparseHost                  // kdd_embed, table and lazy Adam on the host: embedding sums [R, B, E] in, their gradient out
 )
 
 func (f feedKind) String() string {
-	return [...]string{"host batches", "resident features", "sparse rows, lazy Adam", "sparse rows, dense Adam"}[f]
+	return [...]string{"host batches", "resident features", "sparse rows, lazy Adam", "sparse rows, dense Adam",
+		"embedding on the host, lazy Adam"}[f]
 }
 
 // trainShape is everything a training program is compiled for; with the
@@ -38,6 +41,16 @@ type trainShape struct {
 	feed  feedKind
 	n, d  int // resident feature rows and dense width
 	w, u  int // sparse: indices per row, unique rows per replica and step
+	e     int // feedSparseHost: embedding width
+}
+
+// graphParams are the parameters the training program holds: all of them,
+// or all but the embedding table when the host keeps it.
+func (s trainShape) graphParams(m ModelConfig) []paramSpec {
+	if s.feed == feedSparseHost {
+		return m.params()[1:]
+	}
+	return m.params()
 }
 
 // targets is the number of targets per replica and step.
@@ -106,10 +119,11 @@ func program(key cacheKey, build func(g *Graph) []*Node) (g *Graph, compileS flo
 func f32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Float32, dims...) }
 func i32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Int32, dims...) }
 
-// Training program inputs, in order: params (P), Adam first moments (P),
-// second moments (P), loss accumulator [R], then stepInputs, then the
-// feed's data inputs, then the targets [R, T]. Outputs: params, moments and
-// loss accumulator, updated (3P + 1).
+// Training program inputs, in order: params (P = len(graphParams)), Adam
+// first moments (P), second moments (P), loss accumulator [R], then
+// stepInputs, then the feed's data inputs, then the targets [R, T].
+// Outputs: params, moments and loss accumulator, updated (3P + 1), and with
+// feedSparseHost the gradient of the embedding sums [R, B, E].
 const (
 	inStepScale = iota // [R] lr_r / (1 − β1^t): bias-corrected step size of each replica
 	inVScale           // [] 1/√(1 − β2^t)
@@ -121,7 +135,7 @@ const (
 // buildTrain builds one Adam step for the whole group.
 func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 	return func(g *Graph) []*Node {
-		specs := m.params()
+		specs := s.graphParams(m)
 		np := len(specs)
 		params, ms, vs := make([]*Node, np), make([]*Node, np), make([]*Node, np)
 		for i, p := range specs {
@@ -159,16 +173,21 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 			ids := Parameter(g, "table_ids", i32(s.r, s.b, s.w))
 			mask := Parameter(g, "mask", f32(s.r, s.b, s.w))
 			h0 = embedSum(params[0], ids, mask)
+		case feedSparseHost:
+			h0 = Parameter(g, "embedding_sums", f32(s.r, s.b, s.e))
 		}
-		if m.Kind == KindKDDEmbed {
+		if m.Kind == KindKDDEmbed && s.feed != feedSparseHost {
 			layers = params[1:]
 		}
 		target := Parameter(g, "target", f32(s.r, s.targets()))
 
 		loss := replicaLoss(s.loss, flip, prior, denseStack(layers, h0), target, s.bag)
 		wrt := params
-		if s.feed == feedSparseLazy {
+		switch s.feed {
+		case feedSparseLazy:
 			wrt = append([]*Node{lazyRows}, params[1:]...)
+		case feedSparseHost:
+			wrt = append(slices.Clone(params), h0)
 		}
 		grads := Gradient(ReduceAllSum(loss), wrt...)
 
@@ -210,7 +229,11 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 			outP[i] = Sub(params[i], adamStep(outM[i], outV[i], perReplica(p.dims(s.r), p.kind)))
 		}
 		outs := append(append(outP, outM...), outV...)
-		return append(outs, Add(lossAcc, loss))
+		outs = append(outs, Add(lossAcc, loss))
+		if s.feed == feedSparseHost {
+			outs = append(outs, grads[np])
+		}
+		return outs
 	}
 }
 
