@@ -88,6 +88,7 @@ func TestFastVJPsMatchGoMLX(t *testing.T) {
 		{"batched R=4 B=64 i=28 o=30", batched, []int{4, 64, 28}, []int{4, 28, 30}, []int{4, 64, 30}, true},
 		{"batched o=1 (logit layer)", batched, []int{2, 17, 11}, []int{2, 11, 1}, []int{2, 17, 1}, true},
 		{"batched square dims", batched, []int{3, 3, 3}, []int{3, 3, 3}, []int{3, 3, 3}, true},
+		{"batched B=256: grad_W in two halves on go", batched, []int{2, 256, 7}, []int{2, 7, 3}, []int{2, 256, 3}, true},
 		{"batched, rhs transposed falls back", batchedT, []int{2, 5, 4}, []int{2, 3, 4}, []int{2, 5, 3}, false},
 	}
 	for _, tc := range tests {
