@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/gomlx/gomlx/backends"
@@ -12,12 +11,6 @@ import (
 // DefaultBackend is the backend name used when none is configured: GoMLX's
 // pure-Go backend, which builds and runs anywhere (no cgo, no plugins).
 const DefaultBackend = "go"
-
-// NoAutoInstallEnv is GoMLX's switch that stops its XLA backend from
-// downloading PJRT plugins at run time. NewBackend sets it (and also disables
-// auto-install programmatically) so that a missing plugin is an error, never a
-// download.
-const NoAutoInstallEnv = "GOMLX_NO_AUTO_INSTALL"
 
 // DefaultGoOptions are the simplego options of backend "go". GoMLX v0.26's
 // pure-Go executor can deadlock when it runs independent ops in parallel:
@@ -40,9 +33,14 @@ const DefaultGoOptions = "ops_sequential"
 //     name pjrt_c_api_<plugin>_plugin.so. "xla:/abs/path/plugin.so" loads a
 //     plugin file directly.
 //
-// NewBackend never downloads anything: a missing plugin is an error that says
-// how to install one. The XLA backend needs cgo; a binary built with
-// CGO_ENABLED=0 or with the build tag "noxla" has only the "go" backend.
+// NewBackend never downloads anything (it turns GoMLX's plugin auto-install
+// off programmatically): a missing plugin is an error that says how to
+// install one. It does not touch the process environment; see BackendEnv for
+// what a caller may want to set first. The XLA backend needs cgo; a binary
+// built with CGO_ENABLED=0 or with the build tag "noxla" has only the "go"
+// backend.
+//
+// NewBackend does not install UseFastDotVJP: call it once at start-up.
 func NewBackend(name string) (b backends.Backend, err error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -65,9 +63,6 @@ func NewBackend(name string) (b backends.Backend, err error) {
 		}
 		return b, nil
 	case "xla":
-		if _, set := os.LookupEnv(NoAutoInstallEnv); !set {
-			_ = os.Setenv(NoAutoInstallEnv, "1")
-		}
 		if opts == "" {
 			return nil, fmt.Errorf("model: backend %q: name a PJRT plugin, e.g. \"xla:cpu\" or \"xla:cuda\" (backend \"go\" works anywhere)", name)
 		}
@@ -75,6 +70,24 @@ func NewBackend(name string) (b backends.Backend, err error) {
 	default:
 		return nil, fmt.Errorf("model: unknown backend %q: want \"go\", \"xla:cpu\" or \"xla:cuda\"", name)
 	}
+}
+
+// CUDAChecksEnv is go-xla's switch for its CUDA driver checks. With the checks
+// on (the default) and an nvidia/ directory next to the CUDA plugin's parent,
+// go-xla v0.1.4 sets XLA_FLAGS=--xla_gpu_cuda_data_dir to a path hard-coded
+// for its author's machine, which breaks compilation.
+const CUDAChecksEnv = "GOPJRT_CUDA_CHECKS"
+
+// BackendEnv returns the environment variables a program should set (with
+// os.Setenv, before calling NewBackend, unless the user set them) for the
+// named backend: {CUDAChecksEnv: "0"} for a CUDA plugin, nothing otherwise.
+// NewBackend itself never changes the environment.
+func BackendEnv(name string) map[string]string {
+	kind, plugin, _ := strings.Cut(strings.TrimSpace(name), ":")
+	if kind == "xla" && isCUDAPlugin(plugin) {
+		return map[string]string{CUDAChecksEnv: "0"}
+	}
+	return nil
 }
 
 // xlaInstallHelp explains how to make a PJRT plugin available.

@@ -17,15 +17,7 @@ import (
 const XLAAvailable = true
 
 func newXLABackend(name, plugin string) (backends.Backend, error) {
-	xla.EnableAutoInstall(false)
-	if isCUDAPlugin(plugin) {
-		// go-xla v0.1.4, when it finds ../nvidia next to the CUDA plugin, sets
-		// XLA_FLAGS=--xla_gpu_cuda_data_dir to a path hard-coded for its
-		// author's machine; its driver check can be turned off.
-		if _, set := os.LookupEnv("GOPJRT_CUDA_CHECKS"); !set {
-			_ = os.Setenv("GOPJRT_CUDA_CHECKS", "0")
-		}
-	}
+	xla.EnableAutoInstall(false) // programmatic: a missing plugin is an error, never a download
 	pluginName, _, _ := cutOptions(plugin)
 	if !filepath.IsAbs(pluginName) {
 		if !slices.Contains(xla.GetAvailablePlugins(), pluginName) {

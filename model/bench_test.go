@@ -2,89 +2,64 @@ package model
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 )
 
-// benchBatch is one dense batch of synthetic logistic data with per-row
-// labels (bag == 0) or per-bag proportions.
-func benchBatch(rows, dim, bag int) *Batch {
-	w, b := trueModel(dim, 1, 3)
-	d := makeLogistic(rows, w, b, 2)
-	batch := &Batch{Rows: rows, X: d.X, Dim: dim, Target: labelsAsTarget(d.Y), BagSize: bag}
-	if bag > 0 {
-		batch.Target = bagProportions(d.Y, bag)
-	}
-	return batch
-}
-
-func benchSparseBatch(rows, width, buckets int) *Batch {
-	r := rand.New(rand.NewPCG(1, 2))
-	b := &Batch{Rows: rows, Width: width, Indices: make([]int32, rows*width), IndexMask: make([]float32, rows*width), Target: make([]float32, rows)}
-	for i := range rows {
-		m := width/2 + r.IntN(width/2+1)
-		for j := range m {
-			b.Indices[i*width+j], b.IndexMask[i*width+j] = int32(r.IntN(buckets)), 1
-		}
-		b.Target[i] = float32(r.IntN(2))
-	}
-	return b
-}
-
-// benchSteps measures training steps on one fixed batch (the data pipeline is
-// not part of it) after two warm-up steps (graph compilation).
-func benchSteps(b *testing.B, cfg TrainConfig, batch *Batch, fastVJP bool) {
-	setFastDotVJP(fastVJP)
-	defer setFastDotVJP(true)
-	cfg.Backend = goBackend(b)
-	r, err := newRunner(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for range 2 {
-		if _, err := r.step(batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ResetTimer()
-	for range b.N {
-		if _, err := r.step(batch); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N*batch.Rows)/b.Elapsed().Seconds(), "ex/s")
-}
-
-// BenchmarkTrainStep reports training throughput (examples/s) on the
-// pure-Go backend at batch 1024. Run e.g.
+// benchGroups runs Bench for each configuration as a sub-benchmark and
+// reports aggregate and per-replica examples/s and compile_s. Run e.g.
 //
-//	go test ./model/ -run '^$' -bench TrainStep -benchtime 20x
-func BenchmarkTrainStep(b *testing.B) {
-	const batch = 1024
-	higgs := ModelConfig{Kind: KindHiggsMLP, InputDim: 28}
-	cases := []struct {
-		name  string
-		cfg   TrainConfig
-		batch *Batch
-		fast  bool
-	}{
-		{"higgs_mlp/bce/fast_vjp", TrainConfig{Model: higgs, Loss: LossBCE}, benchBatch(batch, 28, 0), true},
-		{"higgs_mlp/bce/original_vjp", TrainConfig{Model: higgs, Loss: LossBCE}, benchBatch(batch, 28, 0), false},
-		{"higgs_mlp/propmatch_k64/fast_vjp", TrainConfig{Model: higgs, Loss: LossPropMatch}, benchBatch(batch, 28, 64), true},
-		{"higgs_mlp/debiased_bce/fast_vjp", TrainConfig{Model: higgs, Loss: LossDebiasedBCE, LossParams: LossParams{FlipProb: 0.25}}, benchBatch(batch, 28, 0), true},
+//	go test ./model/ -run '^$' -bench 'Higgs' -benchtime 1x
+func benchGroups(b *testing.B, cfg BenchConfig) {
+	for _, loss := range cfg.withDefaults().Losses {
+		for _, r := range cfg.withDefaults().Replicas {
+			c := cfg
+			c.Losses, c.Replicas = []Loss{loss}, []int{r}
+			b.Run(fmt.Sprintf("%s/R=%d", loss, r), func(b *testing.B) {
+				var row BenchRow
+				for range b.N {
+					rows, err := Bench(b.Context(), goBackend(b), c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					row = rows[0]
+				}
+				b.ReportMetric(row.ExamplesPerS, "ex/s")
+				b.ReportMetric(row.PerReplicaExamplesPerS, "ex/s/model")
+				b.ReportMetric(row.CompileS, "compile_s")
+			})
+		}
 	}
-	for _, buckets := range []int{50_000, DefaultBuckets} {
-		cases = append(cases, struct {
-			name  string
-			cfg   TrainConfig
-			batch *Batch
-			fast  bool
-		}{fmt.Sprintf("kdd_embed/buckets=%d/width=16", buckets),
-			TrainConfig{Model: ModelConfig{Kind: KindKDDEmbed, Buckets: buckets}, Loss: LossBCE},
-			benchSparseBatch(batch, 16, buckets), true})
+}
+
+// BenchmarkHiggs is issue 11's table on the Higgs MLP (28→300×4→1), batch
+// 1024 per replica: R ∈ {1, 8, 64} × {bce, debiased_bce, propmatch k=64}.
+// R=64 takes minutes per row on 2 cores: select with -bench 'Higgs/.*/R=(1|8)$'.
+func BenchmarkHiggs(b *testing.B) {
+	benchGroups(b, BenchConfig{Steps: 8})
+}
+
+// BenchmarkHiggsResident compares resident features with host batches.
+func BenchmarkHiggsResident(b *testing.B) {
+	for _, mode := range []ResidentMode{ResidentNever, ResidentAlways} {
+		b.Run(mode.String(), func(b *testing.B) {
+			benchGroups(b, BenchConfig{Steps: 8, Losses: []Loss{LossBCE}, Replicas: []int{1, 8}, Resident: mode})
+		})
 	}
-	for _, tc := range cases {
-		b.Run(tc.name, func(b *testing.B) { benchSteps(b, tc.cfg, tc.batch, tc.fast) })
+}
+
+// BenchmarkKDD is kdd_embed at the paper's 500,000 buckets, 11 indices per
+// row, batch 1024: lazy Adam with the table on the host (the default on
+// "go") or on the device, and dense Adam.
+func BenchmarkKDD(b *testing.B) {
+	for _, tc := range []struct {
+		name     string
+		sparse   bool
+		resident ResidentMode
+		steps    int
+	}{{"lazy_host", true, ResidentNever, 40}, {"lazy_device", true, ResidentAlways, 10}, {"dense", false, ResidentAuto, 6}} {
+		b.Run(tc.name, func(b *testing.B) {
+			benchGroups(b, BenchConfig{Model: ModelConfig{Kind: KindKDDEmbed}, Losses: []Loss{LossBCE}, Replicas: []int{1},
+				Steps: tc.steps, SparseEmbedding: tc.sparse, Resident: tc.resident})
+		})
 	}
 }

@@ -1,7 +1,9 @@
 // Package model trains and evaluates the models of "Auditing Privacy
 // Mechanisms via Label Inference Attacks" (the paper this project
 // reproduces) on labels released by a privacy-enhancing technology (PET),
-// with GoMLX.
+// with GoMLX. One engine, TrainGroup, trains a group of R models of one
+// architecture and loss in one compiled program; a single run is a group of
+// one.
 //
 // # Models (paper, Appendix C "Model Architectures")
 //
@@ -12,10 +14,10 @@
 //   - mlp: the same dense stack with configurable hidden sizes (none:
 //     logistic regression), for tests and small experiments.
 //
-// Models output logits; probabilities are their sigmoid. Graph builders
-// (Logits, Dense, EmbedSum, LossGraph) take a *context.Context whose scope
-// holds the variables, so several replicas can be built in one graph under
-// different scopes.
+// Initialization (ModelConfig.Init, config key model.init) is drawn on the
+// host from each replica's seed: uniform_fan_in (PyTorch's default, the
+// default here), glorot_uniform (Keras') or he_normal (GoMLX's); the
+// embedding table is N(0, 0.05²).
 //
 // # Losses (paper, Section 2 "Learning from privatized labels" and Appendix C
 // "Training Setup"), matched to what each PET releases
@@ -39,14 +41,42 @@
 //     y_i, and ℓ is affine in the label, so the surrogate is an unbiased
 //     estimate of the example's loss.
 //
-// # Training
+// # Training a group (paper, Appendix C "Training Setup": minibatch Adam, a
+// grid of learning rates, 10 trials per setting)
 //
-// Train runs Adam (Kingma and Ba, ICLR 2015) over a BatchSource for a number
-// of epochs, with seeded initialization (same seed, same backend, same
-// batches: same model), GoMLX checkpoints to resume a killed run, a progress
-// hook, and errors (never panics) for bad batches, non-finite losses and
-// GoMLX graph failures. Trained.Predict gives probabilities; AUC (exact,
-// tie-aware) and LogLoss evaluate them.
+// The replicas' parameters are stacked on a leading replica axis ([R, in,
+// out] weights), so each dense layer is one batched DotGeneral. Each replica
+// has its own init seed, learning rate, loss parameters (e.g. its RR flip
+// probability), batch source (its targets, bags and seeded order) and Adam
+// state; learning rates, loss parameters and the step counter are program
+// inputs, so one compiled program, cached for the process, serves every group
+// of the same shape. A replica's result does not depend on its group: on
+// backend "go" a replica trained alone and inside a group of 8 predicts
+// bit-identically (TestGroupInvariance).
+//
+// Data: batches carry row ids into the shared features (data.Batch.RowIDs).
+// Dense features are either resident on the backend (uploaded once; each
+// step sends an int32 index tensor [R, B] and the rows are gathered on the
+// device) or gathered on the host and sent per step (ResidentMode; the
+// default uploads on XLA backends up to 4 GiB and uses host batches on
+// "go"). Losses accumulate on the device and are read back every LossEvery
+// steps; a non-finite loss is an error naming the replica.
+//
+// kdd_embed keeps one table per replica (R × (Buckets+1) × 50, one zero
+// "trash" row per replica for padding). With GroupConfig.SparseEmbedding
+// the host computes each step's unique rows and lazy Adam updates only
+// those, in place (ScatterSum on the donated table); otherwise dense Adam
+// updates the whole table every step.
+//
+// Checkpoints are the package's own format (checkpoint.go): one file per
+// group, snapshotted at a step boundary and written in the background,
+// atomically (temporary file, fsync, rename) and verified on load (length,
+// CRC-32C); a damaged one is set aside, never loaded. By default a group
+// checkpoints every 10 minutes of wall-clock time.
+//
+// Group.Predict gives every replica's probabilities in one pass; AUC (exact,
+// tie-aware, internal/stats) and LogLoss evaluate them on the host. Bench
+// measures training throughput on any backend.
 //
 // # Backends
 //
@@ -55,8 +85,11 @@
 // found through PJRT_PLUGIN_LIBRARY_PATH; never downloaded at run time).
 // The XLA backend needs cgo; building with CGO_ENABLED=0 or -tags noxla
 // leaves it out (backend_noxla.go) and "xla:*" then reports an error.
+// NewBackend changes no process state beyond GoMLX's auto-install switch;
+// BackendEnv lists environment variables a program may want to set first.
 //
-// On the pure-Go backend GoMLX's matrix×matrix Dot gradient materializes an
-// [i,j,k] tensor; this package replaces it at init with two DotGeneral calls
-// (dotvjp.go), about 16–20× faster for the Higgs MLP.
+// On the pure-Go backend GoMLX's gradients of Dot and of the batched
+// DotGeneral materialize a product-sized tensor; UseFastDotVJP (an explicit
+// call, made once by whoever creates a backend) replaces them with
+// DotGeneral products, 12–15× faster (dotvjp.go).
 package model

@@ -1,55 +1,128 @@
 package model
 
 import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best dot-imported.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
-// GoMLX v0.26 builds the gradient of a matrix×matrix Dot ([i,j]·[j,k]) as a
-// broadcast Mul plus ReduceSum over an [i,j,k] tensor. XLA fuses that away;
-// the pure-Go backend materializes it, which made dense-layer training ~12×
-// slower than needed (NOTES.md item 2). This file registers, at init, a VJP
-// made of two DotGeneral calls:
+// GoMLX v0.26 builds the gradient of a matrix product as a broadcast Mul plus
+// ReduceSum over the product's full [i,j,k] (or [R,B,i,o]) tensor. XLA fuses
+// that away; the pure-Go backend materializes it, which made dense-layer
+// training ~12× slower than needed (rank-2 Dot) and a batched layer ~15×
+// slower. UseFastDotVJP replaces both VJPs with DotGeneral products:
 //
-//	grad_x = v·Wᵀ   (contract v's axis 1 with W's axis 1)
-//	grad_W = xᵀ·v   (contract x's axis 0 with v's axis 0)
+//	Dot, x [i,j] · W [j,k]:                grad_x = v·Wᵀ, grad_W = xᵀ·v
+//	DotGeneral, x [R,B,i] · W [R,i,o]      grad_x = v·Wᵀ (contract o),
+//	  (batch axis 0, contract i):          grad_W = xᵀ·v (contract B), both batched over R
 //
-// For any other case (vector operands, or a non-scalar root, i.e. a Jacobian)
-// it calls the original VJP.
+// Any other case (other ranks or axes, or a non-scalar root, i.e. a Jacobian)
+// calls GoMLX's own VJP.
 
 var (
-	dotVJPMu       sync.Mutex
-	originalDotVJP VJP // GoMLX's own VJP for NodeTypeDot, captured at init.
-	fastDotVJP     VJP
+	fastVJPOnce      sync.Once
+	origDotVJP       VJP // GoMLX's VJPs, captured by UseFastDotVJP
+	origDotGenVJP    VJP
+	fastVJPInstalled atomic.Bool
+	// vjpGeneration counts changes of the VJP registry; it is part of the
+	// program cache key, so a program built before UseFastDotVJP is not
+	// reused after it.
+	vjpGeneration atomic.Int64
 )
 
-func init() {
-	originalDotVJP = VJPRegistration[NodeTypeDot]
-	fastDotVJP = func(node *Node, vjpOutputs []*Node, outputShape shapes.Shape) []*Node {
-		inputs := node.Inputs()
-		if len(inputs) != 2 || len(vjpOutputs) != 1 || outputShape.Rank() != 0 ||
-			inputs[0].Rank() != 2 || inputs[1].Rank() != 2 || vjpOutputs[0].Rank() != 2 {
-			return originalDotVJP(node, vjpOutputs, outputShape)
-		}
-		x, w, v := inputs[0], inputs[1], vjpOutputs[0]          // x [i,j], w [j,k], v [i,k]
-		gradX := DotGeneral(v, []int{1}, nil, w, []int{1}, nil) // [i,j]
-		gradW := DotGeneral(x, []int{0}, nil, v, []int{0}, nil) // [j,k]
-		return []*Node{gradX, gradW}
-	}
-	VJPRegistration[NodeTypeDot] = fastDotVJP
+// UseFastDotVJP registers this package's VJPs for NodeTypeDot and
+// NodeTypeDotGeneral in GoMLX's global graph.VJPRegistration. Call it once
+// at program start, before building any graph (whoever creates a backend:
+// the pipeline, tests, benchmarks; NewBackend does not). It is idempotent and
+// safe to call from several goroutines, but it writes GoMLX's registry, so it
+// must not run while another goroutine builds a graph. TrainGroup works
+// without it, 15× slower on backend "go", and says so through
+// GroupConfig.Notices.
+func UseFastDotVJP() {
+	fastVJPOnce.Do(func() {
+		origDotVJP = VJPRegistration[NodeTypeDot]
+		origDotGenVJP = VJPRegistration[NodeTypeDotGeneral]
+		VJPRegistration[NodeTypeDot] = fastDotVJP
+		VJPRegistration[NodeTypeDotGeneral] = fastDotGeneralVJP
+		fastVJPInstalled.Store(true)
+		vjpGeneration.Add(1)
+	})
 }
 
-// setFastDotVJP switches between this package's Dot VJP (true, the default)
-// and GoMLX's original (false). It only affects graphs built afterwards and
-// must not race with graph building; tests and benchmarks use it to compare.
-func setFastDotVJP(fast bool) {
-	dotVJPMu.Lock()
-	defer dotVJPMu.Unlock()
-	if fast {
-		VJPRegistration[NodeTypeDot] = fastDotVJP
-	} else {
-		VJPRegistration[NodeTypeDot] = originalDotVJP
+// fastDotVJPInstalled reports whether UseFastDotVJP has run.
+func fastDotVJPInstalled() bool { return fastVJPInstalled.Load() }
+
+func fastDotVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape) []*Node {
+	inputs := node.Inputs()
+	if len(inputs) != 2 || len(vjpOutputs) != 1 || outputShape.Rank() != 0 ||
+		inputs[0].Rank() != 2 || inputs[1].Rank() != 2 || vjpOutputs[0].Rank() != 2 {
+		return origDotVJP(node, vjpOutputs, outputShape)
 	}
+	x, w, v := inputs[0], inputs[1], vjpOutputs[0]          // x [i,j], w [j,k], v [i,k]
+	gradX := DotGeneral(v, []int{1}, nil, w, []int{1}, nil) // [i,j]
+	gradW := DotGeneral(x, []int{0}, nil, v, []int{0}, nil) // [j,k]
+	return []*Node{gradX, gradW}
+}
+
+func fastDotGeneralVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape) []*Node {
+	inputs := node.Inputs()
+	if len(inputs) != 2 || len(vjpOutputs) != 1 || outputShape.Rank() != 0 || !isBatchedMatMul(node) {
+		return origDotGenVJP(node, vjpOutputs, outputShape)
+	}
+	x, w, v := inputs[0], inputs[1], vjpOutputs[0]                    // x [R,B,i], w [R,i,o], v [R,B,o]
+	gradX := DotGeneral(v, []int{2}, []int{0}, w, []int{2}, []int{0}) // [R,B,i]
+	var gradW *Node
+	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(node.Graph().Backend()) && b%2 == 0 && b >= 256 {
+		// simplego runs a small product on one core per batch entry, so a
+		// lone replica's grad_W ([i,o], contracting B) used one core: split
+		// B in halves as a second batch axis and add them. Done for every R
+		// (not just R < cores) so a replica computes the same sums alone and
+		// in a group (bit-identical results).
+		x4 := Reshape(x, r, 2, b/2, x.Shape().Dim(2))
+		v4 := Reshape(v, r, 2, b/2, v.Shape().Dim(2))
+		gradW = ReduceSum(DotGeneral(x4, []int{2}, []int{0, 1}, v4, []int{2}, []int{0, 1}), 1) // [R,i,o]
+	} else {
+		gradW = DotGeneral(x, []int{1}, []int{0}, v, []int{1}, []int{0}) // [R,i,o]
+	}
+	return []*Node{gradX, gradW}
+}
+
+// dotGeneralAxes matches the axes in a DotGeneral node's description
+// (GoMLX v0.26 keeps them unexported; Node.String prints them).
+var dotGeneralAxes = regexp.MustCompile(`DotGeneral\(lhs=\[#\d+\], lhsContractingAxes=\[([\d ]*)\], lhsBatchAxes=\[([\d ]*)\], ` +
+	`rhs=\[#\d+\], rhsContractingAxes=\[([\d ]*)\], rhsBatchAxes=\[([\d ]*)\]\)`)
+
+// isBatchedMatMul reports whether node is DotGeneral(x [R,B,i], w [R,i,o])
+// with batch axes {0}, {0} and contracting axes {2}, {1}, the pattern of
+// batchedDense. Anything unrecognized is "no" (GoMLX's VJP then runs).
+func isBatchedMatMul(node *Node) bool {
+	in := node.Inputs()
+	if node.Type() != NodeTypeDotGeneral || in[0].Rank() != 3 || in[1].Rank() != 3 || node.Rank() != 3 {
+		return false
+	}
+	m := dotGeneralAxes.FindStringSubmatch(node.String())
+	if m == nil {
+		return false
+	}
+	want := [][]int{{2}, {0}, {1}, {0}}
+	for i, s := range m[1:] {
+		var got []int
+		for f := range strings.FieldsSeq(s) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return false
+			}
+			got = append(got, n)
+		}
+		if !slices.Equal(got, want[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -10,6 +10,18 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
+// withGoMLXVJPs runs fn with GoMLX's own Dot and DotGeneral VJPs registered
+// (the tests of this package do not run in parallel), then restores ours.
+func withGoMLXVJPs(fn func()) {
+	VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = origDotVJP, origDotGenVJP
+	vjpGeneration.Add(1)
+	defer func() {
+		VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = fastDotVJP, fastDotGeneralVJP
+		vjpGeneration.Add(1)
+	}()
+	fn()
+}
+
 func randTensor(r *rand.Rand, dims ...int) *tensors.Tensor {
 	n := 1
 	for _, d := range dims {
@@ -22,18 +34,15 @@ func randTensor(r *rand.Rand, dims ...int) *tensors.Tensor {
 	return tensors.FromFlatDataAndDimensions(data, dims...)
 }
 
-// dotGrads returns the gradients of sum(tanh(Dot(x, w)) ⊙ r) with respect to
-// x and w, built with the fast or the original Dot VJP. The tanh keeps the
-// VJP arriving at the Dot non-trivial; computing in float64 makes the
-// comparison about the algebra, not float32 summation order.
-func dotGrads(t *testing.T, fast bool, x, w, r *tensors.Tensor) (gx, gw []float64) {
+// productGrads returns the gradients of sum(tanh(prod(x, w)) ⊙ r) with
+// respect to x and w. The tanh keeps the VJP arriving at the product
+// non-trivial; float64 makes the comparison about the algebra, not float32
+// summation order.
+func productGrads(t *testing.T, prod func(x, w *Node) *Node, x, w, r *tensors.Tensor) (gx, gw []float64) {
 	t.Helper()
-	setFastDotVJP(fast)
-	defer setFastDotVJP(true)
 	exec, err := NewExec(goBackend(t), func(x, w, r *Node) []*Node {
 		x, w, r = ConvertDType(x, dtypes.Float64), ConvertDType(w, dtypes.Float64), ConvertDType(r, dtypes.Float64)
-		y := Tanh(Dot(x, w))
-		loss := ReduceAllSum(Mul(y, r))
+		loss := ReduceAllSum(Mul(Tanh(prod(x, w)), r))
 		return Gradient(loss, x, w)
 	})
 	if err != nil {
@@ -55,26 +64,47 @@ func maxAbsDiff(a, b []float64) float64 {
 	return m
 }
 
-func TestFastDotVJPMatchesOriginal(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
+func TestFastVJPsMatchGoMLX(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	dot := func(x, w *Node) *Node { return Dot(x, w) }
+	batched := func(x, w *Node) *Node { return DotGeneral(x, []int{2}, []int{0}, w, []int{1}, []int{0}) }
+	// The same ranks with other axes: must fall back to GoMLX's VJP.
+	batchedT := func(x, w *Node) *Node { return DotGeneral(x, []int{2}, []int{0}, w, []int{2}, []int{0}) }
 	tests := []struct {
 		name         string
+		prod         func(x, w *Node) *Node
 		xDims, wDims []int
 		outDims      []int
+		fast         bool // the fast path must be taken (checked through isBatchedMatMul)
 	}{
-		{"matmul 1x1x1", []int{1, 1}, []int{1, 1}, []int{1, 1}},
-		{"matmul 7x5x3", []int{7, 5}, []int{5, 3}, []int{7, 3}},
-		{"matmul 64x28x300", []int{64, 28}, []int{28, 300}, []int{64, 300}},
-		{"matmul 33x300x1", []int{33, 300}, []int{300, 1}, []int{33, 1}},
-		{"matmul 1x17x9", []int{1, 17}, []int{17, 9}, []int{1, 9}},
-		{"matrix-vector falls back", []int{6, 4}, []int{4}, []int{6}},
-		{"vector-vector falls back", []int{5}, []int{5}, []int{}},
+		{"dot 1x1x1", dot, []int{1, 1}, []int{1, 1}, []int{1, 1}, false},
+		{"dot 7x5x3", dot, []int{7, 5}, []int{5, 3}, []int{7, 3}, false},
+		{"dot 64x28x300", dot, []int{64, 28}, []int{28, 300}, []int{64, 300}, false},
+		{"dot 33x300x1", dot, []int{33, 300}, []int{300, 1}, []int{33, 1}, false},
+		{"dot matrix-vector falls back", dot, []int{6, 4}, []int{4}, []int{6}, false},
+		{"dot vector-vector falls back", dot, []int{5}, []int{5}, []int{}, false},
+		{"batched R=1", batched, []int{1, 9, 4}, []int{1, 4, 3}, []int{1, 9, 3}, true},
+		{"batched R=3 B=5 i=7 o=2", batched, []int{3, 5, 7}, []int{3, 7, 2}, []int{3, 5, 2}, true},
+		{"batched R=4 B=64 i=28 o=30", batched, []int{4, 64, 28}, []int{4, 28, 30}, []int{4, 64, 30}, true},
+		{"batched o=1 (logit layer)", batched, []int{2, 17, 11}, []int{2, 11, 1}, []int{2, 17, 1}, true},
+		{"batched square dims", batched, []int{3, 3, 3}, []int{3, 3, 3}, []int{3, 3, 3}, true},
+		{"batched B=256: grad_W in two halves on go", batched, []int{2, 256, 7}, []int{2, 7, 3}, []int{2, 256, 3}, true},
+		{"batched, rhs transposed falls back", batchedT, []int{2, 5, 4}, []int{2, 3, 4}, []int{2, 5, 3}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			x, w, rr := randTensor(r, tc.xDims...), randTensor(r, tc.wDims...), randTensor(r, tc.outDims...)
-			fx, fw := dotGrads(t, true, x, w, rr)
-			ox, ow := dotGrads(t, false, x, w, rr)
+			x, w, r := randTensor(rng, tc.xDims...), randTensor(rng, tc.wDims...), randTensor(rng, tc.outDims...)
+			if tc.fast {
+				g := NewGraph(goBackend(t), "probe")
+				n := tc.prod(Parameter(g, "x", f32(tc.xDims...)), Parameter(g, "w", f32(tc.wDims...)))
+				if !isBatchedMatMul(n) {
+					t.Fatalf("fast path not recognized for %s", n)
+				}
+				g.Finalize()
+			}
+			fx, fw := productGrads(t, tc.prod, x, w, r)
+			var ox, ow []float64
+			withGoMLXVJPs(func() { ox, ow = productGrads(t, tc.prod, x, w, r) })
 			if d := maxAbsDiff(fx, ox); d > 1e-5 {
 				t.Errorf("grad x differs by %g", d)
 			}
@@ -85,31 +115,38 @@ func TestFastDotVJPMatchesOriginal(t *testing.T) {
 	}
 }
 
-// TestFastDotVJPInTraining checks whole training runs agree: the same MLP
-// trained for a few steps with either VJP ends with the same predictions
-// (float32, so up to summation order).
-func TestFastDotVJPInTraining(t *testing.T) {
+// TestFastVJPInTraining: the same group trained with our VJPs or GoMLX's
+// ends with the same predictions (float32, so up to summation order).
+func TestFastVJPInTraining(t *testing.T) {
 	w, b := trueModel(10, 5, 2)
 	tr := makeLogistic(2048, w, b, 6)
-	run := func(fast bool) []float32 {
-		setFastDotVJP(fast)
-		defer setFastDotVJP(true)
-		cfg := TrainConfig{Name: "vjp", Backend: goBackend(t), Model: ModelConfig{Kind: KindMLP, InputDim: 10, Hidden: []int{16, 8}},
-			Loss: LossBCE, Epochs: 2, Seed: 3, LearningRate: 1e-2}
-		m, err := Train(t.Context(), cfg, &SliceSource{X: tr.X, Dim: 10, Target: labelsAsTarget(tr.Y), BatchRows: 256})
+	feat := denseFrame(tr.X, 10)
+	run := func() [][]float32 {
+		var reps []Replica
+		for r := range 2 {
+			reps = append(reps, Replica{Name: "vjp", Seed: uint64(3 + r), LR: 1e-2,
+				Source: source(t, feat, srcOpts{labels: tr.Y, batch: 256, seed: uint64(r)})})
+		}
+		g, err := TrainGroup(t.Context(), GroupConfig{Name: "vjp", Backend: goBackend(t), Model: ModelConfig{Kind: KindMLP, InputDim: 10, Hidden: []int{16, 8}},
+			Loss: LossBCE, Epochs: 2, Features: feat, Replicas: reps})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := m.Predict(&SliceSource{X: tr.X[:100*10], Dim: 10, Target: make([]float32, 100), BatchRows: 100})
+		defer g.Close()
+		p, err := g.Predict(denseFrame(tr.X[:100*10], 10))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	fast, orig := run(true), run(false)
-	for i := range fast {
-		if d := math.Abs(float64(fast[i] - orig[i])); d > 1e-4 {
-			t.Fatalf("prediction %d: fast VJP %v, original %v", i, fast[i], orig[i])
+	fast := run()
+	var orig [][]float32
+	withGoMLXVJPs(func() { orig = run() }) // a new registry generation: a new program
+	for r := range fast {
+		for i := range fast[r] {
+			if d := math.Abs(float64(fast[r][i] - orig[r][i])); d > 1e-4 {
+				t.Fatalf("replica %d prediction %d: fast VJP %v, GoMLX's %v", r, i, fast[r][i], orig[r][i])
+			}
 		}
 	}
 }

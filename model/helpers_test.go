@@ -1,15 +1,23 @@
 package model
 
 import (
+	"fmt"
 	"os"
 	"sync"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
+
+	"labelprivacy/data"
 )
 
+func TestMain(m *testing.M) {
+	UseFastDotVJP()
+	os.Exit(m.Run())
+}
+
 // testBackend is the backend of tests and benchmarks: "go" unless
-// MODEL_TEST_BACKEND names another (e.g. "xla:cpu", "go:ops_sequential").
+// MODEL_TEST_BACKEND names another (e.g. "xla:cpu", "go:ops_parallel").
 var testBackend = sync.OnceValues(func() (backends.Backend, error) {
 	return NewBackend(os.Getenv("MODEL_TEST_BACKEND"))
 })
@@ -21,4 +29,62 @@ func goBackend(tb testing.TB) backends.Backend {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// denseFrame is a features-only frame over x (n×dim).
+func denseFrame(x []float32, dim int) *data.Frame {
+	names := make([]string, dim)
+	for i := range names {
+		names[i] = fmt.Sprintf("f%d", i)
+	}
+	return &data.Frame{Rows: len(x) / dim, Features: names, X: x}
+}
+
+// sparseFrame is a features-only frame of padded index rows (mask 0 ends a row).
+func sparseFrame(idx []int32, mask []float32, width int) *data.Frame {
+	n := len(idx) / width
+	f := &data.Frame{Rows: n, Offsets: make([]int64, n+1)}
+	for i := range n {
+		for t := range width {
+			if mask[i*width+t] != 0 {
+				f.Indices = append(f.Indices, uint32(idx[i*width+t]))
+			}
+		}
+		f.Offsets[i+1] = int64(len(f.Indices))
+	}
+	return f
+}
+
+// srcOpts describes a replica's batch source in tests.
+type srcOpts struct {
+	labels []uint8   // per-row 0/1 targets (clean or RR)
+	alpha  []float32 // per-bag targets: bag j is rows j·bag … j·bag+bag−1
+	bag    int
+	batch  int
+	seed   uint64
+	noShuf bool
+}
+
+// source builds the production batch source over a target-only frame whose
+// rows correspond to the feature rows by position.
+func source(tb testing.TB, feat *data.Frame, o srcOpts) *data.BatchSource {
+	tb.Helper()
+	f := &data.Frame{Rows: feat.Rows}
+	bo := data.BatchOptions{BatchSize: o.batch, Shuffle: !o.noShuf, Seed: o.seed, DropLast: true, Features: feat, IndexOnly: true}
+	if o.bag > 0 {
+		f.BagID, f.Alpha = make([]int64, feat.Rows), make([]float64, feat.Rows)
+		for i := range f.BagID {
+			f.BagID[i] = int64(i / o.bag)
+			f.Alpha[i] = float64(o.alpha[i/o.bag])
+		}
+		bo.Target, bo.BagSize = data.TargetAlpha, o.bag
+	} else {
+		f.LabelRR = o.labels
+		bo.Target = data.TargetLabelRR
+	}
+	s, err := data.NewBatchSource(f, bo)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -1,8 +1,12 @@
 package model
 
 import (
+	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseKind(t *testing.T) {
@@ -109,5 +113,83 @@ func TestNewBackend(t *testing.T) {
 			}
 			t.Logf("%s: %v", tc.name, err)
 		})
+	}
+}
+
+func TestParseInitAndResident(t *testing.T) {
+	for _, i := range Inits() {
+		b, err := i.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Init
+		if err := back.UnmarshalText(b); err != nil || back != i {
+			t.Fatalf("round trip of %v: %v, %v", i, back, err)
+		}
+	}
+	if got, err := ParseInit(" He_Normal "); err != nil || got != InitHeNormal {
+		t.Fatalf("ParseInit: %v, %v", got, err)
+	}
+	if _, err := ParseInit("xavier"); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "uniform_fan_in") {
+		t.Fatalf("ParseInit(xavier): %v", err)
+	}
+	if _, err := Init(0).MarshalText(); err == nil {
+		t.Fatal("Init(0) marshalled")
+	}
+	if m, _ := (ModelConfig{Kind: KindMLP, InputDim: 3}).WithDefaults(); m.Init != DefaultInit || DefaultInit != InitUniformFanIn {
+		t.Fatalf("default init %v", m.Init)
+	}
+	for _, s := range []string{"auto", "always", "never"} {
+		m, err := ParseResidentMode(s)
+		if err != nil || m.String() != s {
+			t.Fatalf("ParseResidentMode(%q) = %v, %v", s, m, err)
+		}
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Interval
+		wantErr bool
+	}{
+		{"10m", Interval{Every: 10 * time.Minute}, false},
+		{"90s", Interval{Every: 90 * time.Second}, false},
+		{"500", Interval{Steps: 500}, false},
+		{" 500steps ", Interval{Steps: 500}, false},
+		{"0", Interval{}, true},
+		{"-5m", Interval{}, true},
+		{"soon", Interval{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseInterval(tc.in)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("ParseInterval(%q) = %v, %v; want %v, err=%v", tc.in, got, err, tc.want, tc.wantErr)
+			}
+			if err == nil {
+				var back Interval
+				b, _ := got.MarshalText()
+				if err := back.UnmarshalText(b); err != nil || back != got {
+					t.Fatalf("round trip %q: %v, %v", b, back, err)
+				}
+			}
+		})
+	}
+}
+
+func TestBackendEnv(t *testing.T) {
+	before := os.Environ()
+	if env := BackendEnv("xla:cuda"); env[CUDAChecksEnv] != "0" {
+		t.Fatalf("BackendEnv(xla:cuda) = %v", env)
+	}
+	if env := BackendEnv("go"); env != nil {
+		t.Fatalf("BackendEnv(go) = %v", env)
+	}
+	if b, err := NewBackend("xla:nosuchplugin"); err == nil {
+		b.Finalize()
+	}
+	if after := os.Environ(); !slices.Equal(before, after) {
+		t.Fatal("NewBackend changed the process environment")
 	}
 }

@@ -15,16 +15,33 @@ func bce(z, y float64) float64 {
 	return -(y*math.Log(sigmoid(z)) + (1-y)*math.Log(1-sigmoid(z)))
 }
 
-// evalLoss runs LossGraph on the pure-Go backend.
+// evalLoss runs replicaLoss on the test backend for one replica (R = 1).
 func evalLoss(t *testing.T, l Loss, p LossParams, logits, target []float32, bag int) float64 {
 	t.Helper()
-	out, err := ExecOnce(goBackend(t), func(z, y *Node) *Node {
-		return LossGraph(l, p, z, y, bag)
-	}, tensors.FromFlatDataAndDimensions(logits, len(logits)), tensors.FromFlatDataAndDimensions(target, len(target)))
+	return evalLosses(t, l, []LossParams{p}, [][]float32{logits}, [][]float32{target}, bag)[0]
+}
+
+// evalLosses runs replicaLoss for R replicas at once.
+func evalLosses(t *testing.T, l Loss, ps []LossParams, logits, target [][]float32, bag int) []float64 {
+	t.Helper()
+	r := len(ps)
+	var z, y, flip, prior []float32
+	for i := range r {
+		z, y = append(z, logits[i]...), append(y, target[i]...)
+		flip, prior = append(flip, float32(ps[i].FlipProb)), append(prior, float32(ps[i].Prior))
+	}
+	out, err := ExecOnce(goBackend(t), func(z, y, flip, prior *Node) *Node {
+		return replicaLoss(l, flip, prior, z, y, bag)
+	}, tensors.FromFlatDataAndDimensions(z, r, len(logits[0])), tensors.FromFlatDataAndDimensions(y, r, len(target[0])),
+		tensors.FromFlatDataAndDimensions(flip, r), tensors.FromFlatDataAndDimensions(prior, r))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return float64(tensors.ToScalar[float32](out))
+	got := make([]float64, r)
+	for i, v := range tensors.MustCopyFlatData[float32](out) {
+		got[i] = float64(v)
+	}
+	return got
 }
 
 func TestLossValues(t *testing.T) {
@@ -108,6 +125,10 @@ func TestLossParamsValidate(t *testing.T) {
 	}{
 		{"rr ok", LossDebiasedBCE, LossParams{FlipProb: 0.3}, true},
 		{"rr half", LossDebiasedBCE, LossParams{FlipProb: 0.5}, false},
+		{"rr degenerate just below half", LossDebiasedBCE, LossParams{FlipProb: 0.5 - 1e-12}, false},
+		{"rr largest accepted", LossDebiasedBCE, LossParams{FlipProb: MaxFlipProb}, true},
+		{"rr eps=1/16", LossDebiasedBCE, LossParams{FlipProb: 1 / (1 + math.Exp(0.0625))}, true},
+		{"rr NaN", LossDebiasedBCE, LossParams{FlipProb: math.NaN()}, false},
 		{"rr negative", LossDebiasedBCE, LossParams{FlipProb: -0.1}, false},
 		{"easyllp prior", LossEasyLLP, LossParams{Prior: 0.2}, true},
 		{"easyllp bad prior", LossEasyLLP, LossParams{Prior: 1.5}, false},
@@ -118,6 +139,38 @@ func TestLossParamsValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.p.Validate(tc.loss); (err == nil) != tc.ok {
 				t.Fatalf("Validate = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestReplicaLossesIndependent: in one [R, ·] evaluation each replica's loss
+// uses its own logits, targets and parameters (a replica-axis mix-up, e.g. a
+// broadcast over the wrong axis, changes some replica's value).
+func TestReplicaLossesIndependent(t *testing.T) {
+	logits := [][]float32{{0.5, -1.5, 2, 0.1}, {-0.3, 0.8, 0, 1.2}, {1, 1, -2, 0.4}}
+	target := [][]float32{{1, 0, 1, 1}, {0, 0, 1, 0}, {1, 0, 0, 1}}
+	bags := [][]float32{{0.5, 1.25}, {0, 0.5}, {1, -0.25}}
+	tests := []struct {
+		name   string
+		loss   Loss
+		params []LossParams
+		target [][]float32
+		bag    int
+	}{
+		{"bce", LossBCE, []LossParams{{}, {}, {}}, target, 0},
+		{"debiased_bce", LossDebiasedBCE, []LossParams{{FlipProb: 0.1}, {FlipProb: 0.3}, {FlipProb: 0.45}}, target, 0},
+		{"propmatch", LossPropMatch, []LossParams{{}, {}, {}}, bags, 2},
+		{"easyllp", LossEasyLLP, []LossParams{{Prior: 0.2}, {Prior: 0.5}, {Prior: 0.9}}, bags, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			all := evalLosses(t, tc.loss, tc.params, logits, tc.target, tc.bag)
+			for r := range logits {
+				alone := evalLoss(t, tc.loss, tc.params[r], logits[r], tc.target[r], tc.bag)
+				if math.Abs(all[r]-alone) > 1e-6*math.Max(1, math.Abs(alone)) {
+					t.Errorf("replica %d: %v in the group, %v alone", r, all[r], alone)
+				}
 			}
 		})
 	}

@@ -2,12 +2,11 @@ package model
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best dot-imported.
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/ml/context"
 )
 
 // Defaults of the paper's architectures (Appendix C).
@@ -15,8 +14,8 @@ const (
 	DefaultBuckets  = 500_000 // kdd_embed hashed feature buckets
 	DefaultEmbedDim = 50      // kdd_embed embedding width
 	// EmbedInitStddev is the standard deviation of the embedding table's
-	// normal initialization (He initialization of a Buckets-fan-in table would
-	// be vanishingly small).
+	// normal initialization, whatever ModelConfig.Init says (a fan-in rule
+	// over Buckets rows would be vanishingly small).
 	EmbedInitStddev = 0.05
 )
 
@@ -40,22 +39,32 @@ type ModelConfig struct {
 	// Buckets and EmbedDim size the kdd_embed table (defaults 500,000 × 50).
 	Buckets  int
 	EmbedDim int
+
+	// Init is the dense layers' initialization (0: DefaultInit).
+	Init Init
 }
 
 // WithDefaults fills the architecture's defaults and validates the config.
 func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 	m.Hidden = slices.Clone(m.Hidden)
+	if m.Init == 0 {
+		m.Init = DefaultInit
+	}
+	if _, ok := inits.name(m.Init); !ok {
+		return m, fmt.Errorf("%w: invalid model.init %d", ErrInvalidConfig, int(m.Init))
+	}
 	switch m.Kind {
 	case KindMLP, KindHiggsMLP:
 		if m.InputDim <= 0 {
-			return m, fmt.Errorf("model: %s needs InputDim > 0, got %d", m.Kind, m.InputDim)
+			return m, fmt.Errorf("%w: %s needs InputDim > 0, got %d", ErrInvalidConfig, m.Kind, m.InputDim)
 		}
 		if m.Kind == KindHiggsMLP {
 			if len(m.Hidden) != 0 && !slices.Equal(m.Hidden, higgsHidden) {
-				return m, fmt.Errorf("model: higgs_mlp has hidden layers %v; use kind mlp for %v", higgsHidden, m.Hidden)
+				return m, fmt.Errorf("%w: higgs_mlp has hidden layers %v; use kind mlp for %v", ErrInvalidConfig, higgsHidden, m.Hidden)
 			}
 			m.Hidden = slices.Clone(higgsHidden)
 		}
+		m.Buckets, m.EmbedDim = 0, 0
 	case KindKDDEmbed:
 		if m.Buckets == 0 {
 			m.Buckets = DefaultBuckets
@@ -66,100 +75,172 @@ func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 		if m.Hidden == nil {
 			m.Hidden = slices.Clone(kddHidden)
 		}
-		if m.Buckets < 1 || m.EmbedDim < 1 {
-			return m, fmt.Errorf("model: kdd_embed needs Buckets, EmbedDim > 0, got %d, %d", m.Buckets, m.EmbedDim)
+		if m.Buckets < 1 || m.EmbedDim < 1 || m.Buckets >= math.MaxInt32/4 {
+			return m, fmt.Errorf("%w: kdd_embed needs 0 < Buckets < 2^29 and EmbedDim > 0, got %d, %d", ErrInvalidConfig, m.Buckets, m.EmbedDim)
 		}
+		m.InputDim = 0
 	default:
-		return m, fmt.Errorf("model: invalid model kind %v", m.Kind)
+		return m, fmt.Errorf("%w: invalid model kind %v", ErrInvalidConfig, m.Kind)
 	}
 	for _, h := range m.Hidden {
 		if h <= 0 {
-			return m, fmt.Errorf("model: hidden layer sizes must be > 0, got %v", m.Hidden)
+			return m, fmt.Errorf("%w: hidden layer sizes must be > 0, got %v", ErrInvalidConfig, m.Hidden)
 		}
 	}
 	return m, nil
 }
 
-// Inputs are the graph inputs of a model. Dense kinds use X, shaped
-// [..., InputDim]; kdd_embed uses Indices (int32, [..., Width]) and Mask
-// (float32, [..., Width]). The leading axes ("...", usually just the batch)
-// are free, so one graph can hold several stacked batches or replicas.
-type Inputs struct {
-	X       *Node
-	Indices *Node
-	Mask    *Node
+// key identifies the architecture (not the init) in program caches and
+// checkpoints.
+func (m ModelConfig) key() string {
+	return fmt.Sprintf("%s in=%d hidden=%v buckets=%d embed=%d", m.Kind, m.InputDim, m.Hidden, m.Buckets, m.EmbedDim)
 }
 
-// Logits builds the model in ctx (variables under ctx's current scope, so
-// replicas can live side by side in scopes ctx.In("r0"), ctx.In("r1"), ...)
-// and returns one logit per row, shaped like the inputs' leading axes.
-// The sigmoid of the logit is the predicted probability. m must have been
-// through WithDefaults. It panics (GoMLX style) on shape errors.
-func Logits(ctx *context.Context, m ModelConfig, in Inputs) *Node {
-	var h *Node
-	switch m.Kind {
-	case KindMLP, KindHiggsMLP:
-		if in.X == nil {
-			panic(fmt.Sprintf("model: %s needs dense input X", m.Kind))
-		}
-		h = in.X
-		if h.Shape().Dim(-1) != m.InputDim {
-			panic(fmt.Sprintf("model: input X has shape %s, want last axis %d", h.Shape(), m.InputDim))
-		}
-	case KindKDDEmbed:
-		if in.Indices == nil || in.Mask == nil {
-			panic("model: kdd_embed needs Indices and Mask inputs")
-		}
-		h = EmbedSum(ctx.In("embedding"), in.Indices, in.Mask, m.Buckets, m.EmbedDim)
+// paramKind tells how a parameter is stacked and initialized.
+type paramKind uint8
+
+const (
+	paramWeight paramKind = iota // [R, in, out]
+	paramBias                    // [R, out]
+	paramTable                   // [R·(Buckets+1), EmbedDim]: row Buckets of each replica is a zero "trash" row
+)
+
+// paramSpec is one parameter of one replica.
+type paramSpec struct {
+	name    string
+	kind    paramKind
+	in, out int // weight [in, out]; bias [out] with fan-in in; table [Buckets, EmbedDim]
+}
+
+// size is the number of values of one replica's parameter.
+func (p paramSpec) size() int {
+	switch p.kind {
+	case paramWeight:
+		return p.in * p.out
+	case paramBias:
+		return p.out
 	default:
-		panic(fmt.Sprintf("model: invalid model kind %v", m.Kind))
+		return (p.in + 1) * p.out
 	}
-	for i, size := range m.Hidden {
-		h = Dense(ctx.In(fmt.Sprintf("dense_%d", i)), h, size)
-		h = Max(h, ZerosLike(h)) // ReLU
-	}
-	logit := Dense(ctx.In("logit"), h, 1)
-	return Squeeze(logit, -1)
 }
 
-// Dense is an affine layer x·W + b over the last axis of x (any leading
-// axes). It uses a rank-2 Dot, whose gradient this package makes fast on the
-// pure-Go backend (see dotvjp.go). Weights use the context's initializer
-// (He-normal by default, zero biases).
-func Dense(ctx *context.Context, x *Node, out int) *Node {
-	g := x.Graph()
-	in := x.Shape().Dim(-1)
-	w := ctx.VariableWithShape("weights", shapes.Make(x.DType(), in, out)).ValueGraph(g)
-	b := ctx.VariableWithShape("biases", shapes.Make(x.DType(), out)).ValueGraph(g)
-	lead := x.Shape().Dimensions[:x.Rank()-1]
-	flat := x
-	if x.Rank() != 2 {
-		flat = Reshape(x, -1, in)
+// dims is the stacked shape for r replicas.
+func (p paramSpec) dims(r int) []int {
+	switch p.kind {
+	case paramWeight:
+		return []int{r, p.in, p.out}
+	case paramBias:
+		return []int{r, p.out}
+	default:
+		return []int{r * (p.in + 1), p.out}
 	}
-	y := Add(Dot(flat, w), InsertAxes(b, 0))
-	if x.Rank() != 2 {
-		y = Reshape(y, append(slices.Clone(lead), out)...)
-	}
-	return y
 }
 
-// EmbedSum looks up a [buckets, dim] embedding table at indices [..., W]
-// and sums the rows weighted by mask [..., W] (1 for a real index, 0 for
-// padding), giving [..., dim].
-func EmbedSum(ctx *context.Context, indices, mask *Node, buckets, dim int) *Node {
-	g := indices.Graph()
-	dtype := mask.DType()
-	init := func(g *Graph, shape shapes.Shape) *Node {
-		return MulScalar(ctx.RandomNormal(g, shape), EmbedInitStddev)
+// params lists the parameters in a fixed order: the embedding table
+// (kdd_embed), then weights and biases of each dense layer, the logit last.
+func (m ModelConfig) params() []paramSpec {
+	var ps []paramSpec
+	in := m.InputDim
+	if m.Kind == KindKDDEmbed {
+		ps = append(ps, paramSpec{name: "embedding/table", kind: paramTable, in: m.Buckets, out: m.EmbedDim})
+		in = m.EmbedDim
 	}
-	table := ctx.WithInitializer(init).VariableWithShape("table", shapes.Make(dtype, buckets, dim)).ValueGraph(g)
-	if indices.DType() != dtypes.Int32 {
-		indices = ConvertDType(indices, dtypes.Int32)
+	sizes := append(slices.Clone(m.Hidden), 1)
+	for i, out := range sizes {
+		name := fmt.Sprintf("dense_%d", i)
+		if i == len(m.Hidden) {
+			name = "logit"
+		}
+		ps = append(ps, paramSpec{name: name + "/weights", kind: paramWeight, in: in, out: out},
+			paramSpec{name: name + "/biases", kind: paramBias, in: in, out: out})
+		in = out
 	}
+	return ps
+}
+
+// initStream is the PCG stream of weight initialization (ASCII "init").
+const initStream = 0x696e6974
+
+// initReplica draws one replica's parameters on the host from PCG(seed,
+// initStream), in params() order, into dst (one slice per parameter, of
+// paramSpec.size() values), so a replica's initial weights depend on its
+// seed only, not on R or its position in a group.
+func (m ModelConfig) initReplica(seed uint64, dst [][]float32) {
+	r := rand.New(rand.NewPCG(seed, initStream))
+	for i, p := range m.params() {
+		v := dst[i]
+		switch {
+		case p.kind == paramTable:
+			for j := range p.in * p.out {
+				v[j] = float32(r.NormFloat64() * EmbedInitStddev)
+			}
+			clear(v[p.in*p.out:]) // the trash row
+		case m.Init == InitUniformFanIn:
+			bound := 1 / math.Sqrt(float64(p.in))
+			for j := range v {
+				v[j] = float32((2*r.Float64() - 1) * bound)
+			}
+		case p.kind == paramBias: // glorot_uniform, he_normal: zero biases
+			clear(v)
+		case m.Init == InitGlorotUniform:
+			bound := math.Sqrt(6 / float64(p.in+p.out))
+			for j := range v {
+				v[j] = float32((2*r.Float64() - 1) * bound)
+			}
+		case m.Init == InitHeNormal:
+			sd := math.Sqrt(2 / float64(p.in))
+			for j := range v {
+				v[j] = float32(r.NormFloat64() * sd)
+			}
+		default:
+			panic(fmt.Sprintf("model: init %v not implemented", m.Init))
+		}
+	}
+}
+
+// StateBytes is the memory a group of r replicas holds while training:
+// parameters plus Adam's two moments, float32 (kdd_embed at 500,000 × 50:
+// about 300 MB per replica). Activations and per-step data come on top.
+func (m ModelConfig) StateBytes(r int) int64 {
+	var n int64
+	for _, p := range m.params() {
+		n += int64(p.size())
+	}
+	return 3 * 4 * n * int64(r)
+}
+
+// batchedDense is x·W + b for every replica at once: x [R, B, in],
+// w [R, in, out], b [R, out] → [R, B, out], one DotGeneral with batch axis 0
+// (whose gradient UseFastDotVJP makes fast).
+func batchedDense(x, w, b *Node) *Node {
+	y := DotGeneral(x, []int{2}, []int{0}, w, []int{1}, []int{0})
+	return Add(y, InsertAxes(b, 1))
+}
+
+// denseStack applies the ReLU layers and the logit layer to h [R, B, in]:
+// params alternate weights and biases (params() order without the table).
+// It returns the logits [R, B].
+func denseStack(params []*Node, h *Node) *Node {
+	n := len(params) / 2
+	for i := range n {
+		h = batchedDense(h, params[2*i], params[2*i+1])
+		if i < n-1 {
+			h = Max(h, ZerosLike(h)) // ReLU
+		}
+	}
+	return Squeeze(h, -1)
+}
+
+// embedSum looks up rows of table [T, E] at flat row ids [R, B, W] (int32)
+// and sums them weighted by mask [R, B, W] (1 for a real index, 0 for
+// padding), giving [R, B, E].
+func embedSum(table, ids, mask *Node) *Node {
+	dims := ids.Shape().Dimensions
+	e := table.Shape().Dim(-1)
 	// Gather with flat [N, 1] indices (GoMLX v0.26's Gather rejects index
-	// tensors of higher rank than the table), then restore [..., W, dim].
-	rows := Gather(table, Reshape(indices, -1, 1))
-	rows = Reshape(rows, append(slices.Clone(indices.Shape().Dimensions), dim)...)
+	// tensors of higher rank than the table), then restore [R, B, W, E].
+	rows := Gather(table, Reshape(ids, -1, 1))
+	rows = Reshape(rows, dims[0], dims[1], dims[2], e)
 	rows = Mul(rows, InsertAxes(mask, -1))
-	return ReduceSum(rows, -2)
+	return ReduceSum(rows, 2)
 }

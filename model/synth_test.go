@@ -44,25 +44,15 @@ func makeLogistic(n int, w []float64, b float64, seed uint64) logisticData {
 	return data
 }
 
-// labelsAsTarget returns the clean labels as float targets.
-func labelsAsTarget(y []uint8) []float32 {
-	t := make([]float32, len(y))
-	for i, v := range y {
-		t[i] = float32(v)
-	}
-	return t
-}
-
 // randomizedResponse flips each label with probability pi.
-func randomizedResponse(y []uint8, pi float64, seed uint64) []float32 {
+func randomizedResponse(y []uint8, pi float64, seed uint64) []uint8 {
 	r := rand.New(rand.NewPCG(seed, 13))
-	t := make([]float32, len(y))
+	t := make([]uint8, len(y))
 	for i, v := range y {
-		f := float32(v)
+		t[i] = v
 		if r.Float64() < pi {
-			f = 1 - f
+			t[i] = 1 - v
 		}
-		t[i] = f
 	}
 	return t
 }

@@ -1,0 +1,172 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/gomlx/gomlx/backends"
+
+	"labelprivacy/data"
+)
+
+// BenchConfig configures Bench. Zero fields take the defaults of the paper's
+// Higgs benchmark (issue 11): higgs_mlp on 28 features, losses bce,
+// debiased_bce and propmatch (bags of 64), R ∈ {1, 8, 64}, 1024 rows per
+// replica and step, 20 timed steps.
+type BenchConfig struct {
+	Model    ModelConfig // default higgs_mlp, InputDim 28
+	Losses   []Loss
+	Replicas []int
+	Batch    int // rows per replica and step
+	BagSize  int // per-bag losses (default 64)
+	Steps    int // steps per group; the first (warm-up) is not timed
+	// Width is the indices per row of kdd_embed's synthetic rows (default 11,
+	// KDD12's), drawn uniformly from the model's buckets.
+	Width           int
+	SparseEmbedding bool
+	Resident        ResidentMode
+	Seed            uint64
+	// Row, when set, is called with each row as soon as it is measured.
+	Row func(BenchRow)
+}
+
+// BenchRow is one measured group.
+type BenchRow struct {
+	Model    string
+	Loss     string
+	Replicas int
+	Batch    int
+	Steps    int
+	// CompileS is the program's compile time (0 when the process had it).
+	CompileS float64
+	// ExamplesPerS is the aggregate steady-state rate (first step excluded);
+	// PerReplicaExamplesPerS = ExamplesPerS / Replicas.
+	ExamplesPerS, PerReplicaExamplesPerS float64
+	// StateBytes is the group's parameters and Adam moments.
+	StateBytes int64
+}
+
+func (c BenchConfig) withDefaults() BenchConfig {
+	if c.Model.Kind == 0 {
+		c.Model = ModelConfig{Kind: KindHiggsMLP, InputDim: 28}
+	}
+	if c.Losses == nil {
+		c.Losses = []Loss{LossBCE, LossDebiasedBCE, LossPropMatch}
+	}
+	if c.Replicas == nil {
+		c.Replicas = []int{1, 8, 64}
+	}
+	if c.Batch == 0 {
+		c.Batch = 1024
+	}
+	if c.BagSize == 0 {
+		c.BagSize = 64
+	}
+	if c.Steps == 0 {
+		c.Steps = 20
+	}
+	if c.Width == 0 {
+		c.Width = 11
+	}
+	return c
+}
+
+// Bench measures training throughput on backend be: for each loss and each
+// R, one group trains Steps steps on synthetic data shaped like the model's
+// (standard normal dense features; uniform bucket indices), each replica
+// with its own targets and order. Call UseFastDotVJP first on backend "go".
+func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRow, error) {
+	cfg = cfg.withDefaults()
+	m, err := cfg.Model.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Batch < 1 || cfg.Steps < 2 || slices.ContainsFunc(cfg.Replicas, func(r int) bool { return r < 1 }) {
+		return nil, fmt.Errorf("%w: bench needs Batch ≥ 1, Steps ≥ 2 and R ≥ 1", ErrInvalidConfig)
+	}
+	rows := cfg.Batch * cfg.Steps
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x62656e6368)) // "bench"
+	feat := &data.Frame{Rows: rows}
+	if m.Kind == KindKDDEmbed {
+		feat.Offsets = make([]int64, rows+1)
+		feat.Indices = make([]uint32, 0, rows*cfg.Width)
+		for i := range rows {
+			for range cfg.Width {
+				feat.Indices = append(feat.Indices, uint32(rng.IntN(m.Buckets)))
+			}
+			feat.Offsets[i+1] = int64(len(feat.Indices))
+		}
+	} else {
+		feat.Features = make([]string, m.InputDim)
+		for i := range feat.Features {
+			feat.Features[i] = fmt.Sprintf("x%d", i)
+		}
+		feat.X = make([]float32, rows*m.InputDim)
+		for i := range feat.X {
+			feat.X[i] = float32(rng.NormFloat64())
+		}
+	}
+	var out []BenchRow
+	for _, loss := range cfg.Losses {
+		for _, r := range cfg.Replicas {
+			reps := make([]Replica, r)
+			for i := range reps {
+				src, p, err := benchSource(feat, loss, cfg, rng)
+				if err != nil {
+					return out, err
+				}
+				reps[i] = Replica{Name: fmt.Sprintf("bench%d", i), Seed: rng.Uint64(), LR: 1e-3, Params: p, Source: src}
+			}
+			g, err := TrainGroup(ctx, GroupConfig{Name: fmt.Sprintf("bench %s %s R=%d", m.Kind, loss, r), Backend: be, Model: m,
+				Loss: loss, Features: feat, Replicas: reps, SparseEmbedding: cfg.SparseEmbedding, Resident: cfg.Resident,
+				LossEvery: cfg.Steps})
+			if err != nil {
+				return out, err
+			}
+			row := BenchRow{Model: m.Kind.String(), Loss: loss.String(), Replicas: r, Batch: cfg.Batch, Steps: cfg.Steps,
+				CompileS: g.CompileS, ExamplesPerS: g.ExamplesPerS, PerReplicaExamplesPerS: g.ExamplesPerS / float64(r),
+				StateBytes: m.StateBytes(r)}
+			g.Close()
+			out = append(out, row)
+			if cfg.Row != nil {
+				cfg.Row(row)
+			}
+		}
+	}
+	return out, nil
+}
+
+// benchSource makes one replica's source: random 0/1 labels (bce,
+// debiased_bce with π = 0.25) or random bag proportions (per-bag losses).
+func benchSource(feat *data.Frame, loss Loss, cfg BenchConfig, rng *rand.Rand) (*data.BatchSource, LossParams, error) {
+	f := &data.Frame{Rows: feat.Rows}
+	o := data.BatchOptions{BatchSize: cfg.Batch, Shuffle: true, Seed: rng.Uint64(), DropLast: true, Features: feat, IndexOnly: true}
+	var p LossParams
+	if loss.PerBag() {
+		k := cfg.BagSize
+		f.BagID, f.Alpha = make([]int64, f.Rows), make([]float64, f.Rows)
+		a := 0.0
+		for i := range f.Rows {
+			if i%k == 0 {
+				a = float64(rng.IntN(k+1)) / float64(k)
+			}
+			f.BagID[i], f.Alpha[i] = int64(i/k), a
+		}
+		o.Target, o.BagSize = data.TargetAlpha, k
+		o.BatchSize = max(1, cfg.Batch/k) * k
+		p.Prior = 0.5
+	} else {
+		f.LabelRR = make([]uint8, f.Rows)
+		for i := range f.LabelRR {
+			f.LabelRR[i] = uint8(rng.IntN(2))
+		}
+		o.Target = data.TargetLabelRR
+		if loss == LossDebiasedBCE {
+			p.FlipProb = 0.25
+		}
+	}
+	s, err := data.NewBatchSource(f, o)
+	return s, p, err
+}
