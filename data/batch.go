@@ -259,6 +259,18 @@ func (s *BatchSource) Reset() error {
 	return nil
 }
 
+// SeekEpoch positions the source at the start of epoch e (0-based; the
+// order a new source starts in is epoch 0): the replica trainer sets every
+// epoch explicitly, so a group resumed from a checkpoint replays the same
+// batches.
+func (s *BatchSource) SeekEpoch(e uint64) {
+	s.epoch = e
+	s.shuffle()
+}
+
+// Units is the number of shuffle units: rows, or whole bags in bag mode.
+func (s *BatchSource) Units() int { return len(s.units) }
+
 // Next fills and returns the next batch, or io.EOF at the end of the epoch.
 func (s *BatchSource) Next() (*Batch, error) {
 	per := s.unitsPerBatch()

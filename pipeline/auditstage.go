@@ -33,7 +33,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
-		a := report.Audit{Dataset: s.DatasetID, Setting: set.ID, Pet: set.Kind.String(), K: set.K, Epsilon: set.Epsilon,
+		a := report.Audit{Dataset: s.DatasetID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
 			EtaSource: source, Summary: res.Summary}
 		audits = append(audits, a)
 		for _, x := range res.Samples {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"labelprivacy/data"
 	"labelprivacy/model"
@@ -73,9 +72,10 @@ type TrainConfig struct {
 	RRLoss model.Loss `mapstructure:"rr_loss" yaml:"rr_loss"`
 	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp.
 	LLPLoss model.Loss `mapstructure:"llp_loss" yaml:"llp_loss"`
-	// CheckpointEvery is a wall-clock interval ("10m") or a step count
-	// ("500"); "0" checkpoints only at the end and on interruption.
-	CheckpointEvery Interval `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
+	// CheckpointEvery is a wall-clock interval ("10m", the default) or a
+	// step count ("500"): how often a group's state is saved so a killed
+	// group resumes (also at the end and on interruption).
+	CheckpointEvery model.Interval `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
 	// Replicas is how many models one compiled program trains together:
 	// "auto" (1 on backend go; chosen from device memory on XLA, at most
 	// 64) or a number ≥ 1. It never changes a run's result or identity.
@@ -154,52 +154,12 @@ func Defaults() Config {
 		Model: ModelConfig{Kind: model.KindMLP, Hidden: []int{64, 64}, Init: model.DefaultInit},
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
 			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch,
-			CheckpointEvery: Interval{Every: 10 * time.Minute}, Replicas: Replicas{}, SparseEmbedding: true},
+			CheckpointEvery: model.DefaultCheckpointInterval, Replicas: Replicas{}, SparseEmbedding: true},
 		Pets:    []PetConfig{{Mechanism: pets.None}},
 		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000},
 		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
 		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
 	}
-}
-
-// Interval is a checkpoint period: a wall-clock duration or a step count.
-// The zero value checkpoints only at the end (and on interruption).
-type Interval struct {
-	Every time.Duration // > 0: wall clock
-	Steps int           // > 0: steps
-}
-
-// String gives the config form: "10m0s", "500" or "0".
-func (i Interval) String() string {
-	switch {
-	case i.Every > 0:
-		return i.Every.String()
-	case i.Steps > 0:
-		return strconv.Itoa(i.Steps)
-	}
-	return "0"
-}
-
-// MarshalText writes String.
-func (i Interval) MarshalText() ([]byte, error) { return []byte(i.String()), nil }
-
-// UnmarshalText reads a Go duration ("10m", "90s") or a whole number of
-// steps ("500"); "0" disables periodic checkpoints.
-func (i *Interval) UnmarshalText(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if n, err := strconv.Atoi(s); err == nil {
-		if n < 0 {
-			return fmt.Errorf("%q: a step count must be ≥ 0", s)
-		}
-		*i = Interval{Steps: n}
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return fmt.Errorf("%q is neither a duration (10m, 90s) nor a step count", s)
-	}
-	*i = Interval{Every: d}
-	return nil
 }
 
 // Replicas is train.replicas: N ≥ 1, or 0 for "auto".

@@ -32,7 +32,7 @@ type Job struct {
 	// CheckpointDir holds the group's checkpoint (one unit): a killed group
 	// started again with the same runs resumes from it.
 	CheckpointDir   string
-	CheckpointEvery Interval
+	CheckpointEvery model.Interval
 	SparseEmbedding bool
 	// Progress and Notice report to the user (may be nil).
 	Progress func(Progress)

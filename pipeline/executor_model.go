@@ -3,32 +3,30 @@ package pipeline
 import (
 	"context"
 	"fmt"
-
-	"math"
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
 
-	"labelprivacy/data"
 	"labelprivacy/model"
 )
 
-// ModelExecutor is the default Executor: GoMLX models on one backend,
+// ModelExecutor is the default Executor: model.TrainGroup on one backend,
 // shared by every group of the stage (an XLA client is costly and holds the
-// device).
+// device; compiled programs are cached per shape for the whole process).
 type ModelExecutor struct {
-	name string
-	be   backends.Backend
+	be backends.Backend
 }
 
-// NewModelExecutor creates the backend (so a missing XLA plugin fails
-// before any work) and installs the fast Dot gradients on it.
+// NewModelExecutor creates the backend — so a missing XLA plugin fails
+// before any work — after installing the fast Dot gradients
+// (model.UseFastDotVJP) that every graph built afterwards uses.
 func NewModelExecutor(backend string) (*ModelExecutor, error) {
+	model.UseFastDotVJP()
 	be, err := model.NewBackend(backend)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
-	return &ModelExecutor{name: backend, be: be}, nil
+	return &ModelExecutor{be: be}, nil
 }
 
 // Close releases the backend.
@@ -38,98 +36,39 @@ func (e *ModelExecutor) Close() {
 	}
 }
 
-// Execute trains the job's runs one after the other (groups of one).
-// TODO(issue 11): one program per group (model.TrainGroup).
+// Execute trains the job's runs as one group (one compiled program) and
+// predicts the test set with every replica in one pass.
 func (e *ModelExecutor) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
 	start := time.Now()
-	var outs []Outcome
-	var st JobStats
-	var examples, loopS float64
+	reps := make([]model.Replica, len(job.Runs))
 	for i, jr := range job.Runs {
-		r := jr.Run
-		tc := model.TrainConfig{
-			Name: r.Name(), Backend: e.be, Model: job.Model, Loss: job.Loss, LossParams: jr.Params,
-			LearningRate: r.LR, Epochs: job.Epochs, Seed: int64(r.InitSeed() >> 1),
-			CheckpointDir: fmt.Sprintf("%s/%d", job.CheckpointDir, i), CheckpointEvery: job.CheckpointEvery.Steps,
-			Progress: func(p model.Progress) {
-				if job.Progress != nil {
-					job.Progress(Progress{Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, ExamplesPerS: p.ExamplesPerSec, Loss: p.Loss})
-				}
-			},
-		}
-		tr, err := model.Train(ctx, tc, &gatherSource{src: jr.Source, feats: job.Features})
-		if err != nil {
-			return nil, st, err
-		}
-		test, err := data.NewBatchSource(job.Test, data.BatchOptions{BatchSize: 4096, Target: data.TargetNone, Width: max(1, widest(job.Test))})
-		if err != nil {
-			tr.Close()
-			return nil, st, err
-		}
-		probs, err := tr.Predict(&gatherSource{src: test})
-		tr.Close()
-		if err != nil {
-			return nil, st, err
-		}
-		st.ResumedFrom = max(st.ResumedFrom, tr.ResumedFrom)
-		examples += float64(tr.Examples)
-		if tr.ExamplesPerSec > 0 {
-			loopS += float64(tr.Examples) / tr.ExamplesPerSec
-		}
-		outs = append(outs, Outcome{Probs: probs, FinalLoss: tr.FinalLoss, Steps: tr.Steps})
+		reps[i] = model.Replica{Name: jr.Run.Name(), Seed: jr.Run.InitSeed(), LR: jr.Run.LR, Params: jr.Params, Source: jr.Source}
 	}
-	st.WallS = time.Since(start).Seconds()
-	st.ExamplesPerS = math.NaN()
-	if loopS > 0 {
-		st.ExamplesPerS = examples / loopS
+	cfg := model.GroupConfig{Name: job.Name, Backend: e.be, Model: job.Model, Loss: job.Loss, Epochs: job.Epochs,
+		Features: job.Features, Replicas: reps, SparseEmbedding: job.SparseEmbedding,
+		CheckpointDir: job.CheckpointDir, CheckpointEvery: job.CheckpointEvery, Notices: job.Notice}
+	if job.Progress != nil {
+		cfg.Progress = func(p model.Progress) {
+			var loss float64
+			for _, l := range p.Losses {
+				loss += l / float64(len(p.Losses))
+			}
+			job.Progress(Progress{Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, ExamplesPerS: p.ExamplesPerS, Loss: loss, ETA: p.ETA})
+		}
 	}
-	return outs, st, nil
-}
-
-func widest(f *data.Frame) int {
-	w := 0
-	for i := 0; f.Offsets != nil && i < f.Rows; i++ {
-		w = max(w, int(f.Offsets[i+1]-f.Offsets[i]))
-	}
-	return w
-}
-
-// gatherSource adapts an IndexOnly data.BatchSource to model.BatchSource by
-// gathering the features of each batch's rows.
-type gatherSource struct {
-	src   *data.BatchSource
-	feats *data.Frame
-}
-
-func (g *gatherSource) Reset() error { return g.src.Reset() }
-
-func (g *gatherSource) Next() (*model.Batch, error) {
-	b, err := g.src.Next()
+	g, err := model.TrainGroup(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, JobStats{}, err
 	}
-	mb := &model.Batch{Rows: b.Rows, X: b.X, Dim: b.Dim, Indices: b.Indices, IndexMask: b.IndexMask, Width: b.Width,
-		Target: b.Target, BagSize: b.BagSize}
-	if f := g.feats; f != nil {
-		d := f.Dim()
-		mb.Dim = d
-		if d > 0 {
-			mb.X = make([]float32, b.Rows*d)
-			for i, r := range b.RowIDs {
-				copy(mb.X[i*d:(i+1)*d], f.X[int(r)*d:(int(r)+1)*d])
-			}
-		}
-		if f.HasSparse() {
-			mb.Width = b.Width
-			mb.Indices = make([]int32, b.Rows*b.Width)
-			mb.IndexMask = make([]float32, b.Rows*b.Width)
-			for i, r := range b.RowIDs {
-				for t, v := range f.Indices[f.Offsets[r]:f.Offsets[r+1]] {
-					mb.Indices[i*b.Width+t] = int32(v)
-					mb.IndexMask[i*b.Width+t] = 1
-				}
-			}
-		}
+	defer g.Close()
+	probs, err := g.Predict(job.Test)
+	if err != nil {
+		return nil, JobStats{}, err
 	}
-	return mb, nil
+	outs := make([]Outcome, len(job.Runs))
+	for i, r := range g.Results {
+		outs[i] = Outcome{Probs: probs[i], FinalLoss: r.FinalLoss, Steps: r.Steps}
+	}
+	return outs, JobStats{WallS: time.Since(start).Seconds(), CompileS: g.CompileS, CheckpointS: g.CheckpointS,
+		ExamplesPerS: g.ExamplesPerS, ResumedFrom: g.ResumedFrom}, nil
 }

@@ -192,15 +192,15 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 	if err != nil {
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
 	}
-	outs, stats, err := f.exec.Execute(ctx, job)
+	outs, gs, err := f.exec.Execute(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
 	}
 	if len(outs) != len(pending) {
 		return nil, fmt.Errorf("fit: %s: executor returned %d outcomes for %d runs", g.Name(), len(outs), len(pending))
 	}
-	if stats.ResumedFrom > 0 {
-		s.ev.Warn("fit", fmt.Sprintf("%s resumed from its checkpoint at step %d", g.Name(), stats.ResumedFrom))
+	if gs.ResumedFrom > 0 {
+		s.ev.Warn("fit", fmt.Sprintf("%s resumed from its checkpoint at step %d", g.Name(), gs.ResumedFrom))
 	}
 	var results []*report.Run
 	for i, r := range pending {
@@ -210,10 +210,10 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 		res.TrainLoss = o.FinalLoss
 		res.TestAUC = stats.AUC(o.Probs, s.Test.Label)
 		res.TestLogLoss = model.LogLoss(o.Probs, s.Test.Label)
-		res.WallS = stats.WallS / float64(len(pending))
-		res.CompileS, res.CheckpointS = stats.CompileS, stats.CheckpointS
-		res.GroupExamplesPerS = stats.ExamplesPerS
-		res.ExamplesPerS = stats.ExamplesPerS / float64(len(pending))
+		res.WallS = gs.WallS / float64(len(pending))
+		res.CompileS, res.CheckpointS = gs.CompileS, gs.CheckpointS
+		res.GroupExamplesPerS = gs.ExamplesPerS
+		res.ExamplesPerS = gs.ExamplesPerS / float64(len(pending))
 		if r.Setting.Kind == pets.None {
 			if err := f.st.putEtaHat(r.ID, o.Probs); err != nil {
 				return nil, err
@@ -235,7 +235,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 func (f *fitter) result(r *RunSpec, groupSize int) *report.Run {
 	s := f.s
 	res := &report.Run{RunID: r.ID, Dataset: s.DatasetID, ConfigID: s.ConfigID, Model: s.Cfg.Model.Kind.String(),
-		Setting: r.Setting.ID, Pet: r.Setting.Kind.String(), K: r.Setting.K, Epsilon: r.Setting.Epsilon,
+		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon,
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.Cfg.Train.Epochs,
 		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN()}
 	if r.Loss != 0 {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 
 	"labelprivacy/data"
@@ -51,9 +52,11 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 	if err != nil {
 		return err
 	}
-	entries, err := readLedgerIfAny(s.ledgerPath())
-	if err != nil {
-		return err
+	var entries []pets.LedgerEntry
+	if _, err := os.Stat(s.ledgerPath()); err == nil {
+		if entries, err = pets.ReadLedger(s.ledgerPath()); err != nil {
+			return err
+		}
 	}
 	wrote, reused := 0, 0
 	for i, u := range units {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"reflect"
 
@@ -93,7 +91,9 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if s.Dataset, err = data.Load(dir); err != nil {
 		return nil, err
 	}
-	s.DatasetID = s.Dataset.Meta.Identity()
+	if s.DatasetID, err = data.DatasetIdentity(dir); err != nil {
+		return nil, err
+	}
 	s.Train, s.Test = s.Dataset.Train, s.Dataset.Test
 	if cfg.Data.Standardize && s.Train.Dim() > 0 {
 		if s.Std, err = data.FitStandardizer(s.Train); err != nil {
@@ -164,11 +164,12 @@ func (s *Session) dataStage(ctx context.Context) (string, error) {
 	sc := cfg.Data.Synth
 	dir := s.Out("data")
 	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir}
-	if m, err := data.ReadMeta(dir); err == nil && synthMatches(m, want) {
-		s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
-		return dir, nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) && !os.IsNotExist(errors.Unwrap(err)) {
-		s.ev.Warn("data", fmt.Sprintf("rewriting %s: %v", dir, err))
+	if m, err := data.ReadMeta(dir); err == nil {
+		if synthMatches(m, want) {
+			s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
+			return dir, nil
+		}
+		s.ev.Warn("data", fmt.Sprintf("%s holds another synthetic dataset (config changed): rewriting it", dir))
 	}
 	m, err := data.Synth(ctx, want)
 	if err != nil {

@@ -96,9 +96,9 @@ func TestSweepStatusFailed(t *testing.T) {
 	if err := st.PutFailure(&pipeline.RunSpec{ID: id, Setting: &pipeline.Setting{ID: "none"}}, os.ErrInvalid); err != nil {
 		t.Fatal(err)
 	}
-	st, err := cli(t, nil, append([]string{"sweep", "status", "-c", cfg}, set...)...)
-	if err != nil || !strings.Contains(st, "total                         0      1        0") {
-		t.Fatalf("status: %v\n%s", err, st)
+	status, err := cli(t, nil, append([]string{"sweep", "status", "-c", cfg}, set...)...)
+	if err != nil || !strings.Contains(status, "total                         0      1        0") {
+		t.Fatalf("status: %v\n%s", err, status)
 	}
 	if _, err := cli(t, nil, append([]string{"sweep", "-c", cfg}, set...)...); err != nil {
 		t.Fatal(err)
