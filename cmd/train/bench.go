@@ -1,12 +1,82 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"labelprivacy/model"
 )
 
-// newBenchCmd is filled in with the replica trainer's benchmark (issue 11).
+// newBenchCmd measures the replica trainer: aggregate steady-state
+// examples/s and compile time per (loss, R), on any backend (issue 11's
+// table; `train bench --backend xla:cuda` on a GPU).
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{Use: "bench", Short: "Benchmark the trainer (aggregate examples/s and compile time)", Hidden: true}
+	var backend, kind, losses, replicas string
+	var cfg model.BenchConfig
+	cmd := &cobra.Command{
+		Use:   "bench [--backend go] [--model higgs_mlp] [--losses bce,debiased_bce,propmatch] [--replicas 1,8,64]",
+		Short: "Benchmark the trainer: aggregate examples/s and compile time per loss and group size",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			k, err := model.ParseKind(kind)
+			if err != nil {
+				return fmt.Errorf("--model: %w", err)
+			}
+			cfg.Model = model.ModelConfig{Kind: k, InputDim: 28}
+			for _, s := range strings.Split(losses, ",") {
+				l, err := model.ParseLoss(s)
+				if err != nil {
+					return fmt.Errorf("--losses: %w", err)
+				}
+				cfg.Losses = append(cfg.Losses, l)
+			}
+			for _, s := range strings.Split(replicas, ",") {
+				r, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || r < 1 {
+					return fmt.Errorf("--replicas: %q is not a whole number ≥ 1", s)
+				}
+				cfg.Replicas = append(cfg.Replicas, r)
+			}
+			applyBackendEnv(backend, stderr)
+			model.UseFastDotVJP()
+			be, err := model.NewBackend(backend)
+			if err != nil {
+				return fmt.Errorf("--backend: %w", err)
+			}
+			defer be.Finalize()
+			fmt.Fprintf(stdout, "%-10s %-13s %5s %6s %10s %14s %16s %11s\n", "model", "loss", "R", "batch", "compile_s", "examples_per_s", "per_model_ex_s", "state_MiB")
+			cfg.Row = func(r model.BenchRow) {
+				fmt.Fprintf(stdout, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
+					r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, float64(r.StateBytes)/(1<<20))
+			}
+			_, err = model.Bench(cmd.Context(), be, cfg)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&backend, "backend", "go", "go | xla:cpu | xla:cuda")
+	f.StringVar(&kind, "model", "higgs_mlp", "higgs_mlp | mlp | kdd_embed")
+	f.StringVar(&losses, "losses", "bce,debiased_bce,propmatch", "losses to measure")
+	f.StringVar(&replicas, "replicas", "1,8,64", "group sizes R")
+	f.IntVar(&cfg.Batch, "batch", 1024, "rows per model and step")
+	f.IntVar(&cfg.BagSize, "k", 64, "bag size of per-bag losses")
+	f.IntVar(&cfg.Steps, "steps", 20, "steps per group (the first is not timed)")
+	f.BoolVar(&cfg.SparseEmbedding, "sparse", true, "kdd_embed: lazy Adam on the touched rows")
+	return cmd
+}
+
+// applyBackendEnv sets the environment a backend needs (model.BackendEnv:
+// go-xla's CUDA checks off for CUDA plugins) unless the user set it, saying
+// so on stderr: the one place this program changes its environment.
+func applyBackendEnv(backend string, stderr io.Writer) {
+	for k, v := range model.BackendEnv(backend) {
+		if _, set := lookupEnv(k); !set {
+			setEnv(k, v)
+			fmt.Fprintf(stderr, "train: %s=%s for backend %s (set it to override)\n", k, v, backend)
+		}
+	}
 }

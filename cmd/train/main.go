@@ -20,3 +20,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+var (
+	lookupEnv = os.LookupEnv
+	setEnv    = os.Setenv
+)

@@ -40,6 +40,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 			if err != nil {
 				return err
 			}
+			applyBackendEnv(cfg.Backend, stderr)
 			return pipeline.Run(cmd.Context(), cfg, ev)
 		},
 	}
@@ -75,6 +76,7 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 			if err != nil {
 				return err
 			}
+			applyBackendEnv(cfg.Backend, cmd.ErrOrStderr())
 			return fn(cmd, cfg)
 		},
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"labelprivacy/data"
+	"labelprivacy/pets"
 	"labelprivacy/pipeline"
 	"labelprivacy/report"
 )
@@ -174,17 +175,32 @@ func TestSweepShardsConcurrent(t *testing.T) {
 	}
 }
 
-// A run killed with SIGKILL mid-training leaves no result; the rerun resumes
-// it from its checkpoint and ends with the result of an uninterrupted run.
+// A group killed with SIGKILL mid-training leaves no result; the rerun
+// resumes it from its checkpoint (one unit for the whole group) and ends
+// with the results of an uninterrupted run, nothing lost or duplicated:
+// alone (replicas 1) and as a group of 4 runs (issue 11).
 func TestSweepSIGKILLResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("subprocess training")
 	}
+	for _, tc := range []struct {
+		name string
+		set            []string
+		runs, releases int
+	}{
+		{"alone", []string{"--set", "train.trials=1", "--set", "train.learning_rates=[0.01]"}, 1, 1},
+		{"group of 4", []string{"--set", "train.trials=2", "--set", "train.learning_rates=[0.01,0.003]", "--set", "train.replicas=4"}, 4, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) { sigkillResume(t, tc.set, tc.runs, tc.releases) })
+	}
+}
+
+func sigkillResume(t *testing.T, extraSets []string, nRuns, nReleases int) {
 	extra := "\n"
 	killed := filepath.Join(t.TempDir(), "killed")
 	cfg := writeSweepConfig(t, killed, extra)
-	set := []string{"--set", "pets=[{mechanism: rr, epsilon: 2}]", "--set", "train.trials=1", "--set", "train.learning_rates=[0.01]",
-		"--set", "train.epochs=40", "--set", "train.batch_size=32", "--set", "train.checkpoint_every=20"}
+	set := append([]string{"--set", "pets=[{mechanism: rr, epsilon: 2}]",
+		"--set", "train.epochs=40", "--set", "train.batch_size=32", "--set", "train.checkpoint_every=20"}, extraSets...)
 	args, _ := json.Marshal(append([]string{"sweep", "-c", cfg}, set...))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "LABELPRIVACY_CLI_ARGS="+string(args))
@@ -243,16 +259,25 @@ func TestSweepSIGKILLResume(t *testing.T) {
 	}
 	a, _ := filepath.Glob(filepath.Join(killed, "runs", "*.json"))
 	b, _ := filepath.Glob(filepath.Join(clean, "runs", "*.json"))
-	if len(a) != 1 || len(b) != 1 || filepath.Base(a[0]) != filepath.Base(b[0]) {
-		t.Fatalf("results %v vs %v", a, b)
+	if len(a) != nRuns || len(b) != nRuns {
+		t.Fatalf("results %v vs %v, want %d each", a, b, nRuns)
 	}
-	var ra, rb report.Run
-	ba, _ := os.ReadFile(a[0])
-	bb, _ := os.ReadFile(b[0])
-	json.Unmarshal(ba, &ra)
-	json.Unmarshal(bb, &rb)
-	if ra.Steps != rb.Steps || ra.TestAUC != rb.TestAUC {
-		t.Fatalf("resumed run: steps %d AUC %v; uninterrupted: steps %d AUC %v", ra.Steps, ra.TestAUC, rb.Steps, rb.TestAUC)
+	for i := range a {
+		if filepath.Base(a[i]) != filepath.Base(b[i]) {
+			t.Fatalf("run ids %v vs %v", a, b)
+		}
+		var ra, rb report.Run
+		ba, _ := os.ReadFile(a[i])
+		bb, _ := os.ReadFile(b[i])
+		json.Unmarshal(ba, &ra)
+		json.Unmarshal(bb, &rb)
+		if ra.Steps != rb.Steps || ra.TestAUC != rb.TestAUC || ra.TrainLoss != rb.TrainLoss {
+			t.Fatalf("resumed run %s: steps %d AUC %v; uninterrupted: steps %d AUC %v", ra.RunID, ra.Steps, ra.TestAUC, rb.Steps, rb.TestAUC)
+		}
+	}
+	// Each release once in the ledger, though the killed sweep ran twice.
+	if entries, err := pets.ReadLedger(filepath.Join(killed, pets.LedgerFile)); err != nil || len(entries) != nReleases {
+		t.Fatalf("ledger: %d rows (%v)", len(entries), err)
 	}
 	if ck := checkpointFiles(killed); len(ck) != 0 {
 		t.Fatalf("checkpoints left after the run finished: %v", ck)
