@@ -184,7 +184,7 @@ func TestSweepSIGKILLResume(t *testing.T) {
 		t.Skip("subprocess training")
 	}
 	for _, tc := range []struct {
-		name string
+		name           string
 		set            []string
 		runs, releases int
 	}{
