@@ -25,6 +25,12 @@ type env func(string) (string, bool)
 
 var keyInMessageRE = regexp.MustCompile(`'([a-z0-9_.\[\]]+)'`)
 
+// removedKeys explain keys earlier versions accepted.
+var removedKeys = map[string]string{
+	"privacy.secure": "releases made inside train run/fit/sweep are seeded simulations for measurement; " +
+		"a release meant to leave the machine comes from `train privatize`, which draws from crypto/rand by default",
+}
+
 // configSource remembers where a config came from, to name it in errors.
 type configSource struct {
 	file string          // path, or the embedded default's name
@@ -108,6 +114,9 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 		src.sets[key] = true
 	}
 	for _, k := range v.AllKeys() {
+		if why, ok := removedKeys[k]; ok {
+			return nil, fmt.Errorf("%w: %s: %s was removed: %s", pipeline.ErrConfig, src.origin(k), k, why)
+		}
 		if !known[k] && !strings.HasPrefix(k, "pets") {
 			return nil, fmt.Errorf("%w: %s: unknown key %q%s", pipeline.ErrConfig, src.origin(k), k, suggest(k, known))
 		}

@@ -128,6 +128,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"env out of range", minimal, map[string]string{"TRAIN_TRAIN_TRIALS": "0"}, nil, []string{"$TRAIN_TRAIN_TRIALS", "train.trials"}},
 		{"set unknown key", minimal, nil, []string{"train.epoch=3"}, []string{"--set train.epoch", "unknown key"}},
 		{"set out of range", minimal, nil, []string{"audit.examples=0"}, []string{"--set audit.examples", "≥ 1"}},
+		{"removed key", strings.Replace(minimal, "name: t", "name: t\nprivacy: {secure: true}", 1), nil, nil,
+			[]string{"cfg.yaml", "privacy.secure was removed", "train privatize"}},
 		{"set wrong type blames the flag", minimal, nil, []string{"train.epochs=abc"}, []string{"--set train.epochs"}},
 		{"set bad list element blames the flag", minimal, nil, []string{"pets=[{mechanism: rr, epsilon: [x]}]"}, []string{"--set pets"}},
 		{"set without value", minimal, nil, []string{"seed"}, []string{"--set", "key=value"}},
