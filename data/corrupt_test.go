@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // Damaged dataset files give an error wrapping ErrCorrupt that names the
@@ -166,4 +168,47 @@ func TestOwnPanicsAreNotCorrupt(t *testing.T) {
 		_ = s[3] // index out of range in package data
 		return nil
 	}()
+}
+
+// A compressed IPC buffer (pyarrow writes LZ4/zstd files) declares its
+// uncompressed size; a damaged one asked for 1 TiB, which Go's allocator
+// cannot refuse gracefully. The reader's allocator caps it: ErrCorrupt.
+func TestReadCompressedIPCHugeBuffer(t *testing.T) {
+	const n = 1000
+	f := &Frame{Rows: n, Features: []string{"x"}, X: make([]float32, n)}
+	for i := range f.X {
+		f.X[i] = float32(i)
+	}
+	rec, err := record(Schema(f, nil), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithLZ4())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	good := writeFile(t, dir, "lz4.arrow", buf.Bytes())
+	if back, err := ReadFrame(good); err != nil || back.X[n-1] != n-1 {
+		t.Fatalf("LZ4 file: %v", err)
+	}
+	b := bytes.Clone(buf.Bytes())
+	size := binary.LittleEndian.AppendUint64(nil, 4*n) // the column's uncompressed length prefix
+	i := bytes.Index(b, size)
+	if i < 0 {
+		t.Fatal("no uncompressed-length prefix found")
+	}
+	binary.LittleEndian.PutUint64(b[i:], 1<<40)
+	bad := writeFile(t, dir, "huge.arrow", b)
+	if _, err := ReadFrame(bad); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("err = %v, want ErrCorrupt naming the file", err)
+	}
 }
