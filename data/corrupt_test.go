@@ -179,28 +179,13 @@ func TestReadCompressedIPCHugeBuffer(t *testing.T) {
 	for i := range f.X {
 		f.X[i] = float32(i)
 	}
-	rec, err := record(Schema(f, nil), f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithLZ4())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	lz4 := lz4File(t, f)
 	dir := t.TempDir()
-	good := writeFile(t, dir, "lz4.arrow", buf.Bytes())
+	good := writeFile(t, dir, "lz4.arrow", lz4)
 	if back, err := ReadFrame(good); err != nil || back.X[n-1] != n-1 {
 		t.Fatalf("LZ4 file: %v", err)
 	}
-	b := bytes.Clone(buf.Bytes())
+	b := bytes.Clone(lz4)
 	size := binary.LittleEndian.AppendUint64(nil, 4*n) // the column's uncompressed length prefix
 	i := bytes.Index(b, size)
 	if i < 0 {
@@ -211,4 +196,26 @@ func TestReadCompressedIPCHugeBuffer(t *testing.T) {
 	if _, err := ReadFrame(bad); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), bad) {
 		t.Fatalf("err = %v, want ErrCorrupt naming the file", err)
 	}
+}
+
+// lz4File returns fr as an LZ4-compressed Arrow IPC file (as pyarrow writes
+// with compression="lz4").
+func lz4File(tb testing.TB, fr *Frame) []byte {
+	rec, err := record(Schema(fr, nil), fr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithLZ4())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -200,6 +200,9 @@ func FuzzReadIPC(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	for _, b := range damaged(lz4File(f, fullFrame())) {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := writeTemp(t, "f.arrow", b)
 		fr, err := ReadFrame(p)
