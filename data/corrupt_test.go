@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
@@ -218,4 +220,28 @@ func lz4File(tb testing.TB, fr *Frame) []byte {
 		tb.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// A file of no columns would bound nothing: a damaged 2.7 kB file (found by
+// FuzzReadIPC) declared 134M rows of no columns and readers built per-row
+// state for them. Such frames are neither written nor read.
+func TestNoColumnFrames(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteFrame(filepath.Join(dir, "w.arrow"), &Frame{Rows: 3}, nil); !errors.Is(err, ErrSchema) {
+		t.Fatalf("write: err = %v", err)
+	}
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(arrow.NewSchema(nil, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1<<27)
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := writeFile(t, dir, "r.arrow", buf.Bytes())
+	if _, err := ReadFrame(p); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "no columns") {
+		t.Fatalf("read: err = %v", err)
+	}
 }
