@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -203,13 +204,26 @@ func TestReadCompressedIPCHugeBuffer(t *testing.T) {
 // lz4File returns fr as an LZ4-compressed Arrow IPC file (as pyarrow writes
 // with compression="lz4").
 func lz4File(tb testing.TB, fr *Frame) []byte {
+	return encodeFrame(tb, fr, func(s *arrow.Schema, w io.Writer) (recordWriter, error) {
+		return ipc.NewFileWriter(w, ipc.WithSchema(s), ipc.WithLZ4())
+	})
+}
+
+// recordWriter is what arrow-go's IPC and Parquet file writers share.
+type recordWriter interface {
+	Write(arrow.RecordBatch) error
+	Close() error
+}
+
+// encodeFrame writes fr as one record batch with the writer open makes.
+func encodeFrame(tb testing.TB, fr *Frame, open func(*arrow.Schema, io.Writer) (recordWriter, error)) []byte {
 	rec, err := record(Schema(fr, nil), fr)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithLZ4())
+	w, err := open(rec.Schema(), &buf)
 	if err != nil {
 		tb.Fatal(err)
 	}

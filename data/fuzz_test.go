@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -251,23 +252,9 @@ func FuzzReadParquet(f *testing.F) {
 // frameParquet returns fr as a Parquet file (every column type a frame has,
 // the list<uint32> indices included), as pyarrow would write it.
 func frameParquet(tb testing.TB, fr *Frame) []byte {
-	rec, err := record(Schema(fr, nil), fr)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		tb.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
+	return encodeFrame(tb, fr, func(s *arrow.Schema, w io.Writer) (recordWriter, error) {
+		return pqarrow.NewFileWriter(s, w, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps())
+	})
 }
 
 // FuzzFrameRoundtrip: a frame written and read back is equal, bit for bit,
