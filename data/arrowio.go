@@ -141,11 +141,14 @@ type Writer struct {
 
 // NewWriter starts an Arrow IPC file at path whose schema is Schema(like, meta).
 func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error) {
+	schema := Schema(like, meta)
+	if schema.NumFields() == 0 {
+		return nil, fmt.Errorf("data: %s: %w: a frame with no columns", path, ErrSchema)
+	}
 	tmp, err := createTemp(path)
 	if err != nil {
 		return nil, err
 	}
-	schema := Schema(like, meta)
 	h := sha256.New()
 	w, err := ipc.NewFileWriter(io.MultiWriter(tmp, h), ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
 	if err != nil {
@@ -383,6 +386,11 @@ type frameReader struct {
 
 func newFrameFor(s *arrow.Schema) (*frameReader, error) {
 	fr := &frameReader{Frame: &Frame{Meta: map[string]string{}}, fields: s.Fields()}
+	if len(fr.fields) == 0 {
+		// Nothing would bound the row count: a damaged 2.7 kB file declared
+		// 134M rows of no columns.
+		return nil, fmt.Errorf("%w: the file has no columns", ErrSchema)
+	}
 	md := s.Metadata()
 	for i, k := range md.Keys() {
 		fr.Meta[k] = md.Values()[i]

@@ -5,11 +5,16 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
 // Damaged dataset files give an error wrapping ErrCorrupt that names the
@@ -166,4 +171,91 @@ func TestOwnPanicsAreNotCorrupt(t *testing.T) {
 		_ = s[3] // index out of range in package data
 		return nil
 	}()
+}
+
+// A compressed IPC buffer (pyarrow writes LZ4/zstd files) declares its
+// uncompressed size; a damaged one asked for 1 TiB, which Go's allocator
+// cannot refuse gracefully. The reader's allocator caps it: ErrCorrupt.
+func TestReadCompressedIPCHugeBuffer(t *testing.T) {
+	const n = 1000
+	f := &Frame{Rows: n, Features: []string{"x"}, X: make([]float32, n)}
+	for i := range f.X {
+		f.X[i] = float32(i)
+	}
+	lz4 := lz4File(t, f)
+	dir := t.TempDir()
+	good := writeFile(t, dir, "lz4.arrow", lz4)
+	if back, err := ReadFrame(good); err != nil || back.X[n-1] != n-1 {
+		t.Fatalf("LZ4 file: %v", err)
+	}
+	b := bytes.Clone(lz4)
+	size := binary.LittleEndian.AppendUint64(nil, 4*n) // the column's uncompressed length prefix
+	i := bytes.Index(b, size)
+	if i < 0 {
+		t.Fatal("no uncompressed-length prefix found")
+	}
+	binary.LittleEndian.PutUint64(b[i:], 1<<40)
+	bad := writeFile(t, dir, "huge.arrow", b)
+	if _, err := ReadFrame(bad); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("err = %v, want ErrCorrupt naming the file", err)
+	}
+}
+
+// lz4File returns fr as an LZ4-compressed Arrow IPC file (as pyarrow writes
+// with compression="lz4").
+func lz4File(tb testing.TB, fr *Frame) []byte {
+	return encodeFrame(tb, fr, func(s *arrow.Schema, w io.Writer) (recordWriter, error) {
+		return ipc.NewFileWriter(w, ipc.WithSchema(s), ipc.WithLZ4())
+	})
+}
+
+// recordWriter is what arrow-go's IPC and Parquet file writers share.
+type recordWriter interface {
+	Write(arrow.RecordBatch) error
+	Close() error
+}
+
+// encodeFrame writes fr as one record batch with the writer open makes.
+func encodeFrame(tb testing.TB, fr *Frame, open func(*arrow.Schema, io.Writer) (recordWriter, error)) []byte {
+	rec, err := record(Schema(fr, nil), fr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := open(rec.Schema(), &buf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// A file of no columns would bound nothing: a damaged 2.7 kB file (found by
+// FuzzReadIPC) declared 134M rows of no columns and readers built per-row
+// state for them. Such frames are neither written nor read.
+func TestNoColumnFrames(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteFrame(filepath.Join(dir, "w.arrow"), &Frame{Rows: 3}, nil); !errors.Is(err, ErrSchema) {
+		t.Fatalf("write: err = %v", err)
+	}
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(arrow.NewSchema(nil, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1<<27)
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	p := writeFile(t, dir, "r.arrow", buf.Bytes())
+	if _, err := ReadFrame(p); !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "no columns") {
+		t.Fatalf("read: err = %v", err)
+	}
 }

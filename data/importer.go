@@ -19,8 +19,9 @@ type ImportOptions struct {
 	TestIn   string // optional separate test file (libsvm)
 	Out      string // dataset directory to write
 	TestRows int64  // rows of In that form the test set (first rows, as in the paper); with TestIn: 0 = all of TestIn, else its first TestRows
-	// DropInvalid drops rows with NaN/Inf values (counted in Meta.DroppedRows)
-	// instead of failing.
+	// DropInvalid drops rows with invalid values (NaN, ±Inf, numbers beyond
+	// float32 in Higgs or float64 in libsvm: ErrInvalid), counted in
+	// Meta.DroppedRows, instead of failing.
 	DropInvalid bool
 	HashBuckets uint32 // libsvm: hash buckets (default 500,000)
 	// Progress, if set, is called after every chunk of rows.

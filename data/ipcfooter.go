@@ -144,12 +144,17 @@ func (t fbTable) tables(slot int, visit func(fbTable) error) error {
 	return nil
 }
 
-func verifyFooter(b fbuf) error {
-	root, err := b.u32(0)
+// root verifies the buffer's root table.
+func (b fbuf) root() (fbTable, error) {
+	pos, err := b.u32(0)
 	if err != nil {
-		return err
+		return fbTable{}, err
 	}
-	footer, err := b.table(root)
+	return b.table(pos)
+}
+
+func verifyFooter(b fbuf) error {
+	footer, err := b.root()
 	if err != nil {
 		return err
 	}
@@ -243,11 +248,7 @@ func checkArrowSchemaKey(v string) error {
 // verifySchemaMessage verifies a Message whose header is a Schema and whose
 // body must fit in the bodyRoom bytes that follow it.
 func verifySchemaMessage(b fbuf, bodyRoom int) error {
-	root, err := b.u32(0)
-	if err != nil {
-		return err
-	}
-	msg, err := b.table(root)
+	msg, err := b.root()
 	if err != nil {
 		return err
 	}

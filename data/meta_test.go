@@ -38,6 +38,13 @@ func TestLoadChecksSplits(t *testing.T) {
 			g.Label = nil
 			writeSplit(t, dir, TestFile, &g)
 		}, []string{TrainFile, TestFile}, `"label"`},
+		{"test as pandas Parquet (int64 label, float64 features)", func(t *testing.T, dir string, test *Frame, m *Meta) {
+			os.Remove(filepath.Join(dir, TestFile))
+			tab := &Table{Columns: []Column{{ColLabel, make([]int64, 10)}, {"x0", make([]float64, 10)}, {"x1", make([]float64, 10)}, {"x2", make([]float64, 10)}}}
+			if err := tab.WriteParquet(filepath.Join(dir, "test.parquet")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{TrainFile, "test.parquet"}, `column 1 is "label" uint8 in the train file, "label" int64 in the test file`},
 		{"meta features", func(t *testing.T, dir string, test *Frame, m *Meta) {
 			m.Features = []string{"x0", "x9", "x2"}
 			mustWriteMeta(t, dir, m)

@@ -177,8 +177,8 @@ func TestParseLibSVMLineDuplicates(t *testing.T) {
 		b.WriteString("1")
 		for i := 1; i <= n; i++ {
 			fmt.Fprintf(&b, " %d:1", i)
-			if i%repeat == 0 {
-				fmt.Fprintf(&b, " %d:2", i/2+1)
+			if i%repeat == 0 { // a repeat of an index added 3 entries ago
+				fmt.Fprintf(&b, " %d:2", i-3)
 			}
 		}
 		return b.String()

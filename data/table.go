@@ -221,8 +221,9 @@ func (t *Table) WriteParquet(path string) error {
 	return commitTemp(f, path)
 }
 
-// ReadTable reads a Parquet or Arrow IPC file written by WriteParquet (or
-// any file with string, float64, int64 and bool columns) back into a Table.
+// ReadTable reads a Parquet file written by WriteParquet (or any Parquet
+// file of string, float64, int64 and bool columns) back into a Table. A
+// damaged file gives an error wrapping ErrCorrupt that names it.
 func ReadTable(path string) (*Table, error) {
 	fr, err := readTableFile(path)
 	if err != nil {
