@@ -187,7 +187,13 @@ func (w *Writer) Write(f *Frame) error {
 func (w *Writer) Rows() int64 { return w.rows }
 
 // Commit finishes the file, syncs it and renames it into place.
-func (w *Writer) Commit() error {
+func (w *Writer) Commit() error { return w.CommitAfter(nil) }
+
+// CommitAfter is Commit with a step between finishing the file and renaming
+// it into place: before (when not nil) gets the file's hex SHA-256, and an
+// error from it discards the file, leaving path untouched. Write-ahead logs
+// use it (the privacy ledger records a release before it appears).
+func (w *Writer) CommitAfter(before func(sha256 string) error) error {
 	if w.done {
 		return fmt.Errorf("data: %s: writer already closed", w.path)
 	}
@@ -198,6 +204,13 @@ func (w *Writer) Commit() error {
 		return fmt.Errorf("data: %s: %w", w.path, err)
 	}
 	w.sum = hex.EncodeToString(w.hash.Sum(nil))
+	if before != nil {
+		if err := before(w.sum); err != nil {
+			w.tmp.Close()
+			os.Remove(w.tmp.Name())
+			return err
+		}
+	}
 	return commitTemp(w.tmp, w.path)
 }
 
@@ -214,6 +227,11 @@ func (w *Writer) Abort() {
 // WriteFrame writes f to path (Arrow IPC file) atomically, with meta as the
 // schema metadata.
 func WriteFrame(path string, f *Frame, meta map[string]string) error {
+	return WriteFrameAfter(path, f, meta, nil)
+}
+
+// WriteFrameAfter is WriteFrame committing with CommitAfter(before).
+func WriteFrameAfter(path string, f *Frame, meta map[string]string, before func(sha256 string) error) error {
 	w, err := NewWriter(path, f, meta)
 	if err != nil {
 		return err
@@ -222,7 +240,7 @@ func WriteFrame(path string, f *Frame, meta map[string]string) error {
 		w.Abort()
 		return err
 	}
-	return w.Commit()
+	return w.CommitAfter(before)
 }
 
 // ReadFrame reads a whole Arrow IPC file (.arrow, .feather, .ipc) or Parquet

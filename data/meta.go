@@ -112,7 +112,7 @@ func DatasetIdentity(dir string) (string, error) {
 	}
 	var sums [2]string
 	for i, split := range []string{"train", "test"} {
-		if sums[i], err = fileSHA256(dataFile(dir, split)); err != nil {
+		if sums[i], err = FileSHA256(dataFile(dir, split)); err != nil {
 			return "", err
 		}
 	}
@@ -120,8 +120,8 @@ func DatasetIdentity(dir string) (string, error) {
 	return m.Identity(), nil
 }
 
-// fileSHA256 returns the hex SHA-256 of the file at path.
-func fileSHA256(path string) (string, error) {
+// FileSHA256 returns the hex SHA-256 of the file at path (streamed).
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("data: %w", err)

@@ -108,7 +108,7 @@ func (s *Session) releaseCurrent(entries []pets.LedgerEntry, path string, seed u
 		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Source != s.labelSource() {
 			return false, nil
 		}
-		sum, err := release.FileSHA256(path)
+		sum, err := data.FileSHA256(path)
 		if err != nil {
 			return false, nil // missing or unreadable: make it again
 		}

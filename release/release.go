@@ -2,14 +2,10 @@ package release
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	mrand "math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"labelprivacy/data"
@@ -258,69 +254,30 @@ type Ledger interface {
 	Abort(id, reason string) (pets.LedgerEntry, error)
 }
 
-// Publish writes f (with metadata md) to path, write-ahead: the file goes
-// to a pending name next to path, its SHA-256 is computed, e is recorded in
-// the ledger with it, and only then is the file renamed into place. If the
+// Publish writes f (with metadata md) to path, write-ahead: the file is
+// written under a temporary name, e is recorded in the ledger with the
+// file's SHA-256, and only then is the file renamed into place. If the
 // ledger refuses, nothing is published; if the rename fails, the ledger row
-// is marked aborted. Returns the ledger row.
+// is marked aborted. A crash between the two leaves a ledger row for a file
+// that never appeared: the ledger over-counts, the safe direction. Returns
+// the ledger row.
 func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e pets.Release) (pets.LedgerEntry, error) {
-	pending := pendingName(path, e.ID)
-	if err := data.WriteFrame(pending, f, md); err != nil {
-		return pets.LedgerEntry{}, err
-	}
-	sum, err := fileSHA256(pending)
-	if err != nil {
-		os.Remove(pending)
-		return pets.LedgerEntry{}, err
-	}
-	e.SHA256 = sum
-	row, err := l.Record(e)
-	if err != nil {
-		os.Remove(pending)
-		return pets.LedgerEntry{}, fmt.Errorf("release: %s not published: %w", path, err)
-	}
-	if err := renameSync(pending, path); err != nil {
-		os.Remove(pending)
-		if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
-			return row, fmt.Errorf("release: %s: %w (and marking its ledger row aborted failed: %v)", path, err, aerr)
+	var row pets.LedgerEntry
+	recorded := false
+	err := data.WriteFrameAfter(path, f, md, func(sum string) error {
+		e.SHA256 = sum
+		var err error
+		if row, err = l.Record(e); err != nil {
+			return fmt.Errorf("release: %s not published: %w", path, err)
 		}
-		return row, fmt.Errorf("release: %s: %w (its ledger row is marked aborted)", path, err)
+		recorded = true
+		return nil
+	})
+	if err != nil && recorded {
+		if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
+			return row, fmt.Errorf("release: %w (and marking its ledger row aborted failed: %v)", err, aerr)
+		}
+		return row, fmt.Errorf("release: %w (its ledger row is marked aborted)", err)
 	}
-	return row, nil
-}
-
-// pendingName is the hidden name a release is written under before its
-// ledger row exists.
-func pendingName(path, id string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".pending-"+id)
-}
-
-// renameSync renames and syncs the directory, so the rename survives a
-// crash.
-func renameSync(from, to string) error {
-	if err := os.Rename(from, to); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(to)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// FileSHA256 is the hex SHA-256 of a file's bytes (what the ledger records
-// of a published release).
-func FileSHA256(path string) (string, error) { return fileSHA256(path) }
-
-func fileSHA256(path string) (string, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("release: %w", err)
-	}
-	defer fh.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, fh); err != nil {
-		return "", fmt.Errorf("release: %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return row, err
 }

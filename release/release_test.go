@@ -310,7 +310,7 @@ func TestPublishWriteAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, _ := FileSHA256(path)
+	sum, _ := data.FileSHA256(path)
 	if len(l.rows) != 1 || row.SHA256 != sum || row.Status != pets.StatusReleased {
 		t.Fatalf("ledger %+v, file sha %s", l.rows, sum)
 	}
@@ -324,7 +324,7 @@ func TestPublishWriteAhead(t *testing.T) {
 	if len(l.rows) != 2 || l.rows[1].Status != pets.StatusAborted || l.rows[1].ID != l.rows[0].ID {
 		t.Fatalf("ledger after a failed rename: %+v", l.rows)
 	}
-	if pend, _ := filepath.Glob(filepath.Join(dir, ".*pending*")); len(pend) != 0 {
+	if pend, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(pend) != 0 {
 		t.Fatalf("pending files left: %v", pend)
 	}
 }
