@@ -6,77 +6,76 @@ import (
 	"labelprivacy/report"
 )
 
+// withSession opens a session, runs fn and closes it.
+func withSession(ctx context.Context, cfg *Config, access Access, ev Events, fn func(*Session) error) error {
+	s, err := Open(ctx, cfg, access, ev)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
+
 // Run runs every stage for cfg — data, releases, fit, audit, report —
 // holding the output exclusively.
 func Run(ctx context.Context, cfg *Config, ev Events) error {
-	s, err := Open(ctx, cfg, Exclusive, ev)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	runs, err := Fit(ctx, s, FitOptions{})
-	if err != nil {
-		return err
-	}
-	if err := WriteRunTables(s, runs); err != nil {
-		return err
-	}
-	audits, post, err := Audit(ctx, s, runs)
-	if err != nil {
-		return err
-	}
-	_, err = Report(s, runs, audits, post)
-	return err
+	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
+		runs, err := fitAndTable(ctx, s)
+		if err != nil {
+			return err
+		}
+		return auditAndReport(ctx, s, runs)
+	})
 }
 
-// FitAll is the fit stage of `train fit`: releases, training of the whole
-// grid, runs.csv/.parquet and the summary (without audit).
+// FitAll is `train fit`: releases, training of the whole grid,
+// runs.csv/.parquet and the summary (without audit).
 func FitAll(ctx context.Context, cfg *Config, ev Events) error {
-	s, err := Open(ctx, cfg, Exclusive, ev)
-	if err != nil {
+	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
+		runs, err := fitAndTable(ctx, s)
+		if err != nil {
+			return err
+		}
+		_, err = Report(s, runs, nil, nil)
 		return err
-	}
-	defer s.Close()
-	runs, err := Fit(ctx, s, FitOptions{})
-	if err != nil {
-		return err
-	}
-	if err := WriteRunTables(s, runs); err != nil {
-		return err
-	}
-	_, err = Report(s, runs, nil, nil)
-	return err
+	})
 }
 
 // AuditAll is `train audit`: the audit of every setting from the stored
 // results of a finished fit or sweep, and the report.
 func AuditAll(ctx context.Context, cfg *Config, ev Events) error {
-	s, err := Open(ctx, cfg, Exclusive, ev)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	runs, err := Finished(s)
-	if err != nil {
-		return err
-	}
-	audits, post, err := Audit(ctx, s, runs)
-	if err != nil {
-		return err
-	}
-	_, err = Report(s, runs, audits, post)
-	return err
+	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
+		runs, err := Finished(s)
+		if err != nil {
+			return err
+		}
+		return auditAndReport(ctx, s, runs)
+	})
 }
 
 // Sweep trains one shard of the grid (groups j ≡ shard.I mod shard.N),
 // skipping finished runs and recording failures; shards share the output.
 func Sweep(ctx context.Context, cfg *Config, shard Shard, ev Events) error {
-	s, err := Open(ctx, cfg, Shared, ev)
+	return withSession(ctx, cfg, Shared, ev, func(s *Session) error {
+		_, err := Fit(ctx, s, FitOptions{Shard: shard, KeepGoing: true})
+		return err
+	})
+}
+
+func fitAndTable(ctx context.Context, s *Session) ([]report.Run, error) {
+	runs, err := Fit(ctx, s, FitOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return runs, WriteRunTables(s, runs)
+}
+
+func auditAndReport(ctx context.Context, s *Session, runs []report.Run) error {
+	audits, post, err := Audit(ctx, s, runs)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	_, err = Fit(ctx, s, FitOptions{Shard: shard, KeepGoing: true})
+	_, err = Report(s, runs, audits, post)
 	return err
 }
 
