@@ -133,7 +133,8 @@ type Progress struct {
 	ETA          time.Duration
 	Elapsed      time.Duration
 	// Losses is each replica's mean training loss over the steps since the
-	// previous report.
+	// previous report (the final report repeats the last ones; nil when a
+	// resumed group had nothing left to train).
 	Losses []float64
 	Done   bool
 }
@@ -666,6 +667,7 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 		lastCkpt    = loopStart
 		lastCkptAt  = step
 		snap        snapshot
+		lastLosses  []float64 // of the last report
 		stepScale   = make([]float32, r)
 		examplesPer = int64(r * t.s.b)
 	)
@@ -843,6 +845,7 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 					epochLossSum[i] = 0
 				}
 			}
+			lastLosses = losses
 			report(losses, false)
 		}
 		if cfg.CheckpointDir != "" && step < t.total &&
@@ -869,7 +872,7 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 	for i, rep := range cfg.Replicas {
 		grp.Results = append(grp.Results, ReplicaResult{Name: rep.Name, FinalLoss: lastEpochLoss[i], Steps: step})
 	}
-	report(nil, true)
+	report(lastLosses, true)
 	grp.params = slices.Clone(t.state[:np])
 	clear(t.state[:np])
 	if t.host != nil {

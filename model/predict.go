@@ -107,9 +107,6 @@ func (g *Group) Predict(features *data.Frame) (out [][]float32, err error) {
 	return out, nil
 }
 
-// Replicas is the number of models in the group.
-func (g *Group) Replicas() int { return g.r }
-
 // Close releases the group's parameters on the backend. It is idempotent;
 // Predict fails after it.
 func (g *Group) Close() {

@@ -23,11 +23,6 @@ const (
 	feedSparseHost                  // kdd_embed, table and lazy Adam on the host: embedding sums [R, B, E] in, their gradient out
 )
 
-func (f feedKind) String() string {
-	return [...]string{"host batches", "resident features", "sparse rows, lazy Adam", "sparse rows, dense Adam",
-		"embedding on the host, lazy Adam"}[f]
-}
-
 // trainShape is everything a training program is compiled for; with the
 // backend it keys the process-wide program cache. Learning rates, loss
 // parameters, the step counter and all data are program inputs, so one
