@@ -588,7 +588,6 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 		return nil, err
 	}
 	cfg = t.cfg
-	wrap := func(err error) error { return fmt.Errorf("model: group %q: %w", cfg.Name, err) }
 	if isGoBackend(t.be) && !fastDotVJPInstalled() {
 		t.notice("model.UseFastDotVJP was not called: dense-layer gradients are ~15× slower on backend \"go\"")
 	}
@@ -596,50 +595,91 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 	grp := &Group{Name: cfg.Name, be: t.be, m: t.m, r: t.s.r, Resident: t.s.feed == feedResident}
 	prog, compileS, fresh, err := program(cacheKey{backend: t.be, shape: t.s}, buildTrain(t.m, t.s))
 	if err != nil {
-		return nil, wrap(err)
+		return nil, t.wrap(err)
 	}
 	t.prog = prog
 	if fresh {
 		grp.CompileS = compileS
 	}
+	l, err := t.prepare(grp)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	if err := l.run(ctx); err != nil {
+		_ = l.w.wait()
+		return nil, t.wrap(err)
+	}
+	if err := l.finish(); err != nil {
+		_ = l.w.wait()
+		return nil, t.wrap(err)
+	}
+	return grp, nil
+}
 
-	// State: a checkpoint or the replicas' initialization.
-	np := len(t.gspecs)
-	t.state = make([]backends.Buffer, 3*np+1)
+func (t *trainer) wrap(err error) error { return fmt.Errorf("model: group %q: %w", t.cfg.Name, err) }
+
+// loop is the state of one training loop: where it is, its loss
+// accumulators, its timing, and its checkpoint writer.
+type loop struct {
+	t   *trainer
+	grp *Group
+	w   *ckptWriter
+
+	step                        int64
+	epochLossSum, lastEpochLoss []float64
+	sinceFlush                  int
+	lastLosses                  []float64 // of the last report
+
+	loopStart, firstDone, lastCkpt time.Time
+	stall                          time.Duration // checkpoint stalls after the first step
+	lastCkptAt                     int64
+	snap                           snapshot
+
+	stepScale   []float32
+	examplesPer int64
+	inputs      []backends.Buffer
+	donate      []bool
+}
+
+// prepare loads the group's state — a checkpoint, or the replicas'
+// initialization — uploads the per-replica constants and resident
+// features, and returns the loop positioned at its first step.
+func (t *trainer) prepare(grp *Group) (*loop, error) {
+	cfg, r := t.cfg, t.s.r
+	t.state = make([]backends.Buffer, 3*len(t.gspecs)+1)
 	if t.s.feed == feedSparseHost {
-		t.host = newHostEmbedding(t.s.r, t.m.Buckets, t.m.EmbedDim, t.s.u)
+		t.host = newHostEmbedding(r, t.m.Buckets, t.m.EmbedDim, t.s.u)
 	}
-	r := t.s.r
-	epochLossSum, lastEpochLoss := make([]float64, r), make([]float64, r)
-	for i := range lastEpochLoss {
-		lastEpochLoss[i] = math.NaN()
+	l := &loop{t: t, grp: grp, w: &ckptWriter{dir: cfg.CheckpointDir, fingerprint: t.fp},
+		epochLossSum: make([]float64, r), lastEpochLoss: make([]float64, r),
+		stepScale: make([]float32, r), examplesPer: int64(r * t.s.b)}
+	for i := range l.lastEpochLoss {
+		l.lastEpochLoss[i] = math.NaN()
 	}
-	w := &ckptWriter{dir: cfg.CheckpointDir, fingerprint: t.fp}
-	step := int64(0)
 	var h *ckptHeader
 	if cfg.CheckpointDir != "" {
 		var data [][]float32
-		h, data, err = loadCheckpoint(cfg.CheckpointDir, t.fp, t.notice)
-		if err != nil {
-			return nil, wrap(err)
+		var err error
+		if h, data, err = loadCheckpoint(cfg.CheckpointDir, t.fp, t.notice); err != nil {
+			return nil, err
 		}
 		if h != nil {
 			if err := t.restore(h, data); err != nil {
-				return nil, wrap(err)
+				return nil, err
 			}
-			step = h.Step
-			copy(epochLossSum, floatsOf(h.EpochLossSum))
-			copy(lastEpochLoss, floatsOf(h.LastEpochLoss))
-			grp.ResumedFrom = step
+			l.step = h.Step
+			copy(l.epochLossSum, floatsOf(h.EpochLossSum))
+			copy(l.lastEpochLoss, floatsOf(h.LastEpochLoss))
+			grp.ResumedFrom = l.step
 		}
 	}
 	if h == nil {
 		if err := t.initialState(); err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 	}
 	if err := t.resetLossAcc(); err != nil {
-		return nil, wrap(err)
+		return nil, err
 	}
 	flip, prior := make([]float32, r), make([]float32, r)
 	for i, rep := range cfg.Replicas {
@@ -647,232 +687,266 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 	}
 	t.consts = make([]backends.Buffer, 2)
 	for i, v := range [][]float32{flip, prior} {
+		var err error
 		if t.consts[i], err = t.upload(v, r); err != nil {
-			return nil, wrap(err)
+			return nil, err
 		}
 	}
 	if t.s.feed == feedResident {
+		var err error
 		if t.feats, err = t.upload(cfg.Features.X, t.s.n, t.s.d); err != nil {
-			return nil, wrap(fmt.Errorf("uploading %d×%d features: %w", t.s.n, t.s.d, err))
+			return nil, fmt.Errorf("uploading %d×%d features: %w", t.s.n, t.s.d, err)
 		}
 	}
 	t.feed = newFeeder(t.s, cfg.Features, t.m.Buckets)
+	n := len(t.state) + stepInputs + 1 + 3 + 1
+	l.inputs, l.donate = make([]backends.Buffer, 0, n), make([]bool, 0, n)
+	l.lastCkptAt = l.step
+	return l, nil
+}
 
-	// The loop.
-	var (
-		loopStart   = time.Now()
-		firstDone   time.Time
-		stall       time.Duration // checkpoint stalls after the first step
-		sinceFlush  int
-		lastCkpt    = loopStart
-		lastCkptAt  = step
-		snap        snapshot
-		lastLosses  []float64 // of the last report
-		stepScale   = make([]float32, r)
-		examplesPer = int64(r * t.s.b)
-	)
-	rate := func() float64 {
-		if firstDone.IsZero() || grp.StepsRun < 2 {
-			return 0
-		}
-		el := time.Since(firstDone) - stall
-		return float64((grp.StepsRun-1)*examplesPer) / el.Seconds()
-	}
-	flush := func() ([]float64, error) {
-		acc, err := t.readLossAcc()
-		if err != nil {
-			return nil, err
-		}
-		for i, v := range acc {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, &ReplicaError{Group: cfg.Name, Replica: cfg.Replicas[i].Name, Index: i, Step: step,
-					Err: fmt.Errorf("%w %v in steps %d–%d (learning rate %g may be too high, or the targets non-finite)",
-						ErrNonFiniteLoss, v, step-int64(sinceFlush)+1, step, cfg.Replicas[i].LR)}
+// run trains until the last step, reading losses back every LossEvery
+// steps and at epoch ends, and checkpointing on schedule and when ctx is
+// cancelled.
+func (l *loop) run(ctx context.Context) error {
+	t, cfg := l.t, l.t.cfg
+	l.loopStart = time.Now()
+	l.lastCkpt = l.loopStart
+	for l.step < t.total {
+		if err := ctx.Err(); err != nil {
+			if cerr := l.checkpoint(true); cerr != nil {
+				return errors.Join(err, cerr)
 			}
-			epochLossSum[i] += v
+			return fmt.Errorf("stopped at step %d (checkpointed: %v): %w", l.step, cfg.CheckpointDir != "", err)
 		}
-		n := sinceFlush
-		sinceFlush = 0
-		for i := range acc {
-			acc[i] /= float64(max(n, 1))
+		if err := l.fill(); err != nil {
+			return err
 		}
-		return acc, nil
-	}
-	report := func(losses []float64, done bool) {
-		if cfg.Progress == nil {
-			return
+		if err := l.trainStep(); err != nil {
+			return err
 		}
-		p := Progress{Group: cfg.Name, Epoch: int((max(step, 1)-1)/t.spe) + 1, Epochs: cfg.Epochs, Step: step, Steps: t.total,
-			ExamplesPerS: rate(), Elapsed: time.Since(loopStart), Losses: losses, Done: done}
-		if p.ExamplesPerS > 0 {
-			p.ETA = time.Duration(float64(t.total-step) * float64(examplesPer) / p.ExamplesPerS * float64(time.Second))
+		l.step++
+		l.grp.StepsRun++
+		l.sinceFlush++
+		if l.grp.StepsRun == 1 {
+			l.firstDone = time.Now()
 		}
-		cfg.Progress(p)
-	}
-	checkpoint := func(sync bool) error {
-		if cfg.CheckpointDir == "" || step == lastCkptAt {
-			return nil
+		endOfEpoch := l.step%t.spe == 0
+		if l.sinceFlush >= cfg.LossEvery || endOfEpoch || l.step == t.total {
+			losses, err := l.flush()
+			if err != nil {
+				return err
+			}
+			if endOfEpoch {
+				for i := range l.epochLossSum {
+					l.lastEpochLoss[i] = l.epochLossSum[i] / float64(t.spe)
+					l.epochLossSum[i] = 0
+				}
+			}
+			l.lastLosses = losses
+			l.report(losses, false)
 		}
-		t0 := time.Now()
-		if sinceFlush > 0 {
-			if _, err := flush(); err != nil {
+		if cfg.CheckpointDir != "" && l.step < t.total &&
+			((cfg.CheckpointEvery.Steps > 0 && l.step%cfg.CheckpointEvery.Steps == 0) ||
+				(cfg.CheckpointEvery.Steps == 0 && time.Since(l.lastCkpt) >= cfg.CheckpointEvery.Every)) {
+			if err := l.checkpoint(false); err != nil {
 				return err
 			}
 		}
-		if err := w.wait(); err != nil {
-			return err
+	}
+	return nil
+}
+
+// fill reads every replica's next batch into the feeder, positioning the
+// sources at epoch starts and replaying a resumed epoch's trained batches.
+func (l *loop) fill() error {
+	t, cfg := l.t, l.t.cfg
+	epoch, pos := l.step/t.spe, l.step%t.spe
+	for i, rep := range cfg.Replicas {
+		if pos == 0 || l.step == l.grp.ResumedFrom {
+			rep.Source.SeekEpoch(uint64(epoch))
+			for range pos {
+				if _, err := rep.Source.Next(); err != nil {
+					return &ReplicaError{Group: cfg.Name, Replica: rep.Name, Index: i, Err: fmt.Errorf("replaying to step %d: %w", l.step, err)}
+				}
+			}
 		}
-		if err := t.snapshotInto(&snap); err != nil {
-			return err
+		b, err := rep.Source.Next()
+		if err == nil {
+			err = t.feed.fill(i, b)
 		}
-		snap.step = step
-		snap.epochLossSum, snap.lastEpochLoss = slices.Clone(epochLossSum), slices.Clone(lastEpochLoss)
-		w.start(&snap)
-		grp.Checkpoints++
-		lastCkpt, lastCkptAt = time.Now(), step
-		var err error
-		if sync {
-			err = w.wait()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%w: the source ended after %d of %d batches", ErrInvalidData, pos, t.spe)
+			}
+			return &ReplicaError{Group: cfg.Name, Replica: rep.Name, Index: i, Step: l.step + 1, Err: err}
 		}
-		d := time.Since(t0)
-		grp.CheckpointS += d.Seconds()
-		if !firstDone.IsZero() {
-			stall += d
-		}
+	}
+	if t.host != nil {
+		t.host.forward(t.feed)
+	}
+	return nil
+}
+
+// trainStep runs the program once on the filled batches (and, for host
+// embedding tables, applies lazy Adam to the rows it touched).
+func (l *loop) trainStep() error {
+	t, cfg, r := l.t, l.t.cfg, l.t.s.r
+	// Adam's bias corrections at step t = step+1, folded into inputs.
+	tt := float64(l.step + 1)
+	for i, rep := range cfg.Replicas {
+		l.stepScale[i] = float32(rep.LR / (1 - math.Pow(cfg.Adam.Beta1, tt)))
+	}
+	vScale := float32(1 / math.Sqrt(1-math.Pow(cfg.Adam.Beta2, tt)))
+	sb, err := t.upload(l.stepScale, r)
+	if err != nil {
 		return err
 	}
-	fail := func(err error) (*Group, error) {
-		_ = w.wait()
-		return nil, wrap(err)
+	vb, err := t.upload([]float32{vScale})
+	if err != nil {
+		_ = t.be.BufferFinalize(sb)
+		return err
 	}
+	dataBufs, err := t.feed.buffers(t.be)
+	if err != nil {
+		return err
+	}
+	in, donate := l.inputs[:0], l.donate[:0]
+	for _, b := range t.state {
+		in, donate = append(in, b), append(donate, true)
+	}
+	in, donate = append(in, sb, vb), append(donate, true, true)
+	in, donate = append(in, t.consts...), append(donate, false, false)
+	if t.feats != nil {
+		in, donate = append(in, t.feats), append(donate, false)
+	}
+	for _, b := range dataBufs {
+		in, donate = append(in, b), append(donate, true)
+	}
+	l.inputs, l.donate = in, donate
+	outs, err := runProgram(t.be, t.prog, in, donate)
+	if err != nil {
+		clear(t.state) // donated: no longer ours
+		return &ReplicaError{Group: cfg.Name, Replica: "(all)", Index: -1, Step: l.step + 1, Err: err}
+	}
+	copy(t.state, outs)
+	if t.host != nil {
+		gb := outs[len(t.state)]
+		err := t.be.BufferToFlatData(gb, t.feed.x)
+		_ = t.be.BufferFinalize(gb)
+		if err != nil {
+			return err
+		}
+		t.host.update(t.feed, t.feed.x, l.stepScale, vScale, cfg.Adam)
+	}
+	return nil
+}
 
-	nIn := len(t.state) + stepInputs + 1 + 3 + 1
-	inputs := make([]backends.Buffer, 0, nIn)
-	donate := make([]bool, 0, nIn)
-	for step < t.total {
-		if err := ctx.Err(); err != nil {
-			if cerr := checkpoint(true); cerr != nil {
-				return fail(errors.Join(err, cerr))
-			}
-			return fail(fmt.Errorf("stopped at step %d (checkpointed: %v): %w", step, cfg.CheckpointDir != "", err))
+// rate is the aggregate steady-state examples/s (first step and checkpoint
+// stalls excluded; 0 before the second step).
+func (l *loop) rate() float64 {
+	if l.firstDone.IsZero() || l.grp.StepsRun < 2 {
+		return 0
+	}
+	el := time.Since(l.firstDone) - l.stall
+	return float64((l.grp.StepsRun-1)*l.examplesPer) / el.Seconds()
+}
+
+// flush reads the losses accumulated on the device since the last flush,
+// checks them, and returns each replica's mean over those steps.
+func (l *loop) flush() ([]float64, error) {
+	t, cfg := l.t, l.t.cfg
+	acc, err := t.readLossAcc()
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range acc {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, &ReplicaError{Group: cfg.Name, Replica: cfg.Replicas[i].Name, Index: i, Step: l.step,
+				Err: fmt.Errorf("%w %v in steps %d–%d (learning rate %g may be too high, or the targets non-finite)",
+					ErrNonFiniteLoss, v, l.step-int64(l.sinceFlush)+1, l.step, cfg.Replicas[i].LR)}
 		}
-		epoch, pos := step/t.spe, step%t.spe
-		for i, rep := range cfg.Replicas {
-			if pos == 0 || step == grp.ResumedFrom {
-				rep.Source.SeekEpoch(uint64(epoch))
-				for range pos {
-					if _, err := rep.Source.Next(); err != nil {
-						return fail(&ReplicaError{Group: cfg.Name, Replica: rep.Name, Index: i, Err: fmt.Errorf("replaying to step %d: %w", step, err)})
-					}
-				}
-			}
-			b, err := rep.Source.Next()
-			if err == nil {
-				err = t.feed.fill(i, b)
-			}
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					err = fmt.Errorf("%w: the source ended after %d of %d batches", ErrInvalidData, pos, t.spe)
-				}
-				return fail(&ReplicaError{Group: cfg.Name, Replica: rep.Name, Index: i, Step: step + 1, Err: err})
-			}
-		}
-		if t.host != nil {
-			t.host.forward(t.feed)
-		}
-		// Adam's bias corrections at step t = step+1, folded into inputs.
-		tt := float64(step + 1)
-		for i, rep := range cfg.Replicas {
-			stepScale[i] = float32(rep.LR / (1 - math.Pow(cfg.Adam.Beta1, tt)))
-		}
-		vScale := float32(1 / math.Sqrt(1-math.Pow(cfg.Adam.Beta2, tt)))
-		sb, err := t.upload(stepScale, r)
-		if err != nil {
-			return fail(err)
-		}
-		vb, err := t.upload([]float32{vScale})
-		if err != nil {
-			_ = t.be.BufferFinalize(sb)
-			return fail(err)
-		}
-		perStep := []backends.Buffer{sb, vb}
-		dataBufs, err := t.feed.buffers(t.be)
-		if err != nil {
-			return fail(err)
-		}
-		inputs, donate = inputs[:0], donate[:0]
-		for _, b := range t.state {
-			inputs, donate = append(inputs, b), append(donate, true)
-		}
-		inputs, donate = append(inputs, perStep...), append(donate, true, true)
-		inputs, donate = append(inputs, t.consts...), append(donate, false, false)
-		if t.feats != nil {
-			inputs, donate = append(inputs, t.feats), append(donate, false)
-		}
-		for _, b := range dataBufs {
-			inputs, donate = append(inputs, b), append(donate, true)
-		}
-		outs, err := runProgram(t.be, t.prog, inputs, donate)
-		if err != nil {
-			clear(t.state) // donated: no longer ours
-			return fail(&ReplicaError{Group: cfg.Name, Replica: "(all)", Index: -1, Step: step + 1, Err: err})
-		}
-		copy(t.state, outs)
-		if t.host != nil {
-			gb := outs[len(t.state)]
-			err := t.be.BufferToFlatData(gb, t.feed.x)
-			_ = t.be.BufferFinalize(gb)
-			if err != nil {
-				return fail(err)
-			}
-			t.host.update(t.feed, t.feed.x, stepScale, vScale, cfg.Adam)
-		}
-		step++
-		grp.StepsRun++
-		sinceFlush++
-		if grp.StepsRun == 1 {
-			firstDone = time.Now()
-		}
-		endOfEpoch := step%t.spe == 0
-		if sinceFlush >= cfg.LossEvery || endOfEpoch || step == t.total {
-			losses, err := flush()
-			if err != nil {
-				return fail(err)
-			}
-			if endOfEpoch {
-				for i := range epochLossSum {
-					lastEpochLoss[i] = epochLossSum[i] / float64(t.spe)
-					epochLossSum[i] = 0
-				}
-			}
-			lastLosses = losses
-			report(losses, false)
-		}
-		if cfg.CheckpointDir != "" && step < t.total &&
-			((cfg.CheckpointEvery.Steps > 0 && step%cfg.CheckpointEvery.Steps == 0) ||
-				(cfg.CheckpointEvery.Steps == 0 && time.Since(lastCkpt) >= cfg.CheckpointEvery.Every)) {
-			if err := checkpoint(false); err != nil {
-				return fail(err)
-			}
+		l.epochLossSum[i] += v
+	}
+	n := l.sinceFlush
+	l.sinceFlush = 0
+	for i := range acc {
+		acc[i] /= float64(max(n, 1))
+	}
+	return acc, nil
+}
+
+func (l *loop) report(losses []float64, done bool) {
+	t, cfg := l.t, l.t.cfg
+	if cfg.Progress == nil {
+		return
+	}
+	p := Progress{Group: cfg.Name, Epoch: int((max(l.step, 1)-1)/t.spe) + 1, Epochs: cfg.Epochs, Step: l.step, Steps: t.total,
+		ExamplesPerS: l.rate(), Elapsed: time.Since(l.loopStart), Losses: losses, Done: done}
+	if p.ExamplesPerS > 0 {
+		p.ETA = time.Duration(float64(t.total-l.step) * float64(l.examplesPer) / p.ExamplesPerS * float64(time.Second))
+	}
+	cfg.Progress(p)
+}
+
+// checkpoint snapshots the state to the host at this step boundary and
+// writes it in the background (sync: and waits for the write).
+func (l *loop) checkpoint(sync bool) error {
+	t := l.t
+	if t.cfg.CheckpointDir == "" || l.step == l.lastCkptAt {
+		return nil
+	}
+	t0 := time.Now()
+	if l.sinceFlush > 0 {
+		if _, err := l.flush(); err != nil {
+			return err
 		}
 	}
-	grp.ExamplesPerS = rate()
+	if err := l.w.wait(); err != nil {
+		return err
+	}
+	if err := t.snapshotInto(&l.snap); err != nil {
+		return err
+	}
+	l.snap.step = l.step
+	l.snap.epochLossSum, l.snap.lastEpochLoss = slices.Clone(l.epochLossSum), slices.Clone(l.lastEpochLoss)
+	l.w.start(&l.snap)
+	l.grp.Checkpoints++
+	l.lastCkpt, l.lastCkptAt = time.Now(), l.step
+	var err error
+	if sync {
+		err = l.w.wait()
+	}
+	d := time.Since(t0)
+	l.grp.CheckpointS += d.Seconds()
+	if !l.firstDone.IsZero() {
+		l.stall += d
+	}
+	return err
+}
+
+// finish writes the final checkpoint, fills the group's results and hands
+// the trained parameters over to it.
+func (l *loop) finish() error {
+	t, grp, cfg, r := l.t, l.grp, l.t.cfg, l.t.s.r
+	grp.ExamplesPerS = l.rate()
 	if grp.StepsRun == 1 {
-		grp.ExamplesPerS = float64(examplesPer) / time.Since(loopStart).Seconds()
+		grp.ExamplesPerS = float64(l.examplesPer) / time.Since(l.loopStart).Seconds()
 	}
-	if err := checkpoint(true); err != nil {
-		return fail(err)
+	if err := l.checkpoint(true); err != nil {
+		return err
 	}
-	if err := w.wait(); err != nil {
-		return fail(err)
+	if err := l.w.wait(); err != nil {
+		return err
 	}
-	grp.CheckpointWriteS = w.writeS
-	grp.TrainS = time.Since(loopStart).Seconds()
-	grp.Steps = step
+	grp.CheckpointWriteS = l.w.writeS
+	grp.TrainS = time.Since(l.loopStart).Seconds()
+	grp.Steps = l.step
 	for i, rep := range cfg.Replicas {
-		grp.Results = append(grp.Results, ReplicaResult{Name: rep.Name, FinalLoss: lastEpochLoss[i], Steps: step})
+		grp.Results = append(grp.Results, ReplicaResult{Name: rep.Name, FinalLoss: l.lastEpochLoss[i], Steps: l.step})
 	}
-	report(lastLosses, true)
+	l.report(l.lastLosses, true)
+	np := len(t.gspecs)
 	grp.params = slices.Clone(t.state[:np])
 	clear(t.state[:np])
 	if t.host != nil {
@@ -880,11 +954,11 @@ func TrainGroup(ctx context.Context, cfg GroupConfig) (_ *Group, err error) {
 		t.host.get(0, values)
 		table, err := t.upload(values, t.specs[0].dims(r)...)
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		grp.params = append([]backends.Buffer{table}, grp.params...)
 		t.host = nil
 	}
 	t.release()
-	return grp, nil
+	return nil
 }
