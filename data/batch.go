@@ -88,10 +88,10 @@ func (e *BagError) Error() string {
 }
 
 // BatchSource yields batches over an in-memory Frame with an explicit, seeded
-// shuffle (GoMLX's InMemoryDataset ignores seeds; ../shared/NOTES.md). It
-// implements model.BatchSource through cmd/train's adapter: Next returns
-// io.EOF at the end of an epoch and Reset starts the next one. The returned
-// Batch is reused by the next call.
+// shuffle (GoMLX's InMemoryDataset shuffles with the global math/rand and
+// ignores seeds). It is the one batch source: model's group trainer reads
+// it (SeekEpoch positions each epoch, Next returns io.EOF at its end), as do
+// the pipeline's predictions. The returned Batch is reused by the next call.
 type BatchSource struct {
 	f     *Frame  // targets (and bags)
 	feat  *Frame  // features

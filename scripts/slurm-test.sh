@@ -131,10 +131,10 @@ squeue || true
 ./train sweep status -c sweep.yaml
 ./train audit -c sweep.yaml >/dev/null
 ./train report --in out --out report | tee report.txt
-grep -q '3 settings, 12 runs read, 0 duplicates dropped' report.txt
+grep -q '3 settings from 12 runs;' report.txt
 n=$(ls out/runs/*.json | grep -vc failed)
 [ "$n" -eq 12 ] || { log "want 12 run results, found $n"; exit 1; }
 for i in $(seq 0 $((SHARDS - 1))); do
-	grep -h "sweep: shard $i/$SHARDS (Slurm array task)" out/logs/*.out >/dev/null || { log "no log line from array task $i"; exit 1; }
+	grep -h "sweep: shard $i/$SHARDS (from Slurm array task)" out/logs/*.out >/dev/null || { log "no log line from array task $i"; exit 1; }
 done
 log "PASS: $SHARDS array tasks trained 12 runs, each exactly once; report sees all 12"
