@@ -120,6 +120,13 @@ func TestCLIDefaultRun(t *testing.T) {
 	if entries, err := pets.ReadLedger(filepath.Join(outDir, pets.LedgerFile)); err != nil || len(entries) != 4 {
 		t.Fatalf("ledger after two runs: %d rows (%v), want the 4 releases once", len(entries), err)
 	}
+	// --compare takes "A B" as well as "A,B".
+	for _, args := range [][]string{{"--compare", outDir, outDir}, {"--compare", outDir + "," + outDir}} {
+		o, err := cli(t, nil, append([]string{"report", "--out", filepath.Join(t.TempDir(), "cmp")}, args...)...)
+		if err != nil || !strings.Contains(o, "0 of 5 settings differ by more than 2 SE") {
+			t.Fatalf("report %v: %v\n%s", args, err, o)
+		}
+	}
 }
 
 // One seed drives everything: the same config in two directories gives the
@@ -197,5 +204,32 @@ func TestAuditEtaSources(t *testing.T) {
 				t.Fatalf("audit.csv (%v):\n%s", err, b)
 			}
 		})
+	}
+}
+
+// Messages a person can act on (issue 9 §7): an audit before any fit says
+// to fit first (not to add a clean model that is there), a config without a
+// clean model says to add one, and a bot run says it trains nothing
+// instead of printing a NaN loss and 0 ex/s.
+func TestActionableMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains small models")
+	}
+	out := filepath.Join(t.TempDir(), "o")
+	cfg := writeSweepConfig(t, out, "")
+	_, err := cli(t, nil, "audit", "-c", cfg, "--set", "audit.eta=clean_model")
+	if err == nil || !strings.Contains(err.Error(), "train fit") || strings.Contains(err.Error(), "add {mechanism: none}") {
+		t.Fatalf("audit before fit: %v", err)
+	}
+	_, err = cli(t, nil, "audit", "-c", cfg, "--set", "audit.eta=clean_model", "--set", "pets=[{mechanism: rr, epsilon: 1}]")
+	if err == nil || !strings.Contains(err.Error(), "add {mechanism: none}") {
+		t.Fatalf("no clean model: %v", err)
+	}
+	o, err := cli(t, nil, "fit", "-c", cfg, "--set", "pets=[{mechanism: bot}]", "--set", "train.trials=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(o, "constant predictor") || strings.Contains(o, "NaN") || strings.Contains(o, " 0 ex/s") {
+		t.Fatalf("bot run output:\n%s", o)
 	}
 }
