@@ -24,8 +24,6 @@ const (
 	// Shared: a sweep shard; shards of one sweep run concurrently (also on
 	// several hosts of a shared filesystem) and exclude single-writer stages.
 	Shared
-	// ReadOnly takes no lock (status, emit, report).
-	ReadOnly
 )
 
 // Session is a validated config with its dataset and its grid: what every
@@ -61,26 +59,24 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 			s.Close()
 		}
 	}()
-	if access != ReadOnly {
-		mode := flock.Exclusive
-		if access == Shared {
-			mode = flock.Shared
-		}
-		l, err := flock.Acquire(filepath.Join(cfg.Output, ".lock"), mode, false, "train "+cfg.Name)
-		if err != nil {
-			var held *flock.HeldError
-			if errors.As(err, &held) {
-				return nil, fmt.Errorf("output %s is in use: %w (wait for it, or choose another output)", cfg.Output, err)
-			}
-			return nil, err
-		}
-		s.lock = l
-		path, err := WriteResolved(cfg)
-		if err != nil {
-			return nil, err
-		}
-		s.ev.Info("config", path)
+	mode := flock.Exclusive
+	if access == Shared {
+		mode = flock.Shared
 	}
+	l, err := flock.Acquire(filepath.Join(cfg.Output, ".lock"), mode, false, "train "+cfg.Name)
+	if err != nil {
+		var held *flock.HeldError
+		if errors.As(err, &held) {
+			return nil, fmt.Errorf("output %s is in use: %w (wait for it, or choose another output)", cfg.Output, err)
+		}
+		return nil, err
+	}
+	s.lock = l
+	path, err := WriteResolved(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.ev.Info("config", path)
 	for _, n := range cfg.Notices() {
 		s.ev.Warn("config", n)
 	}
