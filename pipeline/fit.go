@@ -51,7 +51,10 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		defer me.Close()
 		exec = me
 	}
-	replicas := ReplicasFor(s.Cfg)
+	replicas, err := s.Replicas()
+	if err != nil {
+		return nil, err
+	}
 	groups := Groups(s.Runs, replicas)
 	var mine []*Group
 	var mineRuns []*RunSpec
@@ -151,16 +154,34 @@ func pendingRuns(g *Group, done map[string]*report.Run) []*RunSpec {
 	return out
 }
 
-// ReplicasFor resolves train.replicas: a number as given; auto is 1 on the
-// go backend (2 cores gain nothing from stacking) and 64 on XLA backends.
-func ReplicasFor(c *Config) int {
+// AutoStateBudget is what train.replicas: auto lets a group's parameters
+// and Adam moments take on an XLA device: GoMLX v0.26 exposes no
+// device-memory query, so it is an assumption, sized for a 16 GB GPU that
+// also holds up to model.DefaultResidentMaxBytes (4 GiB) of features and
+// the activations. Set train.replicas to use a larger device fully.
+const AutoStateBudget = 8 << 30
+
+// Replicas resolves train.replicas: a number as given; auto is 1 on the go
+// backend (the pure-Go matmul does the same work per example whatever the
+// group size, so stacking gains nothing on a CPU) and, on XLA backends, as
+// many models as fit AutoStateBudget, at most 64 (Higgs MLP: 3.2 MiB each,
+// 64; kdd_embed: 286 MiB each, 28).
+func (s *Session) Replicas() (int, error) {
+	c := s.Cfg
 	if !c.Train.Replicas.Auto() {
-		return c.Train.Replicas.N
+		return c.Train.Replicas.N, nil
 	}
 	if backendKind(c.Backend) == "go" {
-		return 1
+		return 1, nil
 	}
-	return 64
+	mc, err := s.modelConfig()
+	if err != nil {
+		return 0, err
+	}
+	if mc, err = mc.WithDefaults(); err != nil {
+		return 0, err
+	}
+	return int(min(64, max(1, AutoStateBudget/mc.StateBytes(1)))), nil
 }
 
 func backendKind(name string) string {
@@ -283,18 +304,9 @@ func (f *fitter) report(spec *RunSpec, r *report.Run) {
 // batch source over its release (or the clean labels) and loss parameters.
 func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 	s := f.s
-	mc := model.ModelConfig{Kind: s.Cfg.Model.Kind, InputDim: s.Train.Dim(), Init: s.Cfg.Model.Init}
-	switch mc.Kind {
-	case model.KindMLP:
-		mc.Hidden = s.Cfg.Model.Hidden
-	case model.KindKDDEmbed:
-		if !s.Train.HasSparse() {
-			return nil, fmt.Errorf("model.kind: kdd_embed needs a dataset with a sparse %q column (train data import libsvm)", data.ColIndices)
-		}
-		mc.Buckets = int(s.Dataset.Meta.HashBuckets)
-	}
-	if mc.Kind != model.KindKDDEmbed && s.Train.Dim() == 0 {
-		return nil, fmt.Errorf("model.kind: %s needs dense features; this dataset has only sparse ones (use kdd_embed)", mc.Kind)
+	mc, err := s.modelConfig()
+	if err != nil {
+		return nil, err
 	}
 	feats := featuresOnly(s.Train)
 	job := &Job{Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.Cfg.Train.Epochs, Features: feats, Test: featuresOnly(s.Test),
@@ -357,6 +369,24 @@ func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 		job.Runs = append(job.Runs, JobRun{Run: r, Source: bs, Params: p})
 	}
 	return job, nil
+}
+
+// modelConfig is the configured architecture for the session's dataset.
+func (s *Session) modelConfig() (model.ModelConfig, error) {
+	mc := model.ModelConfig{Kind: s.Cfg.Model.Kind, InputDim: s.Train.Dim(), Init: s.Cfg.Model.Init}
+	switch mc.Kind {
+	case model.KindMLP:
+		mc.Hidden = s.Cfg.Model.Hidden
+	case model.KindKDDEmbed:
+		if !s.Train.HasSparse() {
+			return mc, fmt.Errorf("model.kind: kdd_embed needs a dataset with a sparse %q column (train data import libsvm)", data.ColIndices)
+		}
+		mc.Buckets = int(s.Dataset.Meta.HashBuckets)
+	}
+	if mc.Kind != model.KindKDDEmbed && s.Train.Dim() == 0 {
+		return mc, fmt.Errorf("model.kind: %s needs dense features; this dataset has only sparse ones (use kdd_embed)", mc.Kind)
+	}
+	return mc, nil
 }
 
 // meanTarget is the mean released proportion: EasyLLP's label prior,

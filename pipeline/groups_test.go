@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -106,5 +107,27 @@ func TestParseShardAndJobName(t *testing.T) {
 		if (want != "" && got != want) || len(got) > 63 || !dns1123.MatchString(got) {
 			t.Errorf("jobName(%q) = %q (%d chars), want %q, a DNS-1123 label", in, got, len(got), want)
 		}
+	}
+}
+
+// train.replicas: auto is 1 on backend go and fills AutoStateBudget (at
+// most 64) on XLA; a number is taken as given.
+func TestReplicasAuto(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		r       Replicas
+		want    int
+	}{{"go", Replicas{}, 1}, {"xla:cuda", Replicas{}, 64}, {"go", Replicas{N: 8}, 8}, {"xla:cuda", Replicas{N: 3}, 3}} {
+		c := testConfig(filepath.Join(t.TempDir(), "out"))
+		c.Backend, c.Train.Replicas = tc.backend, tc.r
+		s := openTest(t, c)
+		if got, err := s.Replicas(); err != nil || got != tc.want {
+			t.Fatalf("%s %v: %d (%v), want %d", tc.backend, tc.r, got, err, tc.want)
+		}
+	}
+	big := model.ModelConfig{Kind: model.KindKDDEmbed}
+	big, _ = big.WithDefaults()
+	if n := AutoStateBudget / big.StateBytes(1); n < 16 || n > 40 {
+		t.Fatalf("kdd_embed: %d replicas fit the budget; the doc says 28", n)
 	}
 }
