@@ -77,8 +77,8 @@ type TrainConfig struct {
 	// group resumes (also at the end and on interruption).
 	CheckpointEvery model.Interval `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
 	// Replicas is how many models one compiled program trains together:
-	// "auto" (1 on backend go; chosen from device memory on XLA, at most
-	// 64) or a number ≥ 1. It never changes a run's result or identity.
+	// "auto" (1 on backend go; on XLA as many as fit AutoStateBudget, at
+	// most 64) or a number ≥ 1. It never changes a run's result or identity.
 	Replicas Replicas `mapstructure:"replicas" yaml:"replicas"`
 	// SparseEmbedding updates only the embedding rows a step touches (lazy
 	// Adam) for kdd_embed; false: dense Adam over the whole table.
