@@ -15,7 +15,6 @@ import (
 // (learning rate, seeds, targets, bags, data order, optimizer state) is per
 // run, and a run's result does not depend on its group.
 type Group struct {
-	ID      string // hash of its run ids
 	Loss    model.Loss
 	BagSize int // k for per-bag losses, else 0
 	Runs    []*RunSpec
@@ -67,9 +66,6 @@ func Groups(runs []*RunSpec, replicas int) []*Group {
 			continue
 		}
 		g.Runs = append(g.Runs, r)
-	}
-	for _, g := range out {
-		g.ID = groupID(g.Runs)
 	}
 	return out
 }

@@ -58,6 +58,12 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 			return err
 		}
 	}
+	aborted := map[string]bool{}
+	for _, e := range entries {
+		if e.Status == pets.StatusAborted {
+			aborted[e.ID] = true
+		}
+	}
 	wrote, reused := 0, 0
 	for i, u := range units {
 		if err := ctx.Err(); err != nil {
@@ -65,13 +71,13 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		}
 		path := s.releasePath(u)
 		seed := ReleaseSeed(s.Cfg.Seed, u.s, u.trial)
-		if ok, err := s.releaseCurrent(entries, path, seed); err != nil {
+		if ok, err := s.releaseCurrent(entries, aborted, path, seed); err != nil {
 			return err
 		} else if ok {
 			reused++
 			continue
 		}
-		rel, err := release.Apply(s.Dataset.Train.Label, u.s.Mech,
+		rel, err := release.Apply(s.Train.Label, u.s.Mech,
 			release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: s.Cfg.Privacy.KeepRemainder})
 		if err != nil {
 			return fmt.Errorf("release %s trial %d: %w", u.s.ID, u.trial, err)
@@ -92,13 +98,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 // releaseCurrent reports whether path holds the simulation release of this
 // dataset's labels made with seed: its ledger row is there, not aborted,
 // and the file's bytes are the ones recorded.
-func (s *Session) releaseCurrent(entries []pets.LedgerEntry, path string, seed uint64) (bool, error) {
-	aborted := map[string]bool{}
-	for _, e := range entries {
-		if e.Status == pets.StatusAborted {
-			aborted[e.ID] = true
-		}
-	}
+func (s *Session) releaseCurrent(entries []pets.LedgerEntry, aborted map[string]bool, path string, seed uint64) (bool, error) {
 	want := strconv.FormatUint(seed, 10)
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]

@@ -30,7 +30,7 @@ const (
 // stage needs.
 type Session struct {
 	Cfg       *Config
-	Dataset   *data.Dataset // train and test as loaded (raw features)
+	Dataset   *data.Dataset // dir and meta; its Train and Test are the frames below
 	DatasetID string        // content identity (data.Meta.Identity)
 	// Std is the standardization applied to Train and Test (nil: none).
 	Std *data.Standardizer
@@ -101,6 +101,9 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 		if s.Test, err = s.Std.Apply(s.Test); err != nil {
 			return nil, err
 		}
+		// Keep one copy of the features (Higgs: 1.2 GB): the raw frames'
+		// other columns are shared with the standardized ones.
+		s.Dataset.Train, s.Dataset.Test = s.Train, s.Test
 	}
 	if s.Settings, err = Settings(cfg.Pets); err != nil {
 		return nil, err
@@ -128,7 +131,7 @@ func (s *Session) Out(elem ...string) string {
 // labelSource is the ledger's name for the training labels.
 func (s *Session) labelSource() string {
 	if s.labels == "" {
-		s.labels = pets.LabelSource(s.Dataset.Train.Label)
+		s.labels = pets.LabelSource(s.Train.Label)
 	}
 	return s.labels
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -74,8 +75,8 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 // so on stderr: the one place this program changes its environment.
 func applyBackendEnv(backend string, stderr io.Writer) {
 	for k, v := range model.BackendEnv(backend) {
-		if _, set := lookupEnv(k); !set {
-			setEnv(k, v)
+		if _, set := os.LookupEnv(k); !set {
+			os.Setenv(k, v)
 			fmt.Fprintf(stderr, "train: %s=%s for backend %s (set it to override)\n", k, v, backend)
 		}
 	}

@@ -20,8 +20,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-var (
-	lookupEnv = os.LookupEnv
-	setEnv    = os.Setenv
-)
