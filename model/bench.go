@@ -44,6 +44,9 @@ type BenchRow struct {
 	// ExamplesPerS is the aggregate steady-state rate (first step excluded);
 	// PerReplicaExamplesPerS = ExamplesPerS / Replicas.
 	ExamplesPerS, PerReplicaExamplesPerS float64
+	// CPUPerExampleUs is the process's CPU µs per example in the same steady
+	// state (Group.CPUPerExampleUs): robust to other load on the machine.
+	CPUPerExampleUs float64
 	// StateBytes is the group's parameters and Adam moments.
 	StateBytes int64
 }
@@ -127,7 +130,7 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 			}
 			row := BenchRow{Model: m.Kind.String(), Loss: loss.String(), Replicas: r, Batch: cfg.Batch, Steps: cfg.Steps,
 				CompileS: g.CompileS, ExamplesPerS: g.ExamplesPerS, PerReplicaExamplesPerS: g.ExamplesPerS / float64(r),
-				StateBytes: m.StateBytes(r)}
+				CPUPerExampleUs: g.CPUPerExampleUs, StateBytes: m.StateBytes(r)}
 			g.Close()
 			out = append(out, row)
 			if cfg.Row != nil {
