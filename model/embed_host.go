@@ -23,15 +23,29 @@ type hostEmbedding struct {
 	r, k, e int
 	rows    []float32 // [R·(K+1)][3][E]
 	grad    []float32 // [R·U·E]: per step, the gradient of each touched row
+
+	// Deferred lazy Adam of the last step (see update).
+	pend, split []pendingRow
+	u           int // slots per replica in grad
+	adam        AdamConfig
+	stepScale   []float32 // [R]
+	vScale      float32
+	stamp       []uint32 // [R·(K+1)]: gen when the current batch reads the row
+	gen         uint32
+	running     bool
+	done        chan struct{}
 }
 
 func newHostEmbedding(r, k, e, u int) *hostEmbedding {
-	return &hostEmbedding{r: r, k: k, e: e, rows: make([]float32, r*(k+1)*3*e), grad: make([]float32, r*u*e)}
+	rows := make([]float32, r*(k+1)*3*e)
+	adviseHugePages(rows)
+	return &hostEmbedding{r: r, k: k, e: e, rows: rows, grad: make([]float32, r*u*e)}
 }
 
 // get copies part (0: values, 1: first moments, 2: second moments) of every
 // row into dst ([R·(K+1)·E], the device table's layout); set is its inverse.
 func (h *hostEmbedding) get(part int, dst []float32) {
+	h.flush()
 	e := h.e
 	for i := range len(dst) / e {
 		copy(dst[i*e:(i+1)*e], h.rows[(3*i+part)*e:])
@@ -39,6 +53,7 @@ func (h *hostEmbedding) get(part int, dst []float32) {
 }
 
 func (h *hostEmbedding) set(part int, src []float32) {
+	h.flush()
 	e := h.e
 	for i := range len(src) / e {
 		copy(h.rows[(3*i+part)*e:(3*i+part+1)*e], src[i*e:])
@@ -60,9 +75,11 @@ func parallel(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// forward writes each example's embedding sum into f.x ([R·B·E]) from the
+// forward applies the pending updates of the rows it reads (see update),
+// then writes each example's embedding sum into f.x ([R·B·E]) from the
 // feeder's slots (f.ids, into f.uniq) and mask.
 func (h *hostEmbedding) forward(f *feeder) {
+	h.takeRead(f)
 	s, e := f.s, h.e
 	parallel(s.r*s.b, func(lo, hi int) {
 		for ex := lo; ex < hi; ex++ { // ex = r·B + i
@@ -83,12 +100,23 @@ func (h *hostEmbedding) forward(f *feeder) {
 	})
 }
 
-// update applies lazy Adam to the rows of this step: grad is the gradient
-// of the embedding sums [R·B·E]; stepScale[r] = lr_r/(1−β1^t) and vScale =
-// 1/√(1−β2^t), as in the program (same float32 expressions).
+// Lazy Adam of step t is deferred and split so that most of it runs while
+// the program of step t+1 does (on backend "go" the program keeps about 1.4
+// of 2 cores busy): update only sums the step's row gradients and records
+// the touched rows as pending; forward of step t+1 first applies Adam to the
+// pending rows its batch reads; startDeferred applies the rest on another
+// goroutine while the program runs; wait joins it. Each row still receives
+// its updates in step order and every read sees the same values as without
+// the split, so results are bit-identical (TestLazyAdam, the resume tests).
+// flush applies whatever is pending; call it before reading the table.
+
+// update records the lazy Adam update of this step's rows: grad is the
+// gradient of the embedding sums [R·B·E]; stepScale[r] = lr_r/(1−β1^t) and
+// vScale = 1/√(1−β2^t), as in the program (same float32 expressions). The
+// rows change by the time the next forward reads them, or at flush.
 func (h *hostEmbedding) update(f *feeder, grad []float32, stepScale []float32, vScale float32, a AdamConfig) {
+	h.flush() // normally a no-op: forward and wait took every pending row
 	s, e := f.s, h.e
-	b1, b2, eps := float32(1-a.Beta1), float32(1-a.Beta2), float32(a.Epsilon)
 	// Sum each touched row's gradient. Workers split the embedding columns
 	// (any R, no races: a worker owns its columns of every row).
 	parallel(e, func(c0, c1 int) {
@@ -113,23 +141,103 @@ func (h *hostEmbedding) update(f *feeder, grad []float32, stepScale []float32, v
 			}
 		}
 	})
-	parallel(s.r*s.u, func(lo, hi int) { // Adam on the touched rows (distinct rows: no races)
-		for slot := lo; slot < hi; slot++ {
-			r, j := slot/s.u, slot%s.u
-			if j >= f.nUniq[r] {
-				continue
-			}
-			sc := stepScale[r]
-			o := 3 * int(f.uniq[slot]) * e
-			row := h.rows[o : o+3*e]
-			p, m, v, g := row[:e], row[e:2*e], row[2*e:3*e], h.grad[slot*e:(slot+1)*e]
-			for c, gc := range g {
-				dm := b1 * (gc - m[c])
-				dv := b2 * (gc*gc - v[c])
-				mc, vc := m[c]+dm, v[c]+dv
-				m[c], v[c] = mc, vc
-				p[c] -= sc * mc / (float32(math.Sqrt(float64(vc)))*vScale + eps)
-			}
+	h.pend = h.pend[:0]
+	for r := range s.r {
+		for j := range f.nUniq[r] {
+			slot := r*s.u + j
+			h.pend = append(h.pend, pendingRow{row: f.uniq[slot], slot: int32(slot)})
 		}
-	})
+	}
+	h.u, h.adam, h.vScale = s.u, a, vScale
+	h.stepScale = append(h.stepScale[:0], stepScale...)
+}
+
+// pendingRow is a row whose lazy Adam update is deferred, with its slot in
+// grad.
+type pendingRow struct{ row, slot int32 }
+
+// takeRead applies the pending updates of the rows the feeder's batch reads
+// (all of f.uniq in use), leaving the others pending.
+func (h *hostEmbedding) takeRead(f *feeder) {
+	if len(h.pend) == 0 {
+		return
+	}
+	if h.stamp == nil {
+		h.stamp = make([]uint32, h.r*(h.k+1))
+	}
+	h.gen++
+	if h.gen == 0 { // wrapped: old stamps could collide
+		clear(h.stamp)
+		h.gen = 1
+	}
+	s := f.s
+	for r := range s.r {
+		for _, row := range f.uniq[r*s.u : r*s.u+f.nUniq[r]] {
+			h.stamp[row] = h.gen
+		}
+	}
+	now, later := h.split[:0], h.pend[:0]
+	for _, p := range h.pend {
+		if h.stamp[p.row] == h.gen {
+			now = append(now, p)
+		} else {
+			later = append(later, p)
+		}
+	}
+	h.split, h.pend = now, later
+	parallel(len(now), func(lo, hi int) { h.adamRows(now[lo:hi]) })
+}
+
+// startDeferred applies the remaining pending updates on another goroutine;
+// wait joins it. Nothing may touch the table in between.
+func (h *hostEmbedding) startDeferred() {
+	if len(h.pend) == 0 || h.running {
+		return
+	}
+	h.running = true
+	h.done = make(chan struct{})
+	go func() {
+		defer close(h.done)
+		h.adamRows(h.pend)
+	}()
+}
+
+// wait joins startDeferred's goroutine; the pending rows are then done.
+func (h *hostEmbedding) wait() {
+	if h.running {
+		<-h.done
+		h.running = false
+		h.pend = h.pend[:0]
+	}
+}
+
+// flush waits for or applies every pending update.
+func (h *hostEmbedding) flush() {
+	h.wait()
+	if len(h.pend) > 0 {
+		pend := h.pend
+		parallel(len(pend), func(lo, hi int) { h.adamRows(pend[lo:hi]) })
+		h.pend = h.pend[:0]
+	}
+}
+
+// adamRows applies lazy Adam to distinct rows (no races between calls on
+// disjoint lists).
+func (h *hostEmbedding) adamRows(rows []pendingRow) {
+	e := h.e
+	b1, b2, eps := float32(1-h.adam.Beta1), float32(1-h.adam.Beta2), float32(h.adam.Epsilon)
+	vScale := h.vScale
+	for _, pr := range rows {
+		sc := h.stepScale[int(pr.slot)/h.u]
+		o := 3 * int(pr.row) * e
+		row := h.rows[o : o+3*e]
+		p, m, v, g := row[:e], row[e:2*e], row[2*e:3*e], h.grad[int(pr.slot)*e:(int(pr.slot)+1)*e]
+		for c, gc := range g {
+			dm := b1 * (gc - m[c])
+			dv := b2 * (gc*gc - v[c])
+			mc, vc := m[c]+dm, v[c]+dv
+			m[c], v[c] = mc, vc
+			p[c] -= sc * mc / (float32(math.Sqrt(float64(vc)))*vScale + eps)
+		}
+	}
 }
