@@ -11,7 +11,8 @@
 # Usage: scripts/parity.sh [WORKDIR]      (default: a new temporary directory)
 # Environment: SEEDS (5) TRAIN_ROWS (6500) TEST_ROWS (5000) EPOCHS (8)
 #   BATCH (128) LR (0.001) INITS (uniform_fan_in; e.g.
-#   uniform_fan_in,glorot_uniform,he_normal) BACKEND (go) LP_CMD (run)
+#   uniform_fan_in,glorot_uniform,he_normal) STANDARDIZE (false,true)
+#   BACKEND (go) LP_CMD (run)
 #   TRAIN (the train command; default `go run ./cmd/train`).
 # Installs Debian's python3-torch and python3-numpy with apt-get when
 # /usr/bin/python3 cannot import them (needs root or sudo).
@@ -25,6 +26,7 @@ EPOCHS=${EPOCHS:-8}
 BATCH=${BATCH:-128}
 LR=${LR:-0.001}
 INITS=${INITS:-uniform_fan_in}
+STANDARDIZE=${STANDARDIZE:-false,true}
 BACKEND=${BACKEND:-go}
 LP_CMD=${LP_CMD:-run}
 TRAIN=${TRAIN:-go run ./cmd/train}
@@ -46,7 +48,7 @@ CSV=$WORK/higgs_like.csv
 $TRAIN data import higgs --in "$CSV" --out "$WORK/dataset" --test-rows "$TEST_ROWS"
 LP_ARGS=()
 for init in ${INITS//,/ }; do
-	for std in false true; do
+	for std in ${STANDARDIZE//,/ }; do
 		name=${init}_std_${std}
 		cat >"$WORK/$name.yaml" <<YAML
 name: parity_$name
@@ -65,7 +67,7 @@ YAML
 done
 
 "$PY" scripts/parity.py torch --csv "$CSV" --test "$TEST_ROWS" --seeds "$SEEDS" --epochs "$EPOCHS" \
-	--batch "$BATCH" --lr "$LR" --init "$INITS" --out "$WORK/torch.jsonl"
+	--batch "$BATCH" --lr "$LR" --init "$INITS" --standardize "$STANDARDIZE" --out "$WORK/torch.jsonl"
 
 echo "parity: $TRAIN_ROWS train rows, $TEST_ROWS test rows, $EPOCHS epochs, batch $BATCH, Adam $LR, $SEEDS seeds (work dir $WORK)"
 "$PY" scripts/parity.py summary --torch "$WORK/torch.jsonl" "${LP_ARGS[@]}"
