@@ -49,10 +49,10 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				return fmt.Errorf("--backend: %w", err)
 			}
 			defer be.Finalize()
-			fmt.Fprintf(stdout, "%-10s %-13s %5s %6s %10s %14s %16s %11s\n", "model", "loss", "R", "batch", "compile_s", "examples_per_s", "per_model_ex_s", "state_MiB")
+			fmt.Fprintf(stdout, "%-10s %-13s %5s %6s %10s %14s %16s %13s %11s\n", "model", "loss", "R", "batch", "compile_s", "examples_per_s", "per_model_ex_s", "cpu_us_per_ex", "state_MiB")
 			cfg.Row = func(r model.BenchRow) {
-				fmt.Fprintf(stdout, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
-					r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, float64(r.StateBytes)/(1<<20))
+				fmt.Fprintf(stdout, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %13.1f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
+					r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, r.CPUPerExampleUs, float64(r.StateBytes)/(1<<20))
 			}
 			_, err = model.Bench(cmd.Context(), be, cfg)
 			return err
