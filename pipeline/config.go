@@ -342,27 +342,32 @@ func kindNames() []string {
 	return s
 }
 
-// Notices lists what the config makes the pipeline do that a reader of the
-// file might not expect (printed at the start of a run): LLP batch sizes
-// rounded down to whole bags.
-func (c *Config) Notices() []string {
+// notices lists what the runs' plans do that a reader of the config might
+// not expect (printed at the start of a run): batch sizes rounded down to
+// whole bags, or capped at the rows a run trains on. One line per bag size
+// (or per setting, for a cap).
+func notices(c *Config, runs []*RunSpec) []string {
 	var out []string
-	seen := map[int]bool{}
-	for _, p := range c.Pets {
-		for _, k := range p.K {
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			if b := llpBatch(c.Train.BatchSize, k); b != c.Train.BatchSize {
-				out = append(out, fmt.Sprintf("train.batch_size %d is not a multiple of k=%d: %s batches hold %d bags (%d rows)",
-					c.Train.BatchSize, k, p.Mechanism, b/k, b))
-			}
+	seen := map[string]bool{}
+	for _, r := range runs {
+		p, want := r.Plan, c.Train.BatchSize
+		if p.BatchSize == want || p.Loss == 0 {
+			continue
+		}
+		var key, msg string
+		if p.BagSize > 0 && p.BatchSize == max(1, want/p.BagSize)*p.BagSize {
+			key = fmt.Sprintf("k%d", p.BagSize)
+			msg = fmt.Sprintf("train.batch_size %d is not a multiple of k=%d: %s batches hold %d bags (%d rows)",
+				want, p.BagSize, r.Setting.Kind, p.BatchSize/p.BagSize, p.BatchSize)
+		} else {
+			key = r.Setting.ID
+			msg = fmt.Sprintf("train.batch_size %d is more than the %d rows %s trains on: its batches hold %d rows",
+				want, p.BatchSize, r.Setting.ID, p.BatchSize)
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, msg)
 		}
 	}
 	return out
 }
-
-// llpBatch is the batch of an LLP-family run: the largest multiple of k not
-// above batch, at least one bag.
-func llpBatch(batch, k int) int { return max(1, batch/k) * k }

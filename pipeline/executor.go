@@ -10,42 +10,27 @@ import (
 // Executor trains the runs of one group as one unit and returns, per run in
 // order, its test-set predictions and training summary. The pipeline forms
 // the groups (Groups), makes the releases, builds each run's batch source
-// and loss parameters, and turns the predictions into results; the
-// executor only trains and predicts. The default, NewModelExecutor, is
-// model.TrainGroup: one compiled program trains the whole group, replicas
-// stacked on a leading axis, features resident on the device. Tests use
-// fakes to exercise scheduling, sharding and resume without GoMLX.
+// and loss parameters from its Plan, and turns the predictions into
+// results; the executor only trains and predicts. The default,
+// NewModelExecutor, is model.TrainGroup: one compiled program trains the
+// whole group, replicas stacked on a leading axis, features resident on the
+// device. Tests use fakes to exercise scheduling, sharding, resume and the
+// targets each run receives without GoMLX.
 type Executor interface {
 	Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error)
 }
 
-// Job is one group to train.
+// Job is one group to train: the model's own group configuration, as
+// model.TrainGroup takes it, and the test features to predict.
 type Job struct {
-	Name   string
-	Model  model.ModelConfig
-	Loss   model.Loss
-	Epochs int
-	// Features are the training features (no label, eta or release column:
-	// a PET model's trainer never sees raw labels); Test the test features.
-	Features, Test *data.Frame
-	Runs           []JobRun
-	// CheckpointDir holds the group's checkpoint (one unit): a killed group
-	// started again with the same runs resumes from it.
-	CheckpointDir   string
-	CheckpointEvery model.Interval
-	SparseEmbedding bool
-	// Progress and Notice report to the user (may be nil).
-	Progress func(Progress)
-	Notice   func(string)
-}
-
-// JobRun is one run of a job.
-type JobRun struct {
-	Run *RunSpec
-	// Source yields the run's batches (IndexOnly: row ids into Features and
-	// the run's released targets), shuffled with the run's own seed.
-	Source *data.BatchSource
-	Params model.LossParams
+	// Group is complete except for Backend, which the executor supplies.
+	// Group.Replicas[i] trains Runs[i]; Group.Features carry no label, eta
+	// or release column (a PET model's trainer never sees raw labels).
+	Group model.GroupConfig
+	// Runs are the group's runs, in replica order.
+	Runs []*RunSpec
+	// Test holds the test features (no label column).
+	Test *data.Frame
 }
 
 // Outcome is one run's result from the executor.

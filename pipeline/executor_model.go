@@ -40,22 +40,8 @@ func (e *ModelExecutor) Close() {
 // predicts the test set with every replica in one pass.
 func (e *ModelExecutor) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
 	start := time.Now()
-	reps := make([]model.Replica, len(job.Runs))
-	for i, jr := range job.Runs {
-		reps[i] = model.Replica{Name: jr.Run.Name(), Seed: jr.Run.InitSeed(), LR: jr.Run.LR, Params: jr.Params, Source: jr.Source}
-	}
-	cfg := model.GroupConfig{Name: job.Name, Backend: e.be, Model: job.Model, Loss: job.Loss, Epochs: job.Epochs,
-		Features: job.Features, Replicas: reps, SparseEmbedding: job.SparseEmbedding,
-		CheckpointDir: job.CheckpointDir, CheckpointEvery: job.CheckpointEvery, Notices: job.Notice}
-	if job.Progress != nil {
-		cfg.Progress = func(p model.Progress) {
-			var loss float64
-			for _, l := range p.Losses {
-				loss += l / float64(len(p.Losses))
-			}
-			job.Progress(Progress{Epoch: p.Epoch, Epochs: p.Epochs, Step: p.Step, Steps: p.Steps, ExamplesPerS: p.ExamplesPerS, Loss: loss, ETA: p.ETA})
-		}
-	}
+	cfg := job.Group
+	cfg.Backend = e.be
 	g, err := model.TrainGroup(ctx, cfg)
 	if err != nil {
 		return nil, JobStats{}, err
@@ -65,7 +51,7 @@ func (e *ModelExecutor) Execute(ctx context.Context, job *Job) ([]Outcome, JobSt
 	if err != nil {
 		return nil, JobStats{}, err
 	}
-	outs := make([]Outcome, len(job.Runs))
+	outs := make([]Outcome, len(g.Results))
 	for i, r := range g.Results {
 		outs[i] = Outcome{Probs: probs[i], FinalLoss: r.FinalLoss, Steps: r.Steps}
 	}

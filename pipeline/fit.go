@@ -246,7 +246,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 		f.report(r, res)
 		results = append(results, res)
 	}
-	os.RemoveAll(job.CheckpointDir)
+	os.RemoveAll(job.Group.CheckpointDir)
 	f.groups++
 	f.spent += time.Since(start)
 	return results, nil
@@ -259,8 +259,8 @@ func (f *fitter) result(r *RunSpec, groupSize int) *report.Run {
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon,
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.Cfg.Train.Epochs,
 		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN()}
-	if r.Loss != 0 {
-		res.Loss = r.Loss.String()
+	if r.Plan.Loss != 0 {
+		res.Loss = r.Plan.Loss.String()
 	} else {
 		res.Loss = "constant"
 	}
@@ -300,8 +300,9 @@ func (f *fitter) report(spec *RunSpec, r *report.Run) {
 	f.s.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.Runs), r.Setting, r.LR, r.Trial, what))
 }
 
-// job builds the executor's job for the pending runs of g: each run's
-// batch source over its release (or the clean labels) and loss parameters.
+// job builds the executor's job for the pending runs of g from their
+// plans: each run's batch source over its release (or the clean labels) and
+// loss parameters.
 func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 	s := f.s
 	mc, err := s.modelConfig()
@@ -309,64 +310,47 @@ func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 		return nil, err
 	}
 	feats := featuresOnly(s.Train)
-	job := &Job{Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.Cfg.Train.Epochs, Features: feats, Test: featuresOnly(s.Test),
+	job := &Job{Runs: pending, Test: featuresOnly(s.Test), Group: model.GroupConfig{
+		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.Cfg.Train.Epochs, Features: feats,
 		CheckpointDir: f.st.checkpointDir(groupID(pending)), CheckpointEvery: s.Cfg.Train.CheckpointEvery,
 		SparseEmbedding: s.Cfg.Train.SparseEmbedding,
-		Notice:          func(msg string) { s.ev.Warn("fit", msg) }}
+		Notices:         func(msg string) { s.ev.Warn("fit", msg) }}}
 	groupsDone := f.groups
-	job.Progress = func(p Progress) {
-		p.Stage, p.What = "fit", g.Name()
-		p.UnitsDone, p.Units = groupsDone, todo
+	job.Group.Progress = func(mp model.Progress) {
+		var loss float64
+		for _, l := range mp.Losses {
+			loss += l / float64(len(mp.Losses))
+		}
+		p := Progress{Stage: "fit", What: g.Name(), Epoch: mp.Epoch, Epochs: mp.Epochs, Step: mp.Step, Steps: mp.Steps,
+			ExamplesPerS: mp.ExamplesPerS, Loss: loss, ETA: mp.ETA, UnitsDone: groupsDone, Units: todo}
 		if groupsDone > 0 {
 			per := f.spent / time.Duration(groupsDone)
 			p.TotalETA = p.ETA + per*time.Duration(todo-groupsDone-1)
 		}
 		s.ev.Progress(p)
 	}
-	releases := map[releaseUnit]*data.Frame{}
+	releases := map[string]*data.Frame{}
 	for _, r := range pending {
-		o := data.BatchOptions{BatchSize: s.Cfg.Train.BatchSize, Shuffle: true, Seed: r.ShuffleSeed(), DropLast: true,
-			Features: feats, IndexOnly: true, Width: s.Dataset.Meta.MaxIndices}
+		p := r.Plan
+		o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, Target: p.Target, Shuffle: true,
+			Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.Dataset.Meta.MaxIndices}
 		src := s.Train
-		var p model.LossParams
-		if r.Setting.Kind == pets.None {
-			o.Target = data.TargetLabel
-		} else {
-			u := releaseUnit{r.Setting, r.Trial}
-			rel := releases[u]
-			if rel == nil {
-				var err error
-				if rel, err = s.readRelease(u); err != nil {
+		var rel *data.Frame
+		if p.Release != "" {
+			if rel = releases[p.Release]; rel == nil {
+				if rel, err = readRelease(p.Release); err != nil {
 					return nil, err
 				}
-				releases[u] = rel
+				releases[p.Release] = rel
 			}
 			src = rel
-			switch k := r.Setting.Kind; {
-			case k == pets.RR:
-				o.Target = data.TargetLabelRR
-				p.FlipProb = r.Setting.Mech.FlipProb()
-			case k == pets.LLPGeom:
-				o.Target = data.TargetAlphaDebiased
-			default:
-				o.Target = data.TargetAlpha
-			}
-			if k := r.Setting.K; r.Setting.Kind.IsLLP() {
-				o.BagSize = k
-				o.BatchSize = llpBatch(o.BatchSize, k)
-				if r.Loss == model.LossEasyLLP {
-					p.Prior = meanTarget(rel, r.Setting.Kind)
-				}
-			}
-		}
-		if unit := max(o.BagSize, 1); o.BatchSize > src.Rows-src.Rows%unit {
-			o.BatchSize = src.Rows - src.Rows%unit
 		}
 		bs, err := data.NewBatchSource(src, o)
 		if err != nil {
 			return nil, fmt.Errorf("run %s (%s): %w", r.ID, r.Name(), err)
 		}
-		job.Runs = append(job.Runs, JobRun{Run: r, Source: bs, Params: p})
+		job.Group.Replicas = append(job.Group.Replicas, model.Replica{Name: r.Name(), Seed: p.InitSeed, LR: r.LR,
+			Params: p.LossParams(rel), Source: bs})
 	}
 	return job, nil
 }
@@ -387,20 +371,6 @@ func (s *Session) modelConfig() (model.ModelConfig, error) {
 		return mc, fmt.Errorf("model.kind: %s needs dense features; this dataset has only sparse ones (use kdd_embed)", mc.Kind)
 	}
 	return mc, nil
-}
-
-// meanTarget is the mean released proportion: EasyLLP's label prior,
-// estimated from the release only.
-func meanTarget(f *data.Frame, k pets.Kind) float64 {
-	col := f.Alpha
-	if k == pets.LLPGeom {
-		col = f.AlphaDebiased
-	}
-	var sum float64
-	for _, a := range col {
-		sum += a
-	}
-	return min(max(sum/float64(len(col)), 0), 1)
 }
 
 // WriteRunTables writes runs.csv and runs.parquet.

@@ -14,41 +14,58 @@ import (
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/model"
 	"labelprivacy/pets"
 )
 
 // fakeExec stands in for the model: it checks what a trainer is handed
-// (no label column, row ids in range, one target per row or per bag) and
-// predicts a fixed function of the test features.
+// (no label column, row ids in range, one target per row or per bag),
+// records every batch a run receives and predicts a fixed function of the
+// test features.
 type fakeExec struct {
 	t     *testing.T
 	mu    sync.Mutex
 	calls [][]string // run ids, per Execute
 	fail  bool
+	seen  map[string]*received // by run id
+}
+
+// received is what one run's trainer was handed.
+type received struct {
+	run     *RunSpec
+	loss    model.Loss
+	params  model.LossParams
+	batches []data.Batch // first epoch, copied
 }
 
 func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
+	g := job.Group
 	f.mu.Lock()
 	var ids []string
 	for _, r := range job.Runs {
-		ids = append(ids, r.Run.ID)
+		ids = append(ids, r.ID)
 	}
 	f.calls = append(f.calls, ids)
 	f.mu.Unlock()
 	if f.fail {
 		return nil, JobStats{}, errors.New("device on fire")
 	}
-	if cols := job.Features.RawLabelColumns(); len(cols) > 0 || job.Test.RawLabelColumns() != nil {
-		f.t.Errorf("%s: the trainer was handed raw columns %v", job.Name, cols)
+	if cols := g.Features.RawLabelColumns(); len(cols) > 0 || job.Test.RawLabelColumns() != nil {
+		f.t.Errorf("%s: the trainer was handed raw columns %v", g.Name, cols)
+	}
+	if len(g.Replicas) != len(job.Runs) {
+		f.t.Fatalf("%s: %d replicas for %d runs", g.Name, len(g.Replicas), len(job.Runs))
 	}
 	var outs []Outcome
-	for _, jr := range job.Runs {
-		if jr.Run.Loss != job.Loss {
-			f.t.Errorf("%s: run %s has loss %s in a %s group", job.Name, jr.Run.ID, jr.Run.Loss, job.Loss)
+	for i, run := range job.Runs {
+		rep := g.Replicas[i]
+		if run.Plan.Loss != g.Loss {
+			f.t.Errorf("%s: run %s has loss %s in a %s group", g.Name, run.ID, run.Plan.Loss, g.Loss)
 		}
+		rec := &received{run: run, loss: g.Loss, params: rep.Params}
 		steps := int64(0)
 		for {
-			b, err := jr.Source.Next()
+			b, err := rep.Source.Next()
 			if errors.Is(err, io.EOF) {
 				break
 			}
@@ -60,8 +77,8 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 				f.t.Errorf("an IndexOnly source gathered features")
 			}
 			for _, r := range b.RowIDs {
-				if r < 0 || int(r) >= job.Features.Rows {
-					f.t.Fatalf("row id %d outside %d feature rows", r, job.Features.Rows)
+				if r < 0 || int(r) >= g.Features.Rows {
+					f.t.Fatalf("row id %d outside %d feature rows", r, g.Features.Rows)
 				}
 			}
 			want := b.Rows
@@ -71,7 +88,16 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 			if len(b.Target) != want {
 				f.t.Fatalf("%d targets for %d rows (bag size %d)", len(b.Target), b.Rows, b.BagSize)
 			}
+			cp := *b
+			cp.RowIDs, cp.Target = slices.Clone(b.RowIDs), slices.Clone(b.Target)
+			rec.batches = append(rec.batches, cp)
 		}
+		f.mu.Lock()
+		if f.seen == nil {
+			f.seen = map[string]*received{}
+		}
+		f.seen[run.ID] = rec
+		f.mu.Unlock()
 		probs := make([]float32, job.Test.Rows)
 		for i := range probs {
 			probs[i] = float32(1 / (1 + math.Exp(-float64(job.Test.X[i*job.Test.Dim()]))))

@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"path/filepath"
 	"strconv"
 
+	"labelprivacy/data"
 	"labelprivacy/internal/mix"
 	"labelprivacy/model"
 	"labelprivacy/pets"
@@ -77,12 +80,14 @@ func (s *Setting) Releases() bool { return s.Kind != pets.None && s.Kind != pets
 func (s *Setting) Trains() bool { return s.Kind != pets.Bot }
 
 // RunSpec is one model of the grid: a setting × learning rate × trial, with
-// its identity and seeds computed once, here.
+// its identity, seeds and training plan computed once, here.
 type RunSpec struct {
 	Setting *Setting
 	LR      float64
 	Trial   int
-	Loss    model.Loss // zero for bot
+	// Plan is how the run trains: groups, the executor's job and the
+	// start-up notices read it; nothing re-derives it.
+	Plan Plan
 	// Seed is the run's seed: derived from (config seed, setting, trial)
 	// only, so a trial's models at every learning rate share their
 	// initialization, data order and release, and so do a run's copies on
@@ -96,9 +101,67 @@ type RunSpec struct {
 	Index int
 }
 
-// Seeds derived from a run's Seed (and a release's, from the config seed).
-func (r *RunSpec) InitSeed() uint64    { return DeriveSeed(r.Seed, "init") }
-func (r *RunSpec) ShuffleSeed() uint64 { return DeriveSeed(r.Seed, "shuffle") }
+// Plan is the training recipe of one run, decided by planFor from the
+// config, the setting and the training rows (Section 4, Appendix C):
+//
+//	none      BCE on the clean label
+//	rr        train.rr_loss on label_rr; debiased_bce with π = 1/(1+e^ε)
+//	llp       train.llp_loss on alpha, per bag of k
+//	llp_lap   train.llp_loss on alpha (Laplace noise is mean-zero)
+//	llp_geom  train.llp_loss on alpha_debiased (E[noisy sum | clipped])
+//	bot       nothing (a constant predictor)
+type Plan struct {
+	// Loss trains the run; zero for bot (nothing is trained).
+	Loss model.Loss
+	// Target is the column the targets come from: the clean label (none)
+	// or a release column; TargetNone for bot.
+	Target data.Target
+	// Release is the (setting, trial) simulation release the targets are
+	// read from ("" for none and bot), and ReleaseSeed the seed it is made
+	// with (fresh bags and noise per trial, as in the paper).
+	Release     string
+	ReleaseSeed uint64
+	// FlipProb is RR's flip probability π = 1/(1+e^ε) for debiased_bce
+	// (0 otherwise).
+	FlipProb float64
+	// PriorFromRelease: easyllp's label prior is the mean released target,
+	// estimated from the release only (Plan.LossParams).
+	PriorFromRelease bool
+	// BagSize k: rows come in whole bags with one target per bag (per-bag
+	// losses); 0 for one target per row.
+	BagSize int
+	// BatchSize is rows per step and model: train.batch_size, for per-bag
+	// losses rounded down to whole bags (at least one), and capped at the
+	// rows the run trains on (whole bags, for per-bag losses).
+	BatchSize int
+	// InitSeed and ShuffleSeed derive from the run's seed: the initial
+	// weights and the per-epoch data order.
+	InitSeed, ShuffleSeed uint64
+}
+
+// LossParams are the loss's program inputs; rel is the run's release (nil
+// for the clean model), from which easyllp's prior is estimated.
+func (p Plan) LossParams(rel *data.Frame) model.LossParams {
+	lp := model.LossParams{FlipProb: p.FlipProb}
+	if p.PriorFromRelease && rel != nil {
+		lp.Prior = meanTarget(rel, p.Target)
+	}
+	return lp
+}
+
+// meanTarget is the mean of a release's per-row target column, clipped to
+// [0, 1]: easyllp's label prior, estimated from the release only.
+func meanTarget(f *data.Frame, t data.Target) float64 {
+	col := f.Alpha
+	if t == data.TargetAlphaDebiased {
+		col = f.AlphaDebiased
+	}
+	var sum float64
+	for _, a := range col {
+		sum += a
+	}
+	return min(max(sum/float64(len(col)), 0), 1)
+}
 
 // Name is how progress and errors name the run.
 func (r *RunSpec) Name() string {
@@ -129,17 +192,52 @@ func ReleaseSeed(cfgSeed uint64, s *Setting, trial int) uint64 {
 	return DeriveSeed(cfgSeed, "release", s.ID, strconv.Itoa(trial))
 }
 
-// lossOf is the loss a setting trains with (zero for bot).
-func lossOf(c *Config, s *Setting) model.Loss {
-	switch {
-	case s.Kind == pets.None:
-		return model.LossBCE
-	case s.Kind == pets.RR:
-		return c.Train.RRLoss
-	case s.Kind.IsLLP():
-		return c.Train.LLPLoss
+// releasePath is where trial t's simulation release of setting s lives.
+func releasePath(output string, s *Setting, trial int) string {
+	return filepath.Join(output, "releases", s.ID, "trial-"+strconv.Itoa(trial)+".arrow")
+}
+
+// ErrTooFewRows is wrapped when a setting cannot fill one batch.
+var ErrTooFewRows = errors.New("pipeline: too few training rows")
+
+// planFor is the training plan of trial t of setting s with run seed seed
+// on trainRows training rows. It is the one place that maps a mechanism to
+// its loss, target column, loss parameters and batch shape.
+func planFor(c *Config, s *Setting, trial int, seed uint64, trainRows int) (Plan, error) {
+	p := Plan{InitSeed: DeriveSeed(seed, "init"), ShuffleSeed: DeriveSeed(seed, "shuffle")}
+	switch k := s.Kind; {
+	case k == pets.Bot:
+		return p, nil
+	case k == pets.None:
+		p.Loss, p.Target = model.LossBCE, data.TargetLabel
+	case k == pets.RR:
+		p.Loss, p.Target = c.Train.RRLoss, data.TargetLabelRR
+		if p.Loss == model.LossDebiasedBCE {
+			p.FlipProb = s.Mech.FlipProb()
+		}
+	case k == pets.LLPGeom:
+		p.Loss, p.Target = c.Train.LLPLoss, data.TargetAlphaDebiased
+	case k.IsLLP():
+		p.Loss, p.Target = c.Train.LLPLoss, data.TargetAlpha
+	default:
+		panic("pipeline: no training plan for " + k.String()) // a new mechanism must be planned here
 	}
-	return 0
+	if s.Releases() {
+		p.Release, p.ReleaseSeed = releasePath(c.Output, s, trial), ReleaseSeed(c.Seed, s, trial)
+	}
+	p.BatchSize = c.Train.BatchSize
+	rows := trainRows
+	if p.Loss.PerBag() {
+		p.BagSize = s.K
+		p.PriorFromRelease = p.Loss == model.LossEasyLLP
+		p.BatchSize = max(1, p.BatchSize/s.K) * s.K
+		rows -= rows % s.K // a partial bag (dropped or kept) never trains
+	}
+	if rows < 1 {
+		return p, fmt.Errorf("%w: %s: %d training rows do not fill one bag of k = %d", ErrTooFewRows, s.ID, trainRows, s.K)
+	}
+	p.BatchSize = min(p.BatchSize, rows)
+	return p, nil
 }
 
 // Fingerprint is everything shared by a config's runs that changes their
@@ -184,27 +282,38 @@ func shortHash(v any) string {
 	return hex.EncodeToString(h[:8])
 }
 
+// Dataset is what a grid needs of its dataset: its content identity and
+// its training rows.
+type Dataset struct {
+	ID        string
+	TrainRows int
+}
+
 // Runs expands the grid into runs in a fixed order (settings in config
 // order, then trials, then learning rates) so that groups and shards
-// partition it deterministically. dataset is the dataset's content
-// identity.
-func Runs(c *Config, settings []*Setting, dataset string) []*RunSpec {
+// partition it deterministically, each with its plan. An error names a
+// setting that cannot train on the dataset.
+func Runs(c *Config, settings []*Setting, ds Dataset) ([]*RunSpec, error) {
 	cfgID := ConfigID(c)
 	var out []*RunSpec
 	for _, s := range settings {
 		for t := range c.Train.Trials {
 			seed := runSeed(c.Seed, s, t)
+			plan, err := planFor(c, s, t, seed, ds.TrainRows)
+			if err != nil {
+				return nil, err
+			}
 			for _, lr := range c.Train.LearningRates {
-				r := &RunSpec{Setting: s, LR: lr, Trial: t, Loss: lossOf(c, s), Seed: seed, Index: len(out)}
+				r := &RunSpec{Setting: s, LR: lr, Trial: t, Plan: plan, Seed: seed, Index: len(out)}
 				r.ID = shortHash(struct {
 					Dataset, Config, Setting string
 					LR                       uint64
 					Trial                    int
 					Seed                     uint64
-				}{dataset, cfgID, s.ID, math.Float64bits(lr + 0), t, c.Seed})
+				}{ds.ID, cfgID, s.ID, math.Float64bits(lr + 0), t, c.Seed})
 				out = append(out, r)
 			}
 		}
 	}
-	return out
+	return out, nil
 }

@@ -20,6 +20,16 @@ func testConfig(out string) *Config {
 	return &c
 }
 
+// mustRuns expands the grid of c on a dataset of 600 training rows.
+func mustRuns(t *testing.T, c *Config, settings []*Setting, id string) []*RunSpec {
+	t.Helper()
+	runs, err := Runs(c, settings, Dataset{ID: id, TrainRows: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
 func TestDefaultsValid(t *testing.T) {
 	d := Defaults()
 	if err := d.Validate(); err != nil {
@@ -65,13 +75,25 @@ func TestValidate(t *testing.T) {
 // silently.
 func TestNotices(t *testing.T) {
 	c := testConfig("o")
+	settings, err := Settings(c.Pets)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.Train.BatchSize = 70
-	n := c.Notices()
-	if len(n) != 2 || n[0] != "train.batch_size 70 is not a multiple of k=4: llp_geom batches hold 17 bags (68 rows)" {
+	n := notices(c, mustRuns(t, c, settings, "sha256:a"))
+	if len(n) != 2 || n[0] != "train.batch_size 70 is not a multiple of k=4: llp_geom batches hold 17 bags (68 rows)" ||
+		n[1] != "train.batch_size 70 is not a multiple of k=8: llp_geom batches hold 8 bags (64 rows)" {
 		t.Fatalf("notices %q", n)
 	}
 	c.Train.BatchSize = 64
-	if n := c.Notices(); len(n) != 0 {
+	if n := notices(c, mustRuns(t, c, settings, "sha256:a")); len(n) != 0 {
+		t.Fatalf("notices %q", n)
+	}
+	// A batch larger than the training rows is capped, and said once per setting.
+	c.Train.BatchSize = 1000
+	n = notices(c, mustRuns(t, c, settings, "sha256:a"))
+	if len(n) != 4 || n[0] != "train.batch_size 1000 is more than the 600 rows none trains on: its batches hold 600 rows" ||
+		n[2] != "train.batch_size 1000 is more than the 600 rows llp_geom_k4_eps1 trains on: its batches hold 600 rows" {
 		t.Fatalf("notices %q", n)
 	}
 }
@@ -97,7 +119,7 @@ func TestSettingsAndRuns(t *testing.T) {
 	if got := ids; len(got) != 5 || got[0] != "none" || got[1] != "rr_eps1" || got[2] != "llp_geom_k4_eps1" || got[4] != "bot" {
 		t.Fatalf("settings %v", got)
 	}
-	runs := Runs(c, settings, "sha256:a")
+	runs := mustRuns(t, c, settings, "sha256:a")
 	if len(runs) != 5*2*2 {
 		t.Fatalf("%d runs", len(runs))
 	}
@@ -136,7 +158,7 @@ func TestSettingsAndRuns(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c2 := testConfig("o")
 			tc.edit(c2)
-			other := Runs(c2, settings, tc.dataset)
+			other := mustRuns(t, c2, settings, tc.dataset)
 			if (other[0].ID == runs[0].ID) != tc.same {
 				t.Fatalf("run id %s vs %s, want same=%v", other[0].ID, runs[0].ID, tc.same)
 			}

@@ -15,9 +15,10 @@ import (
 // (learning rate, seeds, targets, bags, data order, optimizer state) is per
 // run, and a run's result does not depend on its group.
 type Group struct {
-	Loss    model.Loss
-	BagSize int // k for per-bag losses, else 0
-	Runs    []*RunSpec
+	Loss      model.Loss
+	BagSize   int // k for per-bag losses, else 0
+	BatchSize int // rows per step and model
+	Runs      []*RunSpec
 }
 
 // Name describes the group in progress lines and errors.
@@ -36,14 +37,16 @@ func (g *Group) Name() string {
 	return fmt.Sprintf("%d models of %s", len(g.Runs), strings.Join(names, ","))
 }
 
+// groupKey is what a group's runs share of their plans: one program
+// trains them (Plan.Loss, BagSize, BatchSize).
 type groupKey struct {
-	loss model.Loss
-	k    int
+	loss         model.Loss
+	bag, batches int
 }
 
 // Groups partitions the grid's runs into groups of at most replicas runs,
 // deterministically: runs in grid order join the open group of their key
-// (loss, bag size) and a full group is closed. Bot runs train nothing and
+// (their plans' loss, bag size and batch size) and a full group is closed. Bot runs train nothing and
 // form groups of one. Groups come out in the order they were opened, so
 // shards can partition them by index.
 func Groups(runs []*RunSpec, replicas int) []*Group {
@@ -54,10 +57,7 @@ func Groups(runs []*RunSpec, replicas int) []*Group {
 			out = append(out, newGroup(groupKey{}, r))
 			continue
 		}
-		key := groupKey{loss: r.Loss}
-		if r.Loss.PerBag() {
-			key.k = r.Setting.K
-		}
+		key := groupKey{loss: r.Plan.Loss, bag: r.Plan.BagSize, batches: r.Plan.BatchSize}
 		g := open[key]
 		if g == nil || len(g.Runs) >= replicas {
 			g = newGroup(key, r)
@@ -71,7 +71,7 @@ func Groups(runs []*RunSpec, replicas int) []*Group {
 }
 
 func newGroup(k groupKey, r *RunSpec) *Group {
-	return &Group{Loss: k.loss, BagSize: k.k, Runs: []*RunSpec{r}}
+	return &Group{Loss: k.loss, BagSize: k.bag, BatchSize: k.batches, Runs: []*RunSpec{r}}
 }
 
 func groupID(runs []*RunSpec) string {

@@ -20,7 +20,7 @@ func TestGroupsPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := Runs(c, settings, "sha256:a")
+	runs := mustRuns(t, c, settings, "sha256:a")
 	for _, R := range []int{1, 2, 3, 8, 64} {
 		groups := Groups(runs, R)
 		seen := map[string]int{}
@@ -30,8 +30,8 @@ func TestGroupsPartition(t *testing.T) {
 			}
 			for i, r := range g.Runs {
 				seen[r.ID]++
-				if r.Loss != g.Loss || (g.Loss.PerBag() && r.Setting.K != g.BagSize) {
-					t.Fatalf("R=%d: %s (loss %s, k %d) in group %s/%d", R, r.Name(), r.Loss, r.Setting.K, g.Loss, g.BagSize)
+				if r.Plan.Loss != g.Loss || (g.Loss.PerBag() && r.Setting.K != g.BagSize) || r.Plan.BatchSize != g.BatchSize {
+					t.Fatalf("R=%d: %s (loss %s, k %d) in group %s/%d", R, r.Name(), r.Plan.Loss, r.Setting.K, g.Loss, g.BagSize)
 				}
 				if !r.Setting.Trains() && len(g.Runs) != 1 {
 					t.Fatalf("R=%d: a bot run shares a group", R)
@@ -54,7 +54,7 @@ func TestGroupsPartition(t *testing.T) {
 		for _, g := range groups {
 			ks := map[int]bool{}
 			for _, r := range g.Runs {
-				if r.Loss == model.LossPropMatch {
+				if r.Plan.Loss == model.LossPropMatch {
 					ks[r.Setting.K] = true
 				}
 			}

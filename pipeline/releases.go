@@ -13,14 +13,11 @@ import (
 )
 
 // releaseUnit is one (setting, trial): its models at every learning rate
-// train on the same release.
+// train on the same release (their plans name the same path and seed).
 type releaseUnit struct {
-	s     *Setting
-	trial int
-}
-
-func (s *Session) releasePath(u releaseUnit) string {
-	return s.Out("releases", u.s.ID, "trial-"+strconv.Itoa(u.trial)+".arrow")
+	s    *Setting
+	path string
+	seed uint64
 }
 
 func (s *Session) ledgerPath() string { return s.Out(pets.LedgerFile) }
@@ -34,8 +31,8 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
 	for _, r := range runs {
-		u := releaseUnit{r.Setting, r.Trial}
-		if r.Setting.Releases() && !seen[u] {
+		u := releaseUnit{r.Setting, r.Plan.Release, r.Plan.ReleaseSeed}
+		if u.path != "" && !seen[u] {
 			seen[u] = true
 			units = append(units, u)
 		}
@@ -69,8 +66,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		path := s.releasePath(u)
-		seed := ReleaseSeed(s.Cfg.Seed, u.s, u.trial)
+		path, seed := u.path, u.seed
 		if ok, err := s.releaseCurrent(entries, aborted, path, seed); err != nil {
 			return err
 		} else if ok {
@@ -80,7 +76,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		rel, err := release.Apply(s.Train.Label, u.s.Mech,
 			release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: s.Cfg.Privacy.KeepRemainder})
 		if err != nil {
-			return fmt.Errorf("release %s trial %d: %w", u.s.ID, u.trial, err)
+			return fmt.Errorf("release %s: %w", path, err)
 		}
 		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, rel.Entry(path, s.labelSource(), seed))
 		if err != nil {
@@ -119,8 +115,7 @@ func (s *Session) releaseCurrent(entries []pets.LedgerEntry, aborted map[string]
 
 // readRelease reads a simulation release back for training, refusing one
 // that carries raw label columns.
-func (s *Session) readRelease(u releaseUnit) (*data.Frame, error) {
-	path := s.releasePath(u)
+func readRelease(path string) (*data.Frame, error) {
 	f, err := data.ReadFrame(path)
 	if err != nil {
 		return nil, err

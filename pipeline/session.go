@@ -77,9 +77,6 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 		return nil, err
 	}
 	s.ev.Info("config", path)
-	for _, n := range cfg.Notices() {
-		s.ev.Warn("config", n)
-	}
 	dir, err := s.dataStage(ctx)
 	if err != nil {
 		return nil, err
@@ -108,7 +105,12 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if s.Settings, err = Settings(cfg.Pets); err != nil {
 		return nil, err
 	}
-	s.Runs = Runs(cfg, s.Settings, s.DatasetID)
+	if s.Runs, err = Runs(cfg, s.Settings, Dataset{ID: s.DatasetID, TrainRows: s.Train.Rows}); err != nil {
+		return nil, err
+	}
+	for _, n := range notices(cfg, s.Runs) {
+		s.ev.Warn("config", n)
+	}
 	ok = true
 	return s, nil
 }

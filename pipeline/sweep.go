@@ -79,7 +79,8 @@ func SweepStatus(cfg *Config) (*Status, error) {
 	if dir == "" {
 		dir = filepath.Join(cfg.Output, "data")
 	}
-	if _, err := data.ReadMeta(dir); errors.Is(err, fs.ErrNotExist) {
+	m, err := data.ReadMeta(dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sweep status: no dataset at %s yet (no shard has started): %w", dir, err)
 	} else if err != nil {
 		return nil, err
@@ -99,7 +100,11 @@ func SweepStatus(cfg *Config) (*Status, error) {
 		index[s.ID] = len(out.Settings)
 		out.Settings = append(out.Settings, SettingStatus{Setting: s.ID})
 	}
-	for _, r := range Runs(cfg, settings, id) {
+	runs, err := Runs(cfg, settings, Dataset{ID: id, TrainRows: int(m.TrainRows)})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
 		c := &out.Settings[index[r.Setting.ID]]
 		switch res, err := st.Result(r.ID); {
 		case err != nil:
