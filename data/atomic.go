@@ -77,10 +77,13 @@ func removeStaleTemps(path string) {
 	host := strings.SplitN(tempOwner, "~", 2)[0]
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok || !e.Type().IsRegular() {
+		if !ok || !e.Type().IsRegular() && !e.IsDir() {
 			continue
 		}
-		if stale, ok := staleTemp(rest, host); ok && stale || !ok && legacyStale(rest, e) {
+		switch stale, ok := staleTemp(rest, host); {
+		case ok && stale && e.IsDir(): // a dataset directory being written (publishDataset)
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		case ok && stale || !ok && !e.IsDir() && legacyStale(rest, e):
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

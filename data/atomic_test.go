@@ -106,16 +106,85 @@ func TestTempNameNamesOwner(t *testing.T) {
 	}
 }
 
-// kill -9 during an import leaves temporaries; the next import into the same
-// directory removes them and leaves exactly the dataset's three files.
+// kill -9 during an import leaves a temporary dataset directory next to
+// the target and nothing at the target; the next import into the same
+// directory removes it and leaves exactly the dataset's three files.
 func TestKilledImportTempsRemovedByRerun(t *testing.T) {
 	dir := t.TempDir()
+	in := killInput(t, dir)
+	out := filepath.Join(dir, "ds")
+	killImportMidway(t, in, out)
+	if left := entries(t, dir); len(left) != 2 || left[1] != "in.libsvm" || !strings.HasPrefix(left[0], ".ds.tmp-") {
+		t.Fatalf("after kill -9 the parent holds %v, want in.libsvm and one temporary dataset directory", left)
+	}
+	if _, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: out, TestRows: 10, HashBuckets: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if left, want := entries(t, out), []string{MetaFile, TestFile, TrainFile}; !slices.Equal(left, want) {
+		t.Fatalf("after the rerun the directory holds %v, want %v", left, want)
+	}
+	if left := entries(t, dir); !slices.Equal(left, []string{"ds", "in.libsvm"}) {
+		t.Fatalf("after the rerun the parent holds %v", left)
+	}
+}
+
+// A re-import into an existing dataset directory replaces it as a whole: a
+// kill -9 midway leaves the old dataset complete and verified (never new
+// files beside old ones), a finished one the new dataset, and the files
+// kept with the raw data (the privacy ledger) stay, same inode, through
+// both.
+func TestReimportIsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ds")
+	first := writeFile(t, dir, "first.libsvm", []byte("1 1:1\n0 2:1\n1 3:1\n0 4:1\n"))
+	if _, err := ImportLibSVM(context.Background(), ImportOptions{In: first, Out: out, TestRows: 2, HashBuckets: 100}); err != nil {
+		t.Fatal(err)
+	}
+	oldID, err := DatasetIdentity(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := writeFile(t, out, "privacy_ledger.csv", []byte("rows\n"))
+	before, _ := os.Stat(ledger)
+
+	killImportMidway(t, killInput(t, dir), out)
+	ds, err := Load(out)
+	if err != nil || ds.ID != oldID {
+		t.Fatalf("after a killed re-import: %v (identity %v, want the old %s)", err, ds, oldID)
+	}
+	if left := entries(t, out); !slices.Equal(left, []string{identityCacheFile, MetaFile, "privacy_ledger.csv", TestFile, TrainFile}) {
+		t.Fatalf("after a killed re-import the directory holds %v", left)
+	}
+
+	if _, err := ImportLibSVM(context.Background(), ImportOptions{In: killInput(t, dir), Out: out, TestRows: 10, HashBuckets: 100}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err = Load(out)
+	if err != nil || ds.ID == oldID || ds.Train.Rows != chunkRows+90 {
+		t.Fatalf("after the re-import: %v (identity %v)", err, ds)
+	}
+	after, err := os.Stat(filepath.Join(out, "privacy_ledger.csv"))
+	if err != nil || !os.SameFile(before, after) {
+		t.Fatalf("the ledger did not stay with the data: %v", err)
+	}
+	if left := entries(t, dir); !slices.Equal(left, []string{"ds", "first.libsvm", "in.libsvm"}) {
+		t.Fatalf("after the re-import the parent holds %v (the old dataset must be gone)", left)
+	}
+}
+
+// killInput writes a libsvm input of more than one import chunk.
+func killInput(t *testing.T, dir string) string {
 	var lines strings.Builder
 	for i := range chunkRows + 100 {
 		fmt.Fprintf(&lines, "%d %d:1\n", i%2, i%50+1)
 	}
-	in := writeFile(t, dir, "in.libsvm", []byte(lines.String()))
-	out := filepath.Join(dir, "ds")
+	return writeFile(t, dir, "in.libsvm", []byte(lines.String()))
+}
+
+// killImportMidway starts an import of in into out in a subprocess and
+// kills it (SIGKILL: no cleanup runs) once its first chunk is written.
+func killImportMidway(t *testing.T, in, out string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperImportThenHang$")
 	cmd.Env = append(os.Environ(), "LABELPRIVACY_HELPER=import", "HELPER_IN="+in, "HELPER_OUT="+out)
 	stdout, err := cmd.StdoutPipe()
@@ -130,18 +199,8 @@ func TestKilledImportTempsRemovedByRerun(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatalf("helper said %q, %v", line, err)
 	}
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
+	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
-	}
-	cmd.Wait()
-	if left := entries(t, out); len(left) != 2 || !strings.HasPrefix(left[0], "."+TestFile+".tmp-") || !strings.HasPrefix(left[1], "."+TrainFile+".tmp-") {
-		t.Fatalf("after kill -9 the directory holds %v, want two temporaries", left)
-	}
-	if _, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: out, TestRows: 10, HashBuckets: 100}); err != nil {
-		t.Fatal(err)
-	}
-	if left, want := entries(t, out), []string{MetaFile, TestFile, TrainFile}; !slices.Equal(left, want) {
-		t.Fatalf("after the rerun the directory holds %v, want %v", left, want)
 	}
 }
 

@@ -23,9 +23,12 @@
 // known). Every output is written to a temporary file in its destination
 // directory, named after its owner (host and pid), and renamed when
 // complete; a writer first removes the temporaries a killed writer of the
-// same target left (atomic.go). meta.json, written last, records the
-// SHA-256 of the files, so a dataset is named by its content
-// (Meta.Identity, DatasetIdentity), never by its path.
+// same target left (atomic.go). A dataset directory is written whole in a
+// temporary directory and put in place in one step (publishdir.go), so a
+// killed import never leaves files of two datasets side by side. meta.json
+// records the SHA-256 of the files, and opening a dataset checks the files'
+// bytes against it (identity.go), so a dataset is named by its verified
+// content (Meta.Identity, DatasetIdentity), never by its path.
 //
 // Reading never crashes on a damaged file: the IPC footer is verified before
 // arrow-go decodes it, allocations are capped, dependency panics become

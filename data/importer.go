@@ -262,12 +262,17 @@ func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowPa
 	if opts.TestRows < 0 {
 		return nil, fmt.Errorf("data: test rows must be ≥ 0, got %d", opts.TestRows)
 	}
-	test, err := NewWriter(filepath.Join(opts.Out, TestFile), like, map[string]string{"split": "test", "source": meta.Source})
+	return publishDataset(opts.Out, func(dir string) (*Meta, error) { return importInto(ctx, dir, opts, like, parse, meta) })
+}
+
+// importInto is runImport writing into the (new, temporary) directory dir.
+func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame, parse rowParser, meta *Meta) (*Meta, error) {
+	test, err := NewWriter(filepath.Join(dir, TestFile), like, map[string]string{"split": "test", "source": meta.Source})
 	if err != nil {
 		return nil, err
 	}
 	defer test.Abort()
-	train, err := NewWriter(filepath.Join(opts.Out, TrainFile), like, map[string]string{"split": "train", "source": meta.Source})
+	train, err := NewWriter(filepath.Join(dir, TrainFile), like, map[string]string{"split": "train", "source": meta.Source})
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +325,7 @@ func runImport(ctx context.Context, opts ImportOptions, like *Frame, parse rowPa
 	if meta.Features == nil {
 		meta.Features = []string{}
 	}
-	if err := WriteMeta(opts.Out, meta); err != nil {
+	if err := WriteMeta(dir, meta); err != nil {
 		return nil, err
 	}
 	return meta, nil

@@ -98,26 +98,20 @@ func contentDigest(train, test string) string {
 }
 
 // DatasetIdentity returns the identity (Meta.Identity) of the dataset in
-// dir: the one meta.json records, or, for a dataset written before checksums
-// were recorded, one computed by streaming its train and test files through
-// SHA-256 (one read of each file, no rows in memory; nothing is written).
-// Moving or copying a dataset directory does not change its identity.
+// dir, taken from the bytes: its train and test files are streamed through
+// SHA-256 (or their digests taken from the directory's identity cache when
+// a file's size, mtime, ctime and inode are unchanged) and checked against
+// meta.json, so a changed or swapped file is an *IdentityError naming it
+// and both digests, never a finished sweep's identity. A dataset written
+// before digests were recorded gets the identity of its bytes. Moving or
+// copying a dataset directory does not change its identity. No rows are
+// kept in memory.
 func DatasetIdentity(dir string) (string, error) {
 	m, err := ReadMeta(dir)
 	if err != nil {
 		return "", err
 	}
-	if id := m.Identity(); id != "" {
-		return id, nil
-	}
-	var sums [2]string
-	for i, split := range []string{"train", "test"} {
-		if sums[i], err = FileSHA256(dataFile(dir, split)); err != nil {
-			return "", err
-		}
-	}
-	m.setContent(sums[0], sums[1])
-	return m.Identity(), nil
+	return verifiedIdentity(dir, m)
 }
 
 // FileSHA256 returns the hex SHA-256 of the file at path (streamed).
@@ -159,8 +153,11 @@ func ReadMeta(dir string) (*Meta, error) {
 
 // Dataset is a loaded dataset directory.
 type Dataset struct {
-	Dir         string
-	Meta        *Meta
+	Dir  string
+	Meta *Meta
+	// ID is the dataset's identity, verified from its files' bytes
+	// (DatasetIdentity).
+	ID          string
 	Train, Test *Frame
 }
 
@@ -170,7 +167,8 @@ type Dataset struct {
 // meta.json's features are train's, row counts are meta.json's, and every
 // sparse index is below meta.json's hash_buckets. A disagreement is an error
 // wrapping ErrMismatch that names both files and the first column or count
-// that differs.
+// that differs. The files' bytes are checked against meta.json's digests
+// (DatasetIdentity): a changed or swapped file is an *IdentityError.
 func Load(dir string) (*Dataset, error) {
 	m, err := ReadMeta(dir)
 	if err != nil {
@@ -185,6 +183,9 @@ func Load(dir string) (*Dataset, error) {
 		}
 	}
 	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
+		return nil, err
+	}
+	if ds.ID, err = verifiedIdentity(dir, m); err != nil {
 		return nil, err
 	}
 	ds.Train, ds.Test = splits[0].Frame, splits[1].Frame

@@ -3,12 +3,14 @@ package data
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Load checks test.arrow against train.arrow and meta.json (issue 9 §3: a
@@ -208,4 +210,91 @@ func TestImportRecordsContent(t *testing.T) {
 	if id, err := DatasetIdentity(out); err != nil || id != m.Identity() || id == "" {
 		t.Fatalf("identity %q, %v; meta %q", id, err, m.Identity())
 	}
+}
+
+// Identity is taken from the bytes when a dataset is opened: a flipped
+// byte, or a file or meta.json of another dataset swapped in, is an
+// *IdentityError naming the file and both digests (before, a finished
+// sweep's identity was kept and nothing retrained). The cache of digests
+// is used only for an unchanged file.
+func TestIdentityFromBytes(t *testing.T) {
+	root := t.TempDir()
+	synth := func(name string, seed uint64) string {
+		dir := filepath.Join(root, name)
+		if _, err := Synth(context.Background(), SynthOptions{Kind: SynthLogistic, Rows: 200, TestRows: 40, Features: 3, Seed: seed, Out: dir}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	other := synth("other", 9)
+	for _, tc := range []struct {
+		name, file string // the file the error must name
+		change     func(dir string)
+	}{
+		{"byte flipped in train.arrow", TrainFile, func(dir string) {
+			b := mustRead(t, filepath.Join(dir, TrainFile))
+			b[len(b)/2] ^= 0x10
+			writeFile(t, dir, TrainFile, b)
+		}},
+		{"test.arrow of another dataset", TestFile, func(dir string) {
+			writeFile(t, dir, TestFile, mustRead(t, filepath.Join(other, TestFile)))
+		}},
+		{"meta.json of another dataset", TrainFile, func(dir string) {
+			writeFile(t, dir, MetaFile, mustRead(t, filepath.Join(other, MetaFile)))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := synth("ds-"+strings.ReplaceAll(tc.name, " ", "-"), 1)
+			m, err := ReadMeta(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ds, err := Load(dir); err != nil || ds.ID != m.Identity() { // fills the cache
+				t.Fatalf("untouched: %v", err)
+			}
+			tc.change(dir)
+			for _, open := range []func() error{
+				func() error { _, err := Load(dir); return err },
+				func() error { _, err := DatasetIdentity(dir); return err },
+			} {
+				err := open()
+				var ie *IdentityError
+				if !errors.As(err, &ie) || ie.File != filepath.Join(dir, tc.file) || len(ie.Got) != 64 || len(ie.Want) != 64 || ie.Got == ie.Want {
+					t.Fatalf("err = %v, want an IdentityError naming %s and both digests", err, tc.file)
+				}
+				if !strings.Contains(err.Error(), ie.Got) || !strings.Contains(err.Error(), ie.Want) {
+					t.Fatalf("message %q does not show both digests", err)
+				}
+			}
+		})
+	}
+	t.Run("cache", func(t *testing.T) {
+		dir := synth("cached", 1)
+		if _, err := DatasetIdentity(dir); err != nil {
+			t.Fatal(err)
+		}
+		// A cached digest is trusted only while the file's size, times and
+		// inode are unchanged: a forged entry is believed (so the cache is
+		// read) until the file is touched, which makes it hash again.
+		cache := map[string]cacheEntry{}
+		path := filepath.Join(dir, identityCacheFile)
+		if err := json.Unmarshal(mustRead(t, path), &cache); err != nil || len(cache) != 2 {
+			t.Fatalf("cache %v: %v", cache, err)
+		}
+		e := cache[TrainFile]
+		e.SHA256 = strings.Repeat("0", 64)
+		cache[TrainFile] = e
+		b, _ := json.Marshal(cache)
+		writeFile(t, dir, identityCacheFile, b)
+		if _, err := DatasetIdentity(dir); !errors.Is(err, ErrIdentity) {
+			t.Fatalf("forged cache entry: err = %v (the cache was not read)", err)
+		}
+		later := time.Now().Add(time.Minute)
+		if err := os.Chtimes(filepath.Join(dir, TrainFile), later, later); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DatasetIdentity(dir); err != nil {
+			t.Fatalf("a touched file is hashed again: %v", err)
+		}
+	})
 }

@@ -170,6 +170,11 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	if err := checkSpace(o.Out, synthBytes(o)); err != nil {
 		return nil, err
 	}
+	return publishDataset(o.Out, func(dir string) (*Meta, error) { return synthInto(ctx, dir, o) })
+}
+
+// synthInto is Synth writing into the (new, temporary) directory dir.
+func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	names := SynthFeatureNames(o.Features)
 	m := newSynthModel(o.Kind, o.Features, o.Seed)
 	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed}
@@ -180,7 +185,7 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	test := m.frame(names, o.TestRows, rand.New(rand.NewPCG(o.Seed, streamSynthTest)))
 	md := map[string]string{"source": "synth", "kind": o.Kind.String(), "seed": strconv.FormatUint(o.Seed, 10)}
 	md["split"] = "test"
-	tw, err := NewWriter(filepath.Join(o.Out, TestFile), test, md)
+	tw, err := NewWriter(filepath.Join(dir, TestFile), test, md)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +194,7 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 		return nil, err
 	}
 	md["split"] = "train"
-	trw, err := NewWriter(filepath.Join(o.Out, TrainFile), test, md)
+	trw, err := NewWriter(filepath.Join(dir, TrainFile), test, md)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +228,7 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 		return nil, err
 	}
 	meta.setContent(trw.sum, tw.sum)
-	if err := WriteMeta(o.Out, meta); err != nil {
+	if err := WriteMeta(dir, meta); err != nil {
 		return nil, err
 	}
 	return meta, nil

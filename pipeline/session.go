@@ -84,9 +84,7 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if s.Dataset, err = data.Load(dir); err != nil {
 		return nil, err
 	}
-	if s.DatasetID, err = data.DatasetIdentity(dir); err != nil {
-		return nil, err
-	}
+	s.DatasetID = s.Dataset.ID
 	s.Train, s.Test = s.Dataset.Train, s.Dataset.Test
 	if cfg.Data.Standardize && s.Train.Dim() > 0 {
 		if s.Std, err = data.FitStandardizer(s.Train); err != nil {
