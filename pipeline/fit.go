@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"labelprivacy/data"
@@ -73,6 +74,11 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	var missing []*RunSpec
 	for _, r := range mineRuns {
 		res, err := st.Result(r.ID)
+		var d *DamagedRecordError
+		if errors.As(err, &d) {
+			s.ev.Warn("fit", d.Error()+": set aside as "+filepath.Base(d.Path)+".damaged; the run is trained again")
+			err = st.setAside(d)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -27,6 +27,8 @@ type ResultSet struct {
 	Runs       []report.Run
 	Audits     []report.Audit
 	Posteriors []report.Posterior
+	// Damaged are run records left out because they are not valid results.
+	Damaged []error
 	// Grid is the directory's recorded grid (nil for sets written before
 	// grids were recorded: then every run counts).
 	Grid *Grid
@@ -39,7 +41,7 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 	st := Store{Dir: dir}
 	rs := &ResultSet{Dir: dir}
 	var err error
-	if rs.Runs, err = st.All(); err != nil {
+	if rs.Runs, rs.Damaged, err = st.All(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	if len(rs.Runs) == 0 {
@@ -125,6 +127,9 @@ func ReportSets(o ReportOptions, ev Events) error {
 			s, err := LoadResultSet(d)
 			if err != nil {
 				return nil, nil, err
+			}
+			for _, e := range s.Damaged {
+				ev.Warn("report", e.Error()+": left out")
 			}
 			sets = append(sets, s)
 		}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 
 	"labelprivacy/report"
 )
@@ -79,12 +80,18 @@ func auditAndReport(ctx context.Context, s *Session, runs []report.Run) error {
 	return err
 }
 
-// Finished reads the stored results of the grid's finished runs.
+// Finished reads the stored results of the grid's finished runs; a
+// damaged record is left out with a notice (fit or sweep trains it again).
 func Finished(s *Session) ([]report.Run, error) {
 	st := Store{Dir: s.Cfg.Output}
 	var out []report.Run
 	for _, r := range s.Runs {
 		res, err := st.Result(r.ID)
+		var d *DamagedRecordError
+		if errors.As(err, &d) {
+			s.ev.Warn("results", d.Error()+": left out (train fit or sweep trains the run again)")
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -29,21 +29,56 @@ func (st Store) etaHatPath(id string) string    { return filepath.Join(st.Dir, "
 func (st Store) gridPath() string               { return filepath.Join(st.Dir, "grid.json") }
 func (st Store) checkpointDir(id string) string { return filepath.Join(st.Dir, "checkpoints", id) }
 
-// Result returns the stored result of run id, or nil when it has not
-// finished. A damaged file is an error naming it.
-func (st Store) Result(id string) (*report.Run, error) {
-	b, err := os.ReadFile(st.resultPath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// DamagedRecordError is a run record that cannot be a finished run's: not
+// JSON, a missing or invalid field, or a run_id other than its file name.
+type DamagedRecordError struct {
+	Path string
+	Err  error
+}
+
+func (e *DamagedRecordError) Error() string {
+	return fmt.Sprintf("%s is not a valid run record (%v)", e.Path, e.Err)
+}
+
+func (e *DamagedRecordError) Unwrap() error { return e.Err }
+
+// readRecord reads and validates one run record; id is the run id its
+// file name says.
+func readRecord(path, id string) (*report.Run, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var r report.Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", st.resultPath(id), err)
+		return nil, &DamagedRecordError{Path: path, Err: err}
+	}
+	if err := r.Validate(); err != nil {
+		return nil, &DamagedRecordError{Path: path, Err: err}
+	}
+	if r.RunID != id {
+		return nil, &DamagedRecordError{Path: path, Err: fmt.Errorf("its run_id is %q", r.RunID)}
 	}
 	return &r, nil
+}
+
+// Result returns the stored result of run id, or nil when it has not
+// finished. A damaged record is a *DamagedRecordError: the run is not done.
+func (st Store) Result(id string) (*report.Run, error) {
+	r, err := readRecord(st.resultPath(id), id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// setAside moves a damaged record out of the way (to <file>.damaged, kept
+// for inspection), so that its run is trained again.
+func (st Store) setAside(d *DamagedRecordError) error {
+	if err := os.Rename(d.Path, d.Path+".damaged"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w (and setting it aside failed: %v)", d, err)
+	}
+	return nil
 }
 
 // Put stores a finished run and clears a failure record left by an earlier
@@ -85,29 +120,31 @@ func (st Store) Failed(id string) bool {
 }
 
 // All reads every finished run of the directory (every shard's), sorted by
-// run id; damaged files are errors naming them.
-func (st Store) All() ([]report.Run, error) {
+// run id. Damaged records are left out and returned, one error each.
+func (st Store) All() ([]report.Run, []error, error) {
 	files, err := filepath.Glob(filepath.Join(st.runsDir(), "*.json"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []report.Run
+	var damaged []error
 	for _, f := range files {
 		if strings.HasSuffix(f, ".failed.json") {
 			continue
 		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
+		r, err := readRecord(f, strings.TrimSuffix(filepath.Base(f), ".json"))
+		var d *DamagedRecordError
+		switch {
+		case errors.As(err, &d):
+			damaged = append(damaged, d)
+			continue
+		case err != nil:
+			return nil, nil, err
 		}
-		var r report.Run
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		out = append(out, r)
+		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b report.Run) int { return strings.Compare(a.RunID, b.RunID) })
-	return out, nil
+	return out, damaged, nil
 }
 
 // Grid is OUT/grid.json: which runs the current config's grid holds, so

@@ -60,6 +60,9 @@ func ShardFromEnv(lookup func(string) (string, bool)) (Shard, string, error) {
 type Status struct {
 	Done, Failed, Missing int
 	Settings              []SettingStatus // in grid order
+	// Damaged lists run records that are not valid results (counted as
+	// missing: the next fit or sweep sets them aside and trains them again).
+	Damaged []string
 }
 
 // SettingStatus is one setting's counts.
@@ -106,7 +109,13 @@ func SweepStatus(cfg *Config) (*Status, error) {
 	}
 	for _, r := range runs {
 		c := &out.Settings[index[r.Setting.ID]]
-		switch res, err := st.Result(r.ID); {
+		res, err := st.Result(r.ID)
+		var d *DamagedRecordError
+		if errors.As(err, &d) {
+			out.Damaged = append(out.Damaged, d.Error())
+			res, err = nil, nil
+		}
+		switch {
 		case err != nil:
 			return nil, err
 		case res != nil:

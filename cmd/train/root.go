@@ -123,6 +123,9 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 			fmt.Fprintf(w, "%-24s %6d %6d %8d\n", s.Setting, s.Done, s.Failed, s.Missing)
 		}
 		fmt.Fprintf(w, "%-24s %6d %6d %8d\n", "total", st.Done, st.Failed, st.Missing)
+		for _, d := range st.Damaged {
+			ev.Warn("sweep", d+": counted as missing (the next fit or sweep sets it aside and trains the run again)")
+		}
 		return nil
 	})
 	emit := &cobra.Command{Use: "emit", Short: "Write a Slurm array script or a Kubernetes Indexed Job for a sweep"}

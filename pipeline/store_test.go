@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recEvents records warnings.
+type recEvents struct {
+	mu    sync.Mutex
+	warns []string
+}
+
+func (e *recEvents) Info(string, string) {}
+func (e *recEvents) Warn(stage, msg string) {
+	e.mu.Lock()
+	e.warns = append(e.warns, stage+": "+msg)
+	e.mu.Unlock()
+}
+func (e *recEvents) Progress(Progress) {}
+
+// A run record that is not a finished run's — empty JSON, not JSON, another
+// run's record, a NaN AUC — is never counted as done: status counts it as
+// missing and says so, a report leaves it out and says so, and fit sets it
+// aside and trains exactly those runs again. (Before, `echo '{}' >` a
+// record made status report every run done and fit skip it, and a non-JSON
+// record blocked fit, status and report.)
+func TestDamagedRecordsAreRetrained(t *testing.T) {
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	ev := &recEvents{}
+	s, err := Open(context.Background(), c, Exclusive, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+		t.Fatal(err)
+	}
+	st := Store{Dir: c.Output}
+	var victims []string
+	for _, i := range []int{0, 5, 9, 12} {
+		victims = append(victims, s.Runs[i].ID)
+	}
+	other, err := os.ReadFile(st.resultPath(s.Runs[1].ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nanAUC map[string]any
+	b, _ := os.ReadFile(st.resultPath(victims[3]))
+	json.Unmarshal(b, &nanAUC)
+	nanAUC["test_auc"] = "nan"
+	nan, _ := json.Marshal(nanAUC)
+	for i, content := range [][]byte{[]byte("{}"), []byte("not json\n"), other, nan} {
+		if err := os.WriteFile(st.resultPath(victims[i]), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	status, err := SweepStatus(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status.Done != len(s.Runs)-4 || status.Missing != 4 || len(status.Damaged) != 4 {
+		t.Fatalf("status %+v, want %d done, 4 missing, 4 damaged", status, len(s.Runs)-4)
+	}
+	rs, err := LoadResultSet(c.Output)
+	if err != nil || len(rs.Runs) != len(s.Runs)-4 || len(rs.Damaged) != 4 {
+		t.Fatalf("result set: %d runs, %d damaged, %v", len(rs.Runs), len(rs.Damaged), err)
+	}
+
+	s2, err := Open(context.Background(), c, Exclusive, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	ex := &fakeExec{t: t}
+	res, err := Fit(context.Background(), s2, FitOptions{Executor: ex})
+	if err != nil {
+		t.Fatal(err)
+	}
+	retrained := ex.runs()
+	slices.Sort(retrained)
+	slices.Sort(victims)
+	if !slices.Equal(retrained, victims) || len(res) != len(s.Runs) {
+		t.Fatalf("retrained %v, want %v; %d results", retrained, victims, len(res))
+	}
+	for _, id := range victims {
+		if _, err := os.Stat(st.resultPath(id) + ".damaged"); err != nil {
+			t.Fatalf("damaged record of %s not kept aside: %v", id, err)
+		}
+	}
+	n := 0
+	for _, w := range ev.warns {
+		if strings.Contains(w, "is not a valid run record") && strings.Contains(w, "set aside") {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Fatalf("%d set-aside notices, want 4: %q", n, ev.warns)
+	}
+}
