@@ -91,6 +91,9 @@ func (s *Session) auditEta(runs []report.Run) ([]float64, string, error) {
 			pick = r
 		}
 	}
+	if pick == nil {
+		return nil, "", fmt.Errorf("audit.eta: clean_model: no finished clean run at lr=%g", best.LR)
+	}
 	eta, err := Store{Dir: s.Cfg.Output}.etaHat(pick.RunID)
 	if err != nil {
 		return nil, "", fmt.Errorf("audit: η̂ of clean run %s: %w", pick.RunID, err)

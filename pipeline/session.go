@@ -86,6 +86,12 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	}
 	s.DatasetID = s.Dataset.ID
 	s.Train, s.Test = s.Dataset.Train, s.Dataset.Test
+	if err := checkTestClasses(dir, s.Test.Label); err != nil {
+		return nil, err
+	}
+	if _, err := s.modelConfig(); err != nil {
+		return nil, err
+	}
 	if cfg.Data.Standardize && s.Train.Dim() > 0 {
 		if s.Std, err = data.FitStandardizer(s.Train); err != nil {
 			return nil, fmt.Errorf("data.standardize: %w", err)
@@ -134,6 +140,27 @@ func (s *Session) labelSource() string {
 		s.labels = pets.LabelSource(s.Train.Label)
 	}
 	return s.labels
+}
+
+// MinTestPerClass is how many test rows of each class a dataset needs: the
+// AUC needs one of each, the audit's standard errors two.
+const MinTestPerClass = 2
+
+// ErrDegenerate is wrapped when a dataset cannot be evaluated.
+var ErrDegenerate = errors.New("pipeline: degenerate dataset")
+
+// checkTestClasses refuses a test set without MinTestPerClass rows of each
+// class, before any release is made or model trained.
+func checkTestClasses(dir string, labels []uint8) error {
+	var ones int
+	for _, y := range labels {
+		ones += int(y)
+	}
+	if zeros := len(labels) - ones; ones < MinTestPerClass || zeros < MinTestPerClass {
+		return fmt.Errorf("%w: the test set of %s has %d rows of class 1 and %d of class 0; the test AUC and the audit need at least %d of each",
+			ErrDegenerate, dir, ones, zeros, MinTestPerClass)
+	}
+	return nil
 }
 
 // WriteResolved writes the effective config to <output>/config.resolved.yaml

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"labelprivacy/model"
+	"labelprivacy/pets"
 )
 
 // recEvents records warnings.
@@ -104,5 +107,37 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 	}
 	if n != 4 {
 		t.Fatalf("%d set-aside notices, want 4: %q", n, ev.warns)
+	}
+}
+
+// Data a run cannot use is an error when the session opens, before any
+// release is made or model trained (before, a one-row test set printed
+// "test AUC NaN" for every run and then panicked in the audit).
+func TestDegenerateDataFailsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"one test row", func(c *Config) { c.Data.Synth.TestRows = 1 }, "the test AUC and the audit need at least 2 of each"},
+		{"k above the training rows", func(c *Config) {
+			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLP, K: []int{601}})
+		}, "600 training rows do not fill one bag of k = 601"},
+		{"kdd_embed on dense data", func(c *Config) { c.Model.Kind = model.KindKDDEmbed }, `kdd_embed needs a dataset with a sparse "indices" column`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConfig(filepath.Join(t.TempDir(), "out"))
+			tc.edit(c)
+			s, err := Open(context.Background(), c, Exclusive, nil)
+			if err == nil {
+				s.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(c.Output, "releases")); err == nil {
+				t.Fatal("releases were made before the error")
+			}
+		})
 	}
 }
