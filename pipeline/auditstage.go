@@ -33,11 +33,11 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
-		a := report.Audit{Dataset: s.DatasetID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
+		a := report.Audit{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
 			EtaSource: source, Summary: res.Summary}
 		audits = append(audits, a)
 		for _, x := range res.Samples {
-			post = append(post, report.Posterior{Dataset: s.DatasetID, Setting: set.ID, Pet: a.Pet, K: set.K, Epsilon: set.Epsilon, Sample: x})
+			post = append(post, report.Posterior{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: set.ID, Pet: a.Pet, K: set.K, Epsilon: set.Epsilon, Sample: x})
 		}
 		sm := res.Summary
 		s.ev.Info("audit", fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",

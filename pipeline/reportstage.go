@@ -146,7 +146,7 @@ func ReportSets(o ReportOptions, ev Events) error {
 	}
 	var cmp *comparison
 	if len(o.Compare) == 2 {
-		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}}
+		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}, allowMixed: o.AllowMixed}
 		for i, d := range o.Compare {
 			set, in, err := load([]string{d})
 			if err != nil {
@@ -162,8 +162,9 @@ func ReportSets(o ReportOptions, ev Events) error {
 }
 
 type comparison struct {
-	names [2]string
-	sums  [2]*report.Summary
+	names      [2]string
+	sums       [2]*report.Summary
+	allowMixed bool
 }
 
 // writeReport summarizes rs and writes the report files under out.
@@ -174,7 +175,7 @@ func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *com
 	}
 	md := report.Markdown{Title: title, Summary: sum}
 	if cmp != nil {
-		rows, err := report.Compare(cmp.sums[0], cmp.sums[1])
+		rows, err := report.Compare(cmp.sums[0], cmp.sums[1], report.CompareOptions{AllowMixed: cmp.allowMixed})
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 // of one release (+Inf for none and llp, 0 for bot).
 type Audit struct {
 	Dataset   string // dataset identity, as Run.Dataset
+	ConfigID  string // config fingerprint, as Run.ConfigID: η̂ and so the audit depend on it
 	Setting   string
 	Pet       pets.Kind
 	K         int
@@ -28,8 +29,9 @@ type Audit struct {
 // CDF figures (paper Figures 1 and 2). Sample.Label is the label the audit
 // drew from the prior η, never a dataset's raw label.
 type Posterior struct {
-	Dataset string
-	Setting string
+	Dataset  string
+	ConfigID string
+	Setting  string
 	Pet     pets.Kind
 	K       int
 	Epsilon float64
@@ -61,13 +63,15 @@ var auditColumns = []column[Audit]{
 	opt(intCol("label_draws", func(a *Audit) *int { return &a.LabelDraws })),
 	opt(strCol("se_unit", func(a *Audit) *string { return &a.SEUnit })),
 	opt(intCol("ma_count", func(a *Audit) *int64 { return &a.MACount })),
+	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
 }
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
 // per result in the given order: the first format's columns (setting, pet,
 // k, epsilon, eta_source, n_examples, n_dropped, eadv, eadv_se, ma_p50,
 // ma_p90, ma_p98, ma_p99, ma_max, ma_inf_frac), then dataset,
-// label_dp_epsilon, mechanism, n_bags, label_draws, se_unit, ma_count.
+// label_dp_epsilon, mechanism, n_bags, label_draws, se_unit, ma_count,
+// config_id.
 // ma_* may be +Inf, eadv_se NaN.
 func AuditTable(audits []Audit) *data.Table {
 	return toTable(audits, auditColumns, map[string]string{})
@@ -99,11 +103,12 @@ var posteriorColumns = []column[Posterior]{
 	opt(intCol("index", func(p *Posterior) *int { return &p.Index })),
 	opt(intCol("label", func(p *Posterior) *uint8 { return &p.Label })),
 	opt(f64Col("release", func(p *Posterior) *float64 { return &p.Release })),
+	opt(strCol("config_id", func(p *Posterior) *string { return &p.ConfigID })),
 }
 
 // PosteriorTable converts samples into posteriors.parquet: setting, pet, k,
 // epsilon, prior, posterior, ieadv, abs_ma (the first format), then
-// dataset, index, label, release. abs_ma may be +Inf.
+// dataset, index, label, release, config_id. abs_ma may be +Inf.
 func PosteriorTable(post []Posterior) *data.Table {
 	return toTable(post, posteriorColumns, map[string]string{})
 }

@@ -41,7 +41,7 @@ func equalNaN(a, b any) bool {
 }
 
 func fullAudit() Audit {
-	return Audit{Dataset: "sha256:00aa", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)",
+	return Audit{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)",
 		Summary: audit.Summary{Mechanism: "llp(k=8)", Kind: pets.LLP, K: 8, Epsilon: math.Inf(1), NExamples: 96, NDropped: 4,
 			NBags: 12, LabelDraws: 3, EAdv: 0.0193, EAdvSE: math.NaN(), SEUnit: "bag", MAP50: 0.5, MAP90: 2, MAP98: math.Inf(1),
 			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288}}
@@ -56,7 +56,7 @@ func TestAuditTable(t *testing.T) {
 	tab := AuditTable(in)
 	want := []string{"setting", "pet", "k", "epsilon", "eta_source", "n_examples", "n_dropped", "eadv", "eadv_se",
 		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
-		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count"}
+		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count", "config_id"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
@@ -97,7 +97,7 @@ func TestAuditTable(t *testing.T) {
 func TestPosteriorTable(t *testing.T) {
 	in := synthPosteriors(1, 40)
 	tab := PosteriorTable(in)
-	want := []string{"setting", "pet", "k", "epsilon", "prior", "posterior", "ieadv", "abs_ma", "dataset", "index", "label", "release"}
+	want := []string{"setting", "pet", "k", "epsilon", "prior", "posterior", "ieadv", "abs_ma", "dataset", "index", "label", "release", "config_id"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"labelprivacy/data"
 	"labelprivacy/pets"
@@ -48,7 +49,11 @@ type Comparison struct {
 	// both are "" when each summary holds one group (rows match by setting,
 	// so two configs or code versions of one grid can be compared).
 	Dataset, ConfigID string
-	Setting           string
+	// DatasetA, ConfigIDA and DatasetB, ConfigIDB are the dataset and
+	// config of the rows compared on each side ("" on the side without the
+	// setting).
+	DatasetA, ConfigIDA, DatasetB, ConfigIDB string
+	Setting                                  string
 	Pet               pets.Kind
 	K                 int
 	Epsilon           float64
@@ -63,14 +68,29 @@ type Comparison struct {
 	OnlyIn      Side
 }
 
+// CompareOptions configure Compare.
+type CompareOptions struct {
+	// AllowMixed compares summaries of different datasets or configs (e.g.
+	// a config change made on purpose); without it that is ErrMixed.
+	AllowMixed bool
+}
+
 // Compare compares two summaries, e.g. a baseline a and a new result set b,
 // setting by setting (see Comparison). A setting present in one summary
 // only gets a row with its own AUC and E[adv] and NaN elsewhere. Rows are
 // ordered by group, then canonically (mechanism, k, ε). A nil summary or
-// one that lists a setting twice in a group is an error.
-func Compare(a, b *Summary) ([]Comparison, error) {
+// one that lists a setting twice in a group is an error, and so are
+// summaries whose (dataset, config) groups differ, unless o.AllowMixed: a
+// ΔAUC across datasets, or across configs nobody meant to compare, is not
+// a measurement of anything.
+func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("report: Compare: nil summary")
+	}
+	if ga, gb := groupList(a), groupList(b); !o.AllowMixed && !slices.Equal(ga, gb) {
+		return nil, fmt.Errorf("%w: a holds %s, b holds %s: compare results of one dataset and config, "+
+			"or allow it (train report --compare … --allow-mixed) when the difference is the point", ErrMixed,
+			strings.Join(ga, ", "), strings.Join(gb, ", "))
 	}
 	byGroup := groupCount(a) > 1 || groupCount(b) > 1
 	index := func(s *Summary, name string) (map[SettingKey]Row, error) {
@@ -106,9 +126,11 @@ func Compare(a, b *Summary) ([]Comparison, error) {
 			AUCA: nan, AUCB: nan, DAUC: nan, DAUCSE: nan, EAdvA: nan, EAdvB: nan, DEAdv: nan, DEAdvSE: nan, OnlyIn: side}
 		if side != OnlyInB {
 			c.AUCA, c.EAdvA = ra.AUCMean, ra.EAdv
+			c.DatasetA, c.ConfigIDA = ra.Dataset, ra.ConfigID
 		}
 		if side != OnlyInA {
 			c.AUCB, c.EAdvB = rb.AUCMean, rb.EAdv
+			c.DatasetB, c.ConfigIDB = rb.Dataset, rb.ConfigID
 		}
 		if side == InBoth {
 			c.DAUC, c.DAUCSE = rb.AUCMean-ra.AUCMean, math.Hypot(ra.AUCSE, rb.AUCSE)
@@ -137,12 +159,16 @@ func Compare(a, b *Summary) ([]Comparison, error) {
 }
 
 // groupCount is the number of distinct (dataset, config) pairs in s.
-func groupCount(s *Summary) int {
-	seen := map[[2]string]bool{}
+func groupCount(s *Summary) int { return len(groupList(s)) }
+
+// groupList lists s's distinct (dataset, config) pairs as "dataset X config
+// Y", sorted.
+func groupList(s *Summary) []string {
+	seen := map[string]bool{}
 	for _, r := range s.Rows {
-		seen[[2]string{r.Dataset, r.ConfigID}] = true
+		seen[fmt.Sprintf("dataset %s config %s", r.Dataset, r.ConfigID)] = true
 	}
-	return len(seen)
+	return sortedKeys(seen)
 }
 
 var comparisonColumns = []column[Comparison]{
@@ -160,14 +186,17 @@ var comparisonColumns = []column[Comparison]{
 	f64Col("d_eadv_se", func(c *Comparison) *float64 { return &c.DEAdvSE }),
 	boolCol("significant", func(c *Comparison) *bool { return &c.Significant }),
 	mapCol("only_in", func(c *Comparison) *Side { return &c.OnlyIn }, Side.String, parseSide, nil),
-	strCol("dataset", func(c *Comparison) *string { return &c.Dataset }),
-	strCol("config_id", func(c *Comparison) *string { return &c.ConfigID }),
+	strCol("dataset_a", func(c *Comparison) *string { return &c.DatasetA }),
+	strCol("config_id_a", func(c *Comparison) *string { return &c.ConfigIDA }),
+	strCol("dataset_b", func(c *Comparison) *string { return &c.DatasetB }),
+	strCol("config_id_b", func(c *Comparison) *string { return &c.ConfigIDB }),
 }
 
 // ComparisonTable converts Compare's result into compare.csv /
 // compare.parquet: setting, pet, k, epsilon, auc_a, auc_b, d_auc, d_auc_se,
 // eadv_a, eadv_b, d_eadv, d_eadv_se, significant, only_in ("", "a", "b"),
-// dataset, config_id.
+// dataset_a, config_id_a, dataset_b, config_id_b (each side's dataset and
+// config; "" on the side without the setting).
 func ComparisonTable(cs []Comparison) *data.Table {
 	return toTable(cs, comparisonColumns, map[string]string{})
 }

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"labelprivacy/pets"
@@ -61,7 +63,7 @@ func TestCompare(t *testing.T) {
 				rb = append(rb, *tc.b)
 			}
 			// An unrelated shared setting on both sides checks row matching.
-			cs, err := Compare(summaryOf(append(ra, other)...), summaryOf(append(rb, other)...))
+			cs, err := Compare(summaryOf(append(ra, other)...), summaryOf(append(rb, other)...), CompareOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,22 +90,34 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// Two single-group summaries match by setting even across configs (the
-// point of comparing); mixed summaries match within (dataset, config).
+// Summaries of different datasets or configs are compared only when
+// allowed (before, a ΔAUC across datasets came with no warning and empty
+// dataset and config columns). Allowed, two single-group summaries match by
+// setting across configs, each row naming both sides' dataset and config;
+// mixed summaries match within (dataset, config).
 func TestCompareGroups(t *testing.T) {
 	a := srow("rr_eps1", pets.RR, 0, 1, 0.70, 0.003, 0.05, 0.001)
 	b := a
 	b.ConfigID, b.AUCMean = "cfg-standardized", 0.74
-	cs, err := Compare(summaryOf(a), summaryOf(b))
+	otherData := a
+	otherData.Dataset = dsB
+	for _, other := range []Row{b, otherData} {
+		if _, err := Compare(summaryOf(a), summaryOf(other), CompareOptions{}); !errors.Is(err, ErrMixed) ||
+			!strings.Contains(err.Error(), "config "+other.ConfigID) || !strings.Contains(err.Error(), "dataset "+other.Dataset) {
+			t.Fatalf("a vs %s/%s: err = %v, want ErrMixed naming b's dataset and config", other.Dataset, other.ConfigID, err)
+		}
+	}
+	cs, err := Compare(summaryOf(a), summaryOf(b), CompareOptions{AllowMixed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 1 || cs[0].OnlyIn != InBoth || !near(cs[0].DAUC, 0.04) || cs[0].Dataset != "" || cs[0].ConfigID != "" {
+	if len(cs) != 1 || cs[0].OnlyIn != InBoth || !near(cs[0].DAUC, 0.04) || cs[0].Dataset != "" || cs[0].ConfigID != "" ||
+		cs[0].DatasetA != dsA || cs[0].ConfigIDA != cfgA || cs[0].DatasetB != dsA || cs[0].ConfigIDB != "cfg-standardized" {
 		t.Fatalf("single groups: %+v", cs)
 	}
 	a2 := a
 	a2.Dataset = dsB
-	cs, err = Compare(summaryOf(a, a2), summaryOf(b, a2))
+	cs, err = Compare(summaryOf(a, a2), summaryOf(b, a2), CompareOptions{AllowMixed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +143,7 @@ func TestCompareErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Compare(tc.a, tc.b); err == nil {
+			if _, err := Compare(tc.a, tc.b, CompareOptions{AllowMixed: true}); err == nil {
 				t.Fatal("no error")
 			}
 		})
@@ -137,11 +151,11 @@ func TestCompareErrors(t *testing.T) {
 }
 
 func TestComparisonTable(t *testing.T) {
-	cs := []Comparison{{Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, AUCA: 0.7, AUCB: math.NaN(), OnlyIn: OnlyInA, Dataset: dsA}}
+	cs := []Comparison{{Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, AUCA: 0.7, AUCB: math.NaN(), OnlyIn: OnlyInA, DatasetA: dsA, ConfigIDA: cfgA}}
 	tab := roundTrip(t, ComparisonTable(cs))
 	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
-		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset", "config_id"}
+		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v", names)
 	}

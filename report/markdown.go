@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,6 +109,7 @@ func WriteMarkdown(path string, md Markdown) error {
 		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). *Significant*: |Δ| > 2·SE for AUC or E[adv] "+
 			"(never with a single trial, whose SE is unknown). "+
 			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb)
+		writeSides(&b, md.Comparison, na, nb)
 		writeComparisonTable(&b, md.Comparison, na, nb)
 	}
 
@@ -234,6 +236,27 @@ func fmtSE(se float64, n int, f func(float64) string) string {
 		return dash
 	}
 	return f(se)
+}
+
+// writeSides says which datasets and configs each side holds, and warns
+// when they differ (a comparison made with AllowMixed).
+func writeSides(b *strings.Builder, cs []Comparison, na, nb string) {
+	side := func(ds, cfg func(Comparison) string) []string {
+		seen := map[string]bool{}
+		for _, c := range cs {
+			if ds(c) != "" {
+				seen["dataset "+code(ds(c))+" config "+code(cfg(c))] = true
+			}
+		}
+		return sortedKeys(seen)
+	}
+	a := side(func(c Comparison) string { return c.DatasetA }, func(c Comparison) string { return c.ConfigIDA })
+	bb := side(func(c Comparison) string { return c.DatasetB }, func(c Comparison) string { return c.ConfigIDB })
+	fmt.Fprintf(b, "%s: %s. %s: %s.", cell(na), strings.Join(a, "; "), cell(nb), strings.Join(bb, "; "))
+	if !slices.Equal(a, bb) {
+		b.WriteString(" **The two sides differ in dataset or config** (compared with `--allow-mixed`).")
+	}
+	b.WriteString("\n\n")
 }
 
 func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {

@@ -63,7 +63,7 @@ func goldenInputs(t *testing.T) (runs []Run, audits []Audit, sum *Summary, cmp [
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmp, err = Compare(sum, sum2); err != nil {
+	if cmp, err = Compare(sum, sum2, CompareOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return runs, audits, sum, cmp

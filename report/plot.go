@@ -585,7 +585,8 @@ var figureJobs = []figureJob{
 // skipped. A summary of several (dataset, config) groups gets one set of
 // figures per group, NAME_1, NAME_2, … in the summary's order, each titled
 // with its dataset and config; the posteriors of a group are those of its
-// dataset (posteriors without a dataset belong to a summary's only one).
+// dataset and config (posteriors without a dataset or config belong to a
+// summary's only one).
 func WritePlots(dir string, s *Summary, post []Posterior) ([]Figure, error) {
 	type group struct{ dataset, config string }
 	var groups []group
@@ -606,7 +607,8 @@ func WritePlots(dir string, s *Summary, post []Posterior) ([]Figure, error) {
 		}
 		var gp []Posterior
 		for _, p := range post {
-			if p.Dataset == g.dataset || (p.Dataset == "" && len(s.Datasets) == 1) {
+			if (p.Dataset == g.dataset || p.Dataset == "" && len(s.Datasets) == 1) &&
+				(p.ConfigID == g.config || p.ConfigID == "" && len(s.Configs) == 1) {
 				gp = append(gp, p)
 			}
 		}

@@ -90,15 +90,15 @@ type Options struct {
 
 // Summarize reduces runs (one per trained model) to one row per (dataset,
 // config, setting) with the paper's reporting rule (see Best and BestLR)
-// and joins each with the audit of its (dataset, setting). It never averages
+// and joins each with the audit of its (dataset, config, setting). It never averages
 // runs of different datasets or configs: with several it fails with ErrMixed
 // unless o.AllowMixed, which keeps them as separate rows.
 //
 // Result sets merge by concatenating their runs: a run whose (dataset,
 // config, setting, lr, trial, run_id) was already seen is a duplicate,
 // dropped and counted (Summary.Duplicates, Conflicts). An audit with an
-// empty Dataset (a file of the first format) joins by setting when the runs
-// have a single dataset. The result does not depend on the order of runs or
+// empty Dataset or ConfigID (a file of an earlier format) joins by setting
+// when the runs have a single dataset or config. The result does not depend on the order of runs or
 // audits. Runs of one setting that disagree on mechanism, k, ε or label-DP
 // ε are an error wrapping ErrInconsistent.
 func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
@@ -128,14 +128,15 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 			"AllowMixed (train report --allow-mixed) or report each result set on its own", ErrMixed, strings.Join(parts, " and "))
 	}
 
-	type auditKey struct{ dataset, setting string }
-	aud := map[auditKey]Audit{}
+	aud := map[SettingKey]Audit{}
 	for _, a := range sortedAudits(audits) {
-		ds := a.Dataset
-		if ds == "" && len(s.Datasets) == 1 {
-			ds = s.Datasets[0]
+		k := SettingKey{a.Dataset, a.ConfigID, a.Setting}
+		if k.Dataset == "" && len(s.Datasets) == 1 {
+			k.Dataset = s.Datasets[0]
 		}
-		k := auditKey{ds, a.Setting}
+		if k.ConfigID == "" && len(s.Configs) == 1 {
+			k.ConfigID = s.Configs[0]
+		}
 		if old, ok := aud[k]; ok {
 			if !sameFloat(old.EAdv, a.EAdv) || !sameFloat(old.EAdvSE, a.EAdvSE) ||
 				!sameFloat(old.MAP98, a.MAP98) || !sameFloat(old.MAInfFrac, a.MAInfFrac) {
@@ -153,7 +154,7 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon,
 			BestLR: b.LR, AUCMean: b.Mean, AUCSE: b.SE, NTrials: b.N,
 			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan}
-		if a, ok := aud[auditKey{k.Dataset, k.Setting}]; ok {
+		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
 		}
@@ -173,7 +174,7 @@ func compareRows(a, b Row) int {
 func sortedAudits(audits []Audit) []Audit {
 	out := slices.Clone(audits)
 	slices.SortStableFunc(out, func(a, b Audit) int {
-		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.Setting, b.Setting),
+		return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.ConfigID, b.ConfigID), cmp.Compare(a.Setting, b.Setting),
 			cmp.Compare(a.EtaSource, b.EtaSource), cmp.Compare(a.EAdv, b.EAdv), cmp.Compare(a.EAdvSE, b.EAdvSE),
 			cmp.Compare(a.MAP98, b.MAP98), cmp.Compare(a.MAInfFrac, b.MAInfFrac))
 	})

@@ -40,7 +40,7 @@ func withDataset(r Run, ds string) Run { r.Dataset = ds; return r }
 func withConfig(r Run, c string) Run   { r.ConfigID = c; return r }
 
 func aud(setting string, eadv, se, p98, inf float64) Audit {
-	a := Audit{Dataset: dsA, Setting: setting, EtaSource: "true"}
+	a := Audit{Dataset: dsA, ConfigID: cfgA, Setting: setting, EtaSource: "true"}
 	a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac = eadv, se, p98, inf
 	return a
 }
@@ -325,5 +325,42 @@ func TestSummaryTable(t *testing.T) {
 	}
 	if !hasNaN || !hasInf || !single {
 		t.Fatalf("fixture should hold NaN eadv, +Inf ma_p98 and a single trial (%v %v %v)", hasNaN, hasInf, single)
+	}
+}
+
+// Audits are keyed by (dataset, config, setting). Before, merged with
+// AllowMixed, two configs' rr_eps1 rows both got the first one's EAdv. An
+// audit of a format without config_id joins a single-config summary only.
+func TestAuditsKeyedByConfig(t *testing.T) {
+	runs := []Run{rr(1e-3, 0, 0.7), withConfig(rr(1e-3, 0, 0.8), "cfg-b")}
+	other := aud("rr_eps1", 0.03, 0, 1, 0)
+	other.ConfigID = "cfg-b"
+	old := aud("rr_eps1", 0.01, 0, 1, 0)
+	old.ConfigID = ""
+	for _, tc := range []struct {
+		name   string
+		runs   []Run
+		audits []Audit
+		eadv   []float64 // per row, in (dataset, config) order
+	}{
+		{"each config its own", runs, []Audit{aud("rr_eps1", 0.01, 0, 1, 0), other}, []float64{0.01, 0.03}},
+		{"other order", runs, []Audit{other, aud("rr_eps1", 0.01, 0, 1, 0)}, []float64{0.01, 0.03}},
+		{"no config_id, two configs", runs, []Audit{old}, []float64{math.NaN(), math.NaN()}},
+		{"no config_id, one config", runs[:1], []Audit{old}, []float64{0.01}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Summarize(tc.runs, tc.audits, Options{AllowMixed: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Rows) != len(tc.eadv) {
+				t.Fatalf("%d rows", len(s.Rows))
+			}
+			for i, r := range s.Rows {
+				if !near(r.EAdv, tc.eadv[i]) || r.Audited == math.IsNaN(tc.eadv[i]) {
+					t.Fatalf("row %d (%s): EAdv %v audited %v, want %v", i, r.ConfigID, r.EAdv, r.Audited, tc.eadv[i])
+				}
+			}
+		})
 	}
 }

@@ -137,7 +137,7 @@ func synthResults(seed uint64) ([]Run, []Audit) {
 	}
 	var audits []Audit
 	for _, s := range ss {
-		a := Audit{Dataset: synthDataset, Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, EtaSource: "true"}
+		a := Audit{Dataset: synthDataset, ConfigID: synthConfig, Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, EtaSource: "true"}
 		a.Kind, a.Summary.K, a.NExamples = s.pet, s.k, len(eta)
 		a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac, a.MAMax = s.eadv, s.eadvSE, s.p98, s.infFrac, s.p98*1.5
 		audits = append(audits, a)
@@ -293,7 +293,7 @@ func synthPosteriors(seed uint64, n int) []Posterior {
 				}
 				adv -= math.Max(e, 1-e)
 				pp := e * l1(zi) / (e*l1(zi) + (1-e)*l0(zi))
-				out = append(out, Posterior{Dataset: synthDataset, Setting: name, Pet: sp.pet, K: sp.k, Epsilon: sp.eps,
+				out = append(out, Posterior{Dataset: synthDataset, ConfigID: synthConfig, Setting: name, Pet: sp.pet, K: sp.k, Epsilon: sp.eps,
 					Sample: audit.Sample{Index: len(out), Prior: e, Label: uint8(y[i]), Release: float64(zi), Posterior: pp, IEAdv: math.Max(adv, 0),
 						AbsMA: math.Abs(logit(pp) - logit(e))}})
 			}
