@@ -32,9 +32,9 @@ type Posterior struct {
 	Dataset  string
 	ConfigID string
 	Setting  string
-	Pet     pets.Kind
-	K       int
-	Epsilon float64
+	Pet      pets.Kind
+	K        int
+	Epsilon  float64
 	audit.Sample
 }
 

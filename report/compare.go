@@ -54,13 +54,13 @@ type Comparison struct {
 	// setting).
 	DatasetA, ConfigIDA, DatasetB, ConfigIDB string
 	Setting                                  string
-	Pet               pets.Kind
-	K                 int
-	Epsilon           float64
-	AUCA, AUCB        float64 // each side's AUCMean (NaN on the side without the setting)
-	DAUC, DAUCSE      float64 // AUCB − AUCA and √(SE_a² + SE_b²)
-	EAdvA, EAdvB      float64
-	DEAdv, DEAdvSE    float64 // EAdvB − EAdvA and √(SE_a² + SE_b²)
+	Pet                                      pets.Kind
+	K                                        int
+	Epsilon                                  float64
+	AUCA, AUCB                               float64 // each side's AUCMean (NaN on the side without the setting)
+	DAUC, DAUCSE                             float64 // AUCB − AUCA and √(SE_a² + SE_b²)
+	EAdvA, EAdvB                             float64
+	DEAdv, DEAdvSE                           float64 // EAdvB − EAdvA and √(SE_a² + SE_b²)
 	// Significant: |DAUC| > 2·DAUCSE or |DEAdv| > 2·DEAdvSE. A NaN
 	// difference or SE (no audit, a single trial) is never significant; an
 	// SE of 0 (an exact audit) makes any nonzero difference significant.
