@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +37,8 @@ func TestAcquireModes(t *testing.T) {
 				if !errors.As(err, &he) || !errors.Is(err, ErrHeld) {
 					t.Fatalf("err = %v, want a HeldError", err)
 				}
-				if tc.first == Exclusive && !strings.Contains(he.Holder, "first") {
-					t.Fatalf("holder %q does not name the first holder", he.Holder)
+				if len(he.Holders) != 1 || !strings.Contains(he.Holders[0], "first") || !strings.Contains(err.Error(), "first") {
+					t.Fatalf("holders %q (%v) do not name the first holder", he.Holders, err)
 				}
 			} else if err != nil {
 				t.Fatal(err)
@@ -53,32 +54,49 @@ func TestAcquireModes(t *testing.T) {
 	}
 }
 
-func TestAcquireOtherProcess(t *testing.T) {
-	if os.Getenv("FLOCK_HELPER") != "" {
-		l, err := Acquire(os.Getenv("FLOCK_HELPER"), Exclusive, false, "helper process")
-		if err != nil {
-			os.Exit(3)
-		}
-		os.Stdout.WriteString("locked\n")
-		time.Sleep(10 * time.Second)
-		l.Release()
-		os.Exit(0)
-	}
-	path := filepath.Join(t.TempDir(), ".lock")
-	cmd := exec.Command(os.Args[0], "-test.run=TestAcquireOtherProcess")
-	cmd.Env = append(os.Environ(), "FLOCK_HELPER="+path)
+// startHolder runs the test binary as a process holding path in mode
+// ("shared" or "exclusive") until killed.
+func startHolder(t *testing.T, path, mode, what string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHold$")
+	cmd.Env = append(os.Environ(), "FLOCK_HELPER="+path, "FLOCK_MODE="+mode, "FLOCK_WHAT="+what)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	buf := make([]byte, 7)
 	if _, err := out.Read(buf); err != nil || string(buf) != "locked\n" {
 		t.Fatalf("helper: %q %v", buf, err)
 	}
+	return cmd
+}
+
+// TestHelperHold is not a test: the holder process of startHolder.
+func TestHelperHold(t *testing.T) {
+	path := os.Getenv("FLOCK_HELPER")
+	if path == "" {
+		t.Skip("helper process")
+	}
+	m := Shared
+	if os.Getenv("FLOCK_MODE") == "exclusive" {
+		m = Exclusive
+	}
+	if _, err := Acquire(path, m, false, os.Getenv("FLOCK_WHAT")); err != nil {
+		os.Exit(3)
+	}
+	os.Stdout.WriteString("locked\n")
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+func TestAcquireOtherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	cmd := startHolder(t, path, "exclusive", "helper process")
 	_, err := Acquire(path, Shared, false, "test")
 	var he *HeldError
-	if !errors.As(err, &he) || !strings.Contains(he.Holder, "helper process") {
+	if !errors.As(err, &he) || len(he.Holders) != 1 || !strings.Contains(he.Holders[0], "helper process") ||
+		!strings.Contains(he.Holders[0], "pid "+strconv.Itoa(cmd.Process.Pid)) {
 		t.Fatalf("err = %v, want it to name the helper", err)
 	}
 	cmd.Process.Kill()
@@ -88,4 +106,54 @@ func TestAcquireOtherProcess(t *testing.T) {
 		t.Fatalf("a killed holder's lock is released: %v", err)
 	}
 	l.Release()
+}
+
+// A refused caller is told the truth: the live holders (shared ones too),
+// never a holder that has exited. Before, .lock kept the last exclusive
+// holder's text, so a user was sent to look at a pid gone minutes ago.
+func TestHeldErrorNamesLiveHolders(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	// An exclusive holder that finished, then one killed (its record stays).
+	a, err := Acquire(path, Exclusive, false, "train run (finished)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Release()
+	killed := startHolder(t, path, "shared", "sweep shard 0 (killed)")
+	killed.Process.Kill()
+	killed.Wait()
+	// Two live shards hold it shared.
+	s1 := startHolder(t, path, "shared", "sweep shard 1")
+	s2 := startHolder(t, path, "shared", "sweep shard 2")
+	_, err = Acquire(path, Exclusive, false, "train fit")
+	var he *HeldError
+	if !errors.As(err, &he) || len(he.Holders) != 2 || he.Exited != 1 {
+		t.Fatalf("err = %v (%+v), want the 2 live shards and 1 exited holder", err, he)
+	}
+	msg := err.Error()
+	for _, want := range []string{"sweep shard 1", "sweep shard 2", "pid " + strconv.Itoa(s1.Process.Pid), "pid " + strconv.Itoa(s2.Process.Pid)} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("%q does not name %q", msg, want)
+		}
+	}
+	for _, gone := range []string{"finished", "killed", "pid " + strconv.Itoa(killed.Process.Pid)} {
+		if strings.Contains(msg, gone) {
+			t.Fatalf("%q names a holder that has exited (%q)", msg, gone)
+		}
+	}
+	// With only a process that recorded nothing, the message says the
+	// recorded holders have exited.
+	s1.Process.Kill()
+	s1.Wait()
+	s2.Process.Kill()
+	s2.Wait()
+	quiet := startHolder(t, path, "exclusive", "quiet")
+	os.RemoveAll(path + ".holders") // as a holder of an older version would have recorded nothing
+	os.MkdirAll(path+".holders", 0o755)
+	os.WriteFile(filepath.Join(path+".holders", hostName()+"~"+strconv.Itoa(s1.Process.Pid)+"~1"), []byte("pid s1"), 0o644)
+	_, err = Acquire(path, Shared, false, "test")
+	if !errors.As(err, &he) || len(he.Holders) != 0 || !strings.Contains(err.Error(), "have exited") {
+		t.Fatalf("err = %v, want it to say the recorded holder has exited", err)
+	}
+	quiet.Process.Kill()
 }
