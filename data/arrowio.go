@@ -143,7 +143,7 @@ type Writer struct {
 func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error) {
 	schema := Schema(like, meta)
 	if schema.NumFields() == 0 {
-		return nil, fmt.Errorf("data: %s: %w: a frame with no columns", path, ErrSchema)
+		return nil, inFile(path, fmt.Errorf("%w: a frame with no columns", ErrSchema))
 	}
 	tmp, err := createTemp(path)
 	if err != nil {
@@ -154,7 +154,7 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return nil, fmt.Errorf("data: %s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	return &Writer{path: path, tmp: tmp, w: w, schema: schema, hash: h}, nil
 }
@@ -162,18 +162,18 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 // Write appends f's rows (validated) in record batches of at most 1<<20 rows.
 func (w *Writer) Write(f *Frame) error {
 	if err := f.Validate(); err != nil {
-		return fmt.Errorf("data: %s: %w", w.path, err)
+		return inFile(w.path, err)
 	}
 	for lo := 0; lo < f.Rows || (lo == 0 && f.Rows == 0 && w.rows == 0); lo += maxBatchRows {
 		hi := min(lo+maxBatchRows, f.Rows)
 		rec, err := record(w.schema, f.Slice(lo, hi))
 		if err != nil {
-			return fmt.Errorf("data: %s: %w", w.path, err)
+			return inFile(w.path, err)
 		}
 		err = w.w.Write(rec)
 		rec.Release()
 		if err != nil {
-			return fmt.Errorf("data: %s: %w", w.path, err)
+			return inFile(w.path, err)
 		}
 		if f.Rows == 0 {
 			break
@@ -201,7 +201,7 @@ func (w *Writer) CommitAfter(before func(sha256 string) error) error {
 	if err := w.w.Close(); err != nil {
 		w.tmp.Close()
 		os.Remove(w.tmp.Name())
-		return fmt.Errorf("data: %s: %w", w.path, err)
+		return inFile(w.path, err)
 	}
 	w.sum = hex.EncodeToString(w.hash.Sum(nil))
 	if before != nil {
@@ -250,7 +250,7 @@ func WriteFrameAfter(path string, f *Frame, meta map[string]string, before func(
 func ReadFrame(path string) (*Frame, error) {
 	fr, err := readFrame(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	return fr.Frame, nil
 }
@@ -570,7 +570,7 @@ func ReadMetadata(path string) (map[string]string, error) {
 func ReadSchema(path string) (*Frame, error) {
 	fr, err := readSchema(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	return fr.Frame, nil
 }

@@ -129,7 +129,7 @@ func commitTemp(tmp *os.File, path string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()
@@ -147,7 +147,7 @@ func WriteFileAtomic(path string, b []byte) error {
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	return commitTemp(tmp, path)
 }

@@ -430,3 +430,22 @@ func TestImportProgress(t *testing.T) {
 		})
 	}
 }
+
+// A UTF-8 byte order mark (spreadsheet exports write one) is not data: the
+// import equals the one without it.
+func TestImportAcceptsBOM(t *testing.T) {
+	dir := t.TempDir()
+	csv := higgsCSV(50, 3)
+	var ids [2]string
+	for i, body := range [][]byte{csv, append([]byte{0xEF, 0xBB, 0xBF}, csv...)} {
+		in := writeFile(t, dir, fmt.Sprintf("h%d.csv", i), body)
+		m, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, fmt.Sprintf("ds%d", i)), TestRows: 10})
+		if err != nil {
+			t.Fatalf("input %d: %v", i, err)
+		}
+		ids[i] = m.Identity()
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("a BOM changed the dataset: %s vs %s", ids[0], ids[1])
+	}
+}

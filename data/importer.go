@@ -23,7 +23,7 @@ type ImportOptions struct {
 	// float32 in Higgs or float64 in libsvm: ErrInvalid), counted in
 	// Meta.DroppedRows, instead of failing.
 	DropInvalid bool
-	HashBuckets uint32 // libsvm: hash buckets (default 500,000)
+	HashBuckets uint32 // libsvm: hash buckets (0: DefaultHashBuckets, the paper's 500,000)
 	// Progress, if set, is called after every chunk of rows.
 	Progress func(ImportProgress)
 }
@@ -83,7 +83,7 @@ func openInput(path string) (*input, error) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("data: %s: %w", path, err)
+			return nil, inFile(path, err)
 		}
 		in.Reader = zr
 	case bytes.Equal(magic, []byte("BZh")):
@@ -140,8 +140,14 @@ func (l *lineReader) next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	l.line++
+	if l.line == 1 {
+		b = bytes.TrimPrefix(b, utf8BOM) // spreadsheet exports start with one
+	}
 	return bytes.TrimRight(b, "\r\n"), nil
 }
+
+// utf8BOM is the UTF-8 byte order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // rowParser parses one non-blank line into the chunk being built.
 type rowParser func(line []byte, c *Frame) error
@@ -299,13 +305,13 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 		return nil, err
 	}
 	if s.trainN+s.testN == 0 {
-		return nil, fmt.Errorf("data: %s: %w: no rows", opts.In, ErrEmpty)
+		return nil, fmt.Errorf("%w: %s: no rows", ErrEmpty, opts.In)
 	}
 	if s.trainN == 0 {
-		return nil, fmt.Errorf("data: %s: %w: all %d rows went to the test set (--test-rows %d); no training rows", opts.In, ErrEmpty, s.testN, opts.TestRows)
+		return nil, fmt.Errorf("%w: %s: all %d rows went to the test set (--test-rows %d); no training rows", ErrEmpty, opts.In, s.testN, opts.TestRows)
 	}
 	if s.testN == 0 {
-		return nil, fmt.Errorf("data: %w: the test set is empty (set --test-rows > 0 or give --test)", ErrEmpty)
+		return nil, fmt.Errorf("%w: the test set is empty (set --test-rows > 0 or give --test)", ErrEmpty)
 	}
 	if opts.Progress != nil {
 		prog.Rows, prog.Dropped = s.trainN+s.testN, s.dropped

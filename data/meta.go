@@ -123,7 +123,7 @@ func FileSHA256(path string) (string, error) {
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("data: %s: %w", path, err)
+		return "", inFile(path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
@@ -146,7 +146,7 @@ func ReadMeta(dir string) (*Meta, error) {
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("data: %s: %w", filepath.Join(dir, MetaFile), err)
+		return nil, inFile(filepath.Join(dir, MetaFile), err)
 	}
 	return &m, nil
 }
@@ -179,7 +179,7 @@ func Load(dir string) (*Dataset, error) {
 	paths := [2]string{dataFile(dir, "train"), dataFile(dir, "test")}
 	for i, p := range paths {
 		if splits[i], err = readFrame(p); err != nil {
-			return nil, fmt.Errorf("data: %s: %w", p, err)
+			return nil, inFile(p, err)
 		}
 	}
 	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {

@@ -88,7 +88,7 @@ func (t *Table) check() error {
 // "nan" (what pandas.read_csv parses as floats).
 func (t *Table) WriteCSV(path string) error {
 	if err := t.check(); err != nil {
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
@@ -125,7 +125,7 @@ func (t *Table) WriteCSV(path string) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	return WriteFileAtomic(path, buf.Bytes())
 }
@@ -192,7 +192,7 @@ func build[T any, B interface {
 func (t *Table) WriteParquet(path string) error {
 	rec, err := t.record()
 	if err != nil {
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	defer rec.Release()
 	tmp, err := createTemp(path)
@@ -210,13 +210,13 @@ func (t *Table) WriteParquet(path string) error {
 	if err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	// pqarrow's Close closed tmp; reopen to sync before the rename.
 	f, err := os.OpenFile(tmp.Name(), os.O_RDWR, 0)
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("data: %s: %w", path, err)
+		return inFile(path, err)
 	}
 	return commitTemp(f, path)
 }
@@ -227,7 +227,7 @@ func (t *Table) WriteParquet(path string) error {
 func ReadTable(path string) (*Table, error) {
 	fr, err := readTableFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("data: %s: %w", path, err)
+		return nil, inFile(path, err)
 	}
 	return fr, nil
 }

@@ -11,8 +11,8 @@ type Params struct {
 	Kind Kind
 	// K is the bag size (llp, llp_lap, llp_geom), ≥ 1.
 	K int
-	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom), finite
-	// and > 0.
+	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom), in
+	// (0, MaxEpsilon].
 	Epsilon float64
 	// Secure selects, for llp_lap, the grid Laplace sampler SecureLaplace
 	// (robust to the floating-point attack) instead of the textbook Laplace.
@@ -34,6 +34,13 @@ type Mechanism struct {
 	overshoot float64 // llp_geom: E[overshoot past a clip, in sum units] = 1/(e^ε−1)
 }
 
+// MaxEpsilon is the largest ε a mechanism accepts: up to about 709 the
+// flip probability 1/(1+e^ε), e^{−ε} and the audit's likelihood ratios are
+// representable, and beyond it they underflow, so that a correct mechanism
+// would be reported as violating its ε. 100 leaves a wide margin (e^{−100}
+// ≈ 3.7e-44) and is far past any privacy: RR(100) flips one label in 10^43.
+const MaxEpsilon = 100
+
 // New validates p and returns the mechanism. Errors wrap ErrInvalidParam
 // (as *ParamError) and name the parameter: "kind", "k", "epsilon" or
 // "secure".
@@ -50,8 +57,8 @@ func New(p Params) (*Mechanism, error) {
 		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("%s takes no bag size, got %d", k, p.K)}
 	}
 	if k.NeedsEpsilon() {
-		if math.IsNaN(p.Epsilon) || math.IsInf(p.Epsilon, 0) || p.Epsilon <= 0 {
-			return nil, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("must be finite and > 0 for %s, got %v", k, p.Epsilon)}
+		if !(p.Epsilon > 0 && p.Epsilon <= MaxEpsilon) { // also NaN
+			return nil, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("must be in (0, %d] for %s, got %v", MaxEpsilon, k, p.Epsilon)}
 		}
 	} else if p.Epsilon != 0 {
 		return nil, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("%s takes no epsilon (its ε is fixed), got %v", k, p.Epsilon)}

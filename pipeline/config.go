@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,11 +210,27 @@ func bad(key, format string, args ...any) error {
 	return &FieldError{Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
-// MinEpsilon is the smallest ε accepted in a grid: below it randomized
-// response flips with probability 1/2 − ε/4 + O(ε³), its debiased loss
-// weights grow like 2/ε, and float64 arithmetic of the losses and the noise
-// loses the signal (at ε = 1e-300, π rounds to exactly 1/2).
+// MinEpsilon is the smallest ε accepted in a grid and by privatize: below
+// it randomized response flips with probability 1/2 − ε/4 + O(ε³), its
+// debiased loss weights grow like 2/ε, and float64 arithmetic of the losses
+// and the noise loses the signal (at ε = 1e-300, π rounds to exactly 1/2).
+// The largest is pets.MaxEpsilon.
 const MinEpsilon = 1e-6
+
+// CheckEpsilon accepts a label-DP ε in [MinEpsilon, pets.MaxEpsilon]: the
+// one range of the config and of privatize.
+func CheckEpsilon(e float64) error {
+	if !(e >= MinEpsilon && e <= pets.MaxEpsilon) {
+		return fmt.Errorf("must be in [%g, %d], got %v", MinEpsilon, pets.MaxEpsilon, e)
+	}
+	return nil
+}
+
+// MaxRuns is the largest grid accepted (settings × learning rates ×
+// trials): the paper's Higgs grid is about 17,600 runs; a typo such as
+// train.trials: 100000000 is refused with its size before anything is
+// expanded.
+const MaxRuns = 1_000_000
 
 // Validate checks ranges and combinations once; the error is a *FieldError
 // naming the key.
@@ -290,10 +307,17 @@ func (c *Config) Validate() error {
 			}
 		}
 		for j, e := range p.Epsilon {
-			if !(e >= MinEpsilon) || math.IsInf(e, 0) {
-				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "must be finite and ≥ %g, got %v", MinEpsilon, e)
+			if err := CheckEpsilon(e); err != nil {
+				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%v", err)
 			}
 		}
+	}
+	if err := c.checkDuplicatePets(); err != nil {
+		return err
+	}
+	if n := c.gridSize(); n > MaxRuns {
+		return bad("train.trials", "the grid would hold %.4g runs (%d settings at most × %d learning rates × %d trials), more than %d",
+			n, c.maxSettings(), len(t.LearningRates), t.Trials, MaxRuns)
 	}
 	a := c.Audit
 	switch {
@@ -318,6 +342,62 @@ func (c *Config) Validate() error {
 		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)
 	}
 	return nil
+}
+
+// checkDuplicatePets refuses a setting listed twice (in one entry's k or
+// epsilon list, or by two entries): strict decoding promises that nothing
+// in the file is silently dropped. The grid size is bounded first.
+func (c *Config) checkDuplicatePets() error {
+	if c.gridSize() > MaxRuns {
+		return nil // reported by the size check, without expanding anything
+	}
+	first := map[pets.Params]int{}
+	for i, p := range c.Pets {
+		key := fmt.Sprintf("pets[%d]", i)
+		for j, k := range p.K {
+			if slices.Index(p.K, k) < j {
+				return bad(fmt.Sprintf("%s.k[%d]", key, j), "repeats %d", k)
+			}
+		}
+		for j, e := range p.Epsilon {
+			if slices.Index(p.Epsilon, e) < j {
+				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "repeats %v", e)
+			}
+		}
+		ks, eps := p.K, p.Epsilon
+		if len(ks) == 0 {
+			ks = []int{0}
+		}
+		if len(eps) == 0 {
+			eps = []float64{0}
+		}
+		for _, k := range ks {
+			for _, e := range eps {
+				pp := pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}
+				if j, ok := first[pp]; ok && j != i {
+					return bad(key, "repeats setting %s of pets[%d]", SettingID(pp), j)
+				}
+				first[pp] = i
+			}
+		}
+	}
+	return nil
+}
+
+// maxSettings is the number of PET settings before duplicates are removed
+// (an upper bound, computed without expanding anything).
+func (c *Config) maxSettings() int {
+	n := 0
+	for _, p := range c.Pets {
+		n += max(1, len(p.K)) * max(1, len(p.Epsilon))
+	}
+	return n
+}
+
+// gridSize is the number of runs the grid would hold at most, in float64 so
+// that no product overflows.
+func (c *Config) gridSize() float64 {
+	return float64(c.maxSettings()) * float64(len(c.Train.LearningRates)) * float64(c.Train.Trials)
 }
 
 // checkBackend accepts the names model.NewBackend understands: go,

@@ -1,6 +1,9 @@
 package pipeline
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Events receives what the pipeline has to tell its user; the pipeline
 // itself never prints. The CLI prints Info lines to stdout, Warn lines to
@@ -13,6 +16,9 @@ type Events interface {
 	// Warn is something the user should act on or know (a notice printed at
 	// start, a resumed checkpoint, a set-aside file).
 	Warn(stage, msg string)
+	// Error is a failure the stage went on past (a failed group of a
+	// sweep, recorded in runs/<id>.failed.json).
+	Error(stage, msg string)
 	// Progress reports long work; frequent, and safe to drop.
 	Progress(p Progress)
 }
@@ -35,13 +41,22 @@ type Progress struct {
 
 type discard struct{}
 
-func (discard) Info(string, string) {}
-func (discard) Warn(string, string) {}
-func (discard) Progress(Progress)   {}
+func (discard) Info(string, string)  {}
+func (discard) Warn(string, string)  {}
+func (discard) Error(string, string) {}
+func (discard) Progress(Progress)    {}
 
 func orDiscard(e Events) Events {
 	if e == nil {
 		return discard{}
 	}
 	return e
+}
+
+// count formats n with its unit, singular for 1: "1 figure", "3 figures".
+func count(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"labelprivacy/data"
@@ -66,8 +67,8 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		}
 	}
 	if o.Shard != All {
-		s.ev.Info("sweep", fmt.Sprintf("shard %s: %d of %d groups, %d of %d runs (up to %d models per group)",
-			o.Shard, len(mine), len(groups), len(mineRuns), len(s.Runs), replicas))
+		s.ev.Info("sweep", fmt.Sprintf("shard %s: %d of %s, %d of %s (up to %s per group)",
+			o.Shard, len(mine), count(len(groups), "group"), len(mineRuns), count(len(s.Runs), "run"), count(replicas, "model")))
 	}
 	// Which runs are missing, and their releases.
 	done := map[string]*report.Run{}
@@ -112,7 +113,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			if !o.KeepGoing || ctx.Err() != nil {
 				return nil, err
 			}
-			s.ev.Warn("fit", err.Error())
+			s.ev.Error("fit", strings.TrimPrefix(err.Error(), "fit: "))
 			for _, r := range pending {
 				if rerr := st.PutFailure(r, err); rerr != nil {
 					return nil, rerr
@@ -127,7 +128,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		trained += len(results)
 	}
 	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 {
-		s.ev.Info("fit", fmt.Sprintf("%d runs trained, %d already done (skipped), %d failed", trained, skipped, failed))
+		s.ev.Info("fit", fmt.Sprintf("%s trained, %d already done (skipped), %d failed", count(trained, "run"), skipped, failed))
 	}
 	var out []report.Run
 	for _, r := range mineRuns {

@@ -221,7 +221,7 @@ func TestFitShardsAndFailures(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	s2.Close()
-	st, err := SweepStatus(c2)
+	st, err := SweepStatus(context.Background(), c2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"math"
 	"testing"
 
 	"labelprivacy/model"
@@ -40,19 +41,61 @@ func TestDefaultsValid(t *testing.T) {
 	}
 }
 
+// Every range check of Validate, each with the key its error must name.
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name, key string
 		edit      func(*Config)
 	}{
+		{"empty name", "name", func(c *Config) { c.Name = " " }},
 		{"seed above 2^63", "seed", func(c *Config) { c.Seed = 1 << 63 }},
 		{"backend", "backend", func(c *Config) { c.Backend = "cuda" }},
 		{"empty go options", "backend", func(c *Config) { c.Backend = "go:" }},
-		{"tiny epsilon", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{1e-300} }},
-		{"k on rr", "pets[1].k", func(c *Config) { c.Pets[1].K = []int{3} }},
-		{"no k on llp", "pets[2].k", func(c *Config) { c.Pets[2].K = nil }},
+		{"empty output", "output", func(c *Config) { c.Output = "" }},
+		{"synth rows", "data.synth.rows", func(c *Config) { c.Data.Synth.Rows = 0 }},
+		{"synth test rows", "data.synth.test_rows", func(c *Config) { c.Data.Synth.TestRows = 0 }},
+		{"synth features", "data.synth.features", func(c *Config) { c.Data.Synth.Features = 0 }},
+		{"hidden width", "model.hidden[0]", func(c *Config) { c.Model.Hidden = []int{0} }},
+		{"epochs", "train.epochs", func(c *Config) { c.Train.Epochs = 0 }},
+		{"batch size", "train.batch_size", func(c *Config) { c.Train.BatchSize = 0 }},
+		{"no learning rate", "train.learning_rates", func(c *Config) { c.Train.LearningRates = nil }},
+		{"trials", "train.trials", func(c *Config) { c.Train.Trials = 0 }},
 		{"rr loss", "train.rr_loss", func(c *Config) { c.Train.RRLoss = model.LossPropMatch }},
+		{"llp loss", "train.llp_loss", func(c *Config) { c.Train.LLPLoss = model.LossDebiasedBCE }},
+		{"zero learning rate", "train.learning_rates[1]", func(c *Config) { c.Train.LearningRates[1] = 0 }},
+		{"infinite learning rate", "train.learning_rates[0]", func(c *Config) { c.Train.LearningRates[0] = math.Inf(1) }},
+		{"no pets", "pets", func(c *Config) { c.Pets = nil }},
+		{"no mechanism", "pets[1].mechanism", func(c *Config) { c.Pets[1].Mechanism = pets.Kind(99) }},
+		{"no k on llp", "pets[2].k", func(c *Config) { c.Pets[2].K = nil }},
+		{"k on rr", "pets[1].k", func(c *Config) { c.Pets[1].K = []int{3} }},
+		{"no epsilon on rr", "pets[1].epsilon", func(c *Config) { c.Pets[1].Epsilon = nil }},
+		{"epsilon on bot", "pets[3].epsilon", func(c *Config) { c.Pets[3].Epsilon = []float64{1} }},
+		{"k of 0", "pets[2].k[1]", func(c *Config) { c.Pets[2].K = []int{4, 0} }},
+		{"tiny epsilon", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{1e-300} }},
+		{"epsilon above the arithmetic's range", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{710} }},
+		{"NaN epsilon", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{math.NaN()} }},
+		{"epsilon repeated in an entry", "pets[1].epsilon[2]", func(c *Config) { c.Pets[1].Epsilon = []float64{1, 2, 1} }},
+		{"k repeated in an entry", "pets[2].k[1]", func(c *Config) { c.Pets[2].K = []int{4, 4} }},
+		{"setting repeated by another entry", "pets[4]", func(c *Config) {
+			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}})
+		}},
+		{"grid of 10^8 trials", "train.trials", func(c *Config) { c.Train.Trials = 100_000_000 }},
+		{"grid of long lists", "train.trials", func(c *Config) {
+			c.Pets[1].Epsilon = make([]float64, 2000)
+			for i := range c.Pets[1].Epsilon {
+				c.Pets[1].Epsilon[i] = 1 + float64(i)/100
+			}
+			c.Train.Trials = 300
+		}},
+		{"audit examples", "audit.examples", func(c *Config) { c.Audit.Examples = 0 }},
+		{"audit label draws", "audit.label_draws", func(c *Config) { c.Audit.LabelDraws = 0 }},
+		{"knn k", "audit.knn_k", func(c *Config) { c.Audit.KNNK = 0 }},
 		{"knn rows", "audit.knn_rows", func(c *Config) { c.Audit.KNNRows = 3 }},
+		{"audit samples", "audit.samples", func(c *Config) { c.Audit.Samples = -1 }},
+		{"cpus per task", "cluster.cpus_per_task", func(c *Config) { c.Cluster.CPUsPerTask = 0 }},
+		{"gpus", "cluster.gpus", func(c *Config) { c.Cluster.GPUs = -1 }},
+		{"delta prime 0", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 0 }},
+		{"delta prime 1", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig("o")
@@ -63,6 +106,14 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("err = %v, want a FieldError for %s", err, tc.key)
 			}
 		})
+	}
+	// The edges of the ranges are accepted.
+	c := testConfig("o")
+	c.Pets[1].Epsilon = []float64{MinEpsilon, pets.MaxEpsilon}
+	c.Privacy.DeltaPrime = 0.5
+	c.Audit.Samples = 0
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
 	}
 	for _, b := range []string{"go", "go:ops_parallel", "go:parallelism=2", "xla:cuda", "xla:/opt/plugin.so"} {
 		if err := checkBackend(b); err != nil {

@@ -86,8 +86,8 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		wrote++
 		s.ev.Progress(Progress{Stage: "release", What: u.s.ID, UnitsDone: i + 1, Units: len(units)})
 	}
-	s.ev.Info("privatize", fmt.Sprintf("%d releases written, %d reused under %s; ledger %s",
-		wrote, reused, s.Out("releases"), s.ledgerPath()))
+	s.ev.Info("privatize", fmt.Sprintf("%s written, %d reused under %s; ledger %s",
+		count(wrote, "release"), reused, s.Out("releases"), s.ledgerPath()))
 	return nil
 }
 

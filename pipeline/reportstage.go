@@ -194,7 +194,7 @@ func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *com
 				ev.Info("compare", fmt.Sprintf("%-22s ΔAUC %+.4f ± %.4f  Δadvantage %+.4f ± %.4f  (> 2 SE)", r.Setting, r.DAUC, r.DAUCSE, r.DEAdv, r.DEAdvSE))
 			}
 		}
-		ev.Info("compare", fmt.Sprintf("%d of %d settings differ by more than 2 SE", n, len(rows)))
+		ev.Info("compare", fmt.Sprintf("%d of %s differ by more than 2 SE", n, count(len(rows), "setting")))
 	}
 	t := report.SummaryTable(sum)
 	if err := t.WriteCSV(filepath.Join(out, "summary.csv")); err != nil {
@@ -217,13 +217,13 @@ func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *com
 		notes = append(notes, fmt.Sprintf("%d duplicate runs dropped", sum.Duplicates))
 	}
 	if sum.OutOfGrid > 0 {
-		notes = append(notes, fmt.Sprintf("%d runs outside the grid left out", sum.OutOfGrid))
+		notes = append(notes, fmt.Sprintf("%s outside the grid left out", count(sum.OutOfGrid, "run")))
 	}
 	extra := ""
 	if len(notes) > 0 {
 		extra = " (" + strings.Join(notes, "; ") + ")"
 	}
-	ev.Info("report", fmt.Sprintf("%d settings from %d runs%s; wrote %s, %s, %d figures under %s", len(sum.Rows), sum.RunsRead, extra,
-		filepath.Join(out, "summary.csv"), path, len(figs), filepath.Join(out, "figures")))
+	ev.Info("report", fmt.Sprintf("%s from %s%s; wrote %s, %s, %s under %s", count(len(sum.Rows), "setting"), count(sum.RunsRead, "run"), extra,
+		filepath.Join(out, "summary.csv"), path, count(len(figs), "figure"), filepath.Join(out, "figures")))
 	return sum, nil
 }

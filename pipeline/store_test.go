@@ -26,7 +26,8 @@ func (e *recEvents) Warn(stage, msg string) {
 	e.warns = append(e.warns, stage+": "+msg)
 	e.mu.Unlock()
 }
-func (e *recEvents) Progress(Progress) {}
+func (e *recEvents) Progress(Progress)    {}
+func (e *recEvents) Error(string, string) {}
 
 // A run record that is not a finished run's — empty JSON, not JSON, another
 // run's record, a NaN AUC — is never counted as done: status counts it as
@@ -66,7 +67,7 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 	}
 	s.Close()
 
-	status, err := SweepStatus(c)
+	status, err := SweepStatus(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,7 +75,7 @@ type SettingStatus struct {
 // SweepStatus reads only what run ids depend on — the dataset's meta and
 // content identity, never its rows — and the run store. It synthesizes
 // nothing: before any shard started there is no dataset, which is an error.
-func SweepStatus(cfg *Config) (*Status, error) {
+func SweepStatus(ctx context.Context, cfg *Config) (*Status, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,7 +108,12 @@ func SweepStatus(cfg *Config) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
+	for i, r := range runs {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		c := &out.Settings[index[r.Setting.ID]]
 		res, err := st.Result(r.ID)
 		var d *DamagedRecordError

@@ -20,8 +20,18 @@ import (
 	"labelprivacy/pipeline"
 )
 
-// env is the environment lookup (os.LookupEnv, or a map in tests).
-type env func(string) (string, bool)
+// env is the process environment (osEnv), or a map in tests.
+type env interface {
+	LookupEnv(key string) (string, bool)
+	// Environ lists the variables as key=value.
+	Environ() []string
+}
+
+// osEnv is the process environment.
+type osEnv struct{}
+
+func (osEnv) LookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
+func (osEnv) Environ() []string                 { return os.Environ() }
 
 var keyInMessageRE = regexp.MustCompile(`'([a-z0-9_.\[\]]+)'`)
 
@@ -51,15 +61,38 @@ func (s *configSource) origin(key string) string {
 		}
 	}
 	if s.env != nil {
-		if _, ok := s.env(envName(top)); ok {
+		if _, ok := s.env.LookupEnv(envName(top)); ok {
 			return "$" + envName(top)
 		}
 	}
 	return s.file
 }
 
+// envPrefix starts every environment variable that sets a config key.
+const envPrefix = "TRAIN_"
+
 func envName(key string) string {
-	return "TRAIN_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// suggestEnv proposes the variable of the known key closest to guess (a
+// variable name lowercased, underscores for dots).
+func suggestEnv(guess string, known map[string]bool) string {
+	byUnderscore := map[string]bool{}
+	names := map[string]string{}
+	for k := range known {
+		u := strings.ReplaceAll(k, ".", "_")
+		byUnderscore[u] = true
+		names[u] = envName(k)
+	}
+	if s := suggest(guess, byUnderscore); s != "" {
+		for u, n := range names {
+			if s == fmt.Sprintf(" (did you mean %s?)", u) {
+				return fmt.Sprintf(" (did you mean $%s?)", n)
+			}
+		}
+	}
+	return ""
 }
 
 // loadConfig reads file (empty: the embedded quickstart), applies TRAIN_<KEY>
@@ -92,8 +125,22 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 	if err := v.ReadConfig(bytes.NewReader(body)); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrConfig, src.file, err)
 	}
+	if err := checkKeyCase(body); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrConfig, src.file, err)
+	}
+	envKeys := map[string]string{} // TRAIN_<KEY> → key
+	for k := range known {
+		envKeys[envName(k)] = k
+	}
+	for _, kv := range lookup.Environ() { // a TRAIN_ variable that names no key is a typo, not a no-op
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := envKeys[name]; strings.HasPrefix(name, envPrefix) && !ok {
+			guess := strings.ToLower(strings.TrimPrefix(name, envPrefix))
+			return nil, fmt.Errorf("%w: $%s names no config key%s", pipeline.ErrConfig, name, suggestEnv(guess, known))
+		}
+	}
 	for k := range known { // TRAIN_<KEY>, parsed as YAML like --set; --set wins
-		if val, ok := lookup(envName(k)); ok {
+		if val, ok := lookup.LookupEnv(envName(k)); ok {
 			if err := setYAML(v, k, val); err != nil {
 				return nil, fmt.Errorf("%w: $%s: %v", pipeline.ErrConfig, envName(k), err)
 			}
@@ -137,6 +184,36 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 		return nil, err
 	}
 	return &cfg, nil
+}
+
+// checkKeyCase refuses a mapping that holds two keys equal up to case:
+// keys are case-insensitive, so one of them would be dropped silently.
+func checkKeyCase(body []byte) error {
+	var root yaml.Node
+	if err := yaml.Unmarshal(body, &root); err != nil {
+		return err
+	}
+	var walk func(n *yaml.Node) error
+	walk = func(n *yaml.Node) error {
+		if n.Kind == yaml.MappingNode {
+			seen := map[string]*yaml.Node{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				low := strings.ToLower(k.Value)
+				if first, ok := seen[low]; ok {
+					return fmt.Errorf("line %d: key %q repeats %q of line %d (keys are case-insensitive)", k.Line, k.Value, first.Value, first.Line)
+				}
+				seen[low] = k
+			}
+		}
+		for _, c := range n.Content {
+			if err := walk(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk(&root)
 }
 
 var textUnmarshaler = reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()

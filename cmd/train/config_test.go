@@ -12,8 +12,16 @@ import (
 	"labelprivacy/pipeline"
 )
 
-func mapEnv(m map[string]string) env {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+// mapEnv is an environment holding exactly m.
+type mapEnv map[string]string
+
+func (m mapEnv) LookupEnv(k string) (string, bool) { v, ok := m[k]; return v, ok }
+func (m mapEnv) Environ() []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 func writeConfig(t *testing.T, body string) string {
@@ -104,9 +112,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"bad enum", strings.Replace(minimal, "name: t", "name: t\nbackend: tpu", 1), nil, nil,
 			[]string{"cfg.yaml", "backend", `"tpu"`}},
 		{"negative epsilon", strings.Replace(minimal, "epsilon: 2", "epsilon: -2", 1), nil, nil,
-			[]string{"cfg.yaml", "pets[0].epsilon[0]", "≥ 1e-06"}},
+			[]string{"cfg.yaml", "pets[0].epsilon[0]", "must be in [1e-06, 100]"}},
 		{"vanishing epsilon", strings.Replace(minimal, "epsilon: 2", "epsilon: 1e-300", 1), nil, nil,
-			[]string{"cfg.yaml", "pets[0].epsilon[0]", "≥ 1e-06"}},
+			[]string{"cfg.yaml", "pets[0].epsilon[0]", "must be in [1e-06, 100]"}},
 		{"fractional epochs", strings.Replace(minimal, "name: t", "name: t\ntrain: {epochs: 1.5}", 1), nil, nil,
 			[]string{"cfg.yaml", "train.epochs", "not a whole number"}},
 		{"negative seed", strings.Replace(minimal, "name: t", "name: t\nseed: -1", 1), nil, nil,
@@ -134,6 +142,17 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"set bad list element blames the flag", minimal, nil, []string{"pets=[{mechanism: rr, epsilon: [x]}]"}, []string{"--set pets"}},
 		{"set without value", minimal, nil, []string{"seed"}, []string{"--set", "key=value"}},
 		{"not yaml", "name: [", nil, nil, []string{"cfg.yaml"}},
+		{"unknown TRAIN_ variable", minimal, map[string]string{"TRAIN_TRAIN_EPOCH": "3"}, nil,
+			[]string{"$TRAIN_TRAIN_EPOCH names no config key", "did you mean $TRAIN_TRAIN_EPOCHS"}},
+		{"keys equal up to case", strings.Replace(minimal, "name: t", "name: t\nSeed: 1\nseed: 2", 1), nil, nil,
+			[]string{"cfg.yaml", `key "seed" repeats "Seed"`}},
+		{"nested keys equal up to case", strings.Replace(minimal, "name: t", "name: t\ntrain: {epochs: 2, Epochs: 3}", 1), nil, nil,
+			[]string{"cfg.yaml", `key "Epochs" repeats "epochs"`}},
+		{"duplicate pet entries", strings.Replace(minimal, "epsilon: 2}", "epsilon: 2}\n  - {mechanism: rr, epsilon: [2]}", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[1]", "repeats setting rr_eps2 of pets[0]"}},
+		{"grid too large", minimal, nil, []string{"train.trials=100000000"}, []string{"--set train.trials", "more than 1000000"}},
+		{"epsilon beyond the bound", strings.Replace(minimal, "epsilon: 2", "epsilon: 710", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0].epsilon[0]", "must be in [1e-06, 100]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

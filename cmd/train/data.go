@@ -50,6 +50,9 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 			if kind == "higgs" {
 				m, err = data.ImportHiggs(cmd.Context(), o)
 			} else {
+				if buckets == 0 {
+					return fmt.Errorf("--hash-buckets must be ≥ 1 (the paper's KDD Cup 2012 setting: %d)", data.DefaultHashBuckets)
+				}
 				o.HashBuckets = buckets
 				m, err = data.ImportLibSVM(cmd.Context(), o)
 			}

@@ -14,10 +14,10 @@ import (
 	"labelprivacy/pipeline"
 )
 
-// cliEvents prints the pipeline's events: Info to stdout, Warn to stderr,
-// Progress as one rate-limited status line on a terminal (none otherwise:
-// batch jobs keep clean logs), cut to the terminal's width so it never
-// wraps into stale lines.
+// cliEvents prints the pipeline's events: Info to stdout, Warn and Error to
+// stderr, Progress as one rate-limited status line on a terminal (cut to its
+// width so it never wraps into stale lines) and, in a log (a batch job's
+// stderr), as a plain line once every logProgressEvery.
 type cliEvents struct {
 	stdout, stderr io.Writer
 	status         *statusLine
@@ -35,6 +35,11 @@ func (e *cliEvents) Info(stage, msg string) {
 func (e *cliEvents) Warn(stage, msg string) {
 	e.status.clear()
 	fmt.Fprintf(e.stderr, "%s: note: %s\n", stage, msg)
+}
+
+func (e *cliEvents) Error(stage, msg string) {
+	e.status.clear()
+	fmt.Fprintf(e.stderr, "%s: error: %s\n", stage, msg)
 }
 
 func (e *cliEvents) Progress(p pipeline.Progress) { e.status.show(formatProgress(p)) }
@@ -79,33 +84,50 @@ func roundDur(d time.Duration) time.Duration {
 	return d.Round(100 * time.Millisecond)
 }
 
-// statusLine is a one-line, rate-limited status on a terminal.
+// logProgressEvery is how often progress is written as a line where stderr
+// is not a terminal (a Slurm or Kubernetes log): often enough to see a job
+// move, rarely enough to keep the log readable.
+const logProgressEvery = time.Minute
+
+// statusLine is a one-line, rate-limited status on a terminal, or an
+// occasional progress line in a log.
 type statusLine struct {
 	mu    sync.Mutex
 	w     io.Writer
 	fd    int // -1: not a terminal
+	now   func() time.Time
 	start time.Time
 	last  time.Time
 	shown bool
 }
 
 func newStatusLine(w io.Writer) *statusLine {
-	s := &statusLine{w: w, fd: -1, start: time.Now()}
+	s := &statusLine{w: w, fd: -1, now: time.Now, start: time.Now()}
+	s.last = s.start
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		s.fd = int(f.Fd())
 	}
 	return s
 }
 
-// show prints msg plus the elapsed time, at most 10 times a second.
+// show prints msg plus the elapsed time: on a terminal at most 10 times a
+// second, in a log as a line at most once every logProgressEvery.
 func (s *statusLine) show(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fd < 0 || time.Since(s.last) < 100*time.Millisecond {
+	now := s.now()
+	if s.fd < 0 {
+		if now.Sub(s.last) >= logProgressEvery {
+			s.last = now
+			fmt.Fprintf(s.w, "progress: %s  [%s]\n", msg, now.Sub(s.start).Round(time.Second))
+		}
 		return
 	}
-	s.last = time.Now()
-	line := fmt.Sprintf("%s  [%s]", msg, time.Since(s.start).Round(time.Second))
+	if now.Sub(s.last) < 100*time.Millisecond {
+		return
+	}
+	s.last = now
+	line := fmt.Sprintf("%s  [%s]", msg, now.Sub(s.start).Round(time.Second))
 	if w, _, err := term.GetSize(s.fd); err == nil && w > 1 {
 		line = truncateRunes(line, w-1)
 	}

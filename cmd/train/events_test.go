@@ -51,3 +51,28 @@ func TestImportStatus(t *testing.T) {
 func importProgress(pos, size int64) data.ImportProgress {
 	return data.ImportProgress{Rows: 1000, Bytes: 5e6, InputPos: pos, InputSize: size}
 }
+
+// In a log (stderr not a terminal, e.g. Slurm's), progress is a plain line
+// at most once a minute: a job is seen to move, the log stays readable.
+// Failures are printed as errors, notes as notes.
+func TestProgressInLogs(t *testing.T) {
+	var buf strings.Builder
+	ev := newEvents(&strings.Builder{}, &buf)
+	clock := ev.status.start
+	ev.status.now = func() time.Time { return clock }
+	p := pipeline.Progress{Stage: "fit", What: "g", Step: 1}
+	for i := range 600 { // 10 minutes, one report a second
+		clock = ev.status.start.Add(time.Duration(i) * time.Second)
+		ev.Progress(p)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 9 || !strings.HasPrefix(lines[0], "progress: fit g step 1  [1m0s]") || strings.Contains(buf.String(), "\r") {
+		t.Fatalf("%d lines in 10 minutes, want 9 (one a minute after the first):\n%s", len(lines), buf.String())
+	}
+	buf.Reset()
+	ev.Error("fit", "2 models of rr_eps1: device on fire")
+	ev.Warn("fit", "resumed")
+	if got := buf.String(); got != "fit: error: 2 models of rr_eps1: device on fire\nfit: note: resumed\n" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -67,6 +67,22 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	if _, err := cli(t, nil, "data", "synth", "--out", dir, "--kind", "gauss", "--rows", "5"); err == nil || !strings.Contains(err.Error(), "--kind") {
 		t.Fatalf("err = %v", err)
 	}
+	// --hash-buckets 0 is refused (it used to mean the default silently).
+	kdd := filepath.Join(dir, "kdd.libsvm")
+	os.WriteFile(kdd, []byte("1 3:1\n0 5:1\n1 7:1\n"), 0o644)
+	if _, err := cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--hash-buckets", "0", "--test-rows", "1"); err == nil ||
+		!strings.Contains(err.Error(), "--hash-buckets must be ≥ 1") {
+		t.Fatalf("--hash-buckets 0: err = %v", err)
+	}
+	// An error about an input says "data:" once and its path once.
+	_, err = cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--test-rows", "10")
+	if err == nil || strings.Count(err.Error(), "data:") != 1 || strings.Count(err.Error(), kdd) != 1 {
+		t.Fatalf("err = %v, want one data: prefix and the path once", err)
+	}
+	if _, err := cli(t, nil, "privatize", "--in", filepath.Join(dir, "none.arrow"), "--pet", "rr", "--epsilon", "1", "--out", filepath.Join(dir, "r.arrow")); err == nil ||
+		strings.Count(err.Error(), filepath.Join(dir, "none.arrow")) != 1 {
+		t.Fatalf("err = %v, want the path once", err)
+	}
 }
 
 // `train` with no arguments runs the embedded quickstart end to end; here

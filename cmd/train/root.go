@@ -18,7 +18,7 @@ import (
 // run executes the CLI with args, writing results to stdout and progress and
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	root := newRootCmd(stdout, os.Stderr, os.LookupEnv)
+	root := newRootCmd(stdout, os.Stderr, osEnv{})
 	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
 	return root.ExecuteContext(ctx)
 }
@@ -113,7 +113,7 @@ The shard comes from --shard i/n, else a Slurm array task (SLURM_ARRAY_TASK_ID,
 SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JOB_COMPLETIONS).`
 	cmd.Flags().StringVar(&shardFlag, "shard", "", "this process's shard i/n (0 ≤ i < n)")
 	status := configCmd("status", "Count done, failed and missing runs of a sweep", true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
-		st, err := pipeline.SweepStatus(cfg)
+		st, err := pipeline.SweepStatus(cmd.Context(), cfg)
 		if err != nil {
 			return err
 		}
@@ -180,7 +180,7 @@ func resolveShard(flag string, lookup env) (pipeline.Shard, string, error) {
 		s, err := pipeline.ParseShard(flag)
 		return s, "--shard", err
 	}
-	return pipeline.ShardFromEnv(lookup)
+	return pipeline.ShardFromEnv(lookup.LookupEnv)
 }
 
 func newPrivatizeCmd(stdout, stderr io.Writer) *cobra.Command {

@@ -170,7 +170,7 @@ func TestSweepShardsConcurrent(t *testing.T) {
 		t.Fatalf("status after loss:\n%s", s)
 	}
 	o, err = cli(t, nil, "sweep", "-c", cfg)
-	if err != nil || !strings.Contains(o, "1 runs trained, 11 already done") {
+	if err != nil || !strings.Contains(o, "1 run trained, 11 already done") {
 		t.Fatalf("retrain: %v\n%s", err, o)
 	}
 }
