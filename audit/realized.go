@@ -112,7 +112,17 @@ const (
 	GuardMinUnits = 1000
 	// EpsConfidence is the confidence of the reported EpsLower.
 	EpsConfidence = 0.95
+	// MaxAttackedPerRelease caps the examples whose posteriors are computed
+	// per release of the LLP family (O(k) each): with more released rows,
+	// each bag is attacked with probability MaxAttackedPerRelease/rows, a
+	// choice independent of the labels, so the gain stays unbiased; the
+	// likelihood check still covers every bag. (1M examples at k = 512
+	// would otherwise cost ~2 s per release.)
+	MaxAttackedPerRelease = 1 << 17
 )
+
+// maxAttacked is MaxAttackedPerRelease (tests lower it).
+var maxAttacked = MaxAttackedPerRelease
 
 // Stream constants of the realized releases.
 const (
@@ -462,6 +472,7 @@ func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *relea
 func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *releaseStats) {
 	r := w.r
 	done := map[int64]bool{}
+	attackP := min(1, float64(maxAttacked)/float64(max(1, len(rel.Row))))
 	for start := 0; start < len(rel.Row); {
 		id := rel.Bag[start]
 		end := start + 1
@@ -495,10 +506,10 @@ func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *relea
 				"impossible under the stated law", id, n, sum, alpha))
 			return
 		}
-		pbPMF(b.p, b.eta)
 		if canary {
 			for j, i := range members {
 				if w.canary[i] { // the first canary of the bag: one trial per bag
+					pbPMF(b.p, b.eta)
 					b.member(r.kind, b.eta[j])
 					l1, l0 := b.likelihoods(r.kind, t)
 					out.trials = append(out.trials, canaryTrial{y: w.labels[i], s: logLR(l1, l0)})
@@ -507,6 +518,10 @@ func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *relea
 			}
 			continue
 		}
+		if attackP < 1 && w.rng.Float64() >= attackP {
+			continue
+		}
+		pbPMF(b.p, b.eta)
 		u := 0.0
 		for j, i := range members {
 			e := b.eta[j]

@@ -229,3 +229,27 @@ func TestAuditCleanTrials(t *testing.T) {
 		}
 	}
 }
+
+// The audit's self-check keys are validated, each error naming its key.
+func TestValidateAuditKeys(t *testing.T) {
+	for key, edit := range map[string]func(*Config){
+		"audit.realized_draws":   func(c *Config) { c.Audit.RealizedDraws = -1 },
+		"audit.canaries":         func(c *Config) { c.Audit.Canaries = -5 },
+		"audit.calibration_rows": func(c *Config) { c.Audit.CalibrationRows = -1 },
+	} {
+		c := testConfig("o")
+		edit(c)
+		var fe *FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Key != key {
+			t.Errorf("%s: err %v", key, err)
+		}
+	}
+	c := testConfig("o")
+	c.Audit.RealizedDraws, c.Audit.Canaries, c.Audit.CalibrationRows = 0, 0, 0 // all off
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := Defaults().Audit; d.RealizedDraws != 20 || d.Canaries != 10000 || d.CalibrationRows != 10000 {
+		t.Fatalf("defaults %+v", d)
+	}
+}
