@@ -33,6 +33,19 @@ type Options struct {
 	MaxSamples int
 	// Workers is the number of goroutines (≤ 0: GOMAXPROCS).
 	Workers int
+
+	// Sampler, when set, is the production release code: Run then also
+	// attacks Draws fresh releases of the audit labels made by it (the
+	// realized advantage and the likelihood checks of realized.go) and
+	// Canaries canary trials (the empirical ε lower bound of canary.go).
+	// Nil: those figures are NaN. Never used for none, whose raw labels
+	// are never released.
+	Sampler Sampler
+	// Draws M ≥ 1: releases attacked for the realized advantage (with a
+	// Sampler).
+	Draws int
+	// Canaries ≥ 0: canary trials for EpsLower (with a Sampler; 0: none).
+	Canaries int
 }
 
 // Summary holds the audit figures of one PET setting on one audit set.
@@ -60,6 +73,32 @@ type Summary struct {
 	EAdvSE float64
 	// SEUnit is "example" or "bag": the unit EAdvSE is computed over.
 	SEUnit string
+
+	// EAdvBound is the ε-label-DP worst case: the mean over the audited
+	// examples of IEAdvBound(η_i, ε), the largest IEAdv_i any ε-label-DP
+	// mechanism can give at that prior (RR(ε) attains it). Every IEAdv_i
+	// of an ε-DP kind is checked against it (a *BoundViolation otherwise).
+	// NaN for none and llp (no ε), 0 for bot.
+	EAdvBound float64
+
+	// The realized attack through Options.Sampler (NaN without one, and for
+	// none). RealizedDraws is M; RealizedGain the mean over the M releases
+	// of the Bayes attacker's accuracy minus the prior-only attacker's on
+	// the released examples; RealizedGainSE the sd of the M per-release
+	// gains over √M (NaN for M < 2); RealizedZ the standardized difference
+	// between the realized gains and the exact prediction on the bags each
+	// release made (the guard's statistic, see realized.go).
+	RealizedDraws  int
+	RealizedGain   float64
+	RealizedGainSE float64
+	RealizedZ      float64
+
+	// Canaries is the number of canary trials attacked; EpsLower the
+	// empirical lower bound on ε they give at 95% confidence
+	// (Clopper–Pearson, canary.go): +Inf is impossible, 0 when the attack
+	// shows nothing. NaN without a Sampler and for none.
+	Canaries int
+	EpsLower float64
 
 	// |MA| quantiles (nearest rank: the value of rank ⌈q·N⌉ among the N
 	// realized |MA| values, +Inf ranking highest, so a quantile may be +Inf),
@@ -192,15 +231,27 @@ const blockSize = 4096
 // labels are all equal, any none release). For rr, |I| = log((1−π)/π) (= ε)
 // for every example and release. For the ε-DP kinds (rr, llp_lap, llp_geom)
 // every realized |I| is checked against ε, uncapped: one above
-// ε + DPTolerance fails the audit with a *DPViolation (and no Result).
-// Labels are drawn as 1{U < η_i} with a 53-bit uniform U.
+// ε + DPTolerance fails the audit with a *DPViolation (and no Result), and
+// every IEAdv_i above IEAdvBound(η_i, ε) with a *BoundViolation. Labels are
+// drawn as 1{U < η_i} with a 53-bit uniform U.
+//
+// With Options.Sampler (all kinds but none) Run also attacks Options.Draws
+// releases made by the sampler and plays Options.Canaries canary trials
+// (realized.go, canary.go); releases that disagree with the mechanism's
+// stated likelihood fail it with a *SamplerError (ErrReleaseMismatch).
 func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
 	r, err := newRunner(eta, m, opts)
 	if err != nil {
 		return nil, err
 	}
-	if v := r.run(); v != nil {
-		return nil, v
+	if err := r.run(); err != nil {
+		return nil, err
+	}
+	r.sum.RealizedGain, r.sum.RealizedGainSE, r.sum.RealizedZ, r.sum.EpsLower = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	if opts.Sampler != nil && r.kind != kNone {
+		if err := r.realize(); err != nil {
+			return nil, err
+		}
 	}
 	return &Result{Summary: r.sum, Samples: r.samples}, nil
 }
@@ -239,7 +290,19 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		return nil, &ParamError{Param: "mechanism", Msg: "unsupported kind " + m.Kind().String()}
 	}
 	n := len(eta)
+	if opts.Sampler != nil && kind != kNone {
+		if opts.Draws < 1 {
+			return nil, &ParamError{Param: "draws", Msg: fmt.Sprintf("must be ≥ 1 with a sampler, got %d", opts.Draws)}
+		}
+		if opts.Canaries < 0 {
+			return nil, &ParamError{Param: "canaries", Msg: fmt.Sprintf("must be ≥ 0, got %d", opts.Canaries)}
+		}
+	}
 	r := &runner{eta: eta, m: m, kind: kind, opts: opts, maxMA: m.Epsilon() + DPTolerance}
+	if kind != kNone && kind != kLLP {
+		r.isDP = true
+		r.piDP = flipProb(m.Epsilon())
+	}
 	s := &r.sum
 	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws = m.String(), m.Kind(), m.K(), m.Epsilon(), opts.LabelDraws
 	if kind >= kLLP {
@@ -289,8 +352,11 @@ type runner struct {
 	units int
 	maxMA float64 // ε + DPTolerance: the largest |MA| an ε-DP kind may realize (+Inf for llp)
 	maRR  float64 // rr: |MA| = log((1−π)/π) of every example
+	piDP  float64 // π = 1/(1+e^ε) of the label-DP ε, for IEAdvBound (ε-DP kinds and bot)
+	isDP  bool    // rr, llp_geom, llp_lap, bot: IEAdv_i is checked against IEAdvBound
 
 	stats   []unitStat
+	bsums   []float64 // per chunk: Σ IEAdvBound over its examples
 	sum     Summary
 	samples []Sample
 }
@@ -309,12 +375,28 @@ type worker struct {
 	labels []uint8
 	rel    []float64
 	relOut []float64
-	viol   *DPViolation // the violation of smallest index seen by this worker
+	viol   *DPViolation    // the violation of smallest index seen by this worker
+	bviol  *BoundViolation // the IEAdv above IEAdvBound of smallest index seen
+	bsum   float64         // Σ IEAdvBound over the current chunk
 }
 
-// run audits every unit and returns the DP violation of smallest index, if
-// any.
-func (r *runner) run() *DPViolation {
+// bound adds example index's IEAdvBound to the chunk sum and checks its
+// IEAdv against it (ε-DP kinds).
+func (w *worker) bound(index int, e, ie float64) {
+	r := w.r
+	if !r.isDP {
+		return
+	}
+	b := thm35(e, r.piDP)
+	w.bsum += b
+	if ie > b+BoundTolerance && (w.bviol == nil || index < w.bviol.Index) {
+		w.bviol = &BoundViolation{Mechanism: r.m.String(), Epsilon: r.m.Epsilon(), Index: index, Eta: e, IEAdv: ie, Bound: b}
+	}
+}
+
+// run audits every unit and returns the DP violation (|MA| above ε, else
+// IEAdv above IEAdvBound) of smallest index, if any.
+func (r *runner) run() error {
 	if r.kind == kRR && r.maRR > r.maxMA {
 		return &DPViolation{Mechanism: r.m.String(), Epsilon: r.m.Epsilon(), MA: r.maRR, Index: 0}
 	}
@@ -334,6 +416,7 @@ func (r *runner) run() *DPViolation {
 	nChunks := (r.units + chunk - 1) / chunk
 	workers = max(1, min(workers, nChunks))
 	r.stats = make([]unitStat, nChunks)
+	r.bsums = make([]float64, nChunks)
 	var next atomic.Int64
 	ws := make([]*worker, workers)
 	var wg sync.WaitGroup
@@ -349,6 +432,7 @@ func (r *runner) run() *DPViolation {
 					return
 				}
 				st := &r.stats[c]
+				w.bsum = 0
 				for u := c * chunk; u < min((c+1)*chunk, r.units); u++ {
 					w.seedUnit(u)
 					if r.kind >= kLLP {
@@ -357,18 +441,26 @@ func (r *runner) run() *DPViolation {
 						w.doBlock(u, st)
 					}
 				}
+				r.bsums[c] = w.bsum
 			}
 		}()
 	}
 	wg.Wait()
 	var viol *DPViolation
+	var bviol *BoundViolation
 	for _, w := range ws {
 		if v := w.viol; v != nil && (viol == nil || v.Index < viol.Index) {
 			viol = v
 		}
+		if v := w.bviol; v != nil && (bviol == nil || v.Index < bviol.Index) {
+			bviol = v
+		}
 	}
 	if viol != nil {
 		return viol
+	}
+	if bviol != nil {
+		return bviol
 	}
 	r.reduce(ws)
 	return nil
@@ -463,6 +555,7 @@ func (w *worker) doBag(u int) float64 {
 		key := w.rng.Uint64()
 		ie := b.member(r.kind, e)
 		sum += ie
+		w.bound(int(idx[i]), e, ie)
 		var first, post float64
 		for dd := range R {
 			l1, l0 := b.likelihoods(r.kind, w.rel[dd])
@@ -538,6 +631,7 @@ func (w *worker) doBlock(u int, st *unitStat) {
 			post = e
 		}
 		st.add(ie)
+		w.bound(i, e, ie)
 		if w.keep.wants(key, i) {
 			w.keep.push(key, Sample{Index: i, Bag: -1, Prior: e, Label: w.labels[0], Release: w.rel[0],
 				Posterior: post, IEAdv: ie, AbsMA: ma})
@@ -556,6 +650,14 @@ func (r *runner) reduce(ws []*worker) {
 		acc.merge(st)
 	}
 	s.EAdv = acc.mean
+	s.EAdvBound = math.NaN()
+	if r.isDP {
+		bs := 0.0
+		for _, b := range r.bsums {
+			bs += b
+		}
+		s.EAdvBound = bs / float64(s.NExamples)
+	}
 	s.EAdvSE = math.NaN()
 	if acc.n > 1 {
 		s.EAdvSE = math.Sqrt(acc.m2 / float64(acc.n-1) / float64(acc.n))

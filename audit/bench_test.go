@@ -56,3 +56,33 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRunSelfChecks times the audit's self-checks with the defaults of
+// the pipeline (20 releases through release.Apply, 10000 canaries) on top
+// of the exact audit: the quickstart's size (10k examples) and 1M examples,
+// rr and llp_geom at k = 8 and llp at k = 512 (whose attack is capped at
+// MaxAttackedPerRelease examples per release). Compare with BenchmarkRun.
+func BenchmarkRunSelfChecks(b *testing.B) {
+	big, small := benchEta(1_000_000), benchEta(10_000)
+	for _, c := range []struct {
+		p   pets.Params
+		eta []float64
+	}{
+		{pets.Params{Kind: pets.RR, Epsilon: 1}, small},
+		{pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, small},
+		{pets.Params{Kind: pets.RR, Epsilon: 1}, big},
+		{pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, big},
+		{pets.Params{Kind: pets.LLP, K: 512}, big},
+	} {
+		m := pets.MustNew(c.p)
+		b.Run(fmt.Sprintf("%s/n=%d", m, len(c.eta)), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Run(c.eta, m, Options{Seed: 1, LabelDraws: 1, MaxSamples: 10_000,
+					Sampler: releaseSampler{}, Draws: 20, Canaries: 10000}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/run")
+		})
+	}
+}

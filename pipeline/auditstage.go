@@ -1,25 +1,47 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
 	"labelprivacy/pets"
+	"labelprivacy/release"
 	"labelprivacy/report"
 )
 
 // Audit computes, per PET setting, the exact advantage of the Bayes-optimal
 // label-inference attacker (Section 3) on the audit set — the first
 // audit.examples test rows, which no model trained on — with η from the
-// source audit.eta names; runs are the fit stage's results (for η̂). It
-// writes audit.csv, audit.parquet and posteriors.parquet.
+// source audit.eta names; runs are the fit stage's results (for η̂). With
+// audit.realized_draws > 0 it also attacks that many releases of the audit
+// labels drawn through the production release code (release.Apply, as
+// `privatize` and simulation releases use it) and audit.canaries canary
+// trials, and fails when those releases disagree with the mechanism's
+// stated likelihood (audit.SamplerError). The next audit.calibration_rows
+// test rows measure η's calibration and recalibrate it. It writes
+// audit.csv, audit.parquet, posteriors.parquet and calibration.csv/.parquet.
 func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, []report.Posterior, error) {
-	eta, source, err := s.auditEta(runs)
+	cfg := s.Cfg.Audit
+	n := min(cfg.Examples, s.Test.Rows)
+	calN := min(cfg.CalibrationRows, s.Test.Rows-n)
+	etaAll, source, err := s.auditEta(runs, n+calN)
 	if err != nil {
 		return nil, nil, err
+	}
+	eta := etaAll[:n]
+	q, err := s.etaQuality(runs, etaAll, n, calN, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sampler audit.Sampler
+	if cfg.RealizedDraws > 0 {
+		sampler = newAuditSampler(s)
 	}
 	var audits []report.Audit
 	var post []report.Posterior
@@ -28,80 +50,235 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 			return nil, nil, err
 		}
 		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.Settings)})
-		res, err := audit.Run(eta, set.Mech, audit.Options{Seed: DeriveSeed(s.Cfg.Seed, "audit", set.ID),
-			LabelDraws: s.Cfg.Audit.LabelDraws, MaxSamples: s.Cfg.Audit.Samples})
+		seed := DeriveSeed(s.Cfg.Seed, "audit", set.ID)
+		res, err := audit.Run(eta, set.Mech, audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples,
+			Sampler: sampler, Draws: cfg.RealizedDraws, Canaries: cfg.Canaries})
 		if err != nil {
 			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
 		a := report.Audit{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
-			EtaSource: source, Summary: res.Summary}
+			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
+			EtaTrials: len(q.trials)}
+		if q.cal != nil {
+			a.EtaECE, a.EtaBrier = q.cal.ECE, q.cal.Brier
+		}
+		// EAdv of the same partition under other η: exact, no sampler.
+		other := func(e []float64) (float64, error) {
+			if e == nil {
+				return math.NaN(), nil
+			}
+			r, err := audit.Run(e, set.Mech, audit.Options{Seed: seed, LabelDraws: 1})
+			if err != nil {
+				return 0, fmt.Errorf("audit %s: %w", set.ID, err)
+			}
+			return r.EAdv, nil
+		}
+		if a.EAdvCalibrated, err = other(q.calibrated); err != nil {
+			return nil, nil, err
+		}
+		if a.EAdvTrue, err = other(q.truth); err != nil {
+			return nil, nil, err
+		}
+		a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
+		if len(q.trials) > 1 {
+			a.EAdvTrialMin, a.EAdvTrialMax = math.Inf(1), math.Inf(-1)
+			for _, e := range q.trials {
+				v, err := other(e)
+				if err != nil {
+					return nil, nil, err
+				}
+				a.EAdvTrialMin, a.EAdvTrialMax = math.Min(a.EAdvTrialMin, v), math.Max(a.EAdvTrialMax, v)
+			}
+		}
 		audits = append(audits, a)
 		for _, x := range res.Samples {
 			post = append(post, report.Posterior{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: set.ID, Pet: a.Pet, K: set.K, Epsilon: set.Epsilon, Sample: x})
 		}
 		sm := res.Summary
-		s.ev.Info("audit", fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",
-			set.ID, sm.EAdv, sm.EAdvSE, sm.MAP98, 100*sm.MAInfFrac, sm.NExamples, source))
+		line := fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",
+			set.ID, sm.EAdv, sm.EAdvSE, sm.MAP98, 100*sm.MAInfFrac, sm.NExamples, source)
+		if !math.IsNaN(sm.RealizedGain) {
+			line += fmt.Sprintf("; realized %.5f ± %.5f over %d releases", sm.RealizedGain, sm.RealizedGainSE, sm.RealizedDraws)
+		}
+		if !math.IsNaN(sm.EAdvBound) {
+			line += fmt.Sprintf("; ε-DP worst case %.5f", sm.EAdvBound)
+		}
+		if !math.IsNaN(sm.EpsLower) {
+			line += fmt.Sprintf("; ε ≥ %.3g (95%%, %d canaries)", sm.EpsLower, sm.Canaries)
+		}
+		s.ev.Info("audit", line)
+		if sm.EpsLower > sm.Epsilon {
+			s.ev.Warn("audit", fmt.Sprintf("%s: the 95%% canary bound ε ≥ %.3g exceeds ε = %g, which a mechanism as tight as rr "+
+				"shows in about 0.2–1%% of audits; the bound at confidence 1 − %g (the check that fails an audit) stays below ε",
+				set.ID, sm.EpsLower, sm.Epsilon, audit.GuardAlpha))
+		}
 	}
-	at := report.AuditTable(audits)
+	var cals []report.Calibration
+	if q.cal != nil {
+		cals = append(cals, report.Calibration{Dataset: s.DatasetID, ConfigID: s.ConfigID, EtaSource: source, Calibration: *q.cal})
+	}
+	s.calibration = cals
+	at, ct := report.AuditTable(audits), report.CalibrationTable(cals)
 	for _, w := range []func() error{
 		func() error { return at.WriteCSV(s.Out("audit.csv")) },
 		func() error { return at.WriteParquet(s.Out("audit.parquet")) },
 		func() error { return report.PosteriorTable(post).WriteParquet(s.Out("posteriors.parquet")) },
+		func() error { return ct.WriteCSV(s.Out("calibration.csv")) },
+		func() error { return ct.WriteParquet(s.Out("calibration.parquet")) },
 	} {
 		if err := w(); err != nil {
 			return nil, nil, err
 		}
 	}
-	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), s.Out("posteriors.parquet")))
+	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), s.Out("posteriors.parquet"),
+		s.Out("calibration.csv")))
 	return audits, post, nil
 }
 
-// auditEta returns the attacker's η on the audit set and its source: the
-// true synthetic η, a kNN estimate, or the test predictions of the clean
-// model with the best mean test AUC (its first trial), chosen from the
-// runs by the paper's reporting rule (report.BestLR).
-func (s *Session) auditEta(runs []report.Run) ([]float64, string, error) {
-	n := min(s.Cfg.Audit.Examples, s.Test.Rows)
+// newAuditSampler returns the sampler the audit attacks: the production
+// release path. Tests replace it (a sampler at 4ε must fail the audit);
+// it is no config option.
+var newAuditSampler = func(s *Session) audit.Sampler {
+	return releaseSampler{keepRemainder: s.Cfg.Privacy.KeepRemainder}
+}
+
+// releaseSampler releases through release.Apply with simulation noise and
+// privacy.keep_remainder: the code `privatize` and the training releases
+// run.
+type releaseSampler struct{ keepRemainder bool }
+
+func (p releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*audit.Released, error) {
+	rel, err := release.Apply(labels, m, release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: p.keepRemainder})
+	if err != nil {
+		return nil, err
+	}
+	f := rel.Simulation()
+	out := &audit.Released{Row: make([]int, len(f.Row)), Label: f.LabelRR, Bag: f.BagID, Alpha: f.Alpha}
+	for i, r := range f.Row {
+		out.Row[i] = int(r)
+	}
+	return out, nil
+}
+
+// etaQuality is what the audit learns about its η besides the audit set.
+type etaQuality struct {
+	cal        *audit.Calibration // reliability on the calibration rows (nil: none)
+	calibrated []float64          // η on the audit set, Platt-recalibrated (nil: not applicable)
+	truth      []float64          // the true η on the audit set when the audit used an estimate (nil otherwise)
+	trials     [][]float64        // clean_model: each best-LR clean trial's η̂ on the audit set
+}
+
+// etaQuality measures η (the first n+calN test rows of it in etaAll) on
+// the calibration rows n..n+calN against the test labels, fits Platt
+// there, and gathers the true η and the clean trials' η̂.
+func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, source string) (etaQuality, error) {
+	var q etaQuality
+	isTrue := s.Cfg.Audit.Eta == EtaTrue
+	if s.Test.Eta != nil && !isTrue {
+		q.truth = s.Test.Eta[:n]
+	}
+	switch {
+	case calN > 0:
+		rows, labels := etaAll[n:n+calN], s.Test.Label[n:n+calN]
+		cal, err := audit.Reliability(rows, labels, 10)
+		if err != nil {
+			return q, fmt.Errorf("audit: calibration rows: %w", err)
+		}
+		q.cal = cal
+		if !isTrue {
+			pl, err := audit.FitPlatt(rows, labels)
+			if err != nil {
+				s.ev.Warn("audit", fmt.Sprintf("η not recalibrated on %d calibration rows: %v", calN, err))
+			} else {
+				q.calibrated = pl.Apply(etaAll[:n])
+			}
+		}
+		s.ev.Info("audit", fmt.Sprintf("η (%s) on %d calibration rows (test rows %d–%d): ECE %.4f, Brier %.4f",
+			source, calN, n, n+calN-1, cal.ECE, cal.Brier))
+	case s.Cfg.Audit.CalibrationRows > 0:
+		say := s.ev.Warn
+		if isTrue { // the truth needs no check; say it, but it is no problem
+			say = s.ev.Info
+		}
+		say("audit", fmt.Sprintf("η calibration not measured: the test set has %d rows and the audit set takes %d "+
+			"(audit.examples); calibration uses the test rows after it (add test rows, e.g. data.synth.test_rows)",
+			s.Test.Rows, n))
+	}
+	if s.Cfg.Audit.Eta == EtaCleanModel {
+		trials, err := s.cleanTrials(runs)
+		if err != nil {
+			return q, err
+		}
+		for _, e := range trials {
+			q.trials = append(q.trials, e[:n])
+		}
+	}
+	return q, nil
+}
+
+// auditEta returns the attacker's η on the first rows test rows (the audit
+// set, then the calibration rows) and its source: the true synthetic η, a
+// kNN estimate, or the test predictions of the clean model with the best
+// mean test AUC (its first trial), chosen from the runs by the paper's
+// reporting rule (report.BestLR).
+func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, error) {
 	switch s.Cfg.Audit.Eta {
 	case EtaKNN:
-		return s.knnEta(n)
+		return s.knnEta(rows)
 	case EtaTrue:
 		if s.Test.Eta == nil {
 			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, s.Dataset.Dir)
 		}
-		return s.Test.Eta[:n], "true", nil
+		return s.Test.Eta[:rows], "true", nil
 	}
+	trials, err := s.cleanTrials(runs)
+	if err != nil {
+		return nil, "", err
+	}
+	return trials[0][:rows], fmt.Sprintf("clean_model(lr=%g)", s.cleanLR(runs)), nil
+}
+
+// cleanLR is the best learning rate of the clean setting.
+func (s *Session) cleanLR(runs []report.Run) float64 {
+	return report.BestLR(runs)[report.SettingKey{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: "none"}].LR
+}
+
+// cleanTrials returns the test-set η̂ of every trial of the clean model at
+// its best learning rate, in trial order.
+func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	hasClean := false
 	for _, set := range s.Settings {
 		hasClean = hasClean || set.Kind == pets.None
 	}
 	if !hasClean {
-		return nil, "", fmt.Errorf("audit.eta: clean_model needs a clean model: add {mechanism: none} to pets (or use audit.eta: true or knn)")
+		return nil, fmt.Errorf("audit.eta: clean_model needs a clean model: add {mechanism: none} to pets (or use audit.eta: true or knn)")
 	}
 	best, ok := report.BestLR(runs)[report.SettingKey{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: "none"}]
 	if !ok {
-		return nil, "", fmt.Errorf("audit.eta: clean_model: no finished clean run yet; run `train fit -c CONFIG` (or `train sweep`) before `train audit`")
+		return nil, fmt.Errorf("audit.eta: clean_model: no finished clean run yet; run `train fit -c CONFIG` (or `train sweep`) before `train audit`")
 	}
-	var pick *report.Run
+	var picks []*report.Run
 	for i := range runs {
 		r := &runs[i]
-		if r.Dataset == s.DatasetID && r.ConfigID == s.ConfigID && r.Setting == "none" && r.LR == best.LR &&
-			(pick == nil || r.Trial < pick.Trial) {
-			pick = r
+		if r.Dataset == s.DatasetID && r.ConfigID == s.ConfigID && r.Setting == "none" && r.LR == best.LR {
+			picks = append(picks, r)
 		}
 	}
-	if pick == nil {
-		return nil, "", fmt.Errorf("audit.eta: clean_model: no finished clean run at lr=%g", best.LR)
+	slices.SortFunc(picks, func(a, b *report.Run) int {
+		return cmp.Or(cmp.Compare(a.Trial, b.Trial), cmp.Compare(a.RunID, b.RunID))
+	})
+	var out [][]float64
+	for _, r := range picks {
+		eta, err := Store{Dir: s.Cfg.Output}.etaHat(r.RunID)
+		if err != nil {
+			return nil, fmt.Errorf("audit: η̂ of clean run %s: %w", r.RunID, err)
+		}
+		if len(eta) != s.Test.Rows {
+			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta), s.Test.Rows)
+		}
+		out = append(out, eta)
 	}
-	eta, err := Store{Dir: s.Cfg.Output}.etaHat(pick.RunID)
-	if err != nil {
-		return nil, "", fmt.Errorf("audit: η̂ of clean run %s: %w", pick.RunID, err)
-	}
-	if len(eta) != s.Test.Rows {
-		return nil, "", fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", pick.RunID, len(eta), s.Test.Rows)
-	}
-	return eta[:n], fmt.Sprintf("clean_model(lr=%g)", best.LR), nil
+	return out, nil
 }
 
 // knnEta estimates η on the audit rows as the mean clean training label of

@@ -124,6 +124,19 @@ type AuditConfig struct {
 	// training rows searched (a seeded subsample when the set is larger).
 	KNNK    int `mapstructure:"knn_k" yaml:"knn_k"`
 	KNNRows int `mapstructure:"knn_rows" yaml:"knn_rows"`
+	// RealizedDraws M: releases of the audit labels drawn through the
+	// production release code and attacked (realized_gain ± SE, and the
+	// checks that fail an audit whose releases disagree with the stated
+	// likelihood); 0 turns them and the canaries off.
+	RealizedDraws int `mapstructure:"realized_draws" yaml:"realized_draws"`
+	// Canaries: canary trials for the empirical ε lower bound eps_lower
+	// (0: none).
+	Canaries int `mapstructure:"canaries" yaml:"canaries"`
+	// CalibrationRows: test rows after the audit set on which the
+	// attacker's η is checked against the labels (reliability table, ECE,
+	// Brier) and Platt-recalibrated (eadv_calibrated); fewer when the test
+	// set ends sooner, 0 for none.
+	CalibrationRows int `mapstructure:"calibration_rows" yaml:"calibration_rows"`
 }
 
 // PrivacyConfig holds release-wide settings.
@@ -157,7 +170,7 @@ func Defaults() Config {
 			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch,
 			CheckpointEvery: model.DefaultCheckpointInterval, Replicas: Replicas{}, SparseEmbedding: true},
 		Pets:    []PetConfig{{Mechanism: pets.None}},
-		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000},
+		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000, RealizedDraws: 20, Canaries: 10000, CalibrationRows: 10000},
 		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
 		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
 	}
@@ -331,6 +344,12 @@ func (c *Config) Validate() error {
 		return bad("audit.knn_rows", "must be ≥ audit.knn_k (%d), got %d", a.KNNK, a.KNNRows)
 	case a.Samples < 0:
 		return bad("audit.samples", "must be ≥ 0, got %d", a.Samples)
+	case a.RealizedDraws < 0:
+		return bad("audit.realized_draws", "must be ≥ 0, got %d", a.RealizedDraws)
+	case a.Canaries < 0:
+		return bad("audit.canaries", "must be ≥ 0, got %d", a.Canaries)
+	case a.CalibrationRows < 0:
+		return bad("audit.calibration_rows", "must be ≥ 0, got %d", a.CalibrationRows)
 	}
 	if c.Cluster.CPUsPerTask < 1 {
 		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)

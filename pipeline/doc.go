@@ -9,7 +9,9 @@
 //	Fit      simulation releases (package release) and training of every
 //	         missing run, group by group                       → []report.Run
 //	Audit    the exact Bayes attacker's advantage per setting (Section 3,
-//	         package audit), with η from the best clean model  → []report.Audit
+//	         package audit), with η from the best clean model, checked
+//	         against releases of the production sampler (release.Apply)
+//	         and η against held-out test rows                   → []report.Audit
 //	Report   summary tables (the paper's best-LR rule), figures, report.md
 //
 // Run chains them; Sweep runs one shard of Fit for a cluster array task;

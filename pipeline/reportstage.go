@@ -17,7 +17,11 @@ import (
 // are left out and counted.
 func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
 	g := Grid{Dataset: s.DatasetID, Config: s.ConfigID, Runs: runIDs(s.Runs)}
-	return writeReport(s.Cfg.Output, "labelprivacy report: "+s.Cfg.Name, &ResultSet{Runs: runs, Audits: audits, Posteriors: post},
+	var cals []report.Calibration
+	if audits != nil {
+		cals = s.calibration
+	}
+	return writeReport(s.Cfg.Output, "labelprivacy report: "+s.Cfg.Name, &ResultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
 		report.Options{InGrid: g.InGrid()}, nil, s.ev)
 }
 
@@ -29,14 +33,16 @@ type ResultSet struct {
 	Posteriors []report.Posterior
 	// Damaged are run records left out because they are not valid results.
 	Damaged []error
+	// Calibration holds the reliability tables of the audit's η.
+	Calibration []report.Calibration
 	// Grid is the directory's recorded grid (nil for sets written before
 	// grids were recorded: then every run counts).
 	Grid *Grid
 }
 
 // LoadResultSet reads a run directory: every shard's runs/*.json (else
-// runs.parquet), audit.parquet and posteriors.parquet when present, and
-// grid.json.
+// runs.parquet), audit.parquet, posteriors.parquet and calibration.parquet
+// when present, and grid.json.
 func LoadResultSet(dir string) (*ResultSet, error) {
 	st := Store{Dir: dir}
 	rs := &ResultSet{Dir: dir}
@@ -67,6 +73,13 @@ func LoadResultSet(dir string) (*ResultSet, error) {
 			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "posteriors.parquet"), err)
 		}
 	}
+	if t, err := readIfExists(filepath.Join(dir, "calibration.parquet")); err != nil {
+		return nil, err
+	} else if t != nil {
+		if rs.Calibration, err = report.ReadCalibration(t); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "calibration.parquet"), err)
+		}
+	}
 	if rs.Grid, err = st.ReadGrid(); err != nil {
 		return nil, err
 	}
@@ -90,6 +103,7 @@ func merge(sets []*ResultSet) (*ResultSet, func(string) bool) {
 		out.Runs = append(out.Runs, s.Runs...)
 		out.Audits = append(out.Audits, s.Audits...)
 		out.Posteriors = append(out.Posteriors, s.Posteriors...)
+		out.Calibration = append(out.Calibration, s.Calibration...)
 		if s.Grid == nil {
 			return out, nil // a set without a grid: every run counts
 		}
@@ -173,7 +187,7 @@ func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *com
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	md := report.Markdown{Title: title, Summary: sum}
+	md := report.Markdown{Title: title, Summary: sum, Audits: rs.Audits, Calibration: rs.Calibration}
 	if cmp != nil {
 		rows, err := report.Compare(cmp.sums[0], cmp.sums[1], report.CompareOptions{AllowMixed: cmp.allowMixed})
 		if err != nil {
@@ -207,6 +221,11 @@ func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *com
 	if err != nil {
 		return nil, err
 	}
+	afigs, err := report.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, afigs...)
 	md.Figures = figs
 	path := filepath.Join(out, "report.md")
 	if err := report.WriteMarkdown(path, md); err != nil {

@@ -12,6 +12,7 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
 	"labelprivacy/pets"
+	"labelprivacy/report"
 )
 
 // Access is how a session uses its output directory.
@@ -44,6 +45,8 @@ type Session struct {
 	ev     Events
 	lock   *flock.Lock
 	labels string // pets.LabelSource of the training labels (computed on first use)
+	// calibration is set by Audit for Report: the reliability tables of η.
+	calibration []report.Calibration
 }
 
 // Open validates cfg, takes the output lock, writes config.resolved.yaml,

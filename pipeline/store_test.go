@@ -7,27 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"labelprivacy/model"
 	"labelprivacy/pets"
 )
-
-// recEvents records warnings.
-type recEvents struct {
-	mu    sync.Mutex
-	warns []string
-}
-
-func (e *recEvents) Info(string, string) {}
-func (e *recEvents) Warn(stage, msg string) {
-	e.mu.Lock()
-	e.warns = append(e.warns, stage+": "+msg)
-	e.mu.Unlock()
-}
-func (e *recEvents) Progress(Progress)    {}
-func (e *recEvents) Error(string, string) {}
 
 // A run record that is not a finished run's — empty JSON, not JSON, another
 // run's record, a NaN AUC — is never counted as done: status counts it as
@@ -37,7 +21,7 @@ func (e *recEvents) Error(string, string) {}
 // record blocked fit, status and report.)
 func TestDamagedRecordsAreRetrained(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
-	ev := &recEvents{}
+	ev := &recorder{}
 	s, err := Open(context.Background(), c, Exclusive, ev)
 	if err != nil {
 		t.Fatal(err)

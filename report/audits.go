@@ -23,6 +23,30 @@ type Audit struct {
 	Epsilon   float64
 	EtaSource string // the attacker's prior: "clean_model(lr=0.001)", "true", "knn(k=100 rows=100000)"
 	audit.Summary
+
+	// The quality of the attacker's η, measured on CalibrationRows test rows
+	// that are neither trained on nor audited (0 rows: the η figures are
+	// NaN): EtaECE and EtaBrier of η against their labels; EAdvCalibrated
+	// the EAdv with η Platt-recalibrated on those rows (NaN for the true η).
+	CalibrationRows  int
+	EtaECE, EtaBrier float64
+	EAdvCalibrated   float64
+	// EAdvTrue is the EAdv with the synthetic data's true η when the audit
+	// used an estimate (NaN otherwise). EtaTrials counts the clean model's
+	// trials at the best learning rate; EAdvTrialMin and EAdvTrialMax are
+	// the extremes of EAdv over their η̂ (NaN with fewer than 2).
+	EAdvTrue                   float64
+	EtaTrials                  int
+	EAdvTrialMin, EAdvTrialMax float64
+}
+
+// Calibration is the reliability table of an audit's η on its calibration
+// rows (figures/calibration.png, report.md).
+type Calibration struct {
+	Dataset   string
+	ConfigID  string // η̂ and so its calibration depend on the config
+	EtaSource string
+	audit.Calibration
 }
 
 // Posterior is one audited example of a setting, kept for the scatter and
@@ -63,6 +87,21 @@ var auditColumns = []column[Audit]{
 	opt(intCol("label_draws", func(a *Audit) *int { return &a.LabelDraws })),
 	opt(strCol("se_unit", func(a *Audit) *string { return &a.SEUnit })),
 	opt(intCol("ma_count", func(a *Audit) *int64 { return &a.MACount })),
+	opt(f64Col("eadv_bound", func(a *Audit) *float64 { return &a.EAdvBound })),
+	opt(intCol("realized_draws", func(a *Audit) *int { return &a.RealizedDraws })),
+	opt(f64Col("realized_gain", func(a *Audit) *float64 { return &a.RealizedGain })),
+	opt(f64Col("realized_gain_se", func(a *Audit) *float64 { return &a.RealizedGainSE })),
+	opt(f64Col("realized_z", func(a *Audit) *float64 { return &a.RealizedZ })),
+	opt(intCol("canaries", func(a *Audit) *int { return &a.Canaries })),
+	opt(f64Col("eps_lower", func(a *Audit) *float64 { return &a.EpsLower })),
+	opt(intCol("calibration_rows", func(a *Audit) *int { return &a.CalibrationRows })),
+	opt(f64Col("eta_ece", func(a *Audit) *float64 { return &a.EtaECE })),
+	opt(f64Col("eta_brier", func(a *Audit) *float64 { return &a.EtaBrier })),
+	opt(f64Col("eadv_calibrated", func(a *Audit) *float64 { return &a.EAdvCalibrated })),
+	opt(f64Col("eadv_true", func(a *Audit) *float64 { return &a.EAdvTrue })),
+	opt(intCol("eta_trials", func(a *Audit) *int { return &a.EtaTrials })),
+	opt(f64Col("eadv_trial_min", func(a *Audit) *float64 { return &a.EAdvTrialMin })),
+	opt(f64Col("eadv_trial_max", func(a *Audit) *float64 { return &a.EAdvTrialMax })),
 	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
 }
 
@@ -70,15 +109,19 @@ var auditColumns = []column[Audit]{
 // per result in the given order: the first format's columns (setting, pet,
 // k, epsilon, eta_source, n_examples, n_dropped, eadv, eadv_se, ma_p50,
 // ma_p90, ma_p98, ma_p99, ma_max, ma_inf_frac), then dataset,
-// label_dp_epsilon, mechanism, n_bags, label_draws, se_unit, ma_count,
-// config_id.
-// ma_* may be +Inf, eadv_se NaN.
+// label_dp_epsilon, mechanism, n_bags, label_draws, se_unit, ma_count, then
+// the self-checks: eadv_bound (the ε-DP worst case), realized_draws,
+// realized_gain, realized_gain_se, realized_z (the attack through the
+// production sampler), canaries, eps_lower (the empirical ε lower bound),
+// and the quality of η: calibration_rows, eta_ece, eta_brier,
+// eadv_calibrated, eadv_true, eta_trials, eadv_trial_min, eadv_trial_max.
+// config_id. ma_* may be +Inf; eadv_se and every figure that does not apply NaN.
 func AuditTable(audits []Audit) *data.Table {
 	return toTable(audits, auditColumns, map[string]string{})
 }
 
-// ReadAudits reads AuditTable's output back (or an audit table of the first
-// format, whose missing columns read as NaN or zero).
+// ReadAudits reads AuditTable's output back (or an audit table of an
+// earlier format, whose missing columns read as NaN or zero).
 func ReadAudits(t *data.Table) ([]Audit, error) {
 	as, err := fromTable(t, "audit", auditColumns)
 	if err != nil {
@@ -117,4 +160,61 @@ func PosteriorTable(post []Posterior) *data.Table {
 // format).
 func ReadPosteriors(t *data.Table) ([]Posterior, error) {
 	return fromTable(t, "posteriors", posteriorColumns)
+}
+
+// calRow is one bin of calibration.csv.
+type calRow struct {
+	Dataset, EtaSource, ConfigID string
+	Rows                         int
+	ECE, Brier                   float64
+	Bin                          int
+	audit.CalBin
+}
+
+var calibrationColumns = []column[calRow]{
+	strCol("dataset", func(r *calRow) *string { return &r.Dataset }),
+	strCol("eta_source", func(r *calRow) *string { return &r.EtaSource }),
+	intCol("rows", func(r *calRow) *int { return &r.Rows }),
+	f64Col("ece", func(r *calRow) *float64 { return &r.ECE }),
+	f64Col("brier", func(r *calRow) *float64 { return &r.Brier }),
+	intCol("bin", func(r *calRow) *int { return &r.Bin }),
+	f64Col("lo", func(r *calRow) *float64 { return &r.Lo }),
+	f64Col("hi", func(r *calRow) *float64 { return &r.Hi }),
+	intCol("n", func(r *calRow) *int { return &r.N }),
+	f64Col("mean_eta", func(r *calRow) *float64 { return &r.MeanEta }),
+	f64Col("rate", func(r *calRow) *float64 { return &r.Rate }),
+	opt(strCol("config_id", func(r *calRow) *string { return &r.ConfigID })),
+}
+
+// CalibrationTable converts reliability tables into calibration.csv /
+// calibration.parquet: one row per bin, columns dataset, eta_source, rows,
+// ece, brier (the table's, repeated), bin, lo, hi, n, mean_eta, rate
+// (mean_eta and rate NaN for an empty bin), config_id.
+func CalibrationTable(cs []Calibration) *data.Table {
+	var rows []calRow
+	for _, c := range cs {
+		for b, cb := range c.Bins {
+			rows = append(rows, calRow{Dataset: c.Dataset, ConfigID: c.ConfigID, EtaSource: c.EtaSource, Rows: c.N, ECE: c.ECE, Brier: c.Brier, Bin: b, CalBin: cb})
+		}
+	}
+	return toTable(rows, calibrationColumns, map[string]string{})
+}
+
+// ReadCalibration reads CalibrationTable's output back: consecutive rows of
+// one (dataset, config_id, eta_source) form one table, bins in file order.
+func ReadCalibration(t *data.Table) ([]Calibration, error) {
+	rows, err := fromTable(t, "calibration", calibrationColumns)
+	if err != nil {
+		return nil, err
+	}
+	var out []Calibration
+	for _, r := range rows {
+		if n := len(out); n == 0 || out[n-1].Dataset != r.Dataset || out[n-1].ConfigID != r.ConfigID || out[n-1].EtaSource != r.EtaSource || r.Bin == 0 {
+			out = append(out, Calibration{Dataset: r.Dataset, ConfigID: r.ConfigID, EtaSource: r.EtaSource,
+				Calibration: audit.Calibration{N: r.Rows, ECE: r.ECE, Brier: r.Brier}})
+		}
+		c := &out[len(out)-1]
+		c.Bins = append(c.Bins, r.CalBin)
+	}
+	return out, nil
 }

@@ -44,7 +44,11 @@ func fullAudit() Audit {
 	return Audit{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)",
 		Summary: audit.Summary{Mechanism: "llp(k=8)", Kind: pets.LLP, K: 8, Epsilon: math.Inf(1), NExamples: 96, NDropped: 4,
 			NBags: 12, LabelDraws: 3, EAdv: 0.0193, EAdvSE: math.NaN(), SEUnit: "bag", MAP50: 0.5, MAP90: 2, MAP98: math.Inf(1),
-			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288}}
+			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288,
+			EAdvBound: math.NaN(), RealizedDraws: 20, RealizedGain: 0.0187, RealizedGainSE: 0.0009, RealizedZ: -0.4,
+			Canaries: 1200, EpsLower: 1.7},
+		CalibrationRows: 500, EtaECE: 0.021, EtaBrier: 0.18, EAdvCalibrated: 0.0171, EAdvTrue: 0.0175,
+		EtaTrials: 3, EAdvTrialMin: 0.0188, EAdvTrialMax: 0.0199}
 }
 
 func TestAuditTable(t *testing.T) {
@@ -56,7 +60,9 @@ func TestAuditTable(t *testing.T) {
 	tab := AuditTable(in)
 	want := []string{"setting", "pet", "k", "epsilon", "eta_source", "n_examples", "n_dropped", "eadv", "eadv_se",
 		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
-		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count", "config_id"}
+		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count",
+		"eadv_bound", "realized_draws", "realized_gain", "realized_gain_se", "realized_z", "canaries", "eps_lower",
+		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
@@ -81,6 +87,18 @@ func TestAuditTable(t *testing.T) {
 		t.Fatalf("first format read as %+v", g)
 	}
 
+	// The format before the self-checks (through ma_count) reads their
+	// figures as NaN and their counts as 0.
+	mid := AuditTable(in[:1])
+	mid.Columns = mid.Columns[:22]
+	if got, err = ReadAudits(mid); err != nil {
+		t.Fatal(err)
+	}
+	if g := got[0]; !math.IsNaN(g.RealizedGain) || !math.IsNaN(g.EpsLower) || !math.IsNaN(g.EtaECE) || !math.IsNaN(g.EAdvBound) ||
+		g.Canaries != 0 || g.RealizedDraws != 0 || g.EAdv != 0.0193 || g.MACount != 288 {
+		t.Fatalf("format before the self-checks read as %+v", g)
+	}
+
 	bad := AuditTable(in)
 	bad.Columns[1].Values = []string{"llp", "nope"}
 	var re *RowError
@@ -91,6 +109,40 @@ func TestAuditTable(t *testing.T) {
 	miss.Columns = miss.Columns[1:]
 	if _, err := ReadAudits(miss); !errors.Is(err, data.ErrSchema) {
 		t.Fatalf("missing setting: err %v", err)
+	}
+}
+
+// TestCalibrationTable: reliability tables round-trip through Parquet (one
+// row per bin, two tables kept apart, NaN in empty bins) and an unknown
+// column type is refused.
+func TestCalibrationTable(t *testing.T) {
+	mk := func(ds string, n int) Calibration {
+		c := Calibration{Dataset: ds, EtaSource: "clean_model(lr=0.001)",
+			Calibration: audit.Calibration{N: n, ECE: 0.02, Brier: 0.17}}
+		for b := range 10 {
+			cb := audit.CalBin{Lo: float64(b) / 10, Hi: float64(b+1) / 10, N: b * 7, MeanEta: math.NaN(), Rate: math.NaN()}
+			if cb.N > 0 {
+				cb.MeanEta, cb.Rate = cb.Lo+0.05, cb.Lo+0.03
+			}
+			c.Bins = append(c.Bins, cb)
+		}
+		return c
+	}
+	in := []Calibration{mk("sha256:aa", 315), mk("sha256:bb", 315)}
+	tab := CalibrationTable(in)
+	want := []string{"dataset", "eta_source", "rows", "ece", "brier", "bin", "lo", "hi", "n", "mean_eta", "rate", "config_id"}
+	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
+		t.Fatalf("columns %v, want %v", names, want)
+	}
+	got, err := ReadCalibration(roundTrip(t, tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalNaN(got, in) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, in)
+	}
+	if got, err := ReadCalibration(roundTrip(t, CalibrationTable(nil))); err != nil || len(got) != 0 {
+		t.Fatalf("empty table: %v, %v", got, err)
 	}
 }
 

@@ -55,10 +55,15 @@
 //     percentile of |multiplicative advantage| (Definition 3.6; a log(1+x)
 //     axis with a tick at every integer up to 5, then 10, 20, 50 …, and a
 //     position for ∞); RR one curve across ε, LLP across k, LLP+Lap and
-//     LLP+Geom one curve per k across ε;
+//     LLP+Geom one curve per k across ε; auc_vs_eadv also draws each DP
+//     setting's ε-DP worst case (audit.IEAdvBound) as a ring;
 //   - posterior_scatter: Figures 1 and 2 (top), prior vs posterior;
 //   - advantage_cdfs: Figure 2 (middle, bottom), CDFs of the per-example
 //     advantages.
+//
+// WriteAuditPlots draws the audit's self-checks: realized_vs_predicted
+// (E[adv] against the gain realized on releases of the production sampler,
+// 95% bars, y = x) and calibration (the reliability diagram of η).
 //
 // Each figure is first built as a value (panels of series, error bars,
 // reference lines, ticks, point labels, legend items) that tests inspect;

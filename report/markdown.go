@@ -31,6 +31,11 @@ type Markdown struct {
 	// AuditHint is the command that adds audit results, shown once when
 	// settings are not audited; default "train audit -c CONFIG".
 	AuditHint string
+	// Audits, when any, add the audit's self-checks (realized advantage,
+	// ε-DP worst case, empirical ε) and the quality of its η;
+	// Calibration the reliability tables of η.
+	Audits      []Audit
+	Calibration []Calibration
 }
 
 // WriteMarkdown writes report.md to path atomically: the title, the
@@ -96,6 +101,9 @@ func WriteMarkdown(path string, md Markdown) error {
 	for _, n := range md.Notes {
 		b.WriteString("\n" + n + "\n")
 	}
+
+	writeAuditChecks(&b, md.Audits)
+	writeEtaQuality(&b, md.Audits, md.Calibration)
 
 	if md.Comparison != nil {
 		na, nb := md.CompareNames[0], md.CompareNames[1]

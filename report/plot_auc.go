@@ -164,6 +164,9 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 			continue
 		}
 		pts, xs = append(pts, r), append(xs, x)
+		if b := r.EAdvBound; m == metricEAdv && r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) {
+			xs = append(xs, b)
+		}
 	}
 	if len(pts) == 0 {
 		return nil, fmt.Errorf("report: AUC vs %s: no audited setting with a test AUC: %w", m.name(), ErrNoData)
@@ -182,6 +185,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 	p.refs = append(refs, ax.sep()...)
 	var items []legendItem
 	items = append(items, refItems...)
+	worst := false
 	lastPet := pets.Kind(255)
 	for _, ck := range keys {
 		rs := byCurve[ck]
@@ -205,6 +209,22 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 			p.labels = append(p.labels, curvePointLabel(ck, r, x, i, len(rs), clr))
 		}
 		p.series = append(p.series, s)
+		if m == metricEAdv {
+			// The ε-DP worst case at each DP setting's ε (RR attains it):
+			// a ring, joined to the setting's point by a dotted line.
+			ws := &series{name: petName(ck.pet) + " ε-DP worst case", glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1, Shape: draw.RingGlyph{}}}
+			for _, r := range rs {
+				if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
+					ws.pts = append(ws.pts, xy{b, r.AUCMean})
+					p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, r.AUCMean}, {b, r.AUCMean}},
+						line: &draw.LineStyle{Color: withAlpha(clr, 160), Width: 0.8, Dashes: []vg.Length{1.5, 2}}})
+				}
+			}
+			if len(ws.pts) > 0 {
+				p.series = append(p.series, ws)
+				worst = true
+			}
+		}
 		switch ck.pet {
 		case pets.LLPLap, pets.LLPGeom:
 			if ck.pet != lastPet {
@@ -217,6 +237,10 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 			items = append(items, legendItem{text: petName(ck.pet) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
 		}
 		lastPet = ck.pet
+	}
+	if worst {
+		items = append(items, legendItem{text: "ring: the ε-DP worst case at the same ε (RR attains it)",
+			thumb: glyphThumb(draw.GlyphStyle{Color: colNote, Radius: glyphR + 1, Shape: draw.RingGlyph{}})})
 	}
 	lo, hi := aucRange(append(slices.Clone(pts), rowsOf(rows, pets.None)...))
 	p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: linTicks(lo, hi)}

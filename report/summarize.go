@@ -62,6 +62,7 @@ type Row struct {
 	EtaSource                  string  // the audit's prior ("" when not audited)
 	EAdv, EAdvSE, MAP98        float64 // NaN when not audited
 	MAInfFrac                  float64 // NaN when not audited
+	EAdvBound                  float64 // the ε-DP worst case (audit.Summary.EAdvBound); NaN when not audited or not DP
 }
 
 // Summary is Summarize's result.
@@ -154,9 +155,11 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon,
 			BestLR: b.LR, AUCMean: b.Mean, AUCSE: b.SE, NTrials: b.N,
 			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan}
+		r.EAdvBound = nan
 		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
+			r.EAdvBound = a.EAdvBound
 		}
 		s.Rows = append(s.Rows, r)
 	}
@@ -338,13 +341,14 @@ var summaryColumns = []column[Row]{
 	opt(strCol("config_id", func(r *Row) *string { return &r.ConfigID })),
 	opt(boolCol("audited", func(r *Row) *bool { return &r.Audited })),
 	opt(strCol("eta_source", func(r *Row) *string { return &r.EtaSource })),
+	opt(f64Col("eadv_bound", func(r *Row) *float64 { return &r.EAdvBound })),
 }
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one
 // row per Row, columns setting, pet, k, epsilon, label_dp_epsilon, best_lr,
 // auc_mean, auc_se (NaN with one trial), n_trials, eadv, eadv_se, ma_p98,
 // ma_inf_frac (NaN when not audited; ma_* may be +Inf), then dataset,
-// config_id, audited, eta_source. The metadata holds the merge counts as
+// config_id, audited, eta_source, eadv_bound. The metadata holds the merge counts as
 // decimal strings: report.runs_read, report.duplicate_runs,
 // report.conflicting_duplicates, report.nan_auc_runs,
 // report.out_of_grid_runs, report.conflicting_audit_rows.

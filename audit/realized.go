@@ -1,0 +1,591 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"labelprivacy/internal/mix"
+	"labelprivacy/pets"
+)
+
+// The self-checks of Run with a Sampler. The exact figures of Run come from
+// the mechanism's stated likelihood (its pets.Mechanism law, coded in
+// bag.go); a sampler that released something else (a wrong ε, wrong bags,
+// a bug in the release path) would leave them unchanged. So Run also draws
+// releases through the production code and checks them three ways, each
+// with a stated false-failure rate:
+//
+//  1. Likelihood (the guard with power). Given the labels it drew, the law
+//     of each release unit (a bag's α, an rr label) is known exactly. A
+//     release of likelihood 0 (an α·n that is not the bag's sum for llp,
+//     off the grid for llp_geom, a label outside {0,1}) fails at once.
+//     Otherwise each unit's randomized probability integral transform
+//     v = F(z⁻) + V·P(z) (V uniform; F the stated CDF of the release given
+//     the true sum or label) is exactly Uniform(0,1) and independent
+//     across units, so the mean of v−½ (variance 1/12) and of
+//     (v−½)² − 1/12 (variance 1/180) must stay within Bernstein's bound at
+//     GuardAlpha each: a rigorous false-failure rate ≤ 2·GuardAlpha. A
+//     sampler at 4ε concentrates v near ½ (llp_geom k=8 ε=1: E(v−½)² falls
+//     from 0.083 to 0.018) or shifts it (rr), far beyond the bound.
+//  2. Attack. The Bayes attacker (posterior > ½) and the prior-only
+//     attacker (η > ½) guess every released example; per unit (an rr
+//     example, an LLP bag) u = Σ(correct_bayes − correct_prior − IEAdv_i),
+//     IEAdv_i computed exactly on the bag the release made, has mean 0
+//     (Lemma A.1: E[correct_bayes − correct_prior] = IEAdv_i). RealizedZ =
+//     Σu/√Σu² over all units of the M releases (self-normalized, units
+//     independent given the partitions); |RealizedZ| > GuardZ fails the
+//     audit when there are at least GuardMinUnits units (normal tail 1.1e-9).
+//  3. ε (canary.go): the canary attack's lower bound on ε at confidence
+//     1 − GuardAlpha must not exceed the mechanism's ε.
+//
+// RealizedGain is the plain mean of the M per-release accuracy gains, the
+// number to set beside EAdv: on the audit's own partition EAdv is one
+// draw of the bag-level randomness that the realized releases average
+// over, so the two agree within √(RealizedGainSE² + EAdvSE²).
+
+// Sampler releases label vectors through the production release code (in
+// the pipeline: release.Apply with simulation noise), so that Run audits
+// what the deployed mechanism releases, not only what its likelihood says.
+// It must be safe for concurrent use.
+type Sampler interface {
+	// Release releases labels (0/1, one per audit example, in audit order)
+	// through m, its randomness (bags, noise) drawn from seed, and returns
+	// what the release shows.
+	Release(labels []uint8, m *pets.Mechanism, seed uint64) (*Released, error)
+}
+
+// Released is what a release shows, one entry per release row.
+type Released struct {
+	// Row is the audit example (index into the labels) of each row; an
+	// example appears at most once (an LLP remainder may be left out).
+	Row []int
+	// Label is rr's released label per row (nil for other kinds).
+	Label []uint8
+	// Bag and Alpha, for the LLP family: each row's bag (the rows of one
+	// bag consecutive) and its bag's released proportion α.
+	Bag   []int64
+	Alpha []float64
+}
+
+// ErrReleaseMismatch is wrapped by every *SamplerError.
+var ErrReleaseMismatch = errors.New("audit: the mechanism's releases disagree with its stated likelihood")
+
+// SamplerError reports a failed self-check of the releases made by
+// Options.Sampler: Check is "release" (a malformed or impossible release),
+// "likelihood" (the PIT test), "attack" (RealizedZ) or "epsilon" (the canary
+// bound above ε; it also wraps ErrDPViolation).
+type SamplerError struct {
+	Mechanism string
+	Check     string
+	Msg       string
+}
+
+func (e *SamplerError) Error() string {
+	return "audit: " + e.Mechanism + ": the mechanism's releases disagree with its stated likelihood: " + e.Msg
+}
+
+// Unwrap makes errors.Is(err, ErrReleaseMismatch) true, and
+// errors.Is(err, ErrDPViolation) for Check "epsilon".
+func (e *SamplerError) Unwrap() []error {
+	if e.Check == "epsilon" {
+		return []error{ErrReleaseMismatch, ErrDPViolation}
+	}
+	return []error{ErrReleaseMismatch}
+}
+
+// Thresholds of the self-checks.
+const (
+	// GuardAlpha is the false-failure rate of each rigorous check: each
+	// PIT statistic (Bernstein) and the canary ε bound (Clopper–Pearson).
+	GuardAlpha = 1e-9
+	// GuardZ is the |RealizedZ| above which the attack check fails:
+	// P(|N(0,1)| > 6.1) = 1.06e-9.
+	GuardZ = 6.1
+	// GuardMinUnits is the fewest units (rr examples, LLP bags, over all
+	// draws) for which the attack check applies (the normal approximation
+	// of a self-normalized sum of bounded terms).
+	GuardMinUnits = 1000
+	// EpsConfidence is the confidence of the reported EpsLower.
+	EpsConfidence = 0.95
+	// MaxAttackedPerRelease caps the examples whose posteriors are computed
+	// per release of the LLP family (O(k) each): with more released rows,
+	// each bag is attacked with probability MaxAttackedPerRelease/rows, a
+	// choice independent of the labels, so the gain stays unbiased; the
+	// likelihood check still covers every bag. (1M examples at k = 512
+	// would otherwise cost ~2 s per release.)
+	MaxAttackedPerRelease = 1 << 17
+)
+
+// maxAttacked is MaxAttackedPerRelease (tests lower it).
+var maxAttacked = MaxAttackedPerRelease
+
+// Stream constants of the realized releases.
+const (
+	streamRealized = 0x452821e638d01377
+	streamCanary   = 0xbe5466cf34e90c6c
+)
+
+// releaseStats is what one release adds to the checks.
+type releaseStats struct {
+	gain      int     // Σ(correct_bayes − correct_prior) over the attacked examples
+	n         int     // attacked examples
+	uSum, uSq float64 // attack-check units
+	units     int
+	pitSum    float64 // Σ(v − ½)
+	pitSq     float64 // Σ((v − ½)² − 1/12)
+	pitN      int
+	trials    []canaryTrial // canary releases: in release order
+	bad       *SamplerError
+	err       error
+}
+
+// rworker holds one goroutine's state for the realized releases.
+type rworker struct {
+	r      *runner
+	src    rand.PCG
+	rng    *rand.Rand
+	works  map[int]*bagWork // by bag size
+	labels []uint8
+	eta    []float64 // canary releases: η with the canaries at ½
+	canary []bool
+	seen   []bool
+}
+
+func (r *runner) newRWorker() *rworker {
+	n := len(r.eta)
+	w := &rworker{r: r, works: map[int]*bagWork{}, labels: make([]uint8, n), seen: make([]bool, n)}
+	w.rng = rand.New(&w.src)
+	if r.opts.Canaries > 0 {
+		w.eta, w.canary = make([]float64, n), make([]bool, n)
+	}
+	return w
+}
+
+func (w *rworker) work(size int) *bagWork {
+	b := w.works[size]
+	if b == nil {
+		eps := 0.0
+		if w.r.kind != kLLP {
+			eps = w.r.m.Params().Epsilon
+		}
+		b = newBagWork(size, eps)
+		w.works[size] = b
+	}
+	return b
+}
+
+// parallel runs fn(worker, i) for i in [0, n) on up to Workers goroutines.
+func (r *runner) parallel(ws []*rworker, n int, fn func(w *rworker, i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, w := range ws[:max(1, min(len(ws), n))] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				fn(w, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// realize runs the realized attack, the canary attack and the checks, and
+// fills the Summary's realized fields.
+func (r *runner) realize() error {
+	workers := r.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ws := make([]*rworker, workers)
+	for i := range ws {
+		ws[i] = r.newRWorker()
+	}
+	M := r.opts.Draws
+	draws := make([]releaseStats, M)
+	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, false, &draws[d]) })
+
+	var pitSum, pitSq float64
+	pitN := 0
+	s := &r.sum
+	gains := make([]float64, M)
+	var uSum, uSq float64
+	units := 0
+	for d := range draws {
+		o := &draws[d]
+		if err := r.releaseErr(o, d, "release"); err != nil {
+			return err
+		}
+		if o.n == 0 {
+			return r.mismatch("release", fmt.Sprintf("release %d shows no audit example", d))
+		}
+		gains[d] = float64(o.gain) / float64(o.n)
+		uSum, uSq, units = uSum+o.uSum, uSq+o.uSq, units+o.units
+		pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
+	}
+	s.RealizedDraws = M
+	s.RealizedGain, s.RealizedGainSE = meanSE(gains)
+	s.RealizedZ = 0
+	if uSq > 0 {
+		s.RealizedZ = uSum / math.Sqrt(uSq)
+	}
+
+	var cs canaryCounts
+	if C := r.opts.Canaries; C > 0 {
+		var trials []canaryTrial
+		for next := 0; len(trials) < C && next < MaxCanaryReleases; {
+			batch := min(len(ws), MaxCanaryReleases-next)
+			outs := make([]releaseStats, batch)
+			r.parallel(ws, batch, func(w *rworker, i int) { w.release(next+i, true, &outs[i]) })
+			for i := range outs {
+				o := &outs[i]
+				if err := r.releaseErr(o, next+i, "canary release"); err != nil {
+					return err
+				}
+				pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
+				trials = append(trials, o.trials...)
+			}
+			next += batch
+		}
+		trials = trials[:min(C, len(trials))]
+		cs = countCanaries(trials)
+		s.Canaries = len(trials)
+		s.EpsLower = cs.epsLower(1 - EpsConfidence)
+	}
+
+	// The checks, most specific first.
+	if pitN > 0 {
+		mean := pitSum / float64(pitN)
+		if h := bernsteinHalfWidth(pitN, 1.0/12, 0.5, GuardAlpha); math.Abs(mean) > h {
+			return r.mismatch("likelihood", fmt.Sprintf(
+				"the probability integral transform of %d release units given their drawn labels has mean %.4f; "+
+					"the stated law gives 0.5 ± %.4f (Bernstein, false-failure rate %g)", pitN, 0.5+mean, h, GuardAlpha))
+		}
+		spread := pitSq / float64(pitN)
+		if h := bernsteinHalfWidth(pitN, 1.0/180, 1.0/6, GuardAlpha); math.Abs(spread) > h {
+			return r.mismatch("likelihood", fmt.Sprintf(
+				"the probability integral transform of %d release units given their drawn labels has E[(v−½)²] = %.4f; "+
+					"the stated law gives 1/12 = %.4f ± %.4f (Bernstein, false-failure rate %g): the releases are %s noisy than stated",
+				pitN, 1.0/12+spread, 1.0/12, h, GuardAlpha, map[bool]string{true: "less", false: "more"}[spread < 0]))
+		}
+	}
+	if s.Canaries > 0 {
+		if g := cs.epsLower(GuardAlpha); g > r.m.Epsilon() {
+			return r.mismatch("epsilon", fmt.Sprintf(
+				"%d canary trials show ε ≥ %.3f at confidence 1 − %g (stated ε = %g; the 95%% bound is %.3f)",
+				s.Canaries, g, GuardAlpha, r.m.Epsilon(), s.EpsLower))
+		}
+	}
+	if units >= GuardMinUnits && math.Abs(s.RealizedZ) > GuardZ {
+		return r.mismatch("attack", fmt.Sprintf(
+			"over %d releases the Bayes attacker's accuracy gain is %.5f ± %.5f where the exact prediction on the "+
+				"releases' own bags gives a difference of z = %.1f (|z| > %g: nominal false-failure rate 1.1e-9)",
+			M, s.RealizedGain, s.RealizedGainSE, s.RealizedZ, GuardZ))
+	}
+	return nil
+}
+
+func (r *runner) mismatch(check, msg string) *SamplerError {
+	return &SamplerError{Mechanism: r.m.String(), Check: check, Msg: msg}
+}
+
+func (r *runner) releaseErr(o *releaseStats, i int, what string) error {
+	if o.err != nil {
+		return fmt.Errorf("audit: %s: sampler, %s %d: %w", r.m, what, i, o.err)
+	}
+	if o.bad != nil {
+		o.bad.Msg = fmt.Sprintf("%s %d: %s", what, i, o.bad.Msg)
+		return o.bad
+	}
+	return nil
+}
+
+// meanSE returns the mean and sd/√n (NaN for n < 2).
+func meanSE(v []float64) (mean, se float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	if len(v) < 2 {
+		return mean, math.NaN()
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))
+}
+
+// release draws labels (and canaries) for release number idx, has the
+// sampler release them and scans what it shows.
+func (w *rworker) release(idx int, canary bool, out *releaseStats) {
+	r := w.r
+	stream := uint64(streamRealized)
+	if canary {
+		stream = streamCanary
+	}
+	w.src.Seed(r.opts.Seed^stream, mix.SplitMix64(uint64(idx)))
+	eta := r.eta
+	if canary {
+		// rr and bot: every example is a canary; the LLP family: each with
+		// probability 1/k (about one per bag, the rest of the bag real).
+		p := 1.0
+		if r.kind >= kLLP {
+			p = 1 / float64(r.k)
+		}
+		copy(w.eta, r.eta)
+		for i := range w.canary {
+			w.canary[i] = p == 1 || w.rng.Float64() < p
+			if w.canary[i] {
+				w.eta[i] = 0.5
+			}
+		}
+		eta = w.eta
+	}
+	for i, e := range eta {
+		y := uint8(0)
+		if w.rng.Float64() < e {
+			y = 1
+		}
+		w.labels[i] = y
+	}
+	rel, err := r.opts.Sampler.Release(w.labels, r.m, w.rng.Uint64())
+	if err != nil {
+		out.err = err
+		return
+	}
+	if msg := w.checkShape(rel); msg != "" {
+		out.bad = r.mismatch("release", msg)
+		return
+	}
+	if r.kind >= kLLP {
+		w.scanBags(rel, eta, canary, out)
+	} else {
+		w.scanRows(rel, eta, canary, out)
+	}
+}
+
+// checkShape validates a release's columns and rows ("" if fine).
+func (w *rworker) checkShape(rel *Released) string {
+	if rel == nil {
+		return "the sampler returned no release"
+	}
+	n := len(rel.Row)
+	switch {
+	case w.r.kind == kRR && len(rel.Label) != n:
+		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
+	case w.r.kind >= kLLP && (len(rel.Bag) != n || len(rel.Alpha) != n):
+		return fmt.Sprintf("%d bag ids and %d proportions for %d rows", len(rel.Bag), len(rel.Alpha), n)
+	}
+	clear(w.seen)
+	for j, i := range rel.Row {
+		if i < 0 || i >= len(w.seen) {
+			return fmt.Sprintf("row %d names example %d of %d", j, i, len(w.seen))
+		}
+		if w.seen[i] {
+			return fmt.Sprintf("example %d released twice", i)
+		}
+		w.seen[i] = true
+	}
+	return ""
+}
+
+// addPIT adds a unit's randomized PIT value v = lo + V·(hi − lo).
+func (w *rworker) addPIT(out *releaseStats, lo, hi float64) {
+	v := lo + w.rng.Float64()*(hi-lo)
+	d := v - 0.5
+	out.pitSum += d
+	out.pitSq += d*d - 1.0/12
+	out.pitN++
+}
+
+// attack adds one attacked example: its prior e, label y, the likelihoods
+// of what the release shows, and its exact IEAdv; it returns the unit term
+// correct_bayes − correct_prior − IEAdv.
+func attack(out *releaseStats, e float64, y uint8, l1, l0, ie float64) float64 {
+	post := posterior(e, l1, l0)
+	c, p := 0, 0
+	if (post > 0.5) == (y == 1) {
+		c = 1
+	}
+	if (e > 0.5) == (y == 1) {
+		p = 1
+	}
+	out.gain += c - p
+	out.n++
+	return float64(c-p) - ie
+}
+
+// scanRows scans an rr or bot release: one unit per row.
+func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *releaseStats) {
+	r := w.r
+	pi := 0.5 // bot: nothing shown, l1 = l0
+	if r.kind == kRR {
+		pi = r.m.FlipProb()
+	}
+	for j, i := range rel.Row {
+		y := w.labels[i]
+		l1, l0 := 1.0, 1.0
+		if r.kind == kRR {
+			z := rel.Label[j]
+			if z > 1 {
+				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not 0/1", i, z))
+				return
+			}
+			if z == y {
+				w.addPIT(out, 0, 1-pi)
+			} else {
+				w.addPIT(out, 1-pi, 1)
+			}
+			l1, l0 = pi, 1-pi
+			if z == 1 {
+				l1, l0 = 1-pi, pi
+			}
+		}
+		if canary {
+			out.trials = append(out.trials, canaryTrial{y: y, s: logLR(l1, l0)})
+			continue
+		}
+		e := eta[i]
+		ie := 0.0
+		if r.kind == kRR {
+			ie = thm35(e, pi)
+		}
+		u := attack(out, e, y, l1, l0, ie)
+		out.uSum += u
+		out.uSq += u * u
+		out.units++
+	}
+}
+
+// scanBags scans an LLP-family release: one unit per bag, the Bayes
+// posterior of each member computed on the bag the release made.
+func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *releaseStats) {
+	r := w.r
+	done := map[int64]bool{}
+	attackP := min(1, float64(maxAttacked)/float64(max(1, len(rel.Row))))
+	for start := 0; start < len(rel.Row); {
+		id := rel.Bag[start]
+		end := start + 1
+		for end < len(rel.Row) && rel.Bag[end] == id {
+			end++
+		}
+		if done[id] {
+			out.bad = r.mismatch("release", fmt.Sprintf("the rows of bag %d are not consecutive", id))
+			return
+		}
+		done[id] = true
+		alpha := rel.Alpha[start]
+		for j := start; j < end; j++ {
+			if rel.Alpha[j] != alpha && !(math.IsNaN(alpha) && math.IsNaN(rel.Alpha[j])) {
+				out.bad = r.mismatch("release", fmt.Sprintf("bag %d shows two proportions, %v and %v", id, alpha, rel.Alpha[j]))
+				return
+			}
+		}
+		members := rel.Row[start:end]
+		start = end
+		n := len(members)
+		b := w.work(n)
+		sum := 0
+		for j, i := range members {
+			b.eta[j] = eta[i]
+			sum += int(w.labels[i])
+		}
+		t, ok := w.bagPIT(out, alpha, sum, n)
+		if !ok {
+			out.bad = r.mismatch("release", fmt.Sprintf("bag %d of %d rows whose labels sum to %d released α = %v, "+
+				"impossible under the stated law", id, n, sum, alpha))
+			return
+		}
+		if canary {
+			for j, i := range members {
+				if w.canary[i] { // the first canary of the bag: one trial per bag
+					pbPMF(b.p, b.eta)
+					b.member(r.kind, b.eta[j])
+					l1, l0 := b.likelihoods(r.kind, t)
+					out.trials = append(out.trials, canaryTrial{y: w.labels[i], s: logLR(l1, l0)})
+					break
+				}
+			}
+			continue
+		}
+		if attackP < 1 && w.rng.Float64() >= attackP {
+			continue
+		}
+		pbPMF(b.p, b.eta)
+		u := 0.0
+		for j, i := range members {
+			e := b.eta[j]
+			ie := b.member(r.kind, e)
+			l1, l0 := b.likelihoods(r.kind, t)
+			u += attack(out, e, w.labels[i], l1, l0, ie)
+		}
+		out.uSum += u
+		out.uSq += u * u
+		out.units++
+	}
+}
+
+// bagPIT checks a bag's release α against its true sum under the stated
+// law, adds its PIT value, and returns the release in units of the sum as
+// likelihoods wants it (false: likelihood 0).
+func (w *rworker) bagPIT(out *releaseStats, alpha float64, sum, n int) (float64, bool) {
+	fn := float64(n)
+	t := alpha * fn
+	if math.IsNaN(t) || math.IsInf(t, 0) {
+		return 0, false
+	}
+	switch w.r.kind {
+	case kLLP:
+		ts := math.Round(t)
+		if math.Abs(t-ts) > 1e-9*fn || int(ts) != sum {
+			return 0, false
+		}
+		w.addPIT(out, 0, 1) // a point mass: v uniform
+		return ts, true
+	case kGeom:
+		ts := math.Round(t)
+		if math.Abs(t-ts) > 1e-9*fn || ts < 0 || ts > fn {
+			return 0, false
+		}
+		eps := w.r.m.Params().Epsilon
+		// F(x) = P(sum + Z ≤ x) for the two-sided geometric Z with
+		// a = e^{−ε}: a^{−z}/(1+a) for z = x − sum < 0, 1 − a^{z+1}/(1+a)
+		// otherwise; clipping merges the tails into 0 and n.
+		cdf := func(x int) float64 {
+			z := x - sum
+			if z < 0 {
+				return math.Exp(eps*float64(z)) / (1 + math.Exp(-eps))
+			}
+			return 1 - math.Exp(-eps*float64(z+1))/(1+math.Exp(-eps))
+		}
+		rr := int(ts)
+		lo, hi := 0.0, 1.0
+		if rr > 0 {
+			lo = cdf(rr - 1)
+		}
+		if rr < n {
+			hi = cdf(rr)
+		}
+		w.addPIT(out, lo, hi)
+		return ts, true
+	default: // kLap: t = sum + Laplace(1/ε) in units of the sum
+		eps := w.r.m.Params().Epsilon
+		d := t - float64(sum)
+		v := 0.5 * math.Exp(eps*d)
+		if d >= 0 {
+			v = 1 - 0.5*math.Exp(-eps*d)
+		}
+		w.addPIT(out, v, v)
+		return t, true
+	}
+}

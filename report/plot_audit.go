@@ -1,0 +1,177 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"labelprivacy/pets"
+)
+
+// z95 is the normal quantile of the 95% intervals drawn (±1.96 SE).
+const z95 = 1.959963984540054
+
+// auditJobs are the figures of WriteAuditPlots.
+var auditJobs = []struct {
+	name, title, caption string
+	build                func(audits []Audit, cals []Calibration) (*figure, error)
+}{
+	{"realized_vs_predicted", "Predicted vs realized advantage",
+		"x: the audit's exact expected advantage E[adv] (Definition 3.1) on its own bag partition; y: the accuracy gain " +
+			"over the prior-only attacker that the Bayes attacker realized on fresh releases of the audit labels made by " +
+			"the production release code. Bars: 95% intervals (±1.96 SE). Points on y = x: the releases behave as " +
+			"the mechanism's stated likelihood says.",
+		func(a []Audit, _ []Calibration) (*figure, error) { return realizedFigure(a) }},
+	{"calibration", "Reliability of the attacker's η",
+		"The audit's η on test rows that are neither trained on nor audited, in 10 equal-width bins: x = mean η of " +
+			"the bin, y = fraction labelled 1 (±1.96 binomial SE). Points below y = x: η is too high there. The " +
+			"audit's figures are those of an attacker who believes η; eadv_calibrated repeats them with η " +
+			"Platt-recalibrated on these rows.",
+		func(_ []Audit, c []Calibration) (*figure, error) { return calibrationFigure(c) }},
+}
+
+// WriteAuditPlots writes the figures of the audit's self-checks into dir
+// (NAME.png at 120 dpi and NAME.svg) and returns them for WriteMarkdown:
+//
+//	realized_vs_predicted  E[adv] against the realized gain, 95% bars, y = x
+//	calibration            reliability diagram of η with the diagonal
+//
+// A figure with nothing to draw (no realized attack, no calibration rows)
+// is skipped. Several datasets get one panel each.
+func WriteAuditPlots(dir string, audits []Audit, cals []Calibration) ([]Figure, error) {
+	var figs []Figure
+	for _, j := range auditJobs {
+		f, err := j.build(audits, cals)
+		if errors.Is(err, ErrNoData) {
+			continue
+		}
+		if err != nil {
+			return figs, err
+		}
+		base := filepath.Join(dir, j.name)
+		if err := saveFigure(base, f); err != nil {
+			return figs, err
+		}
+		figs = append(figs, Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
+	}
+	return figs, nil
+}
+
+// realizedFigure: one panel per (dataset, config), one point per audited setting with
+// a realized gain, x = EAdv ± 1.96·EAdvSE, y = realized ± 1.96·SE, marker
+// and colour by mechanism, labelled with the setting's parameters.
+func realizedFigure(audits []Audit) (*figure, error) {
+	byDS := map[string][]Audit{}
+	for _, a := range audits {
+		if !math.IsNaN(a.RealizedGain) && !math.IsNaN(a.EAdv) && a.Pet != pets.None {
+			g := a.Dataset
+			if a.ConfigID != "" {
+				g += ", config " + a.ConfigID
+			}
+			byDS[g] = append(byDS[g], a)
+		}
+	}
+	if len(byDS) == 0 {
+		return nil, fmt.Errorf("report: realized vs predicted: no audit with a realized attack: %w", ErrNoData)
+	}
+	var panels []*panel
+	seenPet := map[pets.Kind]bool{}
+	var items []legendItem
+	for _, ds := range sortedKeys(byDS) {
+		as := byDS[ds]
+		slices.SortFunc(as, func(a, b Audit) int {
+			return settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
+		})
+		hi := 0.0
+		for _, a := range as {
+			hi = max(hi, a.EAdv+z95*finiteOr0(a.EAdvSE), a.RealizedGain+z95*finiteOr0(a.RealizedGainSE))
+		}
+		lo := 0.0
+		for _, a := range as {
+			lo = min(lo, a.RealizedGain-z95*finiteOr0(a.RealizedGainSE))
+		}
+		if !(hi > lo) {
+			hi = lo + 0.01
+		}
+		pad := 0.06 * (hi - lo)
+		p := &panel{}
+		if len(byDS) > 1 {
+			p.title = "dataset " + ds
+		}
+		p.x = axisSpec{label: "predicted: exact E[adv] of the audit (± 1.96 SE)", min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+		p.y = axisSpec{label: "realized accuracy gain over the prior (± 1.96 SE)", min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+		p.series = append(p.series, &series{name: "y = x", pts: []xy{{lo - pad, lo - pad}, {hi + pad, hi + pad}}, line: &diagStyle})
+		for _, a := range as {
+			clr := petColor(a.Pet)
+			p.series = append(p.series, &series{name: a.Setting, pts: []xy{{a.EAdv, a.RealizedGain}},
+				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)},
+				xerr:  []float64{z95 * a.EAdvSE}, yerr: []float64{z95 * a.RealizedGainSE}})
+			p.labels = append(p.labels, pointLabel{x: a.EAdv, y: a.RealizedGain, text: paramLabel(a.Pet, a.K, a.Epsilon), color: clr, prio: 1})
+			if !seenPet[a.Pet] {
+				seenPet[a.Pet] = true
+				items = append(items, legendItem{text: petName(a.Pet), thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)})})
+			}
+		}
+		panels = append(panels, p)
+	}
+	slices.SortFunc(items, func(a, b legendItem) int { return cmp.Compare(a.text, b.text) })
+	items = append([]legendItem{{text: "y = x", thumb: lineThumb(diagStyle)}}, items...)
+	cols := min(len(panels), 2)
+	return &figure{title: "Predicted vs realized advantage (releases by the production sampler)",
+		w: vg.Length(cols) * 7 * vg.Inch, cols: cols, cellH: 5.5 * vg.Inch, legend: items, panels: panels}, nil
+}
+
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// calibrationFigure: one reliability panel per table, the diagonal, each
+// non-empty bin at (mean η, rate) with ±1.96 binomial SE bars, labelled
+// with its row count.
+func calibrationFigure(cals []Calibration) (*figure, error) {
+	var panels []*panel
+	for _, c := range cals {
+		if c.N == 0 || len(c.Bins) == 0 {
+			continue
+		}
+		p := &panel{title: fmt.Sprintf("η: %s, %d rows — ECE %.4f, Brier %.4f", c.EtaSource, c.N, c.ECE, c.Brier)}
+		if len(cals) > 1 && c.Dataset != "" {
+			p.title = "dataset " + c.Dataset + ", " + p.title
+		}
+		p.x = axisSpec{label: "mean η in the bin (predicted P(y=1))", min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
+		p.y = axisSpec{label: "fraction labelled 1 (± 1.96 SE)", min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
+		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {1, 1}}, line: &diagStyle})
+		s := &series{name: "bins", line: &draw.LineStyle{Color: colLLP, Width: 1.4},
+			glyph: &draw.GlyphStyle{Color: colLLP, Radius: glyphR, Shape: draw.CircleGlyph{}}}
+		for _, b := range c.Bins {
+			if b.N == 0 {
+				continue
+			}
+			s.pts = append(s.pts, xy{b.MeanEta, b.Rate})
+			s.yerr = append(s.yerr, z95*math.Sqrt(b.Rate*(1-b.Rate)/float64(b.N)))
+			p.labels = append(p.labels, pointLabel{x: b.MeanEta, y: b.Rate, text: fmt.Sprintf("n=%d", b.N), color: colNote, prio: 2})
+		}
+		p.series = append(p.series, s)
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return nil, fmt.Errorf("report: calibration: no calibration rows: %w", ErrNoData)
+	}
+	cols := min(len(panels), 2)
+	items := []legendItem{
+		{text: "y = x: calibrated", thumb: lineThumb(diagStyle)},
+		{text: "bins of η (labels: rows per bin)", thumb: lineGlyphThumb(&draw.LineStyle{Color: colLLP, Width: 1.4},
+			draw.GlyphStyle{Color: colLLP, Radius: glyphR, Shape: draw.CircleGlyph{}})},
+	}
+	return &figure{title: "Reliability of the attacker's η on the calibration rows", w: vg.Length(cols) * 6 * vg.Inch, cols: cols,
+		cellH: 5.5 * vg.Inch, legend: items, panels: panels}, nil
+}
