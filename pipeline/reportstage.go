@@ -95,19 +95,25 @@ func readIfExists(path string) (*data.Table, error) {
 
 // merge concatenates result sets; a run counts when it is in the grid of
 // any set that recorded one (run ids are content hashes, so a run of one
-// set may belong to another's grid).
+// set may belong to another's grid). A set without a grid (written before
+// grids were recorded) makes every run count.
 func merge(sets []*ResultSet) (*ResultSet, func(string) bool) {
 	out := &ResultSet{}
 	var grids []func(string) bool
+	all := false
 	for _, s := range sets {
 		out.Runs = append(out.Runs, s.Runs...)
 		out.Audits = append(out.Audits, s.Audits...)
 		out.Posteriors = append(out.Posteriors, s.Posteriors...)
 		out.Calibration = append(out.Calibration, s.Calibration...)
 		if s.Grid == nil {
-			return out, nil // a set without a grid: every run counts
+			all = true
+			continue
 		}
 		grids = append(grids, s.Grid.InGrid())
+	}
+	if all {
+		return out, nil
 	}
 	return out, func(id string) bool {
 		for _, g := range grids {

@@ -11,6 +11,7 @@ import (
 
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/report"
 )
 
 // A run record that is not a finished run's — empty JSON, not JSON, another
@@ -124,5 +125,24 @@ func TestDegenerateDataFailsFirst(t *testing.T) {
 				t.Fatal("releases were made before the error")
 			}
 		})
+	}
+}
+
+// Merging result sets keeps every set: one without a recorded grid (an
+// older output) makes every run count, but no set after it is dropped (it
+// used to be).
+func TestMergeKeepsEverySet(t *testing.T) {
+	a := &ResultSet{Runs: []report.Run{{RunID: "a"}}}
+	b := &ResultSet{Runs: []report.Run{{RunID: "b"}}, Calibration: []report.Calibration{{Dataset: "d"}}, Grid: &Grid{Runs: []string{"b"}}}
+	for _, order := range [][]*ResultSet{{a, b}, {b, a}} {
+		rs, in := merge(order)
+		if len(rs.Runs) != 2 || len(rs.Calibration) != 1 || in != nil {
+			t.Fatalf("merged %d runs, %d calibration tables, grid filter %v", len(rs.Runs), len(rs.Calibration), in != nil)
+		}
+	}
+	c := &ResultSet{Runs: []report.Run{{RunID: "c"}}, Grid: &Grid{Runs: []string{"c"}}}
+	rs, in := merge([]*ResultSet{b, c})
+	if len(rs.Runs) != 2 || in == nil || !in("b") || !in("c") || in("x") {
+		t.Fatal("two sets with grids: the union of their grids counts")
 	}
 }
