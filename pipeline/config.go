@@ -42,6 +42,10 @@ type DataConfig struct {
 	// never labels), for training, test and audit alike. Default true; false
 	// replicates the paper exactly (it does not say whether it standardized).
 	Standardize bool `mapstructure:"standardize" yaml:"standardize"`
+	// IDColumn names the dataset files' column identifying people (read as
+	// identifiers, not a feature): the privacy ledger composes releases per
+	// id. Empty: a person is known by its feature values.
+	IDColumn string `mapstructure:"id_column" yaml:"id_column"`
 }
 
 // SynthConfig describes a synthetic dataset (data.Synth).
@@ -132,6 +136,12 @@ type PrivacyConfig struct {
 	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
 	// smaller last bag instead of dropping them.
 	KeepRemainder bool `mapstructure:"keep_remainder" yaml:"keep_remainder"`
+	// Ledger is the privacy ledger of the run's simulation releases; empty:
+	// privacy_ledger.csv in the output directory.
+	Ledger string `mapstructure:"ledger" yaml:"ledger"`
+	// Budget refuses a simulation release that would take any training row
+	// above this ε (at DeltaPrime); 0: no budget.
+	Budget float64 `mapstructure:"budget" yaml:"budget"`
 }
 
 // ClusterConfig holds the resources of emitted batch jobs.
@@ -290,8 +300,8 @@ func (c *Config) Validate() error {
 			}
 		}
 		for j, e := range p.Epsilon {
-			if !(e >= MinEpsilon) || math.IsInf(e, 0) {
-				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "must be finite and ≥ %g, got %v", MinEpsilon, e)
+			if CheckEpsilon(e) != nil {
+				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
 			}
 		}
 	}
@@ -316,6 +326,9 @@ func (c *Config) Validate() error {
 	}
 	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime < 1) {
 		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)
+	}
+	if b := c.Privacy.Budget; !(b >= 0) || math.IsInf(b, 0) {
+		return bad("privacy.budget", "must be finite and ≥ 0 (0: no budget), got %v", b)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
-	"labelprivacy/pets"
 )
 
 // Access is how a session uses its output directory.
@@ -41,9 +40,11 @@ type Session struct {
 	Runs        []*RunSpec
 	ConfigID    string
 
-	ev     Events
-	lock   *flock.Lock
-	labels string // pets.LabelSource of the training labels (computed on first use)
+	ev        Events
+	lock      *flock.Lock
+	ids       *data.IDs // the training rows' data.id_column, or nil
+	people    []uint64  // the ledger's key of each training row (personKeys)
+	peopleKey string    // the key check people were computed with
 }
 
 // Open validates cfg, takes the output lock, writes config.resolved.yaml,
@@ -84,7 +85,7 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if err != nil {
 		return nil, err
 	}
-	if s.Dataset, err = data.Load(dir); err != nil {
+	if s.Dataset, s.ids, err = data.LoadWithIDs(dir, cfg.Data.IDColumn); err != nil {
 		return nil, err
 	}
 	if s.DatasetID, err = data.DatasetIdentity(dir); err != nil {
@@ -126,14 +127,6 @@ func (s *Session) Close() error {
 // Out joins path elements under the output directory.
 func (s *Session) Out(elem ...string) string {
 	return filepath.Join(append([]string{s.Cfg.Output}, elem...)...)
-}
-
-// labelSource is the ledger's name for the training labels.
-func (s *Session) labelSource() string {
-	if s.labels == "" {
-		s.labels = pets.LabelSource(s.Train.Label)
-	}
-	return s.labels
 }
 
 // WriteResolved writes the effective config to <output>/config.resolved.yaml
