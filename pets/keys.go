@@ -163,6 +163,9 @@ func createKey(path string) (*Keys, error) {
 		return nil, fmt.Errorf("%w: crypto/rand: %v", ErrLedgerKey, err)
 	}
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLedgerKey, err)
+	}
 	tmp, err := os.CreateTemp(dir, ".ledger-key-*.tmp") // mode 0600
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrLedgerKey, err)

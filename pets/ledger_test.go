@@ -846,3 +846,27 @@ func FuzzPeopleFile(f *testing.F) {
 		}
 	})
 }
+
+// TestSortKeys: the bucketed parallel sort equals slices.Sort + Compact on
+// large inputs with duplicates and skewed top bytes.
+func TestSortKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{10, 1 << 16, 300_000} {
+		for _, skew := range []bool{false, true} {
+			keys := make([]uint64, n)
+			for i := range keys {
+				keys[i] = r.Uint64()
+				if skew {
+					keys[i] >>= 60 // few distinct top bytes, many duplicates
+				}
+				if i%7 == 0 && i > 0 {
+					keys[i] = keys[i-1]
+				}
+			}
+			want := slices.Compact(slices.Sorted(slices.Values(keys)))
+			if got := sortKeys(keys); !slices.Equal(got, want) {
+				t.Fatalf("n=%d skew=%v: %d keys, want %d", n, skew, len(got), len(want))
+			}
+		}
+	}
+}

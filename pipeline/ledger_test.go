@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,6 +198,51 @@ func TestLedgerStatement(t *testing.T) {
 		}
 		if got := LedgerStatement(st); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("statement %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// personKeys: a person known by features is the same whatever the column
+// order, and −0 is 0; a changed value, another domain (standardized) or an
+// id are other keys; ids of equal canonical bytes are one person.
+func TestPersonKeys(t *testing.T) {
+	l, err := pets.NewLedger(filepath.Join(t.TempDir(), pets.LedgerFile), 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	negZero := float32(math.Copysign(0, -1))
+	a := &data.Frame{Rows: 3, Features: []string{"x", "y"}, X: []float32{1, 2, 3, 0, 5, 6}}
+	b := &data.Frame{Rows: 3, Features: []string{"y", "x"}, X: []float32{2, 1, negZero, 3, 6, 5}}
+	c := &data.Frame{Rows: 3, Features: []string{"x", "y"}, X: []float32{1, 2, 3, 0, 5, 6.0000005}}
+	ka, kb, kc := personKeys(k, a, nil, domainRaw), personKeys(k, b, nil, domainRaw), personKeys(k, c, nil, domainRaw)
+	if !slices.Equal(ka, kb) {
+		t.Fatalf("reordered columns: %x vs %x", ka, kb)
+	}
+	if ka[2] == kc[2] || ka[0] != kc[0] {
+		t.Fatalf("a changed value: %x vs %x", ka, kc)
+	}
+	if ks := personKeys(k, a, nil, domainStandardized); ks[0] == ka[0] {
+		t.Fatal("the standardized domain matches raw rows")
+	}
+	if ka[0] == ka[1] || ka[1] == ka[2] {
+		t.Fatalf("distinct rows share keys: %x", ka)
+	}
+	// Many rows (the parallel path) give the same keys as one at a time.
+	big := &data.Frame{Rows: 20000, Features: []string{"x"}, X: make([]float32, 20000)}
+	for i := range big.X {
+		big.X[i] = float32(i % 5000)
+	}
+	kb2 := personKeys(k, big, nil, domainRaw)
+	for i := range big.Rows {
+		if kb2[i] != kb2[i%5000] {
+			t.Fatalf("row %d key differs from its equal row %d", i, i%5000)
+		}
+		if one := personKeys(k, big.Slice(i, i+1), nil, domainRaw); i%4999 == 0 && one[0] != kb2[i] {
+			t.Fatalf("row %d: parallel key differs", i)
 		}
 	}
 }

@@ -328,6 +328,13 @@ func TestPrivatizeRefuses(t *testing.T) {
 			return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "e.arrow"), "--epsilon", "1e9"}
 		}, "--epsilon"},
 		{"force never overwrites the input", func(f fixture) []string { return []string{"--in", f.in, "--out", f.in, "--force"} }, "input"},
+		{"force never overwrites a hard link to the input", func(f fixture) []string {
+			link := filepath.Join(f.outDir, "link.arrow")
+			if err := os.Link(f.looseIn, link); err != nil {
+				t.Skip("no hard links here")
+			}
+			return []string{"--in", f.looseIn, "--ledger", filepath.Join(t.TempDir(), "l.csv"), "--out", link, "--force"}
+		}, "input"},
 	}
 	hashDir := func(dir string) map[string]string {
 		m := map[string]string{}
@@ -341,12 +348,12 @@ func TestPrivatizeRefuses(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := setup(t)
+			a := tc.args(f)
 			dirs := []string{f.ds, f.loose, f.outDir}
 			var before []map[string]string
 			for _, d := range dirs {
 				before = append(before, hashDir(d))
 			}
-			a := tc.args(f)
 			args := append([]string{"privatize", "--pet", "rr"}, a...)
 			if !slices.Contains(a, "--epsilon") {
 				args = append(args, "--epsilon", "1")
