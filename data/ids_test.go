@@ -148,7 +148,7 @@ func TestReadFrameWithIDsErrors(t *testing.T) {
 		sentinel              error
 	}{
 		{"missing column", "int64", "uid", `no id column "uid"`, ErrSchema},
-		{"reserved column", "int64", ColLabel, "reserved", ErrSchema},
+		{"reserved column", "int64", ColLabel, "is a reserved column", ErrSchema},
 		{"a null id", "null", "user_id", "row 2 is null", ErrInvalid},
 		{"bool ids", "bool", "user_id", "type bool", ErrSchema},
 	} {

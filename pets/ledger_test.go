@@ -450,7 +450,7 @@ func TestLedgerRefuses(t *testing.T) {
 		{"previous format", ledgerHeaderV2 + "\n", "plain SHA-256", 1},
 		{"empty file", "", "not a privacy ledger", 1},
 		{"truncated last line", string(golden[:len(golden)-7]), "incomplete", 0},
-		{"invalid mechanism", lines[0] + lines[1] + badRow + lines[3], "mechanism", 3},
+		{"invalid mechanism", lines[0] + lines[1] + badRow + lines[3], `"rx" is not a mechanism`, 3},
 		{"unbalanced quote", lines[0] + `x,"released` + "\n", "unparsable", 2},
 		{"abort before record", lines[0] + lines[5], "aborted before", 2},
 	}

@@ -144,7 +144,7 @@ func TestCheckEpsilon(t *testing.T) {
 		eps float64
 		ok  bool
 	}{
-		{MinEpsilon, true}, {1, true}, {MaxEpsilon, true},
+		{MinEpsilon, true}, {1, true}, {MaxEpsilon, true}, {1e-6, true}, {700, true}, {701, false}, {9.9e-7, false},
 		{MinEpsilon / 2, false}, {0, false}, {-1, false}, {MaxEpsilon + 0.5, false},
 		{math.Inf(1), false}, {math.NaN(), false},
 	} {

@@ -307,34 +307,37 @@ func TestPrivatizeRefuses(t *testing.T) {
 		args func(f fixture) []string
 		want string // in the error
 	}{
-		{"out is the input", func(f fixture) []string { return []string{"--in", f.in, "--out", f.in} }, "input"},
+		{"out is the input", func(f fixture) []string { return []string{"--in", f.in, "--out", f.in} }, "is the input --in"},
 		{"out is the input by another path", func(f fixture) []string {
 			return []string{"--in", f.in, "--out", filepath.Join(f.ds, "..", filepath.Base(f.ds), data.TrainFile)}
-		}, "input"},
-		{"out is a dataset file", func(f fixture) []string { return []string{"--in", f.in, "--out", filepath.Join(f.ds, data.TestFile)} }, "dataset"},
+		}, "is the input --in"},
+		{"out is a dataset file", func(f fixture) []string { return []string{"--in", f.in, "--out", filepath.Join(f.ds, data.TestFile)} }, "is in the dataset directory"},
 		{"out is a new file in a dataset directory", func(f fixture) []string {
 			return []string{"--in", f.in, "--out", filepath.Join(f.ds, "share.arrow")}
-		}, "dataset"},
+		}, "is in the dataset directory"},
+		{"out is in another dataset directory", func(f fixture) []string {
+			return []string{"--in", f.looseIn, "--ledger", filepath.Join(t.TempDir(), "l.csv"), "--out", filepath.Join(f.ds, "share.arrow")}
+		}, "is in the dataset directory"},
 		{"out is beside the ledger", func(f fixture) []string {
 			return []string{"--in", f.looseIn, "--out", filepath.Join(f.loose, "share.arrow")}
-		}, "ledger"},
-		{"out exists", func(f fixture) []string { return []string{"--in", f.in, "--out", f.existing} }, "--force"},
-		{"parquet name", func(f fixture) []string { return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "r.parquet")} }, ".arrow"},
-		{"no extension", func(f fixture) []string { return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "r")} }, ".arrow"},
+		}, "is in the folder of the privacy ledger"},
+		{"out exists", func(f fixture) []string { return []string{"--in", f.in, "--out", f.existing} }, "never replaces a file unless --force"},
+		{"parquet name", func(f fixture) []string { return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "r.parquet")} }, "name it .arrow"},
+		{"no extension", func(f fixture) []string { return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "r")} }, "name it .arrow"},
 		{"epsilon below the config's range", func(f fixture) []string {
 			return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "e.arrow"), "--epsilon", "1e-7"}
-		}, "--epsilon"},
+		}, "--epsilon: "},
 		{"epsilon above the config's range", func(f fixture) []string {
 			return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "e.arrow"), "--epsilon", "1e9"}
-		}, "--epsilon"},
-		{"force never overwrites the input", func(f fixture) []string { return []string{"--in", f.in, "--out", f.in, "--force"} }, "input"},
+		}, "--epsilon: "},
+		{"force never overwrites the input", func(f fixture) []string { return []string{"--in", f.in, "--out", f.in, "--force"} }, "is the input --in"},
 		{"force never overwrites a hard link to the input", func(f fixture) []string {
 			link := filepath.Join(f.outDir, "link.arrow")
 			if err := os.Link(f.looseIn, link); err != nil {
 				t.Skip("no hard links here")
 			}
 			return []string{"--in", f.looseIn, "--ledger", filepath.Join(t.TempDir(), "l.csv"), "--out", link, "--force"}
-		}, "input"},
+		}, "is the input --in"},
 	}
 	hashDir := func(dir string) map[string]string {
 		m := map[string]string{}
@@ -504,5 +507,25 @@ func TestPrivatizeChild(t *testing.T) {
 			"--out", filepath.Join(out, strconv.Itoa(i)+".arrow")); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An LLP release covers only the rows in its bags: the n mod k dropped
+// rows are not charged (with --keep-remainder they are).
+func TestPrivatizeLedgerCountsCoveredRows(t *testing.T) {
+	ds := synthDir(t, 203)
+	in := filepath.Join(ds, data.TrainFile)
+	out := t.TempDir()
+	for i, extra := range [][]string{nil, {"--keep-remainder"}} {
+		args := append([]string{"privatize", "--in", in, "--pet", "llp_geom", "--k", "10", "--epsilon", "1",
+			"--out", filepath.Join(out, strconv.Itoa(i)+".arrow")}, extra...)
+		if _, err := cli(t, nil, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := ledgerRows(t, filepath.Join(ds, pets.LedgerFile))
+	if num(t, rs[0], "people") != 200 || num(t, rs[0], "rows") != 200 || num(t, rs[1], "people") != 203 ||
+		num(t, rs[1], "releases") != 2 || num(t, rs[1], "people_at_worst") != 200 {
+		t.Fatalf("rows %v", rs)
 	}
 }
