@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -635,7 +636,7 @@ func (l *Ledger) plan(st *ledgerState, r *Release) (*plan, error) {
 	// The covered people's totals with r, and without it for the budget.
 	rStep := StepOf(r.Mech)
 	var after []weighted
-	for c := range withR {
+	for _, c := range slices.Sorted(maps.Keys(withR)) { // deterministic order
 		cl := p.hdr.classes[c]
 		steps := make([]Step, 0, len(cl.hist))
 		for _, x := range cl.hist[:len(cl.hist)-1] {
@@ -643,7 +644,6 @@ func (l *Ledger) plan(st *ledgerState, r *Release) (*plan, error) {
 		}
 		after = append(after, weighted{steps: append(steps, rStep), n: cl.size})
 	}
-	slices.SortFunc(after, func(a, b weighted) int { return len(a.steps) - len(b.steps) }) // deterministic order
 	if p.worst, err = worstOf(after, l.deltaPrime); err != nil {
 		return nil, err
 	}

@@ -406,12 +406,17 @@ func idsOf(hdr *peopleHeader, c int) []string {
 	return out
 }
 
+// SortKeys sorts and deduplicates person keys in place and returns the
+// deduplicated prefix (what Ledger.Record does to Release.People; a caller
+// releasing one set of people many times may sort it once).
+func SortKeys(keys []uint64) []uint64 { return sortKeys(keys) }
+
 // sortKeys sorts and deduplicates a release's person keys in place: an
 // in-place distribution on the top byte (American flag sort), then each of
 // the 256 buckets sorted on its own, on every core (10M keys: about 0.3 s
 // on 2 cores against 0.8 s for slices.Sort).
 func sortKeys(keys []uint64) []uint64 {
-	if len(keys) < 1<<16 {
+	if len(keys) < 1<<16 || slices.IsSorted(keys) {
 		slices.Sort(keys)
 		return slices.Compact(keys)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"labelprivacy/data"
@@ -43,8 +44,23 @@ func (s *Session) personKeys(k *pets.Keys) []uint64 {
 			domain = domainStandardized
 		}
 		s.people, s.peopleKey = personKeys(k, s.Train, s.ids, domain), k.Check()
+		s.peopleAll = nil
 	}
 	return s.people
+}
+
+// releasePeople returns the person keys of a release's rows; a release of
+// every training row (rr, bot, LLP without a dropped remainder) shares one
+// sorted, deduplicated copy, which Ledger.Record leaves as it is.
+func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
+	all := s.personKeys(k)
+	if rel.Rows() != len(all) {
+		return coveredPeople(all, rel.Covered())
+	}
+	if s.peopleAll == nil {
+		s.peopleAll = pets.SortKeys(slices.Clone(all))
+	}
+	return s.peopleAll
 }
 
 // makeReleases makes (or finds) the simulation release of every
@@ -116,7 +132,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		}
 		entry := rel.Entry(path, seed)
 		entry.Input, entry.Labels, entry.KeyCheck = s.Dataset.Dir, labels, keys.Check()
-		entry.People = coveredPeople(s.personKeys(keys), rel.Covered())
+		entry.People = s.releasePeople(keys, rel)
 		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, entry)
 		if err != nil {
 			return fmt.Errorf("release %s trial %d: %w", u.s.ID, u.trial, err)

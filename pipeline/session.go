@@ -44,6 +44,7 @@ type Session struct {
 	lock      *flock.Lock
 	ids       *data.IDs // the training rows' data.id_column, or nil
 	people    []uint64  // the ledger's key of each training row (personKeys)
+	peopleAll []uint64  // people sorted and deduplicated (releasePeople)
 	peopleKey string    // the key check people were computed with
 }
 

@@ -227,10 +227,10 @@ leaves the machine.`,
 				fmt.Fprintf(stdout, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
 			}
 			e := p.Entry
-			fmt.Fprintf(stdout, ", noise %s)\nprivatize: ledger %s: the %d people released now carry at most ε = %s at δ'=%g "+
-				"(basic %s, DRV %s, PLD %s), %d of them over %d releases\n",
-				r.Noise, p.Ledger, e.People, fmtEps(e.EpsTotal), e.DeltaPrime, fmtEps(e.EpsTotalBasic), fmtEps(e.EpsTotalDRV),
-				fmtEps(e.EpsTotalPLD), e.PeopleAtWorst, e.Releases)
+			fmt.Fprintf(stdout, ", noise %s)\nprivatize: ledger %s: %d people covered; the most charged (%d) carry ε = %s "+
+				"at δ'=%g over %d releases (basic %s, DRV %s, PLD %s)\n",
+				r.Noise, p.Ledger, e.People, e.PeopleAtWorst, fmtEps(e.EpsTotal), e.DeltaPrime, e.Releases,
+				fmtEps(e.EpsTotalBasic), fmtEps(e.EpsTotalDRV), fmtEps(e.EpsTotalPLD))
 			return nil
 		},
 	}
