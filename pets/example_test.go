@@ -91,3 +91,18 @@ func ExampleLedger() {
 	// r2: worst person 3 releases, basic ε 3.5, 4 people at the worst
 	// r2 aborted: worst person 2 releases, basic ε 1.5
 }
+
+func ExampleCompose() {
+	// 40 releases of one person's label through rr(ε=0.1), at δ' = 1e-6.
+	steps := make([]pets.Step, 40)
+	for i := range steps {
+		steps[i] = pets.StepOf(pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 0.1}))
+	}
+	c, err := pets.Compose(steps, 1e-6)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("basic %.4f, DRV %.4f, PLD %.4f (+ at most %g): (%.4f, 1e-6)-label-DP\n", c.Basic, c.DRV, c.PLD, c.PLDError, c.Total)
+	// Output:
+	// basic 4.0000, DRV 3.7452, PLD 2.7754 (+ at most 0.0001): (2.7754, 1e-6)-label-DP
+}
