@@ -170,26 +170,8 @@ type Dataset struct {
 // that differs. The files' bytes are checked against meta.json's digests
 // (DatasetIdentity): a changed or swapped file is an *IdentityError.
 func Load(dir string) (*Dataset, error) {
-	m, err := ReadMeta(dir)
-	if err != nil {
-		return nil, err
-	}
-	ds := &Dataset{Dir: dir, Meta: m}
-	var splits [2]*frameReader
-	paths := [2]string{dataFile(dir, "train"), dataFile(dir, "test")}
-	for i, p := range paths {
-		if splits[i], err = readFrame(p); err != nil {
-			return nil, inFile(p, err)
-		}
-	}
-	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
-		return nil, err
-	}
-	if ds.ID, err = verifiedIdentity(dir, m); err != nil {
-		return nil, err
-	}
-	ds.Train, ds.Test = splits[0].Frame, splits[1].Frame
-	return ds, nil
+	ds, _, err := LoadWithIDs(dir, "")
+	return ds, err
 }
 
 // dataFile returns dir's file for split ("train", "test"): the .arrow file,

@@ -2,10 +2,10 @@ package pets
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"strconv"
 	"testing"
-	"time"
 )
 
 const benchRows = 10_000_000
@@ -112,32 +112,82 @@ func BenchmarkGeometric(b *testing.B) {
 	}
 }
 
-// BenchmarkLedgerRecord: one Record (lock, read and check every row,
-// compose, append, fsync) on a ledger already holding 2,200 rows (the
-// paper's Higgs grid: 220 settings × 10 trials) or 20,000 rows.
+// BenchmarkLedgerRecord: one Record of a release covering every one of n
+// people already in the ledger (their second release): the release's keys
+// sorted, two passes over the people file, the new file written, fsynced
+// and renamed, the CSV row appended. n = 100,000 by default;
+// LEDGER_BENCH_PEOPLE=10000000 gives the 10M-row figure (run it with
+// -benchtime=1x under /usr/bin/time -v for the peak RSS).
 func BenchmarkLedgerRecord(b *testing.B) {
-	for _, rows := range []int{2200, 20_000} {
-		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), LedgerFile)
-			content := []byte(ledgerHeaderLine())
-			e := LedgerEntry{Status: StatusReleased, Source: srcA, Rows: 10_500_000, Mechanism: RR, Epsilon: 1,
-				Noise: NoiseSimulation, Seed: "12345678901234567890", Path: "releases/rr_eps1/trial3.arrow",
-				SHA256: digest, Releases: 1, EpsTotalBasic: 1, EpsTotalAdvanced: 2, EpsTotal: 1, EpsTotalSeed004: 2,
-				DeltaPrime: 1e-6, Time: time.Now().UTC()}
-			for i := range rows {
-				e.ID = fmt.Sprintf("%032x", i)
-				content = append(content, e.line()...)
-			}
-			if err := os.WriteFile(path, content, 0o644); err != nil {
-				b.Fatal(err)
-			}
-			l, _ := NewLedger(path, 1e-6)
-			i := 0
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("LEDGER_BENCH_PEOPLE")); err == nil && v > 0 {
+		n = v
+	}
+	l := newTestLedger(b, 1e-6)
+	pcg := rand.NewPCG(1, 2)
+	src := rand.New(pcg)
+	keys := make([]uint64, n)
+	fill := func() {
+		for i := range keys {
+			keys[i] = src.Uint64()
+		}
+	}
+	rel := func(id string) Release {
+		return Release{ID: id, Input: "train.arrow", Labels: l.keys.Labels([]uint8{1}), Rows: n, People: keys,
+			KeyCheck: l.keys.Check(), Mech: MustNew(Params{Kind: RR, Epsilon: 1}), Noise: NoiseSecure,
+			Path: "out/r.arrow", SHA256: digest}
+	}
+	pcg.Seed(1, 2)
+	fill()
+	if _, err := l.Record(rel("first")); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		pcg.Seed(1, 2) // the same people, in a fresh random order
+		fill()
+		if _, err := l.Record(rel(fmt.Sprintf("r%d", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, _ := os.Stat(PeoplePath(l.Path()))
+	b.ReportMetric(float64(st.Size())/float64(n), "people_file_B/person")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/person")
+}
+
+// BenchmarkPersonHasher: the keyed fingerprint of one row of 28 float32
+// features (Higgs), HMAC-SHA-256.
+func BenchmarkPersonHasher(b *testing.B) {
+	k := newKeys(fixedKey)
+	h := k.NewPersonHasher()
+	x := make([]float32, 28)
+	for i := range x {
+		x[i] = float32(i) * 0.37
+	}
+	var s uint64
+	for b.Loop() {
+		x[0]++
+		s += h.Row("row", x, nil)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkCompose: the PLD composition of histories a ledger meets (the
+// cache is bypassed).
+func BenchmarkCompose(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		steps []Step
+	}{
+		{"rr40", repeat(Step{RR, 0.1}, 40)},
+		{"rr2000+rr3", append(repeat(Step{RR, 0.05}, 2000), Step{RR, 3})},
+		{"lap10", repeat(Step{LLPLap, 1}, 10)},
+		{"mixed", append(append(repeat(Step{RR, 1}, 5), repeat(Step{LLPGeom, 0.5}, 10)...), repeat(Step{LLPLap, 0.25}, 4)...)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				i++
-				if _, err := l.Record(rel(fmt.Sprintf("new%d", i), srcA, Params{Kind: RR, Epsilon: 1})); err != nil {
-					b.Fatal(err)
-				}
+				compose(tc.steps, 1e-6)
 			}
 		})
 	}

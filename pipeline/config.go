@@ -43,6 +43,10 @@ type DataConfig struct {
 	// never labels), for training, test and audit alike. Default true; false
 	// replicates the paper exactly (it does not say whether it standardized).
 	Standardize bool `mapstructure:"standardize" yaml:"standardize"`
+	// IDColumn names the dataset files' column identifying people (read as
+	// identifiers, not a feature): the privacy ledger composes releases per
+	// id. Empty: a person is known by its feature values.
+	IDColumn string `mapstructure:"id_column" yaml:"id_column"`
 }
 
 // SynthConfig describes a synthetic dataset (data.Synth).
@@ -146,6 +150,12 @@ type PrivacyConfig struct {
 	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
 	// smaller last bag instead of dropping them.
 	KeepRemainder bool `mapstructure:"keep_remainder" yaml:"keep_remainder"`
+	// Ledger is the privacy ledger of the run's simulation releases; empty:
+	// privacy_ledger.csv in the output directory.
+	Ledger string `mapstructure:"ledger" yaml:"ledger"`
+	// Budget refuses a simulation release that would take any training row
+	// above this ε (at DeltaPrime); 0: no budget.
+	Budget float64 `mapstructure:"budget" yaml:"budget"`
 }
 
 // ClusterConfig holds the resources of emitted batch jobs.
@@ -227,17 +237,8 @@ func bad(key, format string, args ...any) error {
 // it randomized response flips with probability 1/2 − ε/4 + O(ε³), its
 // debiased loss weights grow like 2/ε, and float64 arithmetic of the losses
 // and the noise loses the signal (at ε = 1e-300, π rounds to exactly 1/2).
-// The largest is pets.MaxEpsilon.
+// The largest is MaxEpsilon.
 const MinEpsilon = 1e-6
-
-// CheckEpsilon accepts a label-DP ε in [MinEpsilon, pets.MaxEpsilon]: the
-// one range of the config and of privatize.
-func CheckEpsilon(e float64) error {
-	if !(e >= MinEpsilon && e <= pets.MaxEpsilon) {
-		return fmt.Errorf("must be in [%g, %d], got %v", MinEpsilon, pets.MaxEpsilon, e)
-	}
-	return nil
-}
 
 // MaxRuns is the largest grid accepted (settings × learning rates ×
 // trials): the paper's Higgs grid is about 17,600 runs; a typo such as
@@ -320,8 +321,8 @@ func (c *Config) Validate() error {
 			}
 		}
 		for j, e := range p.Epsilon {
-			if err := CheckEpsilon(e); err != nil {
-				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%v", err)
+			if CheckEpsilon(e) != nil {
+				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
 			}
 		}
 	}
@@ -359,6 +360,9 @@ func (c *Config) Validate() error {
 	}
 	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime < 1) {
 		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)
+	}
+	if b := c.Privacy.Budget; !(b >= 0) || math.IsInf(b, 0) {
+		return bad("privacy.budget", "must be finite and ≥ 0 (0: no budget), got %v", b)
 	}
 	return nil
 }

@@ -54,6 +54,13 @@
 // config.resolved.yaml, the run records and the privacy ledger, never in a
 // release file.
 //
+// The privacy ledger composes per person (pets.Ledger). Privatize keeps it
+// beside its input (the raw data) and refuses an --out that would destroy
+// data or ship the ledger; a session keeps its simulation releases' ledger
+// in the output directory (privacy.ledger), identifying training rows by
+// data.id_column or by their features as the models see them. LedgerReport
+// states what a ledger guarantees.
+//
 // # Talking to the user
 //
 // The pipeline never prints: it reports through Events (Info lines, Warn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 
 	"labelprivacy/data"
@@ -20,13 +21,52 @@ type releaseUnit struct {
 	seed uint64
 }
 
-func (s *Session) ledgerPath() string { return s.Out(pets.LedgerFile) }
+// ledgerPath is the simulation releases' ledger: privacy.ledger, or
+// privacy_ledger.csv in the output directory (which holds their seeds and
+// never leaves the machine).
+func (s *Session) ledgerPath() string {
+	if s.Cfg.Privacy.Ledger != "" {
+		return s.Cfg.Privacy.Ledger
+	}
+	return s.Out(pets.LedgerFile)
+}
+
+// personKeys returns the ledger key of every training row (computed once
+// per key): its id (data.id_column) or its feature values as the models
+// see them (standardized when data.standardize).
+func (s *Session) personKeys(k *pets.Keys) []uint64 {
+	if s.people == nil || s.peopleKey != k.Check() {
+		domain := domainRaw
+		if s.Std != nil {
+			domain = domainStandardized
+		}
+		s.people, s.peopleKey = personKeys(k, s.Train, s.ids, domain), k.Check()
+		s.peopleAll = nil
+	}
+	return s.people
+}
+
+// releasePeople returns the person keys of a release's rows; a release of
+// every training row (rr, bot, LLP without a dropped remainder) shares one
+// sorted, deduplicated copy, which Ledger.Record leaves as it is.
+func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
+	all := s.personKeys(k)
+	if rel.Rows() != len(all) {
+		return coveredPeople(all, rel.Covered())
+	}
+	if s.peopleAll == nil {
+		s.peopleAll = pets.SortKeys(slices.Clone(all))
+	}
+	return s.peopleAll
+}
 
 // makeReleases makes (or finds) the simulation release of every
 // (setting, trial) that runs train on, once: under a lock shared by every
 // process writing to this output (sweep shards too), a release whose
-// ledger row matches its seed, its label source and its file's SHA-256 is
-// reused; any other is made and published with its ledger row.
+// ledger row matches its seed, its labels (keyed digest) and its file's
+// SHA-256 is reused; any other is made and published with its ledger row,
+// which composes it per training row (privacy.budget refuses one that
+// would take a row above it).
 func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
@@ -49,6 +89,14 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 	if err != nil {
 		return err
 	}
+	if err := ledger.SetBudget(s.Cfg.Privacy.Budget); err != nil {
+		return fmt.Errorf("privacy.budget: %w", err)
+	}
+	keys, err := ledger.Keys()
+	if err != nil {
+		return err
+	}
+	labels := keys.Labels(s.Train.Label)
 	var entries []pets.LedgerEntry
 	if _, err := os.Stat(s.ledgerPath()); err == nil {
 		if entries, err = pets.ReadLedger(s.ledgerPath()); err != nil {
@@ -67,7 +115,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 			return err
 		}
 		path, seed := u.path, u.seed
-		if ok, err := s.releaseCurrent(entries, aborted, path, seed); err != nil {
+		if ok, err := s.releaseCurrent(entries, aborted, path, seed, labels); err != nil {
 			return err
 		} else if ok {
 			reused++
@@ -78,9 +126,12 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}
-		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, rel.Entry(path, s.labelSource(), seed))
+		entry := rel.Entry(path, seed)
+		entry.Input, entry.Labels, entry.KeyCheck = s.Dataset.Dir, labels, keys.Check()
+		entry.People = s.releasePeople(keys, rel)
+		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, entry)
 		if err != nil {
-			return err
+			return fmt.Errorf("release %s: %w", path, err)
 		}
 		entries = append(entries, row)
 		wrote++
@@ -91,17 +142,17 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 	return nil
 }
 
-// releaseCurrent reports whether path holds the simulation release of this
-// dataset's labels made with seed: its ledger row is there, not aborted,
-// and the file's bytes are the ones recorded.
-func (s *Session) releaseCurrent(entries []pets.LedgerEntry, aborted map[string]bool, path string, seed uint64) (bool, error) {
+// releaseCurrent reports whether path holds the simulation release of
+// these labels (their keyed digest) made with seed: its ledger row is
+// there, not aborted, and the file's bytes are the ones recorded.
+func (s *Session) releaseCurrent(entries []pets.LedgerEntry, aborted map[string]bool, path string, seed uint64, labels string) (bool, error) {
 	want := strconv.FormatUint(seed, 10)
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		if e.Path != path || e.Status != pets.StatusReleased || aborted[e.ID] {
 			continue
 		}
-		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Source != s.labelSource() {
+		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Labels != labels {
 			return false, nil
 		}
 		sum, err := data.FileSHA256(path)

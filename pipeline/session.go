@@ -11,7 +11,6 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
-	"labelprivacy/pets"
 	"labelprivacy/report"
 )
 
@@ -42,9 +41,12 @@ type Session struct {
 	Runs        []*RunSpec
 	ConfigID    string
 
-	ev     Events
-	lock   *flock.Lock
-	labels string // pets.LabelSource of the training labels (computed on first use)
+	ev        Events
+	lock      *flock.Lock
+	ids       *data.IDs // the training rows' data.id_column, or nil
+	people    []uint64  // the ledger's key of each training row (personKeys)
+	peopleAll []uint64  // people sorted and deduplicated (releasePeople)
+	peopleKey string    // the key check people were computed with
 	// calibration is set by Audit for Report: the reliability tables of η.
 	calibration []report.Calibration
 }
@@ -84,7 +86,7 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if err != nil {
 		return nil, err
 	}
-	if s.Dataset, err = data.Load(dir); err != nil {
+	if s.Dataset, s.ids, err = data.LoadWithIDs(dir, cfg.Data.IDColumn); err != nil {
 		return nil, err
 	}
 	s.DatasetID = s.Dataset.ID
@@ -135,14 +137,6 @@ func (s *Session) Close() error {
 // Out joins path elements under the output directory.
 func (s *Session) Out(elem ...string) string {
 	return filepath.Join(append([]string{s.Cfg.Output}, elem...)...)
-}
-
-// labelSource is the ledger's name for the training labels.
-func (s *Session) labelSource() string {
-	if s.labels == "" {
-		s.labels = pets.LabelSource(s.Train.Label)
-	}
-	return s.labels
 }
 
 // MinTestPerClass is how many test rows of each class a dataset needs: the

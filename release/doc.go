@@ -29,8 +29,8 @@
 //     a few bytes per row each.
 //
 // Publish writes ahead: the file is written under a temporary name, its
-// ledger row (with the file's SHA-256 and the running ε totals of its label
-// source) is appended, and only then is the file renamed into place; a
+// ledger row (with the file's SHA-256 and the totals of the people it
+// covers, Covered) is appended, and only then is the file renamed into place; a
 // rename that fails marks the row aborted. A release is therefore never
 // published without its ledger row.
 package release

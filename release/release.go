@@ -230,10 +230,16 @@ func (r *Release) Meta() map[string]string {
 	return md
 }
 
-// Entry is the ledger record of publishing r at path; source is
-// pets.LabelSource of the released labels.
-func (r *Release) Entry(path, source string, seed uint64) pets.Release {
-	e := pets.Release{ID: newID(), Source: source, Rows: r.Rows(), Mech: r.Mech, Noise: r.Noise, Path: path}
+// Covered returns the input row of each release row: the rows (people) the
+// release covers, in release order (an LLP remainder that was dropped is
+// not covered). The slice is shared: do not modify it.
+func (r *Release) Covered() []int { return r.rows }
+
+// Entry is the ledger record of publishing r at path; the caller adds the
+// ledger's identities of the labels and of the people covered (Input,
+// Labels, People, KeyCheck).
+func (r *Release) Entry(path string, seed uint64) pets.Release {
+	e := pets.Release{ID: newID(), Rows: r.Rows(), Mech: r.Mech, Noise: r.Noise, Path: path}
 	if r.Noise != pets.NoiseSecure {
 		e.Seed = strconv.FormatUint(seed, 10)
 	}

@@ -62,7 +62,7 @@ func ship(t *testing.T, f *data.Frame, m *pets.Mechanism, o Options) (path strin
 		t.Fatal(err)
 	}
 	path = filepath.Join(t.TempDir(), "r.arrow")
-	if _, err := Publish(path, out, rel.Meta(), &memLedger{}, rel.Entry(path, "sha256:x", o.Seed)); err != nil {
+	if _, err := Publish(path, out, rel.Meta(), &memLedger{}, rel.Entry(path, o.Seed)); err != nil {
 		t.Fatal(err)
 	}
 	b, err = os.ReadFile(path)
@@ -298,7 +298,7 @@ func TestPublishWriteAhead(t *testing.T) {
 	path := filepath.Join(dir, "r.arrow")
 
 	l := &memLedger{refuse: errors.New("disk full")}
-	if _, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, "sha256:x", 0)); err == nil {
+	if _, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0)); err == nil {
 		t.Fatal("a refusing ledger: no error")
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -306,7 +306,7 @@ func TestPublishWriteAhead(t *testing.T) {
 	}
 
 	l = &memLedger{}
-	row, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, "sha256:x", 0))
+	row, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestPublishWriteAhead(t *testing.T) {
 	blocked := filepath.Join(dir, "blocked")
 	os.MkdirAll(filepath.Join(blocked, "x"), 0o755) // a non-empty directory: rename onto it fails
 	l = &memLedger{}
-	if _, err := Publish(blocked, frame, rel.Meta(), l, rel.Entry(blocked, "sha256:x", 0)); err == nil || !strings.Contains(err.Error(), "aborted") {
+	if _, err := Publish(blocked, frame, rel.Meta(), l, rel.Entry(blocked, 0)); err == nil || !strings.Contains(err.Error(), "aborted") {
 		t.Fatalf("failed rename: err = %v", err)
 	}
 	if len(l.rows) != 2 || l.rows[1].Status != pets.StatusAborted || l.rows[1].ID != l.rows[0].ID {

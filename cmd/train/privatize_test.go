@@ -23,9 +23,9 @@ func synthDir(t *testing.T, rows int) string {
 }
 
 // `train privatize` draws from crypto/rand by default (two calls, different
-// bytes, no seed in the file), warns on --seed, and its ledger composes
-// every release of the same labels: the issue's five ε-DP releases of one
-// label column (rr 1, llp_geom 8/1, llp_lap 8/1, rr 0.5, rr 1) total 4.5,
+// bytes, no seed in the file), warns on --seed, and its ledger (beside the
+// input) composes every release of the same people: two rr(1), then five
+// ε-DP releases (rr 1, llp_geom 8/1, llp_lap 8/1, rr 0.5, rr 1) total 6.5,
 // and a non-DP llp release makes the total infinite.
 func TestCLIPrivatizeLedger(t *testing.T) {
 	in := filepath.Join(synthDir(t, 200), data.TrainFile)
@@ -70,21 +70,22 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 			t.Fatalf("release %d (seeded %v): stderr %q", i, seeded, stderr.String())
 		}
 	}
-	entries, err := pets.ReadLedger(filepath.Join(ledger, pets.LedgerFile))
+	ledgerFile := filepath.Join(filepath.Dir(in), pets.LedgerFile)
+	entries, err := pets.ReadLedger(ledgerFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	last := entries[len(entries)-1]
-	if len(entries) != 5 || last.Releases != 5 || math.Abs(last.EpsTotalBasic-4.5) > 1e-12 || last.Rows != 200 {
-		t.Fatalf("ledger after 5 releases: %+v", last)
+	if len(entries) != 7 || last.Releases != 7 || math.Abs(last.EpsTotalBasic-6.5) > 1e-12 || last.Rows != 200 {
+		t.Fatalf("ledger after 7 releases: %+v", last)
 	}
-	if entries[3].Seed != "7" || entries[0].Seed != "" {
-		t.Fatalf("seeds in the ledger: %q, %q", entries[3].Seed, entries[0].Seed)
+	if entries[5].Seed != "7" || entries[2].Seed != "" {
+		t.Fatalf("seeds in the ledger: %q, %q", entries[5].Seed, entries[2].Seed)
 	}
 	if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "llp", "--k", "8", "--out", filepath.Join(ledger, "llp.arrow")); err != nil {
 		t.Fatal(err)
 	}
-	entries, _ = pets.ReadLedger(filepath.Join(ledger, pets.LedgerFile))
+	entries, _ = pets.ReadLedger(ledgerFile)
 	if e := entries[len(entries)-1]; !math.IsInf(e.EpsTotalBasic, 1) {
 		t.Fatalf("after a non-DP release the basic total is %v, want +Inf", e.EpsTotalBasic)
 	}

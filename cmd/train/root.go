@@ -55,7 +55,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.Run),
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.FitAll),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.AuditAll),
-		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newReportCmd(ev),
+		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newLedgerCmd(stdout), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.Version) }},
@@ -193,9 +193,18 @@ func newPrivatizeCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Release a dataset's labels through a PET into a new Arrow file meant to leave the machine",
 		Long: `privatize releases the labels of --in through one mechanism and writes --out: the
 features and the release (label_rr; or bag_id, alpha and, for llp_geom, alpha_debiased), rows
-in a random order, never the raw label, a seed or a hash of the labels. Bags and noise come
-from crypto/rand. The release is recorded, before it is renamed into place, in
-privacy_ledger.csv next to --out, with the running ε totals of every release of these labels.
+in a random order, never the raw label, an id column, a seed or a hash of the labels. Bags and
+noise come from crypto/rand. Nothing but the release file is written to --out's folder.
+
+The release is recorded, before it is renamed into place, in the privacy ledger: by default
+privacy_ledger.csv beside --in (with its key, privacy_ledger.key, and its people file); --ledger
+names another. The ledger composes per person: a person is a row, known by --id-column when the
+data has one, else by its feature values, so copies of the same people in another order, a
+subset or another folder compose. --budget E refuses, before writing anything, a release that
+would take anyone above ε = E.
+
+privatize never destroys: it refuses an --out that is --in, lies in a dataset directory or in
+the ledger's folder, is not named .arrow (.feather, .ipc), or exists (unless --force).
 
 --seed S makes the release reproducible instead: anyone who learns or guesses S (and has this
 program) can regenerate the noise and undo it. Use it for experiments, never for data that
@@ -220,8 +229,11 @@ leaves the machine.`,
 			if kind.IsLLP() {
 				fmt.Fprintf(stdout, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
 			}
-			fmt.Fprintf(stdout, ", noise %s)\nprivatize: ledger %s: release %d of these labels, ε total %s (basic %s, advanced %s at δ'=%g)\n",
-				r.Noise, p.Ledger, p.Entry.Releases, fmtEps(p.Entry.EpsTotal), fmtEps(p.Entry.EpsTotalBasic), fmtEps(p.Entry.EpsTotalAdvanced), p.Entry.DeltaPrime)
+			e := p.Entry
+			fmt.Fprintf(stdout, ", noise %s)\nprivatize: ledger %s: %d people covered; the most charged (%d) carry ε = %s "+
+				"at δ'=%g over %d releases (basic %s, DRV %s, PLD %s)\n",
+				r.Noise, p.Ledger, e.People, e.PeopleAtWorst, fmtEps(e.EpsTotal), e.DeltaPrime, e.Releases,
+				fmtEps(e.EpsTotalBasic), fmtEps(e.EpsTotalDRV), fmtEps(e.EpsTotalPLD))
 			return nil
 		},
 	}
@@ -235,7 +247,11 @@ leaves the machine.`,
 	f.BoolVar(&secure, "secure", true, "crypto/rand noise (the default; kept for compatibility)")
 	f.MarkHidden("secure")
 	f.BoolVar(&o.KeepRemainder, "keep-remainder", false, "keep the n mod k leftover rows as a smaller last bag (default: drop and count)")
-	f.Float64Var(&o.DeltaPrime, "delta-prime", 1e-6, "δ' of the advanced composition bound in the ledger")
+	f.Float64Var(&o.DeltaPrime, "delta-prime", 1e-6, "δ' of the ledger's (ε, δ') totals")
+	f.StringVar(&o.Ledger, "ledger", "", "privacy ledger file (default: privacy_ledger.csv beside --in)")
+	f.StringVar(&o.IDColumn, "id-column", "", "column of --in identifying people (not a feature, never shipped; default: people known by their features)")
+	f.Float64Var(&o.Budget, "budget", 0, "refuse a release that would take anyone above this ε (0: no budget)")
+	f.BoolVar(&o.Force, "force", false, "replace an existing --out (never --in, a dataset file or a file beside the ledger)")
 	for _, name := range []string{"in", "out", "pet"} {
 		cmd.MarkFlagRequired(name)
 	}
@@ -253,6 +269,29 @@ func privatizeFlagError(err error) error {
 		return fmt.Errorf("--pet: %w", err)
 	}
 	return err
+}
+
+func newLedgerCmd(stdout io.Writer) *cobra.Command {
+	var delta float64
+	cmd := &cobra.Command{
+		Use:   "ledger [PATH]",
+		Short: "What a privacy ledger guarantees each person: totals per history class, and in words",
+		Long: `ledger reads a privacy ledger (a file, or a directory holding privacy_ledger.csv; default the
+current directory) with its key and people file, and prints each person-history class (people,
+releases, every bound: basic, DRV, DRV with the quadratic mean, PLD) and one statement of the
+guarantee every person has.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "."
+			if len(args) == 1 {
+				path = args[0]
+			}
+			_, err := pipeline.LedgerReport(stdout, path, delta)
+			return err
+		},
+	}
+	cmd.Flags().Float64Var(&delta, "delta-prime", 0, "δ' of the (ε, δ') totals (default: the ledger's last row's)")
+	return cmd
 }
 
 func newReportCmd(ev *cliEvents) *cobra.Command {

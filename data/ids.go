@@ -1,0 +1,277 @@
+package data
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// IDs is an identifier column: one identifier per row, read as canonical
+// bytes so that the same identifier gives the same bytes whatever the
+// column's type: integers of any width or signedness, and floats holding
+// whole numbers (pandas writes an integer column with gaps as float64), in
+// decimal; other floats in their shortest form; strings and binary as their
+// bytes. So 42 (int32), 42 (uint64), 42.0 (float64) and "42" (string) are
+// one identifier, "042" another.
+type IDs struct {
+	Column string
+	ints   []int64 // integer columns
+	uints  []uint64
+	strs   []byte  // string, binary and non-integral float columns, concatenated
+	off    []int64 // their offsets, len Len()+1
+	kind   idKind
+}
+
+type idKind uint8
+
+const (
+	idInt idKind = iota + 1
+	idUint
+	idBytes
+)
+
+// Len is the number of rows.
+func (d *IDs) Len() int {
+	switch d.kind {
+	case idInt:
+		return len(d.ints)
+	case idUint:
+		return len(d.uints)
+	}
+	return max(len(d.off)-1, 0)
+}
+
+// Append appends row i's identifier, as canonical bytes, to dst.
+func (d *IDs) Append(dst []byte, i int) []byte {
+	switch d.kind {
+	case idInt:
+		return strconv.AppendInt(dst, d.ints[i], 10)
+	case idUint:
+		return strconv.AppendUint(dst, d.uints[i], 10)
+	}
+	return append(dst, d.strs[d.off[i]:d.off[i+1]]...)
+}
+
+// appendArrow appends a record batch's id column.
+func (d *IDs) appendArrow(col arrow.Array) error {
+	if n := col.NullN(); n > 0 {
+		for i := range col.Len() {
+			if col.IsNull(i) {
+				return fmt.Errorf("%w: id column %q row %d is null (every row needs an identifier)", ErrInvalid, d.Column, d.Len()+i)
+			}
+		}
+	}
+	bytesCol := func(get func(i int) []byte) {
+		if d.off == nil {
+			d.off = []int64{0}
+		}
+		for i := range col.Len() {
+			d.strs = append(d.strs, get(i)...)
+			d.off = append(d.off, int64(len(d.strs)))
+		}
+	}
+	switch a := col.(type) {
+	case *array.Int64:
+		d.kind, d.ints = idInt, append(d.ints, a.Int64Values()...)
+	case *array.Int32:
+		d.kind, d.ints = idInt, widen(d.ints, a.Int32Values())
+	case *array.Int16:
+		d.kind, d.ints = idInt, widen(d.ints, a.Int16Values())
+	case *array.Int8:
+		d.kind, d.ints = idInt, widen(d.ints, a.Int8Values())
+	case *array.Uint32:
+		d.kind, d.ints = idInt, widen(d.ints, a.Uint32Values())
+	case *array.Uint16:
+		d.kind, d.ints = idInt, widen(d.ints, a.Uint16Values())
+	case *array.Uint8:
+		d.kind, d.ints = idInt, widen(d.ints, a.Uint8Values())
+	case *array.Uint64:
+		d.kind = idUint
+		d.uints = append(d.uints, a.Uint64Values()...)
+	case *array.Float64, *array.Float32:
+		d.kind = idBytes
+		var buf []byte
+		bytesCol(func(i int) []byte {
+			var v float64
+			if f, ok := a.(*array.Float64); ok {
+				v = f.Value(i)
+			} else {
+				v = float64(a.(*array.Float32).Value(i))
+			}
+			buf = buf[:0]
+			if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
+				return strconv.AppendInt(buf, int64(v), 10)
+			}
+			return strconv.AppendFloat(buf, v, 'g', -1, 64)
+		})
+	case *array.String:
+		d.kind = idBytes
+		bytesCol(func(i int) []byte { return []byte(a.Value(i)) })
+	case *array.LargeString:
+		d.kind = idBytes
+		bytesCol(func(i int) []byte { return []byte(a.Value(i)) })
+	case *array.Binary:
+		d.kind = idBytes
+		bytesCol(a.Value)
+	case *array.LargeBinary:
+		d.kind = idBytes
+		bytesCol(a.Value)
+	default:
+		return fmt.Errorf("%w: id column %q has type %s, want an integer, float, string or binary", ErrSchema, d.Column, col.DataType())
+	}
+	return nil
+}
+
+func widen[T int8 | int16 | int32 | uint8 | uint16 | uint32](dst []int64, src []T) []int64 {
+	for _, v := range src {
+		dst = append(dst, int64(v))
+	}
+	return dst
+}
+
+// idTypeOK reports whether an id column of type t can be read.
+func idTypeOK(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		return true
+	}
+	return false
+}
+
+// ReadFrameWithIDs reads an Arrow IPC or Parquet file like ReadFrame,
+// except that column idCol holds identifiers (of people, for the privacy
+// ledger), not a feature: it is returned as IDs and is absent from the
+// frame (so a release never ships it). An empty idCol reads like ReadFrame
+// and returns nil IDs. Errors name the file; a missing id column lists the
+// file's columns.
+func ReadFrameWithIDs(path, idCol string) (*Frame, *IDs, error) {
+	if idCol == "" {
+		f, err := ReadFrame(path)
+		return f, nil, err
+	}
+	fr, ids, err := readFrameIDs(path, idCol, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("data: %s: %w", path, err)
+	}
+	return fr.Frame, ids, nil
+}
+
+// readFrameIDs reads path with column idCol split off; when it is absent
+// and !required, the file is read as it is (nil IDs).
+func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs, err error) {
+	defer recoverCorrupt(&err)
+	var rr recordReader
+	if isParquet(path) {
+		rr, err = openParquet(path)
+	} else {
+		rr, err = openIPC(path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rr.Close()
+	schema := rr.Schema()
+	at := schema.FieldIndices(idCol)
+	switch {
+	case len(at) == 0 && !required:
+		at = []int{-1}
+	case len(at) == 0:
+		var names []string
+		for _, f := range schema.Fields() {
+			names = append(names, f.Name)
+		}
+		return nil, nil, fmt.Errorf("%w: no id column %q (columns: %q)", ErrSchema, idCol, names)
+	case len(at) > 1:
+		return nil, nil, fmt.Errorf("%w: duplicate column %q", ErrSchema, idCol)
+	case columnNamed(idCol) != nil || idCol == ColIndices:
+		return nil, nil, fmt.Errorf("%w: %q is a reserved column, not an id column", ErrSchema, idCol)
+	case !idTypeOK(schema.Field(at[0]).Type):
+		return nil, nil, fmt.Errorf("%w: id column %q has type %s, want an integer, float, string or binary",
+			ErrSchema, idCol, schema.Field(at[0]).Type)
+	}
+	idx := at[0]
+	var fields []arrow.Field
+	for i, f := range schema.Fields() {
+		if i != idx {
+			fields = append(fields, f)
+		}
+	}
+	md := schema.Metadata()
+	proj := arrow.NewSchema(fields, &md)
+	if fr, err = newFrameFor(proj); err != nil {
+		return nil, nil, err
+	}
+	if idx >= 0 {
+		ids = &IDs{Column: idCol}
+	}
+	for i := 0; ; i++ {
+		rec, err := rr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil, corrupt(fmt.Errorf("record batch %d: %w", i, err))
+		}
+		if int(rec.NumCols()) != len(schema.Fields()) {
+			return nil, nil, fmt.Errorf("%w: record batch %d has %d columns, schema %d", ErrCorrupt, i, rec.NumCols(), len(schema.Fields()))
+		}
+		cols := rec.Columns()
+		if idx >= 0 {
+			if cols[idx].Len() != int(rec.NumRows()) {
+				return nil, nil, fmt.Errorf("%w: id column %q has %d values in a record batch of %d rows", ErrCorrupt, idCol, cols[idx].Len(), rec.NumRows())
+			}
+			if err := ids.appendArrow(cols[idx]); err != nil {
+				return nil, nil, fmt.Errorf("record batch %d: %w", i, err)
+			}
+			cols = append(cols[:idx:idx], cols[idx+1:]...)
+		}
+		p := array.NewRecordBatch(proj, cols, rec.NumRows())
+		err = fr.appendRecord(p)
+		p.Release()
+		if err != nil {
+			return nil, nil, fmt.Errorf("record batch %d: %w", i, err)
+		}
+	}
+	return fr, ids, fr.Validate()
+}
+
+// LoadWithIDs is Load for a dataset whose files carry an id column: the
+// column is split off both files (the test file may lack it) and the
+// training rows' identifiers returned. An empty idCol is Load.
+func LoadWithIDs(dir, idCol string) (*Dataset, *IDs, error) {
+	m, err := ReadMeta(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := [2]string{dataFile(dir, "train"), dataFile(dir, "test")}
+	var splits [2]*frameReader
+	var ids *IDs
+	for i, p := range paths {
+		if idCol == "" {
+			splits[i], err = readFrame(p)
+		} else {
+			var got *IDs
+			splits[i], got, err = readFrameIDs(p, idCol, i == 0)
+			if i == 0 {
+				ids = got
+			}
+		}
+		if err != nil {
+			return nil, nil, inFile(p, err)
+		}
+	}
+	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
+		return nil, nil, err
+	}
+	ds := &Dataset{Dir: dir, Meta: m, Train: splits[0].Frame, Test: splits[1].Frame}
+	if ds.ID, err = verifiedIdentity(dir, m); err != nil {
+		return nil, nil, err
+	}
+	return ds, ids, nil
+}

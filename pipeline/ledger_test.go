@@ -1,0 +1,248 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"labelprivacy/data"
+	"labelprivacy/pets"
+)
+
+// The simulation releases of a fit compose per training row in the
+// output directory's ledger: testConfig's 3 releasing settings × 2 trials
+// at ε = 1 cover every one of the 600 rows 6 times (k = 4 and 8 divide 600).
+// With privacy.ledger elsewhere the ledger (and its key and people file)
+// lives there, and a rerun still reuses every release.
+func TestSimulationLedgerPerRow(t *testing.T) {
+	for _, elsewhere := range []bool{false, true} {
+		c := testConfig(filepath.Join(t.TempDir(), "out"))
+		if elsewhere {
+			c.Privacy.Ledger = filepath.Join(t.TempDir(), "sims.csv")
+		}
+		s := openTest(t, c)
+		if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+			t.Fatal(err)
+		}
+		want := s.Out(pets.LedgerFile)
+		if elsewhere {
+			want = c.Privacy.Ledger
+		}
+		st, err := pets.ReadLedgerState(want, 1e-6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Rows) != 6 || st.People != 600 || len(st.Classes) != 1 || st.Classes[0].Comp.Basic != 6 {
+			t.Fatalf("ledger %s: %d rows, %d people, classes %+v", want, len(st.Rows), st.People, st.Classes)
+		}
+		if _, err := os.Stat(pets.KeyPath(want)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+			t.Fatal(err)
+		}
+		if rows, _ := pets.ReadLedger(want); len(rows) != 6 {
+			t.Fatalf("a rerun added ledger rows: %d", len(rows))
+		}
+	}
+}
+
+// privacy.budget refuses the simulation release that would take the rows
+// above it: 6 releases at ε = 1 against a budget of 3.5 stop at the fourth,
+// which is neither written nor recorded.
+func TestSimulationBudget(t *testing.T) {
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	c.Privacy.Budget = 3.5
+	s := openTest(t, c)
+	_, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}})
+	if !errors.Is(err, pets.ErrBudget) || !strings.Contains(err.Error(), "600 people") {
+		t.Fatalf("fit: %v, want a budget refusal naming 600 people", err)
+	}
+	if rows, _ := pets.ReadLedger(s.ledgerPath()); len(rows) != 3 {
+		t.Fatalf("%d ledger rows, want the 3 within the budget", len(rows))
+	}
+}
+
+// data.id_column: a dataset whose train file carries a string id column
+// (here two rows per id) loads with the column split off (not a feature),
+// and its simulation releases compose per id: 300 people.
+func TestSessionIDColumn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ds")
+	if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthLogistic, Rows: 600, TestRows: 200,
+		Features: 4, Seed: 5, Out: dir}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both splits as pandas would write them (Parquet, int64 label, float64
+	// features); only the train file carries the ids.
+	write := func(f *data.Frame, name string, uid []string) {
+		cols := []data.Column{{Name: data.ColLabel, Values: widenLabels(f.Label)}}
+		if uid != nil {
+			cols = append(cols, data.Column{Name: "uid", Values: uid})
+		}
+		for j, name := range f.Features {
+			v := make([]float64, f.Rows)
+			for i := range v {
+				v[i] = float64(f.X[i*f.Dim()+j])
+			}
+			cols = append(cols, data.Column{Name: name, Values: v})
+		}
+		if err := (&data.Table{Columns: cols}).WriteParquet(filepath.Join(dir, name+".parquet")); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, name+".arrow"))
+	}
+	uid := make([]string, ds.Train.Rows)
+	for i := range uid {
+		uid[i] = "user-" + strconv.Itoa(i/2)
+	}
+	write(ds.Train, "train", uid)
+	write(ds.Test, "test", nil)
+	m, err := data.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TrainSHA256, m.TestSHA256, m.ContentSHA256 = "", "", "" // the train file changed
+	if err := data.WriteMeta(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	c.Data.Path, c.Data.IDColumn = dir, "uid"
+	s := openTest(t, c)
+	if s.Train.Dim() != 4 || s.ids == nil || s.ids.Len() != 600 {
+		t.Fatalf("session: %d features, ids %v", s.Train.Dim(), s.ids)
+	}
+	if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := pets.ReadLedgerState(s.ledgerPath(), 1e-6)
+	if err != nil || st.People != 300 {
+		t.Fatalf("%v people (%v), want 300 ids", st.People, err)
+	}
+}
+
+func widenLabels(l []uint8) []int64 {
+	out := make([]int64, len(l))
+	for i, v := range l {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// CheckEpsilon is the one ε range of the config and privatize.
+func TestCheckEpsilon(t *testing.T) {
+	for _, tc := range []struct {
+		eps float64
+		ok  bool
+	}{
+		{MinEpsilon, true}, {1, true}, {MaxEpsilon, true}, {1e-6, true}, {100, true}, {100.01, false}, {700, false}, {9.9e-7, false},
+		{MinEpsilon / 2, false}, {0, false}, {-1, false}, {MaxEpsilon + 0.5, false},
+		{math.Inf(1), false}, {math.NaN(), false},
+	} {
+		err := CheckEpsilon(tc.eps)
+		var pe *pets.ParamError
+		if (err == nil) != tc.ok || (err != nil && (!errors.As(err, &pe) || pe.Param != "epsilon")) {
+			t.Errorf("CheckEpsilon(%v) = %v, want ok %v", tc.eps, err, tc.ok)
+		}
+		c := testConfig("o")
+		c.Pets = []PetConfig{{Mechanism: pets.RR, Epsilon: []float64{tc.eps}}}
+		if err := c.Validate(); (err == nil) != tc.ok {
+			t.Errorf("config epsilon %v: %v, want ok %v", tc.eps, err, tc.ok)
+		}
+	}
+}
+
+// privacy.budget must be finite and ≥ 0.
+func TestValidatePrivacyBudget(t *testing.T) {
+	for _, b := range []float64{-1, math.Inf(1), math.NaN()} {
+		c := testConfig("o")
+		c.Privacy.Budget = b
+		var fe *FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Key != "privacy.budget" {
+			t.Errorf("budget %v: %v", b, err)
+		}
+	}
+}
+
+// The ledger statement in words: the worst person's (ε, δ'), over how many
+// releases, how many people carry it; non-DP releases and an empty ledger
+// said as such.
+func TestLedgerStatement(t *testing.T) {
+	cls := func(people int, total float64, releases int) pets.HistoryClass {
+		return pets.HistoryClass{People: people, Releases: make([]string, releases), Comp: pets.Composition{Total: total}}
+	}
+	for _, tc := range []struct {
+		classes []pets.HistoryClass
+		want    string
+	}{
+		{nil, "no release is recorded"},
+		{[]pets.HistoryClass{cls(1999, 2.77543, 40), cls(1, 2.1, 30)},
+			"each person's label is (2.7754, 1e-6)-label-DP over 40 releases; 1,999 people carry the most"},
+		{[]pets.HistoryClass{cls(1, 3, 3), cls(12000, 2, 2)},
+			"each person's label is (3, 1e-6)-label-DP over 3 releases; 1 person carries the most"},
+		{[]pets.HistoryClass{cls(10, math.Inf(1), 1), cls(5, math.Inf(1), 2), cls(100, 1, 1)},
+			"15 of 115 people had their labels released without a DP guarantee"},
+	} {
+		st := &pets.LedgerState{DeltaPrime: 1e-6, Classes: tc.classes}
+		for _, c := range tc.classes {
+			st.People += c.People
+		}
+		if got := LedgerStatement(st); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("statement %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// personKeys: a person known by features is the same whatever the column
+// order, and −0 is 0; a changed value, another domain (standardized) or an
+// id are other keys; ids of equal canonical bytes are one person.
+func TestPersonKeys(t *testing.T) {
+	l, err := pets.NewLedger(filepath.Join(t.TempDir(), pets.LedgerFile), 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	negZero := float32(math.Copysign(0, -1))
+	a := &data.Frame{Rows: 3, Features: []string{"x", "y"}, X: []float32{1, 2, 3, 0, 5, 6}}
+	b := &data.Frame{Rows: 3, Features: []string{"y", "x"}, X: []float32{2, 1, negZero, 3, 6, 5}}
+	c := &data.Frame{Rows: 3, Features: []string{"x", "y"}, X: []float32{1, 2, 3, 0, 5, 6.0000005}}
+	ka, kb, kc := personKeys(k, a, nil, domainRaw), personKeys(k, b, nil, domainRaw), personKeys(k, c, nil, domainRaw)
+	if !slices.Equal(ka, kb) {
+		t.Fatalf("reordered columns: %x vs %x", ka, kb)
+	}
+	if ka[2] == kc[2] || ka[0] != kc[0] {
+		t.Fatalf("a changed value: %x vs %x", ka, kc)
+	}
+	if ks := personKeys(k, a, nil, domainStandardized); ks[0] == ka[0] {
+		t.Fatal("the standardized domain matches raw rows")
+	}
+	if ka[0] == ka[1] || ka[1] == ka[2] {
+		t.Fatalf("distinct rows share keys: %x", ka)
+	}
+	// Many rows (the parallel path) give the same keys as one at a time.
+	big := &data.Frame{Rows: 20000, Features: []string{"x"}, X: make([]float32, 20000)}
+	for i := range big.X {
+		big.X[i] = float32(i % 5000)
+	}
+	kb2 := personKeys(k, big, nil, domainRaw)
+	for i := range big.Rows {
+		if kb2[i] != kb2[i%5000] {
+			t.Fatalf("row %d key differs from its equal row %d", i, i%5000)
+		}
+		if one := personKeys(k, big.Slice(i, i+1), nil, domainRaw); i%4999 == 0 && one[0] != kb2[i] {
+			t.Fatalf("row %d: parallel key differs", i)
+		}
+	}
+}

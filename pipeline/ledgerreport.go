@@ -1,0 +1,145 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"labelprivacy/pets"
+)
+
+// maxClassLines bounds the history classes LedgerReport lists.
+const maxClassLines = 20
+
+// LedgerReport writes what the privacy ledger at path (a ledger file, or a
+// directory holding privacy_ledger.csv) says: its releases and people, one
+// line per person-history class (people, releases, mechanisms and every
+// bound, the largest total first) and a statement in words of the
+// guarantee every person has. δ' = deltaPrime, or when 0 that of the
+// ledger's last row (1e-6 for an empty ledger). It returns the ledger's
+// state.
+func LedgerReport(w io.Writer, path string, deltaPrime float64) (*pets.LedgerState, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		path = filepath.Join(path, pets.LedgerFile)
+	}
+	if deltaPrime == 0 {
+		deltaPrime = 1e-6
+		if rows, err := pets.ReadLedger(path); err == nil && len(rows) > 0 {
+			deltaPrime = rows[len(rows)-1].DeltaPrime
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	st, err := pets.ReadLedgerState(path, deltaPrime)
+	if err != nil {
+		return nil, err
+	}
+	released, aborted := 0, 0
+	for _, r := range st.Rows {
+		if r.Status == pets.StatusAborted {
+			aborted++
+		} else {
+			released++
+		}
+	}
+	fmt.Fprintf(w, "ledger %s: %d releases (%d aborted), %s people in %d history classes; totals at δ' = %s\n",
+		path, released-aborted, aborted, thousands(st.People), len(st.Classes), fmtDelta(deltaPrime))
+	if len(st.Classes) > 0 {
+		fmt.Fprintf(w, "%12s %9s %10s %10s %10s %10s %16s  %s\n", "people", "releases", "eps_total", "basic", "drv", "drv_quad", "pld", "mechanisms")
+	}
+	for i, c := range st.Classes {
+		if i == maxClassLines {
+			fmt.Fprintf(w, "%12s … %d more classes (smaller totals)\n", "", len(st.Classes)-i)
+			break
+		}
+		p := c.Comp
+		fmt.Fprintf(w, "%12s %9d %10s %10s %10s %10s %16s  %s\n", thousands(c.People), len(c.Releases), fmtEpsilon(p.Total),
+			fmtEpsilon(p.Basic), fmtEpsilon(p.DRV), fmtEpsilon(p.DRVQuad), fmtPLD(p), mechanisms(c.Steps))
+	}
+	fmt.Fprintln(w, LedgerStatement(st))
+	return st, nil
+}
+
+// LedgerStatement says in words what a ledger guarantees each person.
+func LedgerStatement(st *pets.LedgerState) string {
+	if len(st.Classes) == 0 {
+		return "no release is recorded: every person's label is untouched"
+	}
+	worst := st.Classes[0] // largest total first
+	at := 0
+	for _, c := range st.Classes {
+		if c.Comp.Total == worst.Comp.Total {
+			at += c.People
+		}
+	}
+	carry := fmt.Sprintf("%s people carry the most", thousands(at))
+	if at == 1 {
+		carry = "1 person carries the most"
+	}
+	if math.IsInf(worst.Comp.Total, 1) {
+		return fmt.Sprintf("%s of %s people had their labels released without a DP guarantee (llp or none): no finite ε bounds them",
+			thousands(at), thousands(st.People))
+	}
+	return fmt.Sprintf("each person's label is (%s, %s)-label-DP over %d releases; %s",
+		fmtEpsilon(worst.Comp.Total), fmtDelta(st.DeltaPrime), len(worst.Releases), carry)
+}
+
+// mechanisms summarizes a history, e.g. "rr(ε=0.1)×40 llp_lap(ε=1)".
+func mechanisms(steps []pets.Step) string {
+	var names []string
+	count := map[string]int{}
+	for _, s := range steps {
+		name := s.Kind.String()
+		if s.Kind.NeedsEpsilon() {
+			name += "(ε=" + strconv.FormatFloat(s.Epsilon, 'g', -1, 64) + ")"
+		}
+		if count[name] == 0 {
+			names = append(names, name)
+		}
+		count[name]++
+	}
+	for i, n := range names {
+		if count[n] > 1 {
+			names[i] += "×" + strconv.Itoa(count[n])
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+func fmtEpsilon(e float64) string {
+	if math.IsInf(e, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(e, 'g', 5, 64)
+}
+
+func fmtPLD(c pets.Composition) string {
+	if math.IsInf(c.PLD, 1) || c.PLDError == 0 {
+		return fmtEpsilon(c.PLD)
+	}
+	return fmtEpsilon(c.PLD) + " (+" + strconv.FormatFloat(c.PLDError, 'g', 2, 64) + ")"
+}
+
+// fmtDelta writes δ' compactly: 1e-6, 0.001.
+func fmtDelta(d float64) string {
+	s := strconv.FormatFloat(d, 'g', -1, 64)
+	s = strings.Replace(s, "e-0", "e-", 1)
+	return s
+}
+
+// thousands writes n with commas: 1,999.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

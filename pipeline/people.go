@@ -1,0 +1,71 @@
+package pipeline
+
+import (
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"labelprivacy/data"
+	"labelprivacy/pets"
+)
+
+// PersonHasher domains of rows known only by their features: the values in
+// the dataset's files (privatize, and sessions without standardization) or
+// standardized ones (sessions with data.standardize), never matched with
+// each other.
+const (
+	domainRaw          = "row"
+	domainStandardized = "standardized-row"
+)
+
+// personKeys returns the privacy ledger's key of every row of f: its id
+// when ids is not nil, otherwise its feature values (dense values in the
+// order of the sorted feature names, so a copy with its columns reordered
+// is the same people; sparse indices sorted). Rows are hashed in parallel.
+func personKeys(k *pets.Keys, f *data.Frame, ids *data.IDs, domain string) []uint64 {
+	out := make([]uint64, f.Rows)
+	d := f.Dim()
+	perm := make([]int, d)
+	for j := range perm {
+		perm[j] = j
+	}
+	slices.SortFunc(perm, func(a, b int) int { return strings.Compare(f.Features[a], f.Features[b]) })
+	workers := max(1, min(runtime.GOMAXPROCS(0), f.Rows/4096))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := f.Rows*w/workers, f.Rows*(w+1)/workers
+		wg.Go(func() {
+			h := k.NewPersonHasher()
+			var buf []byte
+			x := make([]float32, d)
+			for i := lo; i < hi; i++ {
+				if ids != nil {
+					buf = ids.Append(buf[:0], i)
+					out[i] = h.ID(buf)
+					continue
+				}
+				row := f.X[i*d : (i+1)*d]
+				for j, p := range perm {
+					x[j] = row[p]
+				}
+				var idx []uint32
+				if f.Offsets != nil {
+					idx = f.Indices[f.Offsets[i]:f.Offsets[i+1]]
+				}
+				out[i] = h.Row(domain, x, idx)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// coveredPeople returns the person key of each release row.
+func coveredPeople(all []uint64, rows []int) []uint64 {
+	out := make([]uint64, len(rows))
+	for i, r := range rows {
+		out[i] = all[r]
+	}
+	return out
+}
