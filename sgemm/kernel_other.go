@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package sgemm
+
+// useAsm is false: only amd64 has the assembly kernel.
+var useAsm = false
+
+func kern6x16(kb int, a, b, c *float32, ldc int, acc bool) { panic("sgemm: no assembly kernel") }

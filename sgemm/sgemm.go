@@ -1,0 +1,292 @@
+package sgemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Blocking of the algorithm, in elements. The A block (mc×kc, 120 KiB)
+// stays in L2 while the kernel streams it against one B panel (kc×16,
+// 16 KiB) that stays in L1; kc is the largest contraction chunk.
+const (
+	mr = 6    // rows of the micro-tile
+	nr = 16   // columns of the micro-tile (two ymm registers)
+	kc = 256  // largest contraction chunk
+	mc = 120  // rows of a packed A block (a multiple of mr)
+	nc = 4096 // columns of a packed B block (a multiple of nr)
+)
+
+// Strided is a batch of matrices stored in a flat slice: element (i, j) of
+// matrix p is Data[p·Batch + i·Row + j·Col]. Strides are in elements and
+// may be zero (a broadcast matrix or row).
+type Strided struct {
+	Data            []float32
+	Batch, Row, Col int
+}
+
+// T returns the transposed view (rows and columns swapped).
+func (s Strided) T() Strided { return Strided{Data: s.Data, Batch: s.Batch, Row: s.Col, Col: s.Row} }
+
+// RowMajor returns batch row-major m×n matrices stored one after the other.
+func RowMajor(data []float32, m, n int) Strided {
+	return Strided{Data: data, Batch: m * n, Row: n, Col: 1}
+}
+
+// Kernel names the micro-kernel Multiply uses: "avx2" (amd64 with AVX2 and
+// FMA, assembly) or "go" (portable).
+func Kernel() string {
+	if useAsm {
+		return "avx2"
+	}
+	return "go"
+}
+
+// HasAVX2 reports whether the AVX2/FMA assembly kernel is used (amd64
+// CPUs with AVX2, FMA and an OS that saves the ymm registers).
+func HasAVX2() bool { return useAsm }
+
+// Multiply sets C[p] = A[p]·B[p] for p < batch, where A[p] is m×k, B[p] is
+// k×n and C[p] is m×n, overwriting C (it need not be zeroed; with k = 0 it
+// is set to zeros). threads bounds the goroutines used (≤ 0: GOMAXPROCS);
+// results do not depend on it. C must not overlap A or B, and C's views
+// must not overlap one another. Multiply panics when a dimension is
+// negative or a view reaches outside its Data.
+func Multiply(batch, m, n, k int, a, b, c Strided, threads int) {
+	if batch < 0 || m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("sgemm: negative dimension (batch %d, m %d, n %d, k %d)", batch, m, n, k))
+	}
+	checkView("A", a, batch, m, k)
+	checkView("B", b, batch, k, n)
+	checkView("C", c, batch, m, n)
+	if batch == 0 || m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for p := range batch {
+			for i := range m {
+				for j := range n {
+					c.Data[p*c.Batch+i*c.Row+j*c.Col] = 0
+				}
+			}
+		}
+		return
+	}
+	// Compute the transposed product (Cᵀ = Bᵀ·Aᵀ) when it pads less: the
+	// tile is 6×16, so C with few columns (n = 1 or 50) wastes most of a
+	// tile, Cᵀ much less. Each element's sum is the same either way (the
+	// product in a fused multiply-add commutes exactly).
+	if padded(n, mr)*padded(m, nr) < padded(m, mr)*padded(n, nr) {
+		m, n, a, b, c = n, m, b.T(), a.T(), c.T()
+	}
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	plan := newPlan(batch, m, n, k, threads)
+	if plan.workers <= 1 {
+		w := getWork()
+		for t := range plan.tasks {
+			plan.run(t, a, b, c, w)
+		}
+		putWork(w)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	work := func() {
+		w := getWork()
+		for t := int(next.Add(1) - 1); t < plan.tasks; t = int(next.Add(1) - 1) {
+			plan.run(t, a, b, c, w)
+		}
+		putWork(w)
+	}
+	wg.Add(plan.workers - 1)
+	for range plan.workers - 1 {
+		go func() { defer wg.Done(); work() }()
+	}
+	work()
+	wg.Wait()
+}
+
+// padded rounds x up to a multiple of q.
+func padded(x, q int) int { return (x + q - 1) / q * q }
+
+// checkView panics when view v of batch rows×cols matrices reaches outside
+// its Data or has a negative stride.
+func checkView(name string, v Strided, batch, rows, cols int) {
+	if v.Batch < 0 || v.Row < 0 || v.Col < 0 {
+		panic(fmt.Sprintf("sgemm: %s has a negative stride (%d, %d, %d)", name, v.Batch, v.Row, v.Col))
+	}
+	if batch == 0 || rows == 0 || cols == 0 {
+		return
+	}
+	last := (batch-1)*v.Batch + (rows-1)*v.Row + (cols-1)*v.Col
+	if last >= len(v.Data) {
+		panic(fmt.Sprintf("sgemm: %s (%d×%d×%d, strides %d, %d, %d) needs %d elements, has %d",
+			name, batch, rows, cols, v.Batch, v.Row, v.Col, last+1, len(v.Data)))
+	}
+}
+
+// plan splits a product into tasks: each batch entry is cut into parts
+// along m or n (whichever duplicates less packing), every part a whole
+// number of blocks, so that there are at least as many tasks as workers
+// when the work allows it.
+type plan struct {
+	batch, m, n, k int
+	parts          int  // parts per batch entry
+	alongM         bool // parts split m (else n)
+	step           int  // rows (alongM) or columns per part
+	tasks, workers int
+	chunk          int // contraction chunk length (K only)
+}
+
+// minTaskFlops is the least work worth a goroutine of its own.
+const minTaskFlops = 1 << 20
+
+func newPlan(batch, m, n, k, threads int) plan {
+	p := plan{batch: batch, m: m, n: n, k: k, parts: 1}
+	chunks := (k + kc - 1) / kc
+	p.chunk = (k + chunks - 1) / chunks
+	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
+	workers := max(1, min(threads, int(flops/minTaskFlops)))
+	// Splitting m re-packs B per part (k·n each); splitting n re-packs A.
+	p.alongM = m >= n
+	if batch < 2*workers && workers > 1 {
+		want := (2*workers + batch - 1) / batch // two tasks per worker balance uneven parts
+		if p.alongM {
+			p.step = padded((m+want-1)/want, mr)
+			p.parts = (m + p.step - 1) / p.step
+		} else {
+			p.step = padded((n+want-1)/want, nr)
+			p.parts = (n + p.step - 1) / p.step
+		}
+	}
+	if p.parts == 1 {
+		p.step = max(m, n)
+	}
+	p.tasks = batch * p.parts
+	p.workers = min(workers, p.tasks)
+	return p
+}
+
+// work is one goroutine's packing space.
+type work struct {
+	a    []float32 // packed A block: mc×kc in panels of mr rows
+	b    []float32 // packed B block: kc×nc in panels of nr columns
+	tile [mr * nr]float32
+}
+
+var workPool = sync.Pool{New: func() any { return new(work) }}
+
+func getWork() *work  { return workPool.Get().(*work) }
+func putWork(w *work) { workPool.Put(w) }
+
+// run computes task t: one part of one batch entry.
+func (p *plan) run(t int, a, b, c Strided, w *work) {
+	e, part := t/p.parts, t%p.parts
+	i0, i1, j0, j1 := 0, p.m, 0, p.n
+	if p.parts > 1 {
+		if p.alongM {
+			i0, i1 = part*p.step, min(p.m, (part+1)*p.step)
+		} else {
+			j0, j1 = part*p.step, min(p.n, (part+1)*p.step)
+		}
+	}
+	a.Data = a.Data[e*a.Batch:]
+	b.Data = b.Data[e*b.Batch:]
+	c.Data = c.Data[e*c.Batch:]
+	for jc := j0; jc < j1; jc += nc {
+		nb := min(nc, j1-jc)
+		for pc := 0; pc < p.k; pc += p.chunk {
+			kb := min(p.chunk, p.k-pc)
+			w.b = grow(w.b, kb*padded(nb, nr))
+			packB(w.b, b, pc, kb, jc, nb)
+			for ic := i0; ic < i1; ic += mc {
+				mb := min(mc, i1-ic)
+				w.a = grow(w.a, kb*padded(mb, mr))
+				packA(w.a, a, ic, mb, pc, kb)
+				macro(w, c, ic, mb, jc, nb, kb, pc > 0)
+			}
+		}
+	}
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// macro multiplies the packed blocks w.a (mb×kb) and w.b (kb×nb) into
+// C[ic:ic+mb, jc:jc+nb], adding to C when acc, else overwriting it.
+func macro(w *work, c Strided, ic, mb, jc, nb, kb int, acc bool) {
+	for jr := 0; jr < nb; jr += nr {
+		bp := w.b[jr*kb : (jr+nr)*kb]
+		cols := min(nr, nb-jr)
+		for ir := 0; ir < mb; ir += mr {
+			ap := w.a[ir*kb : (ir+mr)*kb]
+			rows := min(mr, mb-ir)
+			off := (ic+ir)*c.Row + (jc+jr)*c.Col
+			if rows == mr && cols == nr && c.Col == 1 {
+				kernel(kb, ap, bp, c.Data[off:off+(mr-1)*c.Row+nr], c.Row, acc)
+				continue
+			}
+			kernel(kb, ap, bp, w.tile[:], nr, false)
+			for i := range rows {
+				row := c.Data[off+i*c.Row:]
+				t := w.tile[i*nr : i*nr+cols]
+				if acc {
+					for j, v := range t {
+						row[j*c.Col] += v
+					}
+				} else {
+					for j, v := range t {
+						row[j*c.Col] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// kernel computes the mr×nr tile Σ_k a[k·mr+i]·b[k·nr+j] (k < kb, in k
+// order, fused multiply-adds from zero) and stores it to c[i·ldc+j], or
+// adds it there when acc. len(a) ≥ kb·mr, len(b) ≥ kb·nr and
+// len(c) ≥ (mr−1)·ldc + nr, checked by the callers' slicing.
+func kernel(kb int, a, b, c []float32, ldc int, acc bool) {
+	_ = a[kb*mr-1]
+	_ = b[kb*nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	if useAsm {
+		kern6x16(kb, &a[0], &b[0], &c[0], ldc, acc)
+		return
+	}
+	kernelGo(kb, a, b, c, ldc, acc)
+}
+
+// kernelGo is the portable micro-kernel.
+func kernelGo(kb int, a, b, c []float32, ldc int, acc bool) {
+	var t [mr][nr]float32
+	for k := range kb {
+		bk := (*[nr]float32)(b[k*nr : k*nr+nr])
+		ak := (*[mr]float32)(a[k*mr : k*mr+mr])
+		for i, ai := range ak {
+			ti := &t[i]
+			for j, bj := range bk {
+				ti[j] += ai * bj
+			}
+		}
+	}
+	for i := range mr {
+		row := (*[nr]float32)(c[i*ldc : i*ldc+nr])
+		if acc {
+			for j := range nr {
+				row[j] += t[i][j]
+			}
+		} else {
+			*row = t[i]
+		}
+	}
+}
