@@ -7,7 +7,7 @@ import (
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 
-	"labelprivacy/sgemm/simplegodot"
+	"labelprivacy/sgemm/simplegofast"
 )
 
 // DefaultBackend is the backend name used when none is configured: GoMLX's
@@ -31,7 +31,7 @@ const DefaultGoOptions = "ops_sequential,dotgeneral_large"
 // record's matmul column).
 const (
 	// MatmulAVX2: float32 DotGeneral runs on package sgemm's packed
-	// AVX2/FMA kernel (installed by package simplegodot).
+	// AVX2/FMA kernel (installed by package simplegofast).
 	MatmulAVX2 = "avx2"
 	// MatmulSimplego: simplego's own scalar blocked kernel.
 	MatmulSimplego = "simplego"
@@ -52,7 +52,7 @@ const matmulOption = "matmul"
 //     matmul=auto|avx2|simplego (this package's, not simplego's) picks the
 //     matrix-product kernel; on its own, e.g. "go:matmul=simplego", it
 //     keeps DefaultGoOptions. With auto (the default) float32 products run
-//     on package sgemm's AVX2/FMA kernel when simplegodot.Install accepts
+//     on package sgemm's AVX2/FMA kernel when simplegofast.Install accepts
 //     this binary (GoMLX v0.26.0, amd64 with AVX2 and FMA), else on
 //     simplego's own; Matmul tells which.
 //   - "xla:cpu", "xla:cuda", or "xla:<plugin>": the XLA/PJRT backend with that
@@ -91,7 +91,7 @@ func NewBackend(name string) (b backends.Backend, err error) {
 			return nil, fmt.Errorf("model: creating backend %q: %w", name, err)
 		}
 		if matmul != MatmulSimplego {
-			if err := simplegodot.Enable(b); err != nil && matmul == MatmulAVX2 {
+			if err := simplegofast.Enable(b); err != nil && matmul == MatmulAVX2 {
 				b.Finalize()
 				return nil, fmt.Errorf("model: backend %q: %w", name, err)
 			}
@@ -138,7 +138,7 @@ func goOptions(opts string, hasOpts bool) (simplegoOpts, matmul string, err erro
 // Matmul names the matrix-product path backend be runs float32 products
 // on: MatmulAVX2, MatmulSimplego or MatmulXLA.
 func Matmul(be backends.Backend) string {
-	if simplegodot.Enabled(be) {
+	if simplegofast.Enabled(be) {
 		return MatmulAVX2
 	}
 	if _, ok := be.(*simplego.Backend); ok {
@@ -149,7 +149,7 @@ func Matmul(be backends.Backend) string {
 
 // MatmulPath is Matmul for the backend NewBackend(name) makes, without
 // making one ("" for a name NewBackend rejects). It may install the
-// kernel (simplegodot.Install), as NewBackend would.
+// kernel (simplegofast.Install), as NewBackend would.
 func MatmulPath(name string) string {
 	kind, opts, hasOpts := strings.Cut(strings.TrimSpace(name), ":")
 	switch kind {
@@ -158,7 +158,7 @@ func MatmulPath(name string) string {
 		switch {
 		case err != nil:
 			return ""
-		case matmul != MatmulSimplego && simplegodot.Install() == nil:
+		case matmul != MatmulSimplego && simplegofast.Install() == nil:
 			return MatmulAVX2
 		case matmul == MatmulAVX2:
 			return ""
@@ -174,8 +174,8 @@ func MatmulPath(name string) string {
 // AVX2 one was wanted (matmul=auto) but refused to install; "" when it
 // installed.
 func MatmulNote() string {
-	if err := simplegodot.Install(); err != nil {
-		return strings.TrimPrefix(err.Error(), simplegodot.ErrNotInstalled.Error()+": ")
+	if err := simplegofast.Install(); err != nil {
+		return strings.TrimPrefix(err.Error(), simplegofast.ErrNotInstalled.Error()+": ")
 	}
 	return ""
 }

@@ -78,12 +78,14 @@ func fastDotGeneralVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape)
 	x, w, v := inputs[0], inputs[1], vjpOutputs[0]                    // x [R,B,i], w [R,i,o], v [R,B,o]
 	gradX := DotGeneral(v, []int{2}, []int{0}, w, []int{2}, []int{0}) // [R,B,i]
 	var gradW *Node
-	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(node.Graph().Backend()) && b%2 == 0 && b >= 256 {
-		// simplego runs a small product on one core per batch entry, so a
-		// lone replica's grad_W ([i,o], contracting B) used one core: split
-		// B in halves as a second batch axis and add them. Done for every R
-		// (not just R < cores) so a replica computes the same sums alone and
-		// in a group (bit-identical results).
+	be := node.Graph().Backend()
+	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(be) && Matmul(be) != MatmulAVX2 && b%2 == 0 && b >= 256 {
+		// simplego's own kernel runs a small product on one core per batch
+		// entry, so a lone replica's grad_W ([i,o], contracting B) used one
+		// core: split B in halves as a second batch axis and add them. Done
+		// for every R (not just R < cores) so a replica computes the same
+		// sums alone and in a group (bit-identical results). The sgemm
+		// kernel splits the product's rows across cores itself.
 		x4 := Reshape(x, r, 2, b/2, x.Shape().Dim(2))
 		v4 := Reshape(v, r, 2, b/2, v.Shape().Dim(2))
 		gradW = ReduceSum(DotGeneral(x4, []int{2}, []int{0, 1}, v4, []int{2}, []int{0, 1}), 1) // [R,i,o]

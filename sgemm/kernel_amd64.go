@@ -12,3 +12,12 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func kern6x16(kb int, a, b, c *float32, ldc int, acc bool)
+
+// copyRows16 and copyRows6 copy n rows of 16 (6) floats from src, rows ld
+// elements apart, to consecutive rows of dst (kernel_amd64.s; SSE2/AVX).
+//
+//go:noescape
+func copyRows16(dst, src *float32, ld, n int)
+
+//go:noescape
+func copyRows6(dst, src *float32, ld, n int)

@@ -111,3 +111,48 @@ accumulate:
 	ADDSTORE(Y14, Y15)
 	VZEROUPPER
 	RET
+
+// func copyRows16(dst, src *float32, ld, n int)
+// dst[i·16 : i·16+16] = src[i·ld : i·ld+16] for i < n (ld in elements).
+TEXT ·copyRows16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JZ   done16
+loop16:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop16
+	VZEROUPPER
+done16:
+	RET
+
+// func copyRows6(dst, src *float32, ld, n int)
+// dst[i·6 : i·6+6] = src[i·ld : i·ld+6] for i < n (ld in elements).
+TEXT ·copyRows6(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JZ   done6
+loop6:
+	MOVUPS (SI), X0
+	MOVQ 16(SI), X1
+	MOVUPS X0, (DI)
+	MOVQ X1, 16(DI)
+	ADDQ R8, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ  loop6
+done6:
+	RET

@@ -6,3 +6,6 @@ package sgemm
 var useAsm = false
 
 func kern6x16(kb int, a, b, c *float32, ldc int, acc bool) { panic("sgemm: no assembly kernel") }
+
+func copyRows16(dst, src *float32, ld, n int) { panic("sgemm: no assembly kernel") }
+func copyRows6(dst, src *float32, ld, n int)  { panic("sgemm: no assembly kernel") }

@@ -22,10 +22,17 @@ func packA(dst []float32, a Strided, ic, mb, pc, kb int) {
 				d[0], d[1], d[2], d[3], d[4], d[5] = s0[k], s1[k], s2[k], s3[k], s4[k], s5[k]
 			}
 		case rows == mr && a.Row == 1:
-			// Columns contiguous in m (Aᵀ row-major): copy six at a time.
+			// Columns contiguous in m (Aᵀ row-major): six at a time.
+			last := base + (kb-1)*a.Col
+			_, _ = p[kb*mr-1], a.Data[last+mr-1] // bounds of the assembly copy
+			if useAsm {
+				copyRows6(&p[0], &a.Data[base], a.Col, kb)
+				break
+			}
 			for k := range kb {
 				o := base + k*a.Col
-				copy(p[k*mr:k*mr+mr], a.Data[o:o+mr])
+				s, d := a.Data[o:o+mr], p[k*mr:k*mr+mr]
+				d[0], d[1], d[2], d[3], d[4], d[5] = s[0], s[1], s[2], s[3], s[4], s[5]
 			}
 		default:
 			for k := range kb {
@@ -48,26 +55,36 @@ func packB(dst []float32, b Strided, pc, kb, jc, nb int) {
 		p := dst[j*kb : (j+nr)*kb]
 		base := pc*b.Row + (jc+j)*b.Col
 		switch {
+		case b.Col == 1 && cols == nr:
+			// Rows contiguous in n (row-major B): sixteen at a time.
+			last := base + (kb-1)*b.Row
+			_, _ = p[kb*nr-1], b.Data[last+nr-1] // bounds of the assembly copy
+			if useAsm {
+				copyRows16(&p[0], &b.Data[base], b.Row, kb)
+				break
+			}
+			for k := range kb {
+				o := base + k*b.Row
+				copy(p[k*nr:k*nr+nr], b.Data[o:o+nr])
+			}
 		case b.Col == 1:
-			// Rows contiguous in n (row-major B).
 			for k := range kb {
 				o := base + k*b.Row
 				d := p[k*nr : k*nr+nr]
 				copy(d, b.Data[o:o+cols])
 				clear(d[cols:])
 			}
-		case b.Row == 1:
-			// Columns contiguous in k (Bᵀ row-major): one read stream per
-			// column, strided writes.
-			for jj := range cols {
-				s := b.Data[base+jj*b.Col : base+jj*b.Col+kb]
-				for k, v := range s {
-					p[k*nr+jj] = v
-				}
+		case b.Row == 1 && cols == nr:
+			// Columns contiguous in k (Bᵀ row-major): sixteen read streams,
+			// one sequential write.
+			var s [nr][]float32
+			for jj := range s {
+				s[jj] = b.Data[base+jj*b.Col : base+jj*b.Col+kb]
 			}
-			if cols < nr {
-				for k := range kb {
-					clear(p[k*nr+cols : k*nr+nr])
+			for k := range kb {
+				d := (*[nr]float32)(p[k*nr : k*nr+nr])
+				for jj := range d {
+					d[jj] = s[jj][k]
 				}
 			}
 		default:

@@ -73,11 +73,19 @@ func Multiply(batch, m, n, k int, a, b, c Strided, threads int) {
 		}
 		return
 	}
-	// Compute the transposed product (Cᵀ = Bᵀ·Aᵀ) when it pads less: the
-	// tile is 6×16, so C with few columns (n = 1 or 50) wastes most of a
-	// tile, Cᵀ much less. Each element's sum is the same either way (the
-	// product in a fused multiply-add commutes exactly).
-	if padded(n, mr)*padded(m, nr) < padded(m, mr)*padded(n, nr) {
+	// Compute the transposed product (Cᵀ = Bᵀ·Aᵀ) when it pads clearly
+	// less: the tile is 6×16, so C with few columns (n = 1) wastes most of
+	// a tile, Cᵀ much less. The orientation with unit column stride in C
+	// stores full tiles directly; the other goes through a scatter, worth
+	// about transposeCost of the work. Each element's sum is the same
+	// either way (the product in a fused multiply-add commutes exactly).
+	cost, costT := float64(padded(m, mr)*padded(n, nr)), float64(padded(n, mr)*padded(m, nr))
+	if c.Col == 1 {
+		costT *= transposeCost
+	} else if c.Row == 1 {
+		cost *= transposeCost
+	}
+	if costT < cost {
 		m, n, a, b, c = n, m, b.T(), a.T(), c.T()
 	}
 	if threads <= 0 {
@@ -140,6 +148,10 @@ type plan struct {
 	tasks, workers int
 	chunk          int // contraction chunk length (K only)
 }
+
+// transposeCost is the relative cost of an orientation whose C tiles are
+// scattered (column stride ≠ 1) rather than stored directly.
+const transposeCost = 1.3
 
 // minTaskFlops is the least work worth a goroutine of its own.
 const minTaskFlops = 1 << 20

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 // examples/s and compile time per (loss, R), on any backend (issue 11's
 // table; `train bench --backend xla:cuda` on a GPU).
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
-	var backend, kind, losses, replicas string
+	var backend, kind, losses, replicas, cpuProfile string
 	var cfg model.BenchConfig
 	cmd := &cobra.Command{
 		Use:   "bench [--backend go] [--model higgs_mlp] [--losses bce,debiased_bce,propmatch] [--replicas 1,8,64]",
@@ -54,6 +55,17 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				fmt.Fprintf(stdout, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %13.1f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
 					r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, r.CPUPerExampleUs, float64(r.StateBytes)/(1<<20))
 			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			_, err = model.Bench(cmd.Context(), be, cfg)
 			return err
 		},
@@ -67,6 +79,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&cfg.BagSize, "k", 64, "bag size of per-bag losses")
 	f.IntVar(&cfg.Steps, "steps", 20, "steps per group (the first is not timed)")
 	f.BoolVar(&cfg.SparseEmbedding, "sparse", true, "kdd_embed: lazy Adam on the touched rows")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured groups to this file (go tool pprof)")
 	return cmd
 }
 

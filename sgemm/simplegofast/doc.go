@@ -1,4 +1,4 @@
-// Package simplegodot runs the float32 DotGeneral of GoMLX's pure-Go
+// Package simplegofast runs the float32 DotGeneral of GoMLX's pure-Go
 // backend (simplego) on package sgemm's packed AVX2/FMA kernel.
 //
 // simplego v0.26.0 computes every matrix product with a scalar kernel on
@@ -32,4 +32,4 @@
 // per element (the tolerance of this package's tests). Results are
 // deterministic and do not depend on the batch size, the thread count or
 // an element's position (see package sgemm).
-package simplegodot
+package simplegofast

@@ -1,4 +1,4 @@
-package simplegodot
+package simplegofast
 
 import (
 	"errors"
@@ -385,4 +385,72 @@ func randomCase(rng *rand.Rand) dotCase {
 	c.rhs, c.rhsContracting, c.rhsBatch = build(nr)
 	c.name = fmt.Sprintf("lhs %v c%v b%v · rhs %v c%v b%v", c.lhs, c.lhsContracting, c.lhsBatch, c.rhs, c.rhsContracting, c.rhsBatch)
 	return c
+}
+
+// TestWhereMatchesSimplego: the branch-free Where gives simplego's bits for
+// every operand form it takes (full or scalar branches, a reused
+// intermediate buffer, sizes split across threads) and leaves the others
+// (scalar condition, float64) to simplego.
+func TestWhereMatchesSimplego(t *testing.T) {
+	plain, fast := backendsForTest(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, tc := range []struct {
+		name          string
+		dims          []int
+		tFull, fFull  bool
+		negT          bool // onTrue is Neg(t): an owned intermediate the executor may reuse
+		replacementOK bool
+	}{
+		{"full branches", []int{3, 7}, true, true, false, true},
+		{"scalar false (ReLU)", []int{5, 300}, true, false, false, true},
+		{"scalar true", []int{41}, false, true, false, true},
+		{"both scalar", []int{2, 3, 4}, false, false, false, true},
+		{"reused intermediate", []int{4, 33}, true, false, true, true},
+		{"large, split across threads", []int{2, 1024, 61}, true, false, true, true},
+		{"scalar condition", nil, true, true, false, false},
+	} {
+		n := 1
+		for _, d := range tc.dims {
+			n *= d
+		}
+		cond := make([]bool, n)
+		for i := range cond {
+			cond[i] = rng.IntN(2) == 0
+		}
+		branch := func(full bool) ([]float32, shapes.Shape) {
+			if !full {
+				return []float32{float32(rng.NormFloat64())}, shapes.Make(dtypes.Float32)
+			}
+			return randFloats(rng, tc.dims), shapes.Make(dtypes.Float32, tc.dims...)
+		}
+		tv, ts := branch(tc.tFull)
+		fv, fs := branch(tc.fFull)
+		op := func(b backends.Builder, p []backends.Op) (backends.Op, error) {
+			onTrue := p[1]
+			if tc.negT {
+				var err error
+				if onTrue, err = b.Neg(onTrue); err != nil {
+					return nil, err
+				}
+			}
+			return b.Where(p[0], onTrue, p[2])
+		}
+		in := []any{cond, tv, fv}
+		sh := []shapes.Shape{shapes.Make(dtypes.Bool, tc.dims...), ts, fs}
+		want, err := run(plain, op, in, sh)
+		if err != nil {
+			t.Fatalf("%s: simplego: %v", tc.name, err)
+		}
+		before := whereCalls.Load()
+		got, err := run(fast, op, in, sh)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if ran := whereCalls.Load() != before; ran != tc.replacementOK {
+			t.Errorf("%s: replacement ran %v, want %v", tc.name, ran, tc.replacementOK)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: differs from simplego", tc.name)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package simplegodot
+package simplegofast
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ const GoMLXVersion = "v0.26.0"
 const gomlxModule = "github.com/gomlx/gomlx"
 
 // ErrNotInstalled wraps every reason Install refuses.
-var ErrNotInstalled = errors.New("simplegodot: not installed")
+var ErrNotInstalled = errors.New("simplegofast: not installed")
 
 // executor is simplego's nodeExecutor type.
 type executor = func(*simplego.Backend, *simplego.Node, []*simplego.Buffer, []bool) (*simplego.Buffer, error)
@@ -78,10 +78,16 @@ func install() error {
 	if err != nil {
 		return fmt.Errorf("%w: GoMLX's simplego structures differ from v0.26.0's: %v", ErrNotInstalled, err)
 	}
-	original, layout = orig, l
+	origWhere := nodeExecutors[backends.OpTypeWhere]
+	if origWhere == nil {
+		return fmt.Errorf("%w: simplego has no Where executor", ErrNotInstalled)
+	}
+	original, originalWhere, layout = orig, origWhere, l
 	nodeExecutors[backends.OpTypeDotGeneral] = execDotGeneral
+	nodeExecutors[backends.OpTypeWhere] = execWhere
 	if err := selfTest(); err != nil {
 		nodeExecutors[backends.OpTypeDotGeneral] = orig
+		nodeExecutors[backends.OpTypeWhere] = origWhere
 		return fmt.Errorf("%w: self-test failed: %v", ErrNotInstalled, err)
 	}
 	active.Store(true)
@@ -141,7 +147,7 @@ func Enable(b backends.Backend) error {
 	}
 	sb, ok := b.(*simplego.Backend)
 	if !ok {
-		return fmt.Errorf("simplegodot: backend %T is not simplego's", b)
+		return fmt.Errorf("simplegofast: backend %T is not simplego's", b)
 	}
 	enable(sb)
 	return nil
@@ -305,7 +311,7 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	}
 	p, err := readParams(node)
 	if err != nil {
-		return nil, fmt.Errorf("simplegodot: %w", err)
+		return nil, fmt.Errorf("simplegofast: %w", err)
 	}
 	lflat, err1 := backend.BufferData(inputs[0])
 	rflat, err2 := backend.BufferData(inputs[1])
@@ -315,12 +321,12 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	lhs, rhs := lflat.([]float32), rflat.([]float32)
 	a, aTmp, err := operand(lhs, lhsShape.Dimensions, p.lhsContracting, p.lhsBatch, p.batch, p.lhsCross, p.contracting)
 	if err != nil {
-		return nil, fmt.Errorf("simplegodot: lhs %s: %w", lhsShape, err)
+		return nil, fmt.Errorf("simplegofast: lhs %s: %w", lhsShape, err)
 	}
 	defer putTemp(aTmp)
 	b, bTmp, err := operand(rhs, rhsShape.Dimensions, p.rhsContracting, p.rhsBatch, p.batch, p.rhsCross, p.contracting)
 	if err != nil {
-		return nil, fmt.Errorf("simplegodot: rhs %s: %w", rhsShape, err)
+		return nil, fmt.Errorf("simplegofast: rhs %s: %w", rhsShape, err)
 	}
 	defer putTemp(bTmp)
 	out := backend.NewBuffer(shapes.Make(dtypes.Float32, p.batch, p.lhsCross, p.rhsCross))
