@@ -2,30 +2,33 @@
 
 #include "textflag.h"
 
-// One step of the contraction: Y0, Y1 = 16 floats of B at DI; each of the
-// six floats of A at SI is broadcast and multiplied into a row of the tile
-// (Y4..Y15, two registers per row). aoff and boff are byte offsets.
-#define STEP(aoff, boff) \
+// One step of the contraction: Y0, Y1 = 16 floats of B at DI; the six
+// floats of A, at SI, SI+R9, SI+2·R9, R10, R10+R9, R10+2·R9, are each
+// broadcast and multiplied into a row of the tile (Y4..Y15, two registers
+// per row). boff is a byte offset into B.
+#define STEP(boff) \
 	VMOVUPS boff(DI), Y0 \
 	VMOVUPS boff+32(DI), Y1 \
-	VBROADCASTSS aoff(SI), Y2 \
-	VBROADCASTSS aoff+4(SI), Y3 \
+	VBROADCASTSS (SI), Y2 \
+	VBROADCASTSS (SI)(R9*1), Y3 \
 	VFMADD231PS Y0, Y2, Y4 \
 	VFMADD231PS Y1, Y2, Y5 \
 	VFMADD231PS Y0, Y3, Y6 \
 	VFMADD231PS Y1, Y3, Y7 \
-	VBROADCASTSS aoff+8(SI), Y2 \
-	VBROADCASTSS aoff+12(SI), Y3 \
+	VBROADCASTSS (SI)(R9*2), Y2 \
+	VBROADCASTSS (R10), Y3 \
 	VFMADD231PS Y0, Y2, Y8 \
 	VFMADD231PS Y1, Y2, Y9 \
 	VFMADD231PS Y0, Y3, Y10 \
 	VFMADD231PS Y1, Y3, Y11 \
-	VBROADCASTSS aoff+16(SI), Y2 \
-	VBROADCASTSS aoff+20(SI), Y3 \
+	VBROADCASTSS (R10)(R9*1), Y2 \
+	VBROADCASTSS (R10)(R9*2), Y3 \
 	VFMADD231PS Y0, Y2, Y12 \
 	VFMADD231PS Y1, Y2, Y13 \
 	VFMADD231PS Y0, Y3, Y14 \
-	VFMADD231PS Y1, Y3, Y15
+	VFMADD231PS Y1, Y3, Y15 \
+	ADDQ R11, SI \
+	ADDQ R11, R10
 
 // Store (or add into) one row of the tile at DX, then advance DX a row.
 #define STORE(lo, hi) \
@@ -40,14 +43,22 @@
 	VMOVUPS hi, 32(DX) \
 	ADDQ R8, DX
 
-// func kern6x16(kb int, a, b, c *float32, ldc int, acc bool)
-TEXT ·kern6x16(SB), NOSPLIT, $0-41
+// func kern6x16(kb int, a *float32, ars, aks int, b, c *float32, ldc int, acc bool)
+// A element (i, k) is at a + i·ars + k·aks (in elements); B is packed (16
+// floats per k); C rows are ldc apart.
+TEXT ·kern6x16(SB), NOSPLIT, $0-57
 	MOVQ kb+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ c+24(FP), DX
-	MOVQ ldc+32(FP), R8
+	MOVQ ars+16(FP), R9
+	SHLQ $2, R9
+	MOVQ aks+24(FP), R11
+	SHLQ $2, R11
+	MOVQ b+32(FP), DI
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R8
 	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10 // row 3
 
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -69,11 +80,10 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-41
 	JZ   tail
 
 loop4:
-	STEP(0, 0)
-	STEP(24, 64)
-	STEP(48, 128)
-	STEP(72, 192)
-	ADDQ $96, SI
+	STEP(0)
+	STEP(64)
+	STEP(128)
+	STEP(192)
 	ADDQ $256, DI
 	DECQ BX
 	JNZ  loop4
@@ -83,14 +93,13 @@ tail:
 	JZ   store
 
 loop1:
-	STEP(0, 0)
-	ADDQ $24, SI
+	STEP(0)
 	ADDQ $64, DI
 	DECQ CX
 	JNZ  loop1
 
 store:
-	MOVBLZX acc+40(FP), AX
+	MOVBLZX acc+56(FP), AX
 	TESTL AX, AX
 	JNZ  accumulate
 	STORE(Y4, Y5)

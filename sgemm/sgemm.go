@@ -92,29 +92,66 @@ func Multiply(batch, m, n, k int, a, b, c Strided, threads int) {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	plan := newPlan(batch, m, n, k, threads)
-	if plan.workers <= 1 {
+	var shared *[]float32
+	if plan.shareB {
+		// Pack each entry's B once for all its row parts.
+		shared = getShared(plan.batch * plan.bEntry)
+		jcs := (n + nc - 1) / nc
+		chunks := (k + plan.chunk - 1) / plan.chunk
+		forEach(plan.workers, batch*jcs*chunks, func(t int, _ *work) {
+			e, jci, pci := t/(jcs*chunks), t/chunks%jcs, t%chunks
+			jc, pc := jci*nc, pci*plan.chunk
+			nb, kb := min(nc, n-jc), min(plan.chunk, k-pc)
+			bv := b
+			bv.Data = b.Data[e*b.Batch:]
+			off := e*plan.bEntry + plan.bOffset(jc, pc, nb)
+			packB((*shared)[off:off+kb*padded(nb, nr)], bv, pc, kb, jc, nb)
+		})
+	}
+	forEach(plan.workers, plan.tasks, func(t int, w *work) { plan.run(t, a, b, c, w, shared) })
+	if shared != nil {
+		sharedPool.Put(shared)
+	}
+}
+
+// forEach runs fn(t) for t < tasks on up to workers goroutines (the
+// caller's included), each with its own packing space.
+func forEach(workers, tasks int, fn func(t int, w *work)) {
+	workers = min(workers, tasks)
+	if workers <= 1 {
 		w := getWork()
-		for t := range plan.tasks {
-			plan.run(t, a, b, c, w)
+		for t := range tasks {
+			fn(t, w)
 		}
 		putWork(w)
 		return
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	work := func() {
+	loop := func() {
 		w := getWork()
-		for t := int(next.Add(1) - 1); t < plan.tasks; t = int(next.Add(1) - 1) {
-			plan.run(t, a, b, c, w)
+		for t := int(next.Add(1) - 1); t < tasks; t = int(next.Add(1) - 1) {
+			fn(t, w)
 		}
 		putWork(w)
 	}
-	wg.Add(plan.workers - 1)
-	for range plan.workers - 1 {
-		go func() { defer wg.Done(); work() }()
+	wg.Add(workers - 1)
+	for range workers - 1 {
+		go func() { defer wg.Done(); loop() }()
 	}
-	work()
+	loop()
 	wg.Wait()
+}
+
+var sharedPool sync.Pool // *[]float32: B packed for all row parts
+
+func getShared(n int) *[]float32 {
+	if p, _ := sharedPool.Get().(*[]float32); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
 }
 
 // padded rounds x up to a multiple of q.
@@ -147,6 +184,20 @@ type plan struct {
 	step           int  // rows (alongM) or columns per part
 	tasks, workers int
 	chunk          int // contraction chunk length (K only)
+	// shareB: the parts split m and read one packed B per entry, bEntry
+	// floats long (packed before the parts start).
+	shareB bool
+	bEntry int
+}
+
+// maxSharedB bounds the packed B kept for all parts (floats, 32 MiB).
+const maxSharedB = 1 << 23
+
+// bOffset is where the packed block (jc, pc) of width nb starts in an
+// entry's shared B: full column blocks of k·nc floats, then the chunks of
+// the block, each kb·padded(nb, nr) long.
+func (p *plan) bOffset(jc, pc, nb int) int {
+	return jc/nc*p.k*nc + pc*padded(nb, nr)
 }
 
 // transposeCost is the relative cost of an orientation whose C tiles are
@@ -179,6 +230,10 @@ func newPlan(batch, m, n, k, threads int) plan {
 	}
 	p.tasks = batch * p.parts
 	p.workers = min(workers, p.tasks)
+	if p.parts > 1 && p.alongM {
+		p.bEntry = k * padded(n, nr)
+		p.shareB = batch*p.bEntry <= maxSharedB
+	}
 	return p
 }
 
@@ -194,8 +249,9 @@ var workPool = sync.Pool{New: func() any { return new(work) }}
 func getWork() *work  { return workPool.Get().(*work) }
 func putWork(w *work) { workPool.Put(w) }
 
-// run computes task t: one part of one batch entry.
-func (p *plan) run(t int, a, b, c Strided, w *work) {
+// run computes task t: one part of one batch entry. shared, when not nil,
+// holds every entry's packed B.
+func (p *plan) run(t int, a, b, c Strided, w *work, shared *[]float32) {
 	e, part := t/p.parts, t%p.parts
 	i0, i1, j0, j1 := 0, p.m, 0, p.n
 	if p.parts > 1 {
@@ -212,13 +268,17 @@ func (p *plan) run(t int, a, b, c Strided, w *work) {
 		nb := min(nc, j1-jc)
 		for pc := 0; pc < p.k; pc += p.chunk {
 			kb := min(p.chunk, p.k-pc)
-			w.b = grow(w.b, kb*padded(nb, nr))
-			packB(w.b, b, pc, kb, jc, nb)
+			var bp []float32
+			if shared != nil {
+				off := e*p.bEntry + p.bOffset(jc, pc, nb)
+				bp = (*shared)[off : off+kb*padded(nb, nr)]
+			} else {
+				w.b = grow(w.b, kb*padded(nb, nr))
+				packB(w.b, b, pc, kb, jc, nb)
+				bp = w.b
+			}
 			for ic := i0; ic < i1; ic += mc {
-				mb := min(mc, i1-ic)
-				w.a = grow(w.a, kb*padded(mb, mr))
-				packA(w.a, a, ic, mb, pc, kb)
-				macro(w, c, ic, mb, jc, nb, kb, pc > 0)
+				macro(w, a, bp, c, ic, min(mc, i1-ic), jc, nb, pc, kb, pc > 0)
 			}
 		}
 	}
@@ -231,21 +291,47 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// macro multiplies the packed blocks w.a (mb×kb) and w.b (kb×nb) into
-// C[ic:ic+mb, jc:jc+nb], adding to C when acc, else overwriting it.
-func macro(w *work, c Strided, ic, mb, jc, nb, kb int, acc bool) {
+// macro multiplies A[ic:ic+mb, pc:pc+kb] by the packed block b
+// (kb×nb) into C[ic:ic+mb, jc:jc+nb], adding to C when acc, else
+// overwriting it. A is read in place when its rows are contiguous (the
+// kernel takes A's strides and reads a panel's six rows as six streams);
+// otherwise (A with contiguous columns reads a new cache line per k: it is
+// faster packed), and for a last panel of fewer than six rows, it is packed
+// into w.a first.
+func macro(w *work, a Strided, b []float32, c Strided, ic, mb, jc, nb, pc, kb int, acc bool) {
+	direct := a.Col == 1
+	full := mb / mr * mr // rows in whole panels
+	switch {
+	case !direct:
+		w.a = grow(w.a, kb*padded(mb, mr))
+		packA(w.a, a, ic, mb, pc, kb)
+	case full < mb:
+		w.a = grow(w.a, kb*mr)
+		packA(w.a, a, ic+full, mb-full, pc, kb)
+	}
 	for jr := 0; jr < nb; jr += nr {
-		bp := w.b[jr*kb : (jr+nr)*kb]
+		bp := b[jr*kb : (jr+nr)*kb]
 		cols := min(nr, nb-jr)
 		for ir := 0; ir < mb; ir += mr {
-			ap := w.a[ir*kb : (ir+mr)*kb]
+			var ap []float32
+			ars, aks := 1, mr // packed panel
+			switch {
+			case !direct:
+				ap = w.a[ir*kb : (ir+mr)*kb]
+			case ir < full:
+				ars, aks = a.Row, a.Col
+				off := (ic+ir)*a.Row + pc*a.Col
+				ap = a.Data[off : off+(mr-1)*ars+(kb-1)*aks+1]
+			default:
+				ap = w.a[:kb*mr]
+			}
 			rows := min(mr, mb-ir)
 			off := (ic+ir)*c.Row + (jc+jr)*c.Col
 			if rows == mr && cols == nr && c.Col == 1 {
-				kernel(kb, ap, bp, c.Data[off:off+(mr-1)*c.Row+nr], c.Row, acc)
+				kernel(kb, ap, ars, aks, bp, c.Data[off:off+(mr-1)*c.Row+nr], c.Row, acc)
 				continue
 			}
-			kernel(kb, ap, bp, w.tile[:], nr, false)
+			kernel(kb, ap, ars, aks, bp, w.tile[:], nr, false)
 			for i := range rows {
 				row := c.Data[off+i*c.Row:]
 				t := w.tile[i*nr : i*nr+cols]
@@ -263,29 +349,28 @@ func macro(w *work, c Strided, ic, mb, jc, nb, kb int, acc bool) {
 	}
 }
 
-// kernel computes the mr×nr tile Σ_k a[k·mr+i]·b[k·nr+j] (k < kb, in k
-// order, fused multiply-adds from zero) and stores it to c[i·ldc+j], or
-// adds it there when acc. len(a) ≥ kb·mr, len(b) ≥ kb·nr and
-// len(c) ≥ (mr−1)·ldc + nr, checked by the callers' slicing.
-func kernel(kb int, a, b, c []float32, ldc int, acc bool) {
-	_ = a[kb*mr-1]
+// kernel computes the mr×nr tile Σ_k A(i,k)·b[k·nr+j] (k < kb, in k order,
+// fused multiply-adds from zero), A(i,k) = a[i·ars + k·aks], and stores it
+// to c[i·ldc+j], or adds it there when acc. The callers' slicing makes a,
+// b and c long enough (checked here once more before the assembly).
+func kernel(kb int, a []float32, ars, aks int, b, c []float32, ldc int, acc bool) {
+	_ = a[(mr-1)*ars+(kb-1)*aks]
 	_ = b[kb*nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
 	if useAsm {
-		kern6x16(kb, &a[0], &b[0], &c[0], ldc, acc)
+		kern6x16(kb, &a[0], ars, aks, &b[0], &c[0], ldc, acc)
 		return
 	}
-	kernelGo(kb, a, b, c, ldc, acc)
+	kernelGo(kb, a, ars, aks, b, c, ldc, acc)
 }
 
 // kernelGo is the portable micro-kernel.
-func kernelGo(kb int, a, b, c []float32, ldc int, acc bool) {
+func kernelGo(kb int, a []float32, ars, aks int, b, c []float32, ldc int, acc bool) {
 	var t [mr][nr]float32
 	for k := range kb {
 		bk := (*[nr]float32)(b[k*nr : k*nr+nr])
-		ak := (*[mr]float32)(a[k*mr : k*mr+mr])
-		for i, ai := range ak {
-			ti := &t[i]
+		for i := range mr {
+			ai, ti := a[i*ars+k*aks], &t[i]
 			for j, bj := range bk {
 				ti[j] += ai * bj
 			}

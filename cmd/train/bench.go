@@ -50,6 +50,11 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				return fmt.Errorf("--backend: %w", err)
 			}
 			defer be.Finalize()
+			fmt.Fprintf(stdout, "backend %s, matmul %s", backend, model.Matmul(be))
+			if note := model.MatmulNote(); note != "" && model.Matmul(be) == model.MatmulSimplego {
+				fmt.Fprintf(stdout, " (sgemm not installed: %s)", note)
+			}
+			fmt.Fprintln(stdout)
 			fmt.Fprintf(stdout, "%-10s %-13s %5s %6s %10s %14s %16s %13s %11s\n", "model", "loss", "R", "batch", "compile_s", "examples_per_s", "per_model_ex_s", "cpu_us_per_ex", "state_MiB")
 			cfg.Row = func(r model.BenchRow) {
 				fmt.Fprintf(stdout, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %13.1f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,

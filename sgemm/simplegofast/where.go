@@ -81,6 +81,15 @@ func sub(x []float32, full bool, lo, hi int) []float32 {
 // selectF32 sets o[i] = t[i] if c[i] else f[i], where t or f of length 1
 // is a scalar, with bit masks instead of branches.
 func selectF32(o []float32, c []bool, t, f []float32) {
+	if n := selectAVX2(o, c, t, f); n > 0 {
+		o, c = o[n:], c[n:]
+		if len(t) > 1 {
+			t = t[n:]
+		}
+		if len(f) > 1 {
+			f = f[n:]
+		}
+	}
 	cb := unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(c))), len(c)) // Go bools are bytes 0 or 1
 	switch {
 	case len(t) == len(o) && len(f) == len(o):

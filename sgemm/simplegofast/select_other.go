@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package simplegofast
+
+// selectAVX2 is a no-op off amd64 (the package does not install there).
+func selectAVX2(o []float32, c []bool, t, f []float32) int { return 0 }
