@@ -78,16 +78,18 @@ func install() error {
 	if err != nil {
 		return fmt.Errorf("%w: GoMLX's simplego structures differ from v0.26.0's: %v", ErrNotInstalled, err)
 	}
-	origWhere := nodeExecutors[backends.OpTypeWhere]
-	if origWhere == nil {
-		return fmt.Errorf("%w: simplego has no Where executor", ErrNotInstalled)
+	origWhere, origSlice := nodeExecutors[backends.OpTypeWhere], nodeExecutors[backends.OpTypeSlice]
+	if origWhere == nil || origSlice == nil {
+		return fmt.Errorf("%w: simplego has no Where or Slice executor", ErrNotInstalled)
 	}
-	original, originalWhere, layout = orig, origWhere, l
+	original, originalWhere, originalSlice, layout = orig, origWhere, origSlice, l
 	nodeExecutors[backends.OpTypeDotGeneral] = execDotGeneral
 	nodeExecutors[backends.OpTypeWhere] = execWhere
+	nodeExecutors[backends.OpTypeSlice] = execSlice
 	if err := selfTest(); err != nil {
 		nodeExecutors[backends.OpTypeDotGeneral] = orig
 		nodeExecutors[backends.OpTypeWhere] = origWhere
+		nodeExecutors[backends.OpTypeSlice] = origSlice
 		return fmt.Errorf("%w: self-test failed: %v", ErrNotInstalled, err)
 	}
 	active.Store(true)

@@ -454,3 +454,46 @@ func TestWhereMatchesSimplego(t *testing.T) {
 		}
 	}
 }
+
+// TestSliceMatchesSimplego: the row-copying Slice gives simplego's bits for
+// strided and unstrided slices of ranks 1–4 (the folded-bias gradients'
+// [R, in+1, out+1] → [R, in, out] among them).
+func TestSliceMatchesSimplego(t *testing.T) {
+	plain, fast := backendsForTest(t)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, tc := range []struct {
+		name                   string
+		dims                   []int
+		starts, limits, stride []int
+	}{
+		{"folded weight gradient", []int{2, 301, 301}, []int{0, 0, 0}, []int{2, 300, 300}, []int{1, 1, 1}},
+		{"folded bias row", []int{2, 301, 301}, []int{0, 300, 0}, []int{2, 301, 300}, []int{1, 1, 1}},
+		{"rank 1", []int{50}, []int{3}, []int{47}, []int{1}},
+		{"rank 1 strided", []int{50}, []int{3}, []int{48}, []int{4}},
+		{"inner stride 3", []int{7, 20}, []int{1, 2}, []int{6, 19}, []int{2, 3}},
+		{"rank 4 with 1-wide axes", []int{3, 1, 5, 9}, []int{1, 0, 1, 0}, []int{3, 1, 5, 9}, []int{1, 1, 3, 1}},
+		{"whole tensor", []int{4, 6}, []int{0, 0}, []int{4, 6}, []int{1, 1}},
+		{"one element", []int{4, 6}, []int{3, 5}, []int{4, 6}, []int{1, 1}},
+	} {
+		x := randFloats(rng, tc.dims)
+		op := func(b backends.Builder, p []backends.Op) (backends.Op, error) {
+			return b.Slice(p[0], tc.starts, tc.limits, tc.stride)
+		}
+		sh := []shapes.Shape{shapes.Make(dtypes.Float32, tc.dims...)}
+		want, err := run(plain, op, []any{x}, sh)
+		if err != nil {
+			t.Fatalf("%s: simplego: %v", tc.name, err)
+		}
+		before := sliceCalls.Load()
+		got, err := run(fast, op, []any{x}, sh)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if sliceCalls.Load() == before {
+			t.Errorf("%s: the replacement did not run", tc.name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: differs from simplego", tc.name)
+		}
+	}
+}

@@ -41,6 +41,9 @@ func selfTest() error {
 	if err := selfTestWhere(be); err != nil { // simplego's, checks the test itself
 		return err
 	}
+	if err := selfTestSlice(be); err != nil {
+		return err
+	}
 	enable(sb)
 	defer enabled.Delete(weakKey(sb))
 	got, err := product()
@@ -56,6 +59,13 @@ func selfTest() error {
 	}
 	if whereCalls.Load() == before {
 		return fmt.Errorf("the replacement Where did not run")
+	}
+	before = sliceCalls.Load()
+	if err := selfTestSlice(be); err != nil {
+		return err
+	}
+	if sliceCalls.Load() == before {
+		return fmt.Errorf("the replacement Slice did not run")
 	}
 	gamma := float64(k) * 0x1p-24 / (1 - float64(k)*0x1p-24)
 	for e := range batch {
@@ -151,4 +161,32 @@ func run(be backends.Backend, op func(backends.Builder, []backends.Op) (backends
 		return nil, err
 	}
 	return flat, nil
+}
+
+// selfTestSlice checks x[1:4:2, 2:7] of a 5×9 x on be against the
+// definition, bit for bit.
+func selfTestSlice(be backends.Backend) error {
+	x := make([]float32, 45)
+	for i := range x {
+		x[i] = float32(i) * 1.25
+	}
+	got, err := run(be, func(b backends.Builder, p []backends.Op) (backends.Op, error) {
+		return b.Slice(p[0], []int{1, 2}, []int{4, 7}, []int{2, 1})
+	}, []any{x}, []shapes.Shape{shapes.Make(dtypes.Float32, 5, 9)})
+	if err != nil {
+		return err
+	}
+	var want []float32
+	for i := 1; i < 4; i += 2 {
+		want = append(want, x[i*9+2:i*9+7]...)
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("Slice gave %d values, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			return fmt.Errorf("Slice element %d = %g, want %g", i, got[i], want[i])
+		}
+	}
+	return nil
 }
