@@ -5,10 +5,10 @@
 // One step of the contraction: Y0, Y1 = 16 floats of B at DI; the six
 // floats of A, at SI, SI+R9, SI+2·R9, R10, R10+R9, R10+2·R9, are each
 // broadcast and multiplied into a row of the tile (Y4..Y15, two registers
-// per row). boff is a byte offset into B.
-#define STEP(boff) \
-	VMOVUPS boff(DI), Y0 \
-	VMOVUPS boff+32(DI), Y1 \
+// per row); then A's pointers advance by R11 and B's by R12 (bytes).
+#define STEP \
+	VMOVUPS (DI), Y0 \
+	VMOVUPS 32(DI), Y1 \
 	VBROADCASTSS (SI), Y2 \
 	VBROADCASTSS (SI)(R9*1), Y3 \
 	VFMADD231PS Y0, Y2, Y4 \
@@ -28,7 +28,8 @@
 	VFMADD231PS Y0, Y3, Y14 \
 	VFMADD231PS Y1, Y3, Y15 \
 	ADDQ R11, SI \
-	ADDQ R11, R10
+	ADDQ R11, R10 \
+	ADDQ R12, DI
 
 // Store (or add into) one row of the tile at DX, then advance DX a row.
 #define STORE(lo, hi) \
@@ -43,10 +44,10 @@
 	VMOVUPS hi, 32(DX) \
 	ADDQ R8, DX
 
-// func kern6x16(kb int, a *float32, ars, aks int, b, c *float32, ldc int, acc bool)
-// A element (i, k) is at a + i·ars + k·aks (in elements); B is packed (16
-// floats per k); C rows are ldc apart.
-TEXT ·kern6x16(SB), NOSPLIT, $0-57
+// func kern6x16(kb int, a *float32, ars, aks int, b *float32, bks int, c *float32, ldc int, acc bool)
+// A element (i, k) is at a + i·ars + k·aks (in elements); B's 16 floats of
+// row k start at b + k·bks; C rows are ldc apart.
+TEXT ·kern6x16(SB), NOSPLIT, $0-65
 	MOVQ kb+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R9
@@ -54,8 +55,10 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-57
 	MOVQ aks+24(FP), R11
 	SHLQ $2, R11
 	MOVQ b+32(FP), DI
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R8
+	MOVQ bks+40(FP), R12
+	SHLQ $2, R12
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
 	SHLQ $2, R8
 	LEAQ (SI)(R9*2), R10
 	ADDQ R9, R10 // row 3
@@ -80,11 +83,10 @@ TEXT ·kern6x16(SB), NOSPLIT, $0-57
 	JZ   tail
 
 loop4:
-	STEP(0)
-	STEP(64)
-	STEP(128)
-	STEP(192)
-	ADDQ $256, DI
+	STEP
+	STEP
+	STEP
+	STEP
 	DECQ BX
 	JNZ  loop4
 
@@ -93,13 +95,12 @@ tail:
 	JZ   store
 
 loop1:
-	STEP(0)
-	ADDQ $64, DI
+	STEP
 	DECQ CX
 	JNZ  loop1
 
 store:
-	MOVBLZX acc+56(FP), AX
+	MOVBLZX acc+64(FP), AX
 	TESTL AX, AX
 	JNZ  accumulate
 	STORE(Y4, Y5)

@@ -91,7 +91,7 @@ func Multiply(batch, m, n, k int, a, b, c Strided, threads int) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	plan := newPlan(batch, m, n, k, threads)
+	plan := newPlan(batch, m, n, k, threads, b.Col == 1)
 	var shared *[]float32
 	if plan.shareB {
 		// Pack each entry's B once for all its row parts.
@@ -188,6 +188,9 @@ type plan struct {
 	// floats long (packed before the parts start).
 	shareB bool
 	bEntry int
+	// directB: B's rows are contiguous (Col stride 1), so the kernel reads
+	// whole 16-column panels in place; only a last narrower panel is packed.
+	directB bool
 }
 
 // maxSharedB bounds the packed B kept for all parts (floats, 32 MiB).
@@ -207,8 +210,8 @@ const transposeCost = 1.3
 // minTaskFlops is the least work worth a goroutine of its own.
 const minTaskFlops = 1 << 20
 
-func newPlan(batch, m, n, k, threads int) plan {
-	p := plan{batch: batch, m: m, n: n, k: k, parts: 1}
+func newPlan(batch, m, n, k, threads int, directB bool) plan {
+	p := plan{batch: batch, m: m, n: n, k: k, parts: 1, directB: directB}
 	chunks := (k + kc - 1) / kc
 	p.chunk = (k + chunks - 1) / chunks
 	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
@@ -230,7 +233,7 @@ func newPlan(batch, m, n, k, threads int) plan {
 	}
 	p.tasks = batch * p.parts
 	p.workers = min(workers, p.tasks)
-	if p.parts > 1 && p.alongM {
+	if p.parts > 1 && p.alongM && !p.directB {
 		p.bEntry = k * padded(n, nr)
 		p.shareB = batch*p.bEntry <= maxSharedB
 	}
@@ -269,16 +272,23 @@ func (p *plan) run(t int, a, b, c Strided, w *work, shared *[]float32) {
 		for pc := 0; pc < p.k; pc += p.chunk {
 			kb := min(p.chunk, p.k-pc)
 			var bp []float32
-			if shared != nil {
+			switch {
+			case p.directB:
+				if full := nb / nr * nr; full < nb { // pack the last, narrower panel
+					w.b = grow(w.b, kb*nr)
+					packB(w.b, b, pc, kb, jc+full, nb-full)
+					bp = w.b
+				}
+			case shared != nil:
 				off := e*p.bEntry + p.bOffset(jc, pc, nb)
 				bp = (*shared)[off : off+kb*padded(nb, nr)]
-			} else {
+			default:
 				w.b = grow(w.b, kb*padded(nb, nr))
 				packB(w.b, b, pc, kb, jc, nb)
 				bp = w.b
 			}
 			for ic := i0; ic < i1; ic += mc {
-				macro(w, a, bp, c, ic, min(mc, i1-ic), jc, nb, pc, kb, pc > 0)
+				macro(w, a, b, bp, p.directB, c, ic, min(mc, i1-ic), jc, nb, pc, kb, pc > 0)
 			}
 		}
 	}
@@ -298,7 +308,11 @@ func grow(s []float32, n int) []float32 {
 // otherwise (A with contiguous columns reads a new cache line per k: it is
 // faster packed), and for a last panel of fewer than six rows, it is packed
 // into w.a first.
-func macro(w *work, a Strided, b []float32, c Strided, ic, mb, jc, nb, pc, kb int, acc bool) {
+//
+// B is the packed block bp, or with directB, B read in place (whole
+// 16-column panels) and bp the packed last panel when nb is not a multiple
+// of 16.
+func macro(w *work, a, b Strided, bp []float32, directB bool, c Strided, ic, mb, jc, nb, pc, kb int, acc bool) {
 	direct := a.Col == 1
 	full := mb / mr * mr // rows in whole panels
 	switch {
@@ -310,8 +324,18 @@ func macro(w *work, a Strided, b []float32, c Strided, ic, mb, jc, nb, pc, kb in
 		packA(w.a, a, ic+full, mb-full, pc, kb)
 	}
 	for jr := 0; jr < nb; jr += nr {
-		bp := b[jr*kb : (jr+nr)*kb]
 		cols := min(nr, nb-jr)
+		var bpan []float32
+		bks := nr
+		switch {
+		case !directB:
+			bpan = bp[jr*kb : (jr+nr)*kb]
+		case cols == nr:
+			off := pc*b.Row + jc + jr
+			bpan, bks = b.Data[off:off+(kb-1)*b.Row+nr], b.Row
+		default:
+			bpan = bp[:kb*nr]
+		}
 		for ir := 0; ir < mb; ir += mr {
 			var ap []float32
 			ars, aks := 1, mr // packed panel
@@ -328,10 +352,10 @@ func macro(w *work, a Strided, b []float32, c Strided, ic, mb, jc, nb, pc, kb in
 			rows := min(mr, mb-ir)
 			off := (ic+ir)*c.Row + (jc+jr)*c.Col
 			if rows == mr && cols == nr && c.Col == 1 {
-				kernel(kb, ap, ars, aks, bp, c.Data[off:off+(mr-1)*c.Row+nr], c.Row, acc)
+				kernel(kb, ap, ars, aks, bpan, bks, c.Data[off:off+(mr-1)*c.Row+nr], c.Row, acc)
 				continue
 			}
-			kernel(kb, ap, ars, aks, bp, w.tile[:], nr, false)
+			kernel(kb, ap, ars, aks, bpan, bks, w.tile[:], nr, false)
 			for i := range rows {
 				row := c.Data[off+i*c.Row:]
 				t := w.tile[i*nr : i*nr+cols]
@@ -349,26 +373,26 @@ func macro(w *work, a Strided, b []float32, c Strided, ic, mb, jc, nb, pc, kb in
 	}
 }
 
-// kernel computes the mr×nr tile Σ_k A(i,k)·b[k·nr+j] (k < kb, in k order,
-// fused multiply-adds from zero), A(i,k) = a[i·ars + k·aks], and stores it
+// kernel computes the mr×nr tile Σ_k A(i,k)·b[k·bks+j] (k < kb, in k
+// order, fused multiply-adds from zero), A(i,k) = a[i·ars + k·aks], and stores it
 // to c[i·ldc+j], or adds it there when acc. The callers' slicing makes a,
 // b and c long enough (checked here once more before the assembly).
-func kernel(kb int, a []float32, ars, aks int, b, c []float32, ldc int, acc bool) {
+func kernel(kb int, a []float32, ars, aks int, b []float32, bks int, c []float32, ldc int, acc bool) {
 	_ = a[(mr-1)*ars+(kb-1)*aks]
-	_ = b[kb*nr-1]
+	_ = b[(kb-1)*bks+nr-1]
 	_ = c[(mr-1)*ldc+nr-1]
 	if useAsm {
-		kern6x16(kb, &a[0], ars, aks, &b[0], &c[0], ldc, acc)
+		kern6x16(kb, &a[0], ars, aks, &b[0], bks, &c[0], ldc, acc)
 		return
 	}
-	kernelGo(kb, a, ars, aks, b, c, ldc, acc)
+	kernelGo(kb, a, ars, aks, b, bks, c, ldc, acc)
 }
 
 // kernelGo is the portable micro-kernel.
-func kernelGo(kb int, a []float32, ars, aks int, b, c []float32, ldc int, acc bool) {
+func kernelGo(kb int, a []float32, ars, aks int, b []float32, bks int, c []float32, ldc int, acc bool) {
 	var t [mr][nr]float32
 	for k := range kb {
-		bk := (*[nr]float32)(b[k*nr : k*nr+nr])
+		bk := (*[nr]float32)(b[k*bks : k*bks+nr])
 		for i := range mr {
 			ai, ti := a[i*ars+k*aks], &t[i]
 			for j, bj := range bk {
