@@ -86,6 +86,9 @@ func adamRange(p, m, v, g []float32, s, vs float32, a AdamConfig) {
 	b2, c2 := float32(a.Beta2), float32(1-a.Beta2)
 	eps := float32(a.Epsilon)
 	p, m, v = p[:len(g)], m[:len(g)], v[:len(g)]
+	if n := adamVector(p, m, v, g, &[8]float32{b1, c1, b2, c2, s, vs, eps}); n > 0 {
+		p, m, v, g = p[n:], m[n:], v[n:], g[n:]
+	}
 	for i, gi := range g {
 		mi := float32(m[i]*b1) + float32(gi*c1)
 		vi := float32(v[i]*b2) + float32(float32(gi*gi)*c2)

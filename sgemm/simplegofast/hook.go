@@ -78,18 +78,29 @@ func install() error {
 	if err != nil {
 		return fmt.Errorf("%w: GoMLX's simplego structures differ from v0.26.0's: %v", ErrNotInstalled, err)
 	}
-	origWhere, origSlice := nodeExecutors[backends.OpTypeWhere], nodeExecutors[backends.OpTypeSlice]
-	if origWhere == nil || origSlice == nil {
-		return fmt.Errorf("%w: simplego has no Where or Slice executor", ErrNotInstalled)
+	replaced := []struct {
+		op   backends.OpType
+		orig *executor
+		fast executor
+	}{
+		{backends.OpTypeDotGeneral, &original, execDotGeneral},
+		{backends.OpTypeWhere, &originalWhere, execWhere},
+		{backends.OpTypeSlice, &originalSlice, execSlice},
+		{backends.OpTypeGreaterOrEqual, &originalGE, execGreaterOrEqual},
 	}
-	original, originalWhere, originalSlice, layout = orig, origWhere, origSlice, l
-	nodeExecutors[backends.OpTypeDotGeneral] = execDotGeneral
-	nodeExecutors[backends.OpTypeWhere] = execWhere
-	nodeExecutors[backends.OpTypeSlice] = execSlice
+	for _, r := range replaced {
+		if nodeExecutors[r.op] == nil {
+			return fmt.Errorf("%w: simplego has no %s executor", ErrNotInstalled, r.op)
+		}
+	}
+	layout = l
+	for _, r := range replaced {
+		*r.orig, nodeExecutors[r.op] = nodeExecutors[r.op], r.fast
+	}
 	if err := selfTest(); err != nil {
-		nodeExecutors[backends.OpTypeDotGeneral] = orig
-		nodeExecutors[backends.OpTypeWhere] = origWhere
-		nodeExecutors[backends.OpTypeSlice] = origSlice
+		for _, r := range replaced {
+			nodeExecutors[r.op] = *r.orig
+		}
 		return fmt.Errorf("%w: self-test failed: %v", ErrNotInstalled, err)
 	}
 	active.Store(true)

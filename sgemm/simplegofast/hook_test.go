@@ -497,3 +497,63 @@ func TestSliceMatchesSimplego(t *testing.T) {
 		}
 	}
 }
+
+// TestGreaterOrEqualMatchesSimplego: x ≥ scalar gives simplego's booleans
+// (NaN false, −0 ≥ 0 true) for lengths around the 8-lane blocks and
+// across threads; other operand forms stay simplego's.
+func TestGreaterOrEqualMatchesSimplego(t *testing.T) {
+	plain, fast := backendsForTest(t)
+	rng := rand.New(rand.NewPCG(15, 16))
+	special := []float32{float32(math.NaN()), float32(math.Copysign(0, -1)), 0, float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, tc := range []struct {
+		name   string
+		dims   []int
+		rhsDim []int // nil: scalar
+		fastOK bool
+	}{
+		{"ReLU mask", []int{3, 301}, nil, true},
+		{"length 7", []int{7}, nil, true},
+		{"length 9", []int{9}, nil, true},
+		{"large, split", []int{2, 1024, 33}, nil, true},
+		{"same shapes (simplego's)", []int{4, 5}, []int{4, 5}, false},
+	} {
+		x := randFloats(rng, tc.dims)
+		for i := range x {
+			if rng.IntN(4) == 0 {
+				x[i] = special[rng.IntN(len(special))]
+			}
+		}
+		var y []float32
+		ys := shapes.Make(dtypes.Float32)
+		if tc.rhsDim == nil {
+			y = []float32{float32(rng.IntN(3) - 1)}
+		} else {
+			y, ys = randFloats(rng, tc.rhsDim), shapes.Make(dtypes.Float32, tc.rhsDim...)
+		}
+		one, zero := []float32{1}, []float32{0}
+		op := func(b backends.Builder, p []backends.Op) (backends.Op, error) {
+			ge, err := b.GreaterOrEqual(p[0], p[1])
+			if err != nil {
+				return nil, err
+			}
+			return b.Where(ge, p[2], p[3])
+		}
+		in := []any{x, y, one, zero}
+		sh := []shapes.Shape{shapes.Make(dtypes.Float32, tc.dims...), ys, shapes.Make(dtypes.Float32), shapes.Make(dtypes.Float32)}
+		want, err := run(plain, op, in, sh)
+		if err != nil {
+			t.Fatalf("%s: simplego: %v", tc.name, err)
+		}
+		before := geCalls.Load()
+		got, err := run(fast, op, in, sh)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if ran := geCalls.Load() != before; ran != tc.fastOK {
+			t.Errorf("%s: replacement ran %v, want %v", tc.name, ran, tc.fastOK)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: differs from simplego", tc.name)
+		}
+	}
+}

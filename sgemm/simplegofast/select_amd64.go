@@ -27,3 +27,27 @@ func selectAVX2(o []float32, c []bool, t, f []float32) int {
 	}
 	return n
 }
+
+//go:noescape
+func geScalarAVX2(dst *bool, x *float32, c float32, n int, table *[256]uint64)
+
+// bitsToBytes[m] holds bit i of m as byte i (0 or 1).
+var bitsToBytes = func() (t [256]uint64) {
+	for m := range t {
+		for i := range 8 {
+			t[m] |= uint64(m>>i&1) << (8 * i)
+		}
+	}
+	return t
+}()
+
+// geAVX2 does the multiple-of-8 head of geScalar and returns its length.
+func geAVX2(dst []bool, x []float32, c float32) int {
+	n := len(x) &^ 7
+	if n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	geScalarAVX2(&dst[0], &x[0], c, n, &bitsToBytes)
+	return n
+}

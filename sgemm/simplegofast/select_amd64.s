@@ -55,3 +55,29 @@ ffloop:
 	VZEROUPPER
 ffdone:
 	RET
+
+// func geScalarAVX2(dst *bool, x *float32, c float32, n int, table *[256]uint64)
+// dst[i] = x[i] ≥ c (false for NaN: ordered, quiet) for i < n, n a
+// multiple of 8: compare eight lanes, take the sign mask, expand its eight
+// bits to eight bytes 0/1 through table.
+TEXT ·geScalarAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	VBROADCASTSS c+16(FP), Y1
+	MOVQ n+24(FP), CX
+	MOVQ table+32(FP), R9
+	SHRQ $3, CX
+	JZ   gedone
+geloop:
+	VMOVUPS (SI), Y0
+	VCMPPS $0x1d, Y1, Y0, Y2 // GE_OQ: x ≥ c
+	VMOVMSKPS Y2, AX
+	MOVQ (R9)(AX*8), BX
+	MOVQ BX, (DI)
+	ADDQ $32, SI
+	ADDQ $8, DI
+	DECQ CX
+	JNZ  geloop
+	VZEROUPPER
+gedone:
+	RET

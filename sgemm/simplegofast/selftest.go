@@ -44,6 +44,9 @@ func selfTest() error {
 	if err := selfTestSlice(be); err != nil {
 		return err
 	}
+	if err := selfTestGE(be); err != nil {
+		return err
+	}
 	enable(sb)
 	defer enabled.Delete(weakKey(sb))
 	got, err := product()
@@ -66,6 +69,13 @@ func selfTest() error {
 	}
 	if sliceCalls.Load() == before {
 		return fmt.Errorf("the replacement Slice did not run")
+	}
+	before = geCalls.Load()
+	if err := selfTestGE(be); err != nil {
+		return err
+	}
+	if geCalls.Load() == before {
+		return fmt.Errorf("the replacement GreaterOrEqual did not run")
 	}
 	gamma := float64(k) * 0x1p-24 / (1 - float64(k)*0x1p-24)
 	for e := range batch {
@@ -186,6 +196,37 @@ func selfTestSlice(be backends.Backend) error {
 	for i := range want {
 		if got[i] != want[i] {
 			return fmt.Errorf("Slice element %d = %g, want %g", i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+// selfTestGE checks x ≥ 0 on 21 values (NaN, ±0, ±1 among them; the
+// assembly does 16, Go 5) against Go's comparison. The result is read as
+// float32 (Where picks 1 or 0), so run needs no bool output.
+func selfTestGE(be backends.Backend) error {
+	x := make([]float32, 21)
+	for i := range x {
+		x[i] = float32(i%5) - 2
+	}
+	x[3], x[7], x[11] = float32(math.NaN()), float32(math.Copysign(0, -1)), float32(math.Inf(-1))
+	got, err := run(be, func(b backends.Builder, p []backends.Op) (backends.Op, error) {
+		ge, err := b.GreaterOrEqual(p[0], p[1])
+		if err != nil {
+			return nil, err
+		}
+		return b.Where(ge, p[2], p[1])
+	}, []any{x, []float32{0}, []float32{1}}, []shapes.Shape{shapes.Make(dtypes.Float32, 21), shapes.Make(dtypes.Float32), shapes.Make(dtypes.Float32)})
+	if err != nil {
+		return err
+	}
+	for i, v := range x {
+		want := float32(0)
+		if v >= 0 {
+			want = 1
+		}
+		if got[i] != want {
+			return fmt.Errorf("GreaterOrEqual(%g, 0) gave %g", v, got[i])
 		}
 	}
 	return nil
