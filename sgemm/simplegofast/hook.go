@@ -65,7 +65,7 @@ func Install() error {
 
 func install() error {
 	if !sgemm.HasAVX2() {
-		return fmt.Errorf("%w: the CPU lacks AVX2/FMA (or this is not amd64); simplego's kernel stays", ErrNotInstalled)
+		return fmt.Errorf("%w: sgemm's AVX2/FMA kernel is not available (not amd64, the purego build tag, or a CPU without AVX2 and FMA); simplego's code runs", ErrNotInstalled)
 	}
 	orig := nodeExecutors[backends.OpTypeDotGeneral]
 	if orig == nil {
