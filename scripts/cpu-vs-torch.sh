@@ -10,7 +10,10 @@
 # group, kdd_embed (500,000 buckets, 11 indices per row, lazy Adam), and
 # PyTorch's Higgs MLP (bce, Adam). One core: GOMAXPROCS=1 for labelprivacy;
 # OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 and torch.set_num_threads(1) for
-# PyTorch (set_num_threads alone does not bind OpenBLAS's threads).
+# PyTorch (set_num_threads alone does not bind OpenBLAS's threads). All
+# cores: GOMAXPROCS unset; PyTorch twice, as pytorch-blas (one torch thread,
+# OpenBLAS on every core: the faster here) and pytorch-omp (torch and
+# OpenBLAS threads on every core).
 #
 # Usage: scripts/cpu-vs-torch.sh
 # Environment: TRAIN (a train binary; default: built from this checkout),
@@ -62,13 +65,16 @@ bench() {
 		'$1 ~ /^(higgs_mlp|kdd_embed|mlp)$/ { printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", label, $1, $2, $3, cores, mm, $8, $6 }' "$WORK/out"
 }
 
-# torch THREADS: one row.
+# torch LABEL TORCH_THREADS ENV...: one row. On 2 cores Debian's PyTorch 1.13
+# with OpenBLAS (pthreads) ran fastest with one torch thread and OpenBLAS on
+# both cores; torch.set_num_threads(2) (OpenMP) with OpenBLAS threads ran
+# 3-4× slower here (both spin-wait), so both settings are printed.
 torch() {
-	local env=()
-	[ "$1" = 1 ] && env=(OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1)
-	env "${env[@]}" "$PY" scripts/torch_mlp_bench.py --threads "$1" --steps "$TORCH_STEPS" |
-		awk -v cores="$1" '{ for (i = 1; i <= NF; i++) { if ($i == "ex/s,") eps = $(i-1); if ($i == "cpu_us_per_ex") us = $(i-1) }
-			printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", "pytorch-" $2, "higgs_mlp", "bce", 1, cores, "openblas", us, eps }'
+	local label=$1 threads=$2 cores=$3
+	shift 3
+	env "$@" "$PY" scripts/torch_mlp_bench.py --threads "$threads" --steps "$TORCH_STEPS" |
+		awk -v label="$label" -v cores="$cores" '{ for (i = 1; i <= NF; i++) { if ($i == "ex/s,") eps = $(i-1); if ($i == "cpu_us_per_ex") us = $(i-1) }
+			printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", label, "higgs_mlp", "bce", 1, cores, "openblas", us, eps }'
 }
 
 rows() { # rows BINARY LABEL
@@ -79,11 +85,12 @@ rows() { # rows BINARY LABEL
 	done
 }
 
-echo "cpu-vs-torch: $(date -u +%FT%TZ), $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), BLAS $(blas)"
+echo "cpu-vs-torch: $(date -u +%FT%TZ), $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), PyTorch $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $(blas)"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-14s %-10s %-13s %-5s %5s  %-9s %13s %14s\n" trainer model loss group cores matmul cpu_us_per_ex examples_per_s
 rows "$TRAIN" labelprivacy
 [ -z "${BEFORE:-}" ] || rows "$BEFORE" before
-torch 1
-torch "$CORES"
+torch pytorch 1 1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+torch pytorch-blas 1 "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS=1
+torch pytorch-omp "$CORES" "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS="$CORES"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
