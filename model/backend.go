@@ -6,6 +6,8 @@ import (
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
+
+	"labelprivacy/sgemm/simplegofast"
 )
 
 // DefaultBackend is the backend name used when none is configured: GoMLX's
@@ -25,11 +27,34 @@ const DefaultBackend = "go"
 // batch 1024 on 2 cores), the Higgs MLP is unchanged (~5.0k).
 const DefaultGoOptions = "ops_sequential,dotgeneral_large"
 
+// Matrix-product paths of backend "go" (Matmul, MatmulPath; the run
+// record's matmul column).
+const (
+	// MatmulAVX2: float32 DotGeneral runs on package sgemm's packed
+	// AVX2/FMA kernel (installed by package simplegofast).
+	MatmulAVX2 = "avx2"
+	// MatmulSimplego: simplego's own scalar blocked kernel.
+	MatmulSimplego = "simplego"
+	// MatmulXLA: an XLA backend (its own compiler picks the kernels).
+	MatmulXLA = "xla"
+)
+
+// matmulOption is the option of backend "go" that picks the product path:
+// matmul=auto (default: avx2 where it installs, else simplego),
+// matmul=avx2 (an error where it does not) or matmul=simplego (off).
+const matmulOption = "matmul"
+
 // NewBackend returns the GoMLX backend with the given name:
 //
 //   - "" or "go": the pure-Go backend (package simplego) with
 //     DefaultGoOptions; "go:<options>" passes simplego options through
-//     instead, e.g. "go:parallelism=2" or "go:ops_parallel".
+//     instead, e.g. "go:parallelism=2" or "go:ops_parallel". The option
+//     matmul=auto|avx2|simplego (this package's, not simplego's) picks the
+//     matrix-product kernel; on its own, e.g. "go:matmul=simplego", it
+//     keeps DefaultGoOptions. With auto (the default) float32 products run
+//     on package sgemm's AVX2/FMA kernel when simplegofast.Install accepts
+//     this binary (GoMLX v0.26.0, amd64 with AVX2 and FMA), else on
+//     simplego's own; Matmul tells which.
 //   - "xla:cpu", "xla:cuda", or "xla:<plugin>": the XLA/PJRT backend with that
 //     plugin. Plugins are searched in the directories of
 //     PJRT_PLUGIN_LIBRARY_PATH (':'-separated, read at program start) under the
@@ -57,12 +82,19 @@ func NewBackend(name string) (b backends.Backend, err error) {
 	kind, opts, hasOpts := strings.Cut(name, ":")
 	switch kind {
 	case simplego.BackendName:
-		if !hasOpts {
-			opts = DefaultGoOptions
+		sgOpts, matmul, err := goOptions(opts, hasOpts)
+		if err != nil {
+			return nil, fmt.Errorf("model: backend %q: %w", name, err)
 		}
-		b, err = simplego.New(opts)
+		b, err = simplego.New(sgOpts)
 		if err != nil {
 			return nil, fmt.Errorf("model: creating backend %q: %w", name, err)
+		}
+		if matmul != MatmulSimplego {
+			if err := simplegofast.Enable(b); err != nil && matmul == MatmulAVX2 {
+				b.Finalize()
+				return nil, fmt.Errorf("model: backend %q: %w", name, err)
+			}
 		}
 		return b, nil
 	case "xla":
@@ -73,6 +105,79 @@ func NewBackend(name string) (b backends.Backend, err error) {
 	default:
 		return nil, fmt.Errorf("model: unknown backend %q: want \"go\", \"xla:cpu\" or \"xla:cuda\"", name)
 	}
+}
+
+// goOptions splits the options of backend "go" into simplego's (default
+// DefaultGoOptions when none but matmul are given) and the matmul choice
+// ("auto", MatmulAVX2 or MatmulSimplego).
+func goOptions(opts string, hasOpts bool) (simplegoOpts, matmul string, err error) {
+	matmul = "auto"
+	if !hasOpts {
+		return DefaultGoOptions, matmul, nil
+	}
+	var rest []string
+	for _, o := range strings.Split(opts, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(o), "=")
+		if k != matmulOption {
+			rest = append(rest, o)
+			continue
+		}
+		switch v {
+		case "auto", MatmulAVX2, MatmulSimplego:
+			matmul = v
+		default:
+			return "", "", fmt.Errorf("%w: option %s=%q: want auto, %s or %s", ErrInvalidConfig, matmulOption, v, MatmulAVX2, MatmulSimplego)
+		}
+	}
+	if len(rest) == 0 {
+		return DefaultGoOptions, matmul, nil
+	}
+	return strings.Join(rest, ","), matmul, nil
+}
+
+// Matmul names the matrix-product path backend be runs float32 products
+// on: MatmulAVX2, MatmulSimplego or MatmulXLA.
+func Matmul(be backends.Backend) string {
+	if simplegofast.Enabled(be) {
+		return MatmulAVX2
+	}
+	if _, ok := be.(*simplego.Backend); ok {
+		return MatmulSimplego
+	}
+	return MatmulXLA
+}
+
+// MatmulPath is Matmul for the backend NewBackend(name) makes, without
+// making one ("" for a name NewBackend rejects). It may install the
+// kernel (simplegofast.Install), as NewBackend would.
+func MatmulPath(name string) string {
+	kind, opts, hasOpts := strings.Cut(strings.TrimSpace(name), ":")
+	switch kind {
+	case "", simplego.BackendName:
+		_, matmul, err := goOptions(opts, hasOpts)
+		switch {
+		case err != nil:
+			return ""
+		case matmul != MatmulSimplego && simplegofast.Install() == nil:
+			return MatmulAVX2
+		case matmul == MatmulAVX2:
+			return ""
+		}
+		return MatmulSimplego
+	case "xla":
+		return MatmulXLA
+	}
+	return ""
+}
+
+// MatmulNote says why backend "go" runs simplego's own kernel when the
+// AVX2 one was wanted (matmul=auto) but refused to install; "" when it
+// installed.
+func MatmulNote() string {
+	if err := simplegofast.Install(); err != nil {
+		return strings.TrimPrefix(err.Error(), simplegofast.ErrNotInstalled.Error()+": ")
+	}
+	return ""
 }
 
 // CUDAChecksEnv is go-xla's switch for its CUDA driver checks. With the checks

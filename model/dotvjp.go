@@ -24,11 +24,17 @@ import (
 //
 // Any other case (other ranks or axes, or a non-scalar root, i.e. a Jacobian)
 // calls GoMLX's own VJP.
+//
+// It also replaces Where's VJP where one branch is a scalar (a ReLU's
+// Where(x ≥ 0, x, 0)): GoMLX's fills a full-size ZerosLike(v) to select
+// against (one more pass over every ReLU's gradient on the Go backend);
+// this one selects against a scalar zero, the same values.
 
 var (
 	fastVJPOnce      sync.Once
 	origDotVJP       VJP // GoMLX's VJPs, captured by UseFastDotVJP
 	origDotGenVJP    VJP
+	origWhereVJP     VJP
 	fastVJPInstalled atomic.Bool
 	// vjpGeneration counts changes of the VJP registry; it is part of the
 	// program cache key, so a program built before UseFastDotVJP is not
@@ -48,8 +54,10 @@ func UseFastDotVJP() {
 	fastVJPOnce.Do(func() {
 		origDotVJP = VJPRegistration[NodeTypeDot]
 		origDotGenVJP = VJPRegistration[NodeTypeDotGeneral]
+		origWhereVJP = VJPRegistration[NodeTypeWhere]
 		VJPRegistration[NodeTypeDot] = fastDotVJP
 		VJPRegistration[NodeTypeDotGeneral] = fastDotGeneralVJP
+		VJPRegistration[NodeTypeWhere] = fastWhereVJP
 		fastVJPInstalled.Store(true)
 		vjpGeneration.Add(1)
 	})
@@ -78,12 +86,14 @@ func fastDotGeneralVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape)
 	x, w, v := inputs[0], inputs[1], vjpOutputs[0]                    // x [R,B,i], w [R,i,o], v [R,B,o]
 	gradX := DotGeneral(v, []int{2}, []int{0}, w, []int{2}, []int{0}) // [R,B,i]
 	var gradW *Node
-	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(node.Graph().Backend()) && b%2 == 0 && b >= 256 {
-		// simplego runs a small product on one core per batch entry, so a
-		// lone replica's grad_W ([i,o], contracting B) used one core: split
-		// B in halves as a second batch axis and add them. Done for every R
-		// (not just R < cores) so a replica computes the same sums alone and
-		// in a group (bit-identical results).
+	be := node.Graph().Backend()
+	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(be) && Matmul(be) != MatmulAVX2 && b%2 == 0 && b >= 256 {
+		// simplego's own kernel runs a small product on one core per batch
+		// entry, so a lone replica's grad_W ([i,o], contracting B) used one
+		// core: split B in halves as a second batch axis and add them. Done
+		// for every R (not just R < cores) so a replica computes the same
+		// sums alone and in a group (bit-identical results). The sgemm
+		// kernel splits the product's rows across cores itself.
 		x4 := Reshape(x, r, 2, b/2, x.Shape().Dim(2))
 		v4 := Reshape(v, r, 2, b/2, v.Shape().Dim(2))
 		gradW = ReduceSum(DotGeneral(x4, []int{2}, []int{0, 1}, v4, []int{2}, []int{0, 1}), 1) // [R,i,o]
@@ -91,6 +101,29 @@ func fastDotGeneralVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape)
 		gradW = DotGeneral(x, []int{1}, []int{0}, v, []int{1}, []int{0}) // [R,i,o]
 	}
 	return []*Node{gradX, gradW}
+}
+
+// fastWhereVJP is Where(c, t, f)'s VJP when t and f are one full-shape
+// operand and one scalar: v selected against a scalar zero for the full
+// one, the sum of the other side's selection for the scalar (unused, and
+// then never computed, when the scalar is a constant). Other shapes call
+// GoMLX's VJP.
+func fastWhereVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape) []*Node {
+	in := node.Inputs()
+	if len(in) != 3 || len(vjpOutputs) != 1 || outputShape.Rank() != 0 || !vjpOutputs[0].Shape().Equal(node.Shape()) ||
+		!in[0].Shape().Equal(shapes.Make(in[0].DType(), node.Shape().Dimensions...)) {
+		return origWhereVJP(node, vjpOutputs, outputShape)
+	}
+	v, full := vjpOutputs[0], node.Shape()
+	cond, t, f := in[0], in[1], in[2]
+	zero := ScalarZero(node.Graph(), v.DType())
+	switch {
+	case t.Shape().Equal(full) && f.Rank() == 0:
+		return []*Node{nil, Where(cond, v, zero), ReduceAllSum(Where(cond, zero, v))}
+	case f.Shape().Equal(full) && t.Rank() == 0:
+		return []*Node{nil, ReduceAllSum(Where(cond, v, zero)), Where(cond, zero, v)}
+	}
+	return origWhereVJP(node, vjpOutputs, outputShape)
 }
 
 // dotGeneralAxes matches the axes in a DotGeneral node's description

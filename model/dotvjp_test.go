@@ -10,13 +10,16 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
-// withGoMLXVJPs runs fn with GoMLX's own Dot and DotGeneral VJPs registered
-// (the tests of this package do not run in parallel), then restores ours.
+// withGoMLXVJPs runs fn with GoMLX's own Dot, DotGeneral and Where VJPs
+// registered (the tests of this package do not run in parallel), then
+// restores ours.
 func withGoMLXVJPs(fn func()) {
 	VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = origDotVJP, origDotGenVJP
+	VJPRegistration[NodeTypeWhere] = origWhereVJP
 	vjpGeneration.Add(1)
 	defer func() {
 		VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = fastDotVJP, fastDotGeneralVJP
+		VJPRegistration[NodeTypeWhere] = fastWhereVJP
 		vjpGeneration.Add(1)
 	}()
 	fn()
@@ -90,6 +93,19 @@ func TestFastVJPsMatchGoMLX(t *testing.T) {
 		{"batched square dims", batched, []int{3, 3, 3}, []int{3, 3, 3}, []int{3, 3, 3}, true},
 		{"batched B=256: grad_W in two halves on go", batched, []int{2, 256, 7}, []int{2, 7, 3}, []int{2, 256, 3}, true},
 		{"batched, rhs transposed falls back", batchedT, []int{2, 5, 4}, []int{2, 3, 4}, []int{2, 5, 3}, false},
+		// Where's VJP (through x; w multiplies the result so both get
+		// gradients): ReLU's scalar-zero false branch, a scalar true branch,
+		// a scalar branch that depends on w, and two full branches (GoMLX's).
+		{"where relu", func(x, w *Node) *Node { return Mul(relu(x), w) }, []int{4, 9}, []int{4, 9}, []int{4, 9}, false},
+		{"where scalar true branch", func(x, w *Node) *Node {
+			return Mul(Where(GreaterOrEqual(x, ScalarZero(x.Graph(), x.DType())), ScalarOne(x.Graph(), x.DType()), x), w)
+		}, []int{3, 5}, []int{3, 5}, []int{3, 5}, false},
+		{"where scalar branch from w", func(x, w *Node) *Node {
+			return Where(GreaterOrEqual(x, ScalarZero(x.Graph(), x.DType())), Mul(x, w), ReduceAllSum(w))
+		}, []int{6, 2}, []int{6, 2}, []int{6, 2}, false},
+		{"where full branches falls back", func(x, w *Node) *Node {
+			return Where(GreaterOrEqual(x, ScalarZero(x.Graph(), x.DType())), x, w)
+		}, []int{5, 3}, []int{5, 3}, []int{5, 3}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

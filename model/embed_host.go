@@ -232,6 +232,9 @@ func (h *hostEmbedding) adamRows(rows []pendingRow) {
 		o := 3 * int(pr.row) * e
 		row := h.rows[o : o+3*e]
 		p, m, v, g := row[:e], row[e:2*e], row[2*e:3*e], h.grad[int(pr.slot)*e:(int(pr.slot)+1)*e]
+		if n := lazyAdamVector(p, m, v, g, &[8]float32{b1, b2, sc, vScale, eps}); n > 0 {
+			p, m, v, g = p[n:], m[n:], v[n:], g[n:]
+		}
 		for c, gc := range g {
 			dm := b1 * (gc - m[c])
 			dv := b2 * (gc*gc - v[c])

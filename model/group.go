@@ -325,6 +325,7 @@ func (t *trainer) validate() error {
 			s.feed, s.n = feedResident, f.Rows
 		}
 	}
+	s.hostAdam = hostAdamFeed(t.be, s.feed)
 	t.s = s
 	t.specs = t.m.params()
 	t.gspecs = s.graphParams(t.m)
@@ -879,8 +880,10 @@ func (l *loop) trainStep() error {
 		return err
 	}
 	in, donate := l.inputs[:0], l.donate[:0]
-	for _, b := range t.state {
-		in, donate = append(in, b), append(donate, true)
+	for i, b := range t.state {
+		// With host Adam the program only reads the parameters (and not the
+		// moments); the host updates them in place afterwards.
+		in, donate = append(in, b), append(donate, !t.s.hostAdam || i == len(t.state)-1)
 	}
 	in, donate = append(in, sb, vb), append(donate, true, true)
 	in, donate = append(in, t.consts...), append(donate, false, false)
@@ -900,12 +903,28 @@ func (l *loop) trainStep() error {
 		t.host.wait()
 	}
 	if err != nil {
-		clear(t.state) // donated: no longer ours
+		if t.s.hostAdam {
+			t.state[len(t.state)-1] = nil // only the loss accumulator was donated
+		} else {
+			clear(t.state) // donated: no longer ours
+		}
 		return &ReplicaError{Group: cfg.Name, Replica: "(all)", Index: -1, Step: l.step + 1, Err: err}
 	}
-	copy(t.state, outs)
+	if t.s.hostAdam {
+		np := len(t.gspecs)
+		t.state[len(t.state)-1] = outs[np]
+		err := t.adamOnHost(outs[:np], l.stepScale, vScale)
+		for _, g := range outs[:np] {
+			_ = t.be.BufferFinalize(g)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		copy(t.state, outs)
+	}
 	if t.host != nil {
-		gb := outs[len(t.state)]
+		gb := outs[len(outs)-1]
 		err := t.be.BufferToFlatData(gb, t.feed.x)
 		_ = t.be.BufferFinalize(gb)
 		if err != nil {

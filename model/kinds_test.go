@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"labelprivacy/sgemm"
 )
 
 func TestParseKind(t *testing.T) {
@@ -83,6 +85,9 @@ func TestNewBackend(t *testing.T) {
 		{name: "go"},
 		{name: ""},
 		{name: "go:ops_sequential"},
+		{name: "go:matmul=simplego"},
+		{name: "go:parallelism=1,matmul=auto"},
+		{name: "go:matmul=fast", wantErr: []string{"matmul", `"fast"`, "avx2", "simplego"}},
 		{name: "tpu", wantErr: []string{"unknown backend"}},
 		{name: "xla", wantErr: []string{"xla:cpu"}},
 		{name: "xla:cuda", wantErr: []string{`"go"`}, skipOK: true},
@@ -191,5 +196,58 @@ func TestBackendEnv(t *testing.T) {
 	}
 	if after := os.Environ(); !slices.Equal(before, after) {
 		t.Fatal("NewBackend changed the process environment")
+	}
+}
+
+// TestMatmul: which matrix product backend go runs, as NewBackend makes it
+// and as MatmulPath predicts it (the run record's matmul column), and the
+// options simplego receives.
+func TestMatmul(t *testing.T) {
+	avx2 := MatmulSimplego
+	if sgemm.HasAVX2() {
+		avx2 = MatmulAVX2
+	}
+	for _, tc := range []struct {
+		name, want, sgOpts string
+	}{
+		{"go", avx2, DefaultGoOptions},
+		{"", avx2, DefaultGoOptions},
+		{"go:matmul=simplego", MatmulSimplego, DefaultGoOptions},
+		{"go:matmul=auto", avx2, DefaultGoOptions},
+		{"go:ops_parallel,matmul=simplego", MatmulSimplego, "ops_parallel"},
+		{"go:parallelism=1", avx2, "parallelism=1"},
+	} {
+		b, err := NewBackend(tc.name)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.name, err)
+		}
+		if got := Matmul(b); got != tc.want {
+			t.Errorf("Matmul(NewBackend(%q)) = %q, want %q", tc.name, got, tc.want)
+		}
+		if got := MatmulPath(tc.name); got != tc.want {
+			t.Errorf("MatmulPath(%q) = %q, want %q", tc.name, got, tc.want)
+		}
+		b.Finalize()
+		_, opts, has := strings.Cut(tc.name, ":")
+		if got, _, err := goOptions(opts, has); err != nil || got != tc.sgOpts {
+			t.Errorf("%q: simplego options %q (%v), want %q", tc.name, got, err, tc.sgOpts)
+		}
+	}
+	if got := MatmulPath("xla:cuda"); got != MatmulXLA {
+		t.Errorf("MatmulPath(xla:cuda) = %q", got)
+	}
+	if got := MatmulPath("go:matmul=fast"); got != "" {
+		t.Errorf("MatmulPath of a bad option = %q, want \"\"", got)
+	}
+	if sgemm.HasAVX2() {
+		// The test backend (group invariance, determinism, …) runs on sgemm.
+		if got := Matmul(goBackend(t)); got != MatmulAVX2 && os.Getenv("MODEL_TEST_BACKEND") == "" {
+			t.Errorf("the tests' backend runs %q", got)
+		}
+		if note := MatmulNote(); note != "" {
+			t.Errorf("MatmulNote on an AVX2 machine: %q", note)
+		}
+	} else if _, err := NewBackend("go:matmul=avx2"); err == nil {
+		t.Error("matmul=avx2 accepted without AVX2")
 	}
 }

@@ -37,6 +37,9 @@ type trainShape struct {
 	n, d  int // resident feature rows and dense width
 	w, u  int // sparse: indices per row, unique rows per replica and step
 	e     int // feedSparseHost: embedding width
+	// hostAdam: the program returns the dense parameters' gradients and the
+	// host applies Adam (adam_host.go); the moments are inputs it ignores.
+	hostAdam bool
 }
 
 // graphParams are the parameters the training program holds: all of them,
@@ -118,7 +121,9 @@ func i32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Int32, dims...) }
 // first moments (P), second moments (P), loss accumulator [R], then
 // stepInputs, then the feed's data inputs, then the targets [R, T].
 // Outputs: params, moments and loss accumulator, updated (3P + 1), and with
-// feedSparseHost the gradient of the embedding sums [R, B, E].
+// feedSparseHost the gradient of the embedding sums [R, B, E]. With
+// hostAdam: the parameters' gradients (P), the loss accumulator, then the
+// embedding sums' gradient (feedSparseHost).
 const (
 	inStepScale = iota // [R] lr_r / (1 − β1^t): bias-corrected step size of each replica
 	inVScale           // [] 1/√(1 − β2^t)
@@ -185,6 +190,13 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 			wrt = append(slices.Clone(params), h0)
 		}
 		grads := Gradient(ReduceAllSum(loss), wrt...)
+		if s.hostAdam {
+			outs := append(grads[:np:np], Add(lossAcc, loss))
+			if s.feed == feedSparseHost {
+				outs = append(outs, grads[np])
+			}
+			return outs
+		}
 
 		a := s.adam
 		// perReplica broadcasts stepScale [R] to rows of a parameter.

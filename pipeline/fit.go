@@ -265,7 +265,7 @@ func (f *fitter) result(r *RunSpec, groupSize int) *report.Run {
 	res := &report.Run{RunID: r.ID, Dataset: s.DatasetID, ConfigID: s.ConfigID, Model: s.Cfg.Model.Kind.String(),
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon,
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.Cfg.Train.Epochs,
-		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN()}
+		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN(), Matmul: model.MatmulPath(s.Cfg.Backend)}
 	if r.Plan.Loss != 0 {
 		res.Loss = r.Plan.Loss.String()
 	} else {

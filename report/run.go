@@ -45,6 +45,7 @@ type Run struct {
 	CheckpointS       float64 // time spent writing checkpoints, seconds
 	Backend           string
 	Replicas          int              // size of the group it trained in (1: alone)
+	Matmul            string           // matrix-product path: "avx2" or "simplego" (backend go), "xla"; "" before the field existed
 	Standardization   *Standardization // per-feature mean/std applied to the features; nil: none
 }
 
@@ -154,6 +155,7 @@ type runJSON struct {
 	CheckpointS       jfloat           `json:"checkpoint_s"`
 	Backend           string           `json:"backend"`
 	Replicas          int              `json:"replicas"`
+	Matmul            string           `json:"matmul"`
 	Standardization   *Standardization `json:"standardization,omitempty"`
 }
 
@@ -221,6 +223,7 @@ var runColumns = []column[Run]{
 	opt(f64Col("compile_s", func(r *Run) *float64 { return &r.CompileS })),
 	opt(f64Col("checkpoint_s", func(r *Run) *float64 { return &r.CheckpointS })),
 	opt(intCol("replicas", func(r *Run) *int { return &r.Replicas })),
+	opt(strCol("matmul", func(r *Run) *string { return &r.Matmul })),
 }
 
 // MetaStandardization is the runs table's metadata key holding the
@@ -233,7 +236,7 @@ const MetaStandardization = "standardization"
 // order (dataset, model, pet, k, epsilon, lr, trial, seed, epochs, steps,
 // train_loss, test_auc, test_logloss, wall_s, examples_per_s, backend,
 // setting, label_dp_epsilon, loss, run_id), then config_id,
-// group_examples_per_s, compile_s, checkpoint_s, replicas. The seed column
+// group_examples_per_s, compile_s, checkpoint_s, replicas, matmul. The seed column
 // holds the uint64 seed's bits as int64. When every run has the same non-nil
 // Standardization it is stored as JSON under the metadata key
 // MetaStandardization.

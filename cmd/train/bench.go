@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 // examples/s and compile time per (loss, R), on any backend (issue 11's
 // table; `train bench --backend xla:cuda` on a GPU).
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
-	var backend, kind, losses, replicas string
+	var backend, kind, losses, replicas, cpuProfile string
 	var cfg model.BenchConfig
 	cmd := &cobra.Command{
 		Use:   "bench [--backend go] [--model higgs_mlp] [--losses bce,debiased_bce,propmatch] [--replicas 1,8,64]",
@@ -49,10 +50,26 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				return fmt.Errorf("--backend: %w", err)
 			}
 			defer be.Finalize()
+			fmt.Fprintf(stdout, "backend %s, matmul %s", backend, model.Matmul(be))
+			if note := model.MatmulNote(); note != "" && model.Matmul(be) == model.MatmulSimplego {
+				fmt.Fprintf(stdout, " (sgemm not installed: %s)", note)
+			}
+			fmt.Fprintln(stdout)
 			fmt.Fprintf(stdout, "%-10s %-13s %5s %6s %10s %14s %16s %13s %11s\n", "model", "loss", "R", "batch", "compile_s", "examples_per_s", "per_model_ex_s", "cpu_us_per_ex", "state_MiB")
 			cfg.Row = func(r model.BenchRow) {
 				fmt.Fprintf(stdout, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %13.1f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
 					r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, r.CPUPerExampleUs, float64(r.StateBytes)/(1<<20))
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
 			}
 			_, err = model.Bench(cmd.Context(), be, cfg)
 			return err
@@ -67,6 +84,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&cfg.BagSize, "k", 64, "bag size of per-bag losses")
 	f.IntVar(&cfg.Steps, "steps", 20, "steps per group (the first is not timed)")
 	f.BoolVar(&cfg.SparseEmbedding, "sparse", true, "kdd_embed: lazy Adam on the touched rows")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured groups to this file (go tool pprof)")
 	return cmd
 }
 

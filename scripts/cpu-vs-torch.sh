@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Side by side on this machine's CPU (not CI): labelprivacy's trainer on
+# backend go (`train bench`) and PyTorch (scripts/torch_mlp_bench.py), each
+# on one core and on all cores, as CPU µs per example (process CPU time over
+# the steady-state steps: the measure that moves least when other jobs share
+# the machine) and examples/s (wall clock: moves with the load).
+#
+# Rows: the paper's Higgs MLP (28→300×4→1, batch 1024 per model) with bce,
+# debiased_bce and propmatch (bags of 64) at R = 1 and R = 8 models per
+# group, kdd_embed (500,000 buckets, 11 indices per row, lazy Adam), and
+# PyTorch's Higgs MLP (bce, Adam). One core: GOMAXPROCS=1 for labelprivacy;
+# OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 and torch.set_num_threads(1) for
+# PyTorch (set_num_threads alone does not bind OpenBLAS's threads). All
+# cores: GOMAXPROCS unset; PyTorch twice, as pytorch-blas (one torch thread,
+# OpenBLAS on every core: the faster here) and pytorch-omp (torch and
+# OpenBLAS threads on every core).
+#
+# Usage: scripts/cpu-vs-torch.sh
+# Environment: TRAIN (a train binary; default: built from this checkout),
+#   BEFORE (a second train binary, e.g. built from an older commit: its rows
+#   are printed too), BACKEND (go), STEPS (60: Higgs R=1 and kdd_embed;
+#   R=8 runs STEPS/3), TORCH_STEPS (150).
+# Installs Debian's python3-torch and OpenBLAS (libopenblas0-pthread) with
+# apt-get when /usr/bin/python3 cannot import torch or the system BLAS is
+# not OpenBLAS (Debian's python3-torch otherwise runs on the reference BLAS,
+# about 15× slower); needs root or sudo for that.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STEPS=${STEPS:-60}
+TORCH_STEPS=${TORCH_STEPS:-150}
+BACKEND=${BACKEND:-go}
+PY=/usr/bin/python3
+CORES=$(nproc)
+WORK=$(mktemp -d -t cpu-vs-torch.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+	echo "cpu-vs-torch: installing python3-torch (Debian)" >&2
+	$SUDO apt-get install -y --no-install-recommends python3-torch python3-numpy >&2
+fi
+ARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+blas() { readlink -f "/usr/lib/$ARCH/libblas.so.3" 2>/dev/null || echo unknown; }
+if ! blas | grep -q openblas; then
+	echo "cpu-vs-torch: the system BLAS is $(blas); installing OpenBLAS (libopenblas0-pthread)" >&2
+	$SUDO apt-get install -y --no-install-recommends libopenblas0-pthread >&2
+fi
+
+if [ -z "${TRAIN:-}" ]; then
+	TRAIN=$WORK/train
+	CGO_ENABLED=0 go build -o "$TRAIN" ./cmd/train
+fi
+
+# bench BINARY LABEL GOMAXPROCS ARGS...: one output row per measured group.
+bench() {
+	local bin=$1 label=$2 procs=$3
+	shift 3
+	local env=()
+	[ "$procs" = all ] || env=(GOMAXPROCS="$procs")
+	env "${env[@]}" "$bin" bench --backend "$BACKEND" "$@" >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err" >&2; exit 1; }
+	local matmul
+	matmul=$(sed -n 's/^backend .*, matmul \([a-z0-9]*\).*/\1/p' "$WORK/out")
+	awk -v label="$label" -v cores="$([ "$procs" = all ] && echo "$CORES" || echo "$procs")" -v mm="${matmul:-?}" \
+		'$1 ~ /^(higgs_mlp|kdd_embed|mlp)$/ { printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", label, $1, $2, $3, cores, mm, $8, $6 }' "$WORK/out"
+}
+
+# torch LABEL TORCH_THREADS ENV...: one row. On 2 cores Debian's PyTorch 1.13
+# with OpenBLAS (pthreads) ran fastest with one torch thread and OpenBLAS on
+# both cores; torch.set_num_threads(2) (OpenMP) with OpenBLAS threads ran
+# 3-4× slower here (both spin-wait), so both settings are printed.
+torch() {
+	local label=$1 threads=$2 cores=$3
+	shift 3
+	env "$@" "$PY" scripts/torch_mlp_bench.py --threads "$threads" --steps "$TORCH_STEPS" |
+		awk -v label="$label" -v cores="$cores" '{ for (i = 1; i <= NF; i++) { if ($i == "ex/s,") eps = $(i-1); if ($i == "cpu_us_per_ex") us = $(i-1) }
+			printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", label, "higgs_mlp", "bce", 1, cores, "openblas", us, eps }'
+}
+
+rows() { # rows BINARY LABEL
+	for procs in 1 all; do
+		bench "$1" "$2" "$procs" --replicas 1 --steps "$STEPS"
+		bench "$1" "$2" "$procs" --replicas 8 --steps $((STEPS / 3 > 2 ? STEPS / 3 : 3))
+		bench "$1" "$2" "$procs" --model kdd_embed --losses bce --replicas 1 --steps "$STEPS"
+	done
+}
+
+echo "cpu-vs-torch: $(date -u +%FT%TZ), $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), PyTorch $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $(blas)"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-14s %-10s %-13s %-5s %5s  %-9s %13s %14s\n" trainer model loss group cores matmul cpu_us_per_ex examples_per_s
+rows "$TRAIN" labelprivacy
+[ -z "${BEFORE:-}" ] || rows "$BEFORE" before
+torch pytorch 1 1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+torch pytorch-blas 1 "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS=1
+torch pytorch-omp "$CORES" "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS="$CORES"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

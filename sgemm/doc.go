@@ -1,0 +1,30 @@
+// Package sgemm multiplies batches of float32 matrices (C = A·B) with a
+// packed, register-blocked kernel: on amd64 CPUs with AVX2 and FMA a 6×16
+// micro-kernel in Go assembly (12 of the 16 ymm registers hold a 6×16 tile
+// of C), elsewhere the same algorithm in plain Go.
+//
+// The algorithm is the one of BLIS and GotoBLAS (Goto & van de Geijn,
+// "Anatomy of high-performance matrix multiplication", ACM TOMS 34(3),
+// 2008): B is packed in blocks of KC×NC into panels of 16 columns, A in
+// blocks of MC×KC into panels of 6 rows, zero-padded at the edges, so the
+// micro-kernel reads both operands with unit stride whatever their layout.
+// Operands are strided views (any row, column and batch stride, including
+// transposes and broadcast batches), so callers never transpose first.
+//
+// Results are deterministic: element C(i, j) is computed the same way
+// whatever its position, the batch size, the thread count or which operand
+// the driver packs as A. The contraction is split into ⌈K/256⌉ chunks of
+// near-equal length that depend on K only; inside a chunk the products are
+// accumulated in k order with fused multiply-adds (a·b + acc rounded once)
+// starting from zero, and the chunk sums are added to C in chunk order.
+// The rounding error is therefore that of a plain dot product:
+// |C − A·B| ≤ γ_K·(|A|·|B|) elementwise, γ_K = K·u/(1 − K·u), u = 2⁻²⁴
+// (Higham, "Accuracy and Stability of Numerical Algorithms", §3.1).
+// Two implementations that each meet this bound differ by at most twice it;
+// that is the tolerance the tests use against float64 references.
+//
+// The portable kernel (other architectures, or CPUs without AVX2/FMA)
+// computes a·b + acc with two roundings, so its results differ in the last
+// bits from the assembly kernel's; each is deterministic on its own.
+// Kernel reports which one runs.
+package sgemm

@@ -1,0 +1,168 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// One step of the contraction: Y0, Y1 = 16 floats of B at DI; the six
+// floats of A, at SI, SI+R9, SI+2·R9, R10, R10+R9, R10+2·R9, are each
+// broadcast and multiplied into a row of the tile (Y4..Y15, two registers
+// per row); then A's pointers advance by R11 and B's by R12 (bytes).
+#define STEP \
+	VMOVUPS (DI), Y0 \
+	VMOVUPS 32(DI), Y1 \
+	VBROADCASTSS (SI), Y2 \
+	VBROADCASTSS (SI)(R9*1), Y3 \
+	VFMADD231PS Y0, Y2, Y4 \
+	VFMADD231PS Y1, Y2, Y5 \
+	VFMADD231PS Y0, Y3, Y6 \
+	VFMADD231PS Y1, Y3, Y7 \
+	VBROADCASTSS (SI)(R9*2), Y2 \
+	VBROADCASTSS (R10), Y3 \
+	VFMADD231PS Y0, Y2, Y8 \
+	VFMADD231PS Y1, Y2, Y9 \
+	VFMADD231PS Y0, Y3, Y10 \
+	VFMADD231PS Y1, Y3, Y11 \
+	VBROADCASTSS (R10)(R9*1), Y2 \
+	VBROADCASTSS (R10)(R9*2), Y3 \
+	VFMADD231PS Y0, Y2, Y12 \
+	VFMADD231PS Y1, Y2, Y13 \
+	VFMADD231PS Y0, Y3, Y14 \
+	VFMADD231PS Y1, Y3, Y15 \
+	ADDQ R11, SI \
+	ADDQ R11, R10 \
+	ADDQ R12, DI
+
+// Store (or add into) one row of the tile at DX, then advance DX a row.
+#define STORE(lo, hi) \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, 32(DX) \
+	ADDQ R8, DX
+
+#define ADDSTORE(lo, hi) \
+	VADDPS (DX), lo, lo \
+	VADDPS 32(DX), hi, hi \
+	VMOVUPS lo, (DX) \
+	VMOVUPS hi, 32(DX) \
+	ADDQ R8, DX
+
+// func kern6x16(kb int, a *float32, ars, aks int, b *float32, bks int, c *float32, ldc int, acc bool)
+// A element (i, k) is at a + i·ars + k·aks (in elements); B's 16 floats of
+// row k start at b + k·bks; C rows are ldc apart.
+TEXT ·kern6x16(SB), NOSPLIT, $0-65
+	MOVQ kb+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ ars+16(FP), R9
+	SHLQ $2, R9
+	MOVQ aks+24(FP), R11
+	SHLQ $2, R11
+	MOVQ b+32(FP), DI
+	MOVQ bks+40(FP), R12
+	SHLQ $2, R12
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10 // row 3
+
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+	MOVQ CX, BX
+	SHRQ $2, BX // steps of four
+	ANDQ $3, CX // remainder
+	TESTQ BX, BX
+	JZ   tail
+
+loop4:
+	STEP
+	STEP
+	STEP
+	STEP
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	TESTQ CX, CX
+	JZ   store
+
+loop1:
+	STEP
+	DECQ CX
+	JNZ  loop1
+
+store:
+	MOVBLZX acc+64(FP), AX
+	TESTL AX, AX
+	JNZ  accumulate
+	STORE(Y4, Y5)
+	STORE(Y6, Y7)
+	STORE(Y8, Y9)
+	STORE(Y10, Y11)
+	STORE(Y12, Y13)
+	STORE(Y14, Y15)
+	VZEROUPPER
+	RET
+
+accumulate:
+	ADDSTORE(Y4, Y5)
+	ADDSTORE(Y6, Y7)
+	ADDSTORE(Y8, Y9)
+	ADDSTORE(Y10, Y11)
+	ADDSTORE(Y12, Y13)
+	ADDSTORE(Y14, Y15)
+	VZEROUPPER
+	RET
+
+// func copyRows16(dst, src *float32, ld, n int)
+// dst[i·16 : i·16+16] = src[i·ld : i·ld+16] for i < n (ld in elements).
+TEXT ·copyRows16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JZ   done16
+loop16:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ R8, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop16
+	VZEROUPPER
+done16:
+	RET
+
+// func copyRows6(dst, src *float32, ld, n int)
+// dst[i·6 : i·6+6] = src[i·ld : i·ld+6] for i < n (ld in elements).
+TEXT ·copyRows6(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JZ   done6
+loop6:
+	MOVUPS (SI), X0
+	MOVQ 16(SI), X1
+	MOVUPS X0, (DI)
+	MOVQ X1, 16(DI)
+	ADDQ R8, SI
+	ADDQ $24, DI
+	DECQ CX
+	JNZ  loop6
+done6:
+	RET

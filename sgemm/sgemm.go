@@ -1,0 +1,413 @@
+package sgemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Blocking of the algorithm, in elements. The A block (mc×kc, 120 KiB)
+// stays in L2 while the kernel streams it against one B panel (kc×16,
+// 16 KiB) that stays in L1; kc is the largest contraction chunk.
+const (
+	mr = 6    // rows of the micro-tile
+	nr = 16   // columns of the micro-tile (two ymm registers)
+	kc = 256  // largest contraction chunk
+	mc = 120  // rows of a packed A block (a multiple of mr)
+	nc = 4096 // columns of a packed B block (a multiple of nr)
+)
+
+// Strided is a batch of matrices stored in a flat slice: element (i, j) of
+// matrix p is Data[p·Batch + i·Row + j·Col]. Strides are in elements and
+// may be zero (a broadcast matrix or row).
+type Strided struct {
+	Data            []float32
+	Batch, Row, Col int
+}
+
+// T returns the transposed view (rows and columns swapped).
+func (s Strided) T() Strided { return Strided{Data: s.Data, Batch: s.Batch, Row: s.Col, Col: s.Row} }
+
+// RowMajor returns batch row-major m×n matrices stored one after the other.
+func RowMajor(data []float32, m, n int) Strided {
+	return Strided{Data: data, Batch: m * n, Row: n, Col: 1}
+}
+
+// Kernel names the micro-kernel Multiply uses: "avx2" (amd64 with AVX2 and
+// FMA, assembly) or "go" (portable).
+func Kernel() string {
+	if useAsm {
+		return "avx2"
+	}
+	return "go"
+}
+
+// HasAVX2 reports whether the AVX2/FMA assembly kernel is used (amd64
+// CPUs with AVX2, FMA and an OS that saves the ymm registers).
+func HasAVX2() bool { return useAsm }
+
+// Multiply sets C[p] = A[p]·B[p] for p < batch, where A[p] is m×k, B[p] is
+// k×n and C[p] is m×n, overwriting C (it need not be zeroed; with k = 0 it
+// is set to zeros). threads bounds the goroutines used (≤ 0: GOMAXPROCS);
+// results do not depend on it. C must not overlap A or B, and C's views
+// must not overlap one another. Multiply panics when a dimension is
+// negative or a view reaches outside its Data.
+func Multiply(batch, m, n, k int, a, b, c Strided, threads int) {
+	if batch < 0 || m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("sgemm: negative dimension (batch %d, m %d, n %d, k %d)", batch, m, n, k))
+	}
+	checkView("A", a, batch, m, k)
+	checkView("B", b, batch, k, n)
+	checkView("C", c, batch, m, n)
+	if batch == 0 || m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for p := range batch {
+			for i := range m {
+				for j := range n {
+					c.Data[p*c.Batch+i*c.Row+j*c.Col] = 0
+				}
+			}
+		}
+		return
+	}
+	// Compute the transposed product (Cᵀ = Bᵀ·Aᵀ) when it pads clearly
+	// less: the tile is 6×16, so C with few columns (n = 1) wastes most of
+	// a tile, Cᵀ much less. The orientation with unit column stride in C
+	// stores full tiles directly; the other goes through a scatter, worth
+	// about transposeCost of the work. Each element's sum is the same
+	// either way (the product in a fused multiply-add commutes exactly).
+	cost, costT := float64(padded(m, mr)*padded(n, nr)), float64(padded(n, mr)*padded(m, nr))
+	if c.Col == 1 {
+		costT *= transposeCost
+	} else if c.Row == 1 {
+		cost *= transposeCost
+	}
+	if costT < cost {
+		m, n, a, b, c = n, m, b.T(), a.T(), c.T()
+	}
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	plan := newPlan(batch, m, n, k, threads, b.Col == 1)
+	var shared *[]float32
+	if plan.shareB {
+		// Pack each entry's B once for all its row parts.
+		shared = getShared(plan.batch * plan.bEntry)
+		jcs := (n + nc - 1) / nc
+		chunks := (k + plan.chunk - 1) / plan.chunk
+		forEach(plan.workers, batch*jcs*chunks, func(t int, _ *work) {
+			e, jci, pci := t/(jcs*chunks), t/chunks%jcs, t%chunks
+			jc, pc := jci*nc, pci*plan.chunk
+			nb, kb := min(nc, n-jc), min(plan.chunk, k-pc)
+			bv := b
+			bv.Data = b.Data[e*b.Batch:]
+			off := e*plan.bEntry + plan.bOffset(jc, pc, nb)
+			packB((*shared)[off:off+kb*padded(nb, nr)], bv, pc, kb, jc, nb)
+		})
+	}
+	forEach(plan.workers, plan.tasks, func(t int, w *work) { plan.run(t, a, b, c, w, shared) })
+	if shared != nil {
+		sharedPool.Put(shared)
+	}
+}
+
+// forEach runs fn(t) for t < tasks on up to workers goroutines (the
+// caller's included), each with its own packing space.
+func forEach(workers, tasks int, fn func(t int, w *work)) {
+	workers = min(workers, tasks)
+	if workers <= 1 {
+		w := getWork()
+		for t := range tasks {
+			fn(t, w)
+		}
+		putWork(w)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	loop := func() {
+		w := getWork()
+		for t := int(next.Add(1) - 1); t < tasks; t = int(next.Add(1) - 1) {
+			fn(t, w)
+		}
+		putWork(w)
+	}
+	wg.Add(workers - 1)
+	for range workers - 1 {
+		go func() { defer wg.Done(); loop() }()
+	}
+	loop()
+	wg.Wait()
+}
+
+var sharedPool sync.Pool // *[]float32: B packed for all row parts
+
+func getShared(n int) *[]float32 {
+	if p, _ := sharedPool.Get().(*[]float32); p != nil && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
+}
+
+// padded rounds x up to a multiple of q.
+func padded(x, q int) int { return (x + q - 1) / q * q }
+
+// checkView panics when view v of batch rows×cols matrices reaches outside
+// its Data or has a negative stride.
+func checkView(name string, v Strided, batch, rows, cols int) {
+	if v.Batch < 0 || v.Row < 0 || v.Col < 0 {
+		panic(fmt.Sprintf("sgemm: %s has a negative stride (%d, %d, %d)", name, v.Batch, v.Row, v.Col))
+	}
+	if batch == 0 || rows == 0 || cols == 0 {
+		return
+	}
+	last := (batch-1)*v.Batch + (rows-1)*v.Row + (cols-1)*v.Col
+	if last >= len(v.Data) {
+		panic(fmt.Sprintf("sgemm: %s (%d×%d×%d, strides %d, %d, %d) needs %d elements, has %d",
+			name, batch, rows, cols, v.Batch, v.Row, v.Col, last+1, len(v.Data)))
+	}
+}
+
+// plan splits a product into tasks: each batch entry is cut into parts
+// along m or n (whichever duplicates less packing), every part a whole
+// number of blocks, so that there are at least as many tasks as workers
+// when the work allows it.
+type plan struct {
+	batch, m, n, k int
+	parts          int  // parts per batch entry
+	alongM         bool // parts split m (else n)
+	step           int  // rows (alongM) or columns per part
+	tasks, workers int
+	chunk          int // contraction chunk length (K only)
+	// shareB: the parts split m and read one packed B per entry, bEntry
+	// floats long (packed before the parts start).
+	shareB bool
+	bEntry int
+	// directB: B's rows are contiguous (Col stride 1), so the kernel reads
+	// whole 16-column panels in place; only a last narrower panel is packed.
+	directB bool
+}
+
+// maxSharedB bounds the packed B kept for all parts (floats, 32 MiB).
+const maxSharedB = 1 << 23
+
+// bOffset is where the packed block (jc, pc) of width nb starts in an
+// entry's shared B: full column blocks of k·nc floats, then the chunks of
+// the block, each kb·padded(nb, nr) long.
+func (p *plan) bOffset(jc, pc, nb int) int {
+	return jc/nc*p.k*nc + pc*padded(nb, nr)
+}
+
+// transposeCost is the relative cost of an orientation whose C tiles are
+// scattered (column stride ≠ 1) rather than stored directly.
+const transposeCost = 1.3
+
+// minTaskFlops is the least work worth a goroutine of its own.
+const minTaskFlops = 1 << 20
+
+func newPlan(batch, m, n, k, threads int, directB bool) plan {
+	p := plan{batch: batch, m: m, n: n, k: k, parts: 1, directB: directB}
+	chunks := (k + kc - 1) / kc
+	p.chunk = (k + chunks - 1) / chunks
+	flops := 2 * float64(batch) * float64(m) * float64(n) * float64(k)
+	workers := max(1, min(threads, int(flops/minTaskFlops)))
+	// Splitting m re-packs B per part (k·n each); splitting n re-packs A.
+	p.alongM = m >= n
+	if batch < 2*workers && workers > 1 {
+		want := (2*workers + batch - 1) / batch // two tasks per worker balance uneven parts
+		if p.alongM {
+			p.step = padded((m+want-1)/want, mr)
+			p.parts = (m + p.step - 1) / p.step
+		} else {
+			p.step = padded((n+want-1)/want, nr)
+			p.parts = (n + p.step - 1) / p.step
+		}
+	}
+	if p.parts == 1 {
+		p.step = max(m, n)
+	}
+	p.tasks = batch * p.parts
+	p.workers = min(workers, p.tasks)
+	if p.parts > 1 && p.alongM && !p.directB {
+		p.bEntry = k * padded(n, nr)
+		p.shareB = batch*p.bEntry <= maxSharedB
+	}
+	return p
+}
+
+// work is one goroutine's packing space.
+type work struct {
+	a    []float32 // packed A block: mc×kc in panels of mr rows
+	b    []float32 // packed B block: kc×nc in panels of nr columns
+	tile [mr * nr]float32
+}
+
+var workPool = sync.Pool{New: func() any { return new(work) }}
+
+func getWork() *work  { return workPool.Get().(*work) }
+func putWork(w *work) { workPool.Put(w) }
+
+// run computes task t: one part of one batch entry. shared, when not nil,
+// holds every entry's packed B.
+func (p *plan) run(t int, a, b, c Strided, w *work, shared *[]float32) {
+	e, part := t/p.parts, t%p.parts
+	i0, i1, j0, j1 := 0, p.m, 0, p.n
+	if p.parts > 1 {
+		if p.alongM {
+			i0, i1 = part*p.step, min(p.m, (part+1)*p.step)
+		} else {
+			j0, j1 = part*p.step, min(p.n, (part+1)*p.step)
+		}
+	}
+	a.Data = a.Data[e*a.Batch:]
+	b.Data = b.Data[e*b.Batch:]
+	c.Data = c.Data[e*c.Batch:]
+	for jc := j0; jc < j1; jc += nc {
+		nb := min(nc, j1-jc)
+		for pc := 0; pc < p.k; pc += p.chunk {
+			kb := min(p.chunk, p.k-pc)
+			var bp []float32
+			switch {
+			case p.directB:
+				if full := nb / nr * nr; full < nb { // pack the last, narrower panel
+					w.b = grow(w.b, kb*nr)
+					packB(w.b, b, pc, kb, jc+full, nb-full)
+					bp = w.b
+				}
+			case shared != nil:
+				off := e*p.bEntry + p.bOffset(jc, pc, nb)
+				bp = (*shared)[off : off+kb*padded(nb, nr)]
+			default:
+				w.b = grow(w.b, kb*padded(nb, nr))
+				packB(w.b, b, pc, kb, jc, nb)
+				bp = w.b
+			}
+			for ic := i0; ic < i1; ic += mc {
+				macro(w, a, b, bp, p.directB, c, ic, min(mc, i1-ic), jc, nb, pc, kb, pc > 0)
+			}
+		}
+	}
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// macro multiplies A[ic:ic+mb, pc:pc+kb] by the packed block b
+// (kb×nb) into C[ic:ic+mb, jc:jc+nb], adding to C when acc, else
+// overwriting it. A is read in place when its rows are contiguous (the
+// kernel takes A's strides and reads a panel's six rows as six streams);
+// otherwise (A with contiguous columns reads a new cache line per k: it is
+// faster packed), and for a last panel of fewer than six rows, it is packed
+// into w.a first.
+//
+// B is the packed block bp, or with directB, B read in place (whole
+// 16-column panels) and bp the packed last panel when nb is not a multiple
+// of 16.
+func macro(w *work, a, b Strided, bp []float32, directB bool, c Strided, ic, mb, jc, nb, pc, kb int, acc bool) {
+	direct := a.Col == 1
+	full := mb / mr * mr // rows in whole panels
+	switch {
+	case !direct:
+		w.a = grow(w.a, kb*padded(mb, mr))
+		packA(w.a, a, ic, mb, pc, kb)
+	case full < mb:
+		w.a = grow(w.a, kb*mr)
+		packA(w.a, a, ic+full, mb-full, pc, kb)
+	}
+	for jr := 0; jr < nb; jr += nr {
+		cols := min(nr, nb-jr)
+		var bpan []float32
+		bks := nr
+		switch {
+		case !directB:
+			bpan = bp[jr*kb : (jr+nr)*kb]
+		case cols == nr:
+			off := pc*b.Row + jc + jr
+			bpan, bks = b.Data[off:off+(kb-1)*b.Row+nr], b.Row
+		default:
+			bpan = bp[:kb*nr]
+		}
+		for ir := 0; ir < mb; ir += mr {
+			var ap []float32
+			ars, aks := 1, mr // packed panel
+			switch {
+			case !direct:
+				ap = w.a[ir*kb : (ir+mr)*kb]
+			case ir < full:
+				ars, aks = a.Row, a.Col
+				off := (ic+ir)*a.Row + pc*a.Col
+				ap = a.Data[off : off+(mr-1)*ars+(kb-1)*aks+1]
+			default:
+				ap = w.a[:kb*mr]
+			}
+			rows := min(mr, mb-ir)
+			off := (ic+ir)*c.Row + (jc+jr)*c.Col
+			if rows == mr && cols == nr && c.Col == 1 {
+				kernel(kb, ap, ars, aks, bpan, bks, c.Data[off:off+(mr-1)*c.Row+nr], c.Row, acc)
+				continue
+			}
+			kernel(kb, ap, ars, aks, bpan, bks, w.tile[:], nr, false)
+			for i := range rows {
+				row := c.Data[off+i*c.Row:]
+				t := w.tile[i*nr : i*nr+cols]
+				if acc {
+					for j, v := range t {
+						row[j*c.Col] += v
+					}
+				} else {
+					for j, v := range t {
+						row[j*c.Col] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// kernel computes the mr×nr tile Σ_k A(i,k)·b[k·bks+j] (k < kb, in k
+// order, fused multiply-adds from zero), A(i,k) = a[i·ars + k·aks], and stores it
+// to c[i·ldc+j], or adds it there when acc. The callers' slicing makes a,
+// b and c long enough (checked here once more before the assembly).
+func kernel(kb int, a []float32, ars, aks int, b []float32, bks int, c []float32, ldc int, acc bool) {
+	_ = a[(mr-1)*ars+(kb-1)*aks]
+	_ = b[(kb-1)*bks+nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
+	if useAsm {
+		kern6x16(kb, &a[0], ars, aks, &b[0], bks, &c[0], ldc, acc)
+		return
+	}
+	kernelGo(kb, a, ars, aks, b, bks, c, ldc, acc)
+}
+
+// kernelGo is the portable micro-kernel.
+func kernelGo(kb int, a []float32, ars, aks int, b []float32, bks int, c []float32, ldc int, acc bool) {
+	var t [mr][nr]float32
+	for k := range kb {
+		bk := (*[nr]float32)(b[k*bks : k*bks+nr])
+		for i := range mr {
+			ai, ti := a[i*ars+k*aks], &t[i]
+			for j, bj := range bk {
+				ti[j] += ai * bj
+			}
+		}
+	}
+	for i := range mr {
+		row := (*[nr]float32)(c[i*ldc : i*ldc+nr])
+		if acc {
+			for j := range nr {
+				row[j] += t[i][j]
+			}
+		} else {
+			*row = t[i]
+		}
+	}
+}

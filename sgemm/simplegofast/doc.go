@@ -1,0 +1,35 @@
+// Package simplegofast runs the float32 DotGeneral of GoMLX's pure-Go
+// backend (simplego) on package sgemm's packed AVX2/FMA kernel.
+//
+// simplego v0.26.0 computes every matrix product with a scalar kernel on
+// zero-padded 32×32 blocks (≈ 3 GFLOP/s per core); sgemm reaches 60–90
+// GFLOP/s per core on the same products. simplego has no public way to plug
+// in an op implementation: it keeps its executors in an unexported table.
+// This package reaches that table with //go:linkname, so it is written for
+// one GoMLX version and guards itself:
+//
+//   - Install replaces the DotGeneral executor once per process, and only
+//     when GoMLX is v0.26.0 (the module version in the binary's build info,
+//     or, where build info lists no modules as in test binaries, the
+//     source path of simplego's own executor), the CPU has AVX2 and FMA,
+//     the unexported structures it reads have the expected fields and
+//     types, and a self-test product matches simplego's within the bound
+//     below. Otherwise it changes nothing and says why.
+//   - The replacement runs only for backends passed to Enable, and only for
+//     float32; every other backend, dtype or call runs simplego's own code.
+//
+// Operands are read in place whenever their batch, free and contracting
+// axes each collapse to one stride (every layout a dense layer and its
+// gradients produce: transposes, batch axes anywhere, contraction on either
+// side); other layouts are first copied into simplego's normalized
+// [batch, free, contracting] order. The output is [batch, lhs free, rhs
+// free], as simplego's.
+//
+// Accuracy: each output element is a float32 dot product accumulated with
+// fused multiply-adds; simplego's own kernel accumulates with separate
+// multiplies and adds. Each meets |c − a·b| ≤ γ_K·Σ|a_k·b_k| with
+// γ_K = K·u/(1 − K·u), u = 2⁻²⁴, so the two differ by at most 2·γ_K·Σ|a_k·b_k|
+// per element (the tolerance of this package's tests). Results are
+// deterministic and do not depend on the batch size, the thread count or
+// an element's position (see package sgemm).
+package simplegofast
