@@ -28,8 +28,12 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 			return nil, nil, err
 		}
 		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.Settings)})
-		res, err := audit.Run(eta, set.Mech, audit.Options{Seed: DeriveSeed(s.Cfg.Seed, "audit", set.ID),
-			LabelDraws: s.Cfg.Audit.LabelDraws, MaxSamples: s.Cfg.Audit.Samples})
+		opts := audit.Options{Seed: DeriveSeed(s.Cfg.Seed, "audit", set.ID),
+			LabelDraws: s.Cfg.Audit.LabelDraws, MaxSamples: s.Cfg.Audit.Samples}
+		if err := s.mechanismAuditOptions(set, len(eta), &opts); err != nil {
+			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
+		}
+		res, err := audit.Run(eta, set.Mech, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}

@@ -27,7 +27,7 @@ func (s *Session) ledgerPath() string { return s.Out(pets.LedgerFile) }
 // process writing to this output (sweep shards too), a release whose
 // ledger row matches its seed, its label source and its file's SHA-256 is
 // reused; any other is made and published with its ledger row.
-func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
+func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec, exec Executor) error {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
 	for _, r := range runs {
@@ -69,16 +69,15 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		path, seed := u.path, u.seed
 		if ok, err := s.releaseCurrent(entries, aborted, path, seed); err != nil {
 			return err
-		} else if ok {
+		} else if ok && s.sideFilesCurrent(u) {
 			reused++
 			continue
 		}
-		rel, err := release.Apply(s.Train.Label, u.s.Mech,
-			release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: s.Cfg.Privacy.KeepRemainder})
+		rel, md, err := s.applyRelease(ctx, exec, u)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}
-		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, rel.Entry(path, s.labelSource(), seed))
+		row, err := release.Publish(path, rel.Simulation(), md, ledger, rel.Entry(path, s.labelSource(), seed))
 		if err != nil {
 			return err
 		}
