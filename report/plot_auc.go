@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -88,18 +89,20 @@ func refLines(rows []Row, withBot bool) ([]refLine, []legendItem) {
 	return refs, items
 }
 
-// curveKey identifies one curve: a mechanism, and k for the two-parameter
-// mechanisms (one curve per k across ε).
+// curveKey identifies one curve: a mechanism, k for the two-parameter
+// mechanisms (one curve per k across ε) and the bag rule of the LLP family
+// (one curve per rule; curated ones dashed).
 type curveKey struct {
-	pet pets.Kind
-	k   int
+	pet  pets.Kind
+	k    int
+	bags string
 }
 
 func curveOf(r Row) curveKey {
 	if r.Pet == pets.LLPLap || r.Pet == pets.LLPGeom {
-		return curveKey{r.Pet, r.K}
+		return curveKey{r.Pet, r.K, r.Bags}
 	}
-	return curveKey{r.Pet, 0}
+	return curveKey{r.Pet, 0, r.Bags}
 }
 
 // curveColors gives each curve its colour: the mechanism's, shaded light
@@ -107,7 +110,9 @@ func curveOf(r Row) curveKey {
 func curveColors(keys []curveKey) map[curveKey]color.NRGBA {
 	perPet := map[pets.Kind][]int{}
 	for _, k := range keys {
-		perPet[k.pet] = append(perPet[k.pet], k.k)
+		if !slices.Contains(perPet[k.pet], k.k) { // curated curves share their k's shade
+			perPet[k.pet] = append(perPet[k.pet], k.k)
+		}
 	}
 	out := map[curveKey]color.NRGBA{}
 	for _, k := range keys {
@@ -130,16 +135,19 @@ func shadeLegend(pet pets.Kind, keys []curveKey, cols map[curveKey]color.NRGBA, 
 	var cs []color.Color
 	var ks []int
 	for _, k := range keys {
-		if k.pet == pet {
+		if k.pet == pet && !curated(k.bags) {
 			cs, ks = append(cs, cols[k]), append(ks, k.k)
 		}
+	}
+	if len(ks) == 0 {
+		return curatedLegend(pet, keys, cols, varies)
 	}
 	text := fmt.Sprintf("%s, k=%d (%s)", petName(pet), ks[0], varies)
 	if len(ks) > 1 {
 		text = fmt.Sprintf("%s, one curve per k=%d…%d light→dark (%s)", petName(pet), ks[0], ks[len(ks)-1], varies)
 	}
 	th := shadesThumb(cs)
-	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1]}], Radius: glyphR, Shape: petGlyph(pet)}
+	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1], randomBags(pet)}], Radius: glyphR, Shape: petGlyph(pet)}
 	return legendItem{text: text, thumb: func(c draw.Canvas, r vg.Rectangle) {
 		th(c, r)
 		glyphThumb(g)(c, r)
@@ -193,7 +201,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 			if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
 				w = 1.2
 			}
-			s.line = &draw.LineStyle{Color: clr, Width: w}
+			s.line = &draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)}
 		}
 		for i, r := range rs {
 			x := ax.pos(m.of(r))
@@ -205,16 +213,19 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 			p.labels = append(p.labels, curvePointLabel(ck, r, x, i, len(rs), clr))
 		}
 		p.series = append(p.series, s)
-		switch ck.pet {
-		case pets.LLPLap, pets.LLPGeom:
+		switch {
+		case (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags):
+			items = append(items, legendItem{text: fmt.Sprintf("%s, k=%d, %s bags (ε varies)", petName(ck.pet), ck.k, ck.bags),
+				thumb: lineGlyphThumb(s.line, *s.glyph)})
+		case ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom:
 			if ck.pet != lastPet {
 				items = append(items, shadeLegend(ck.pet, keys, cols, "ε varies"))
 			}
-		case pets.Bot:
+		case ck.pet == pets.Bot:
 			items = append(items, legendItem{text: "bot (nothing released)", thumb: glyphThumb(*s.glyph)})
 		default:
-			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)"}[ck.pet]
-			items = append(items, legendItem{text: petName(ck.pet) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
+			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)", pets.RRPrior: " (ε varies)"}[ck.pet]
+			items = append(items, legendItem{text: petName(ck.pet) + bagsText(ck.bags) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
 		}
 		lastPet = ck.pet
 	}
@@ -255,6 +266,12 @@ func curvePointLabel(ck curveKey, r Row, x float64, i, n int, clr color.Color) p
 		}
 	default:
 		l.text = paramLabel(r.Pet, r.K, r.Epsilon)
+		if curated(ck.bags) && i == n-1 {
+			l.text += ", " + ck.bags
+		}
+	}
+	if (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags) && i == 0 {
+		l.text += ", " + ck.bags
 	}
 	return l
 }
@@ -275,7 +292,9 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b curveKey) int { return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k)) })
+	slices.SortFunc(keys, func(a, b curveKey) int {
+		return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k), compareBags(a.bags, b.bags))
+	})
 	return keys
 }
 
@@ -319,19 +338,23 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 			cr := byCurve[ck]
 			slices.SortFunc(cr, func(a, b Row) int { return cmp.Compare(param(a), param(b)) })
 			clr := cols[ck]
-			s := &series{name: petName(pet) + " " + paramLabel(pet, ck.k, math.NaN()),
+			s := &series{name: petName(pet) + " " + paramLabel(pet, ck.k, math.NaN()) + bagsText(ck.bags),
 				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(pet)}}
 			if len(cr) > 1 {
-				s.line = &draw.LineStyle{Color: clr, Width: 1.6}
+				s.line = &draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)}
 			}
 			for _, r := range cr {
 				s.pts = append(s.pts, xy{param(r), r.AUCMean})
 				s.yerr = append(s.yerr, aucSE(r))
 			}
 			p.series = append(p.series, s)
-			if ck.k != 0 { // one curve per k: name it at its last point
+			if ck.k != 0 || curated(ck.bags) { // one curve per k or bag rule: name it at its last point
 				last := cr[len(cr)-1]
-				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: "k=" + strconv.Itoa(ck.k), color: clr, prio: 1})
+				text := strings.TrimPrefix("k="+strconv.Itoa(ck.k)+", "+ck.bags, "k=0, ")
+				if !curated(ck.bags) {
+					text = "k=" + strconv.Itoa(ck.k)
+				}
+				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: text, color: clr, prio: 1})
 			}
 		}
 		xlabel := "ε (log scale)"
@@ -343,6 +366,12 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		panels = append(panels, p)
 		if len(keys) > 1 && keys[0].k != 0 {
 			items = append(items, shadeLegend(pet, keys, cols, "ε varies"))
+		}
+		for _, ck := range keys {
+			if curated(ck.bags) && len(byCurve[ck]) > 1 {
+				items = append(items, legendItem{text: petName(pet) + bagsText(ck.bags) + ": dashed",
+					thumb: lineThumb(draw.LineStyle{Color: cols[ck], Width: 1.6, Dashes: bagDashes(ck.bags)})})
+			}
 		}
 	}
 	cols := min(len(panels), 3)

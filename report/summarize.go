@@ -62,6 +62,12 @@ type Row struct {
 	EtaSource                  string  // the audit's prior ("" when not audited)
 	EAdv, EAdvSE, MAP98        float64 // NaN when not audited
 	MAInfFrac                  float64 // NaN when not audited
+	// Bags is the LLP family's bag rule (BagsOf); "" for other mechanisms.
+	Bags string
+	// MAP50 and MAP90 are the median and 90th percentile of |MA| (NaN when
+	// not audited): with MAP98 they show where a mechanism's |MA| falls
+	// (rr_prior's are 0 or ε per example, so its p98 alone may equal rr's).
+	MAP50, MAP90 float64
 }
 
 // Summary is Summarize's result.
@@ -153,10 +159,11 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon,
 			BestLR: b.LR, AUCMean: b.Mean, AUCSE: b.SE, NTrials: b.N,
-			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan}
+			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan}
 		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
+			r.MAP50, r.MAP90 = a.MAP50, a.MAP90
 		}
 		s.Rows = append(s.Rows, r)
 	}
@@ -338,13 +345,17 @@ var summaryColumns = []column[Row]{
 	opt(strCol("config_id", func(r *Row) *string { return &r.ConfigID })),
 	opt(boolCol("audited", func(r *Row) *bool { return &r.Audited })),
 	opt(strCol("eta_source", func(r *Row) *string { return &r.EtaSource })),
+	opt(strCol("bags", func(r *Row) *string { return &r.Bags })),
+	opt(f64Col("ma_p50", func(r *Row) *float64 { return &r.MAP50 })),
+	opt(f64Col("ma_p90", func(r *Row) *float64 { return &r.MAP90 })),
 }
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one
 // row per Row, columns setting, pet, k, epsilon, label_dp_epsilon, best_lr,
 // auc_mean, auc_se (NaN with one trial), n_trials, eadv, eadv_se, ma_p98,
 // ma_inf_frac (NaN when not audited; ma_* may be +Inf), then dataset,
-// config_id, audited, eta_source. The metadata holds the merge counts as
+// config_id, audited, eta_source, bags (the LLP family's bag rule), ma_p50,
+// ma_p90. The metadata holds the merge counts as
 // decimal strings: report.runs_read, report.duplicate_runs,
 // report.conflicting_duplicates, report.nan_auc_runs,
 // report.out_of_grid_runs, report.conflicting_audit_rows.
