@@ -54,7 +54,7 @@ type SynthConfig struct {
 	Features int            `mapstructure:"features" yaml:"features"`
 	// Groups > 0 adds an integer key column `group` (x0 in Groups
 	// equiprobable bins) for bags: key:group.
-	Groups int `mapstructure:"groups" yaml:"groups,omitempty"`
+	Groups int `mapstructure:"groups" yaml:"groups"`
 }
 
 // ModelConfig is the architecture (Appendix C).
