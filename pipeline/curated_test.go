@@ -31,7 +31,7 @@ func curatedConfig(t *testing.T, out string) *Config {
 	c := testConfig(out)
 	c.Data.Synth.Groups = 5
 	c.Train.BatchSize, c.Train.Trials, c.Train.LearningRates = 70, 2, []float64{0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}},
+	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: 0.25},
 		{Mechanism: pets.RR, Epsilon: []float64{1}},
 		{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{{}, rule(t, "sorted:x1")}},
 		{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{2}, Bags: []llp.Rule{rule(t, "key:group")}}}
@@ -163,8 +163,13 @@ func checkCuratedAudit(t *testing.T, s *Session, audits []report.Audit, post []r
 			stage1++
 		}
 	}
-	if stage1 != s.Cfg.Audit.Examples/2 {
-		t.Errorf("%d audit examples in stage 1, want %d", stage1, s.Cfg.Audit.Examples/2)
+	if want := s.Cfg.Audit.Examples / 4; stage1 != want { // stage_fraction 0.25
+		t.Errorf("%d audit examples in stage 1, want %d", stage1, want)
+	}
+	for i, p := range priors {
+		if p != 0.5 && p != sigmoid32(s.Test.X[i*s.Test.Dim()]) {
+			t.Fatalf("audit example %d: prior %v is neither ½ nor the prior model's prediction", i, p)
+		}
 	}
 	byBag := map[string]map[int][]int{}
 	for _, p := range post {
