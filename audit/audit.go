@@ -85,6 +85,11 @@ type Summary struct {
 	MAInfFrac float64
 	// MACount is N = NExamples·LabelDraws.
 	MACount int64
+	// MAMean is the mean realized |MA| (maHist.mean: exact when the values
+	// are few and distinct, within a relative 2^-12 otherwise; +Inf if any
+	// is +Inf). It separates rr_prior (|MA| 0 on its argmax branch, ε on
+	// its RR branch) from rr (ε everywhere) where quantiles may not.
+	MAMean float64
 }
 
 // Sample is one audited example kept for plots: the (prior, posterior)
@@ -647,6 +652,7 @@ func (r *runner) reduce(ws []*worker) {
 	s.MAP50, s.MAP90, s.MAP98, s.MAP99 = h.quantile(0.50), h.quantile(0.90), h.quantile(0.98), h.quantile(0.99)
 	s.MAMax = h.maxValue
 	s.MAInfFrac = float64(h.infN) / float64(h.total)
+	s.MAMean = h.mean()
 
 	var cands []sampleCand
 	for _, w := range ws {

@@ -228,7 +228,8 @@ func TestSortedBags(t *testing.T) {
 // first draw's posterior and |MA| equal the brute-force values from the
 // oracle's likelihood P(z | y) of rr_prior, enumerating y and z (1e-12);
 // argmax-branch examples have IEAdv 0, |MA| 0, posterior = η; EAdv is the
-// mean; with every prior ½, rr_prior's audit is rr's.
+// mean and the mean |MA| is ε times the RR-branch share (rr: ε); with every
+// prior ½, rr_prior's audit is rr's.
 func TestRRPriorAuditBruteForce(t *testing.T) {
 	for _, eps := range []float64{0.5, 1, 2, 4} {
 		m := pets.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: eps})
@@ -276,6 +277,10 @@ func TestRRPriorAuditBruteForce(t *testing.T) {
 		if want := sum / float64(len(eta)); math.Abs(res.EAdv-want) > 1e-12 {
 			t.Errorf("ε=%v: EAdv %v, brute force %v", eps, res.EAdv, want)
 		}
+		// Mean |MA|: ε on the RR branch, 0 on the argmax branch (rr: ε).
+		if want := eps * float64(len(eta)-argmax) / float64(len(eta)); math.Abs(res.MAMean-want) > 1e-12*eps {
+			t.Errorf("ε=%v: mean |MA| %v, want ε·(RR-branch share) = %v", eps, res.MAMean, want)
+		}
 		// The uniform prior is RR.
 		half := slices.Repeat([]float64{0.5}, len(eta))
 		a, err := Run(eta, m, Options{Seed: 2, LabelDraws: 1, Prior: half})
@@ -283,7 +288,7 @@ func TestRRPriorAuditBruteForce(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := Run(eta, pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps}), Options{Seed: 2, LabelDraws: 1})
-		if math.Abs(a.EAdv-b.EAdv) > 1e-15 || a.MAP50 != b.MAP50 {
+		if math.Abs(a.EAdv-b.EAdv) > 1e-15 || a.MAP50 != b.MAP50 || math.Abs(b.MAMean-eps) > 1e-12*eps || a.MAMean != b.MAMean {
 			t.Errorf("ε=%v: rr_prior with prior ½: EAdv %v |MA| p50 %v; rr %v %v", eps, a.EAdv, a.MAP50, b.EAdv, b.MAP50)
 		}
 	}

@@ -64,6 +64,7 @@ var auditColumns = []column[Audit]{
 	opt(strCol("se_unit", func(a *Audit) *string { return &a.SEUnit })),
 	opt(intCol("ma_count", func(a *Audit) *int64 { return &a.MACount })),
 	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
+	opt(f64Col("ma_mean", func(a *Audit) *float64 { return &a.MAMean })),
 }
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row

@@ -29,6 +29,22 @@ func BagsOf(r Run) string {
 	return r.Bags
 }
 
+// curveGlyph is a curve's marker: the mechanism's, except for curated bags
+// (sorted: an open square, key: a plus).
+func curveGlyph(ck curveKey) draw.GlyphDrawer {
+	switch {
+	case strings.HasPrefix(ck.bags, "sorted:"):
+		return draw.SquareGlyph{}
+	case strings.HasPrefix(ck.bags, "key:"):
+		return draw.PlusGlyph{}
+	}
+	return petGlyph(ck.pet)
+}
+
+// curatedShade is the shade (see shade) of a mechanism's i-th curated bag
+// rule: dark, light, then in between.
+func curatedShade(i int) float64 { return []float64{0.95, 0.1, 0.75, 0.3}[i%4] }
+
 // curated reports whether a bag rule is one other than random.
 func curated(bags string) bool { return bags != "" && bags != "random" }
 
@@ -98,5 +114,13 @@ func settingExtra(setting string, pet pets.Kind, k int, eps float64) string {
 	if !ok || rest == "" {
 		return ""
 	}
-	return ", " + strings.ReplaceAll(rest, "_", ", ")
+	parts := strings.Split(rest, "_")
+	for i, p := range parts { // the bag rule as written in a config: sorted:x3, key:campaign
+		for _, r := range []string{"sorted-", "key-"} {
+			if after, ok := strings.CutPrefix(p, r); ok {
+				parts[i] = strings.TrimSuffix(r, "-") + ":" + after
+			}
+		}
+	}
+	return ", " + strings.Join(parts, ", ")
 }

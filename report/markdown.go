@@ -203,7 +203,7 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 		align = "|---|---" + align
 	}
 	if audit {
-		head += " E[adv] | ± SE | MA p50 (nats) | MA p98 (nats) | MA = ∞ |"
+		head += " E[adv] | ± SE | mean MA (nats) | MA p98 (nats) | MA = ∞ |"
 		align += "--:|--:|--:|--:|--:|"
 	}
 	b.WriteString(head + "\n" + align + "\n")
@@ -217,7 +217,7 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 		if audit {
 			if r.Audited {
 				fmt.Fprintf(b, " %s | %s | %s | %s | %s |", fmtNum(r.EAdv, 3), fmtSE(r.EAdvSE, 2, func(v float64) string { return fmtNum(v, 2) }),
-					fmtNum(r.MAP50, 3), fmtNum(r.MAP98, 3), fmtPct(r.MAInfFrac))
+					fmtNum(r.MAMean, 3), fmtNum(r.MAP98, 3), fmtPct(r.MAInfFrac))
 			} else {
 				fmt.Fprintf(b, " %s | %s | %s | %s | %s |", dash, dash, dash, dash, dash)
 			}

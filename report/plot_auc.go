@@ -115,7 +115,15 @@ func curveColors(keys []curveKey) map[curveKey]color.NRGBA {
 		}
 	}
 	out := map[curveKey]color.NRGBA{}
+	curatedSeen := map[pets.Kind][]string{}
 	for _, k := range keys {
+		if curated(k.bags) {
+			if !slices.Contains(curatedSeen[k.pet], k.bags) {
+				curatedSeen[k.pet] = append(curatedSeen[k.pet], k.bags)
+			}
+			out[k] = shade(petColor(k.pet), curatedShade(slices.Index(curatedSeen[k.pet], k.bags)))
+			continue
+		}
 		ks := perPet[k.pet]
 		t := 0.5
 		if len(ks) > 1 {
@@ -195,7 +203,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 		rs := byCurve[ck]
 		slices.SortFunc(rs, func(a, b Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
 		clr := cols[ck]
-		s := &series{name: petName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(ck.pet)}}
+		s := &series{name: petName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
 		if len(rs) > 1 {
 			w := vg.Length(2)
 			if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
@@ -301,13 +309,19 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 // aucBySettingFigure shows the cost side alone, so it is drawn without any
 // audit: one panel per mechanism with the mean test AUC (± SE) of each
 // setting against its parameter (ε, or k for LLP; LLP+Lap and LLP+Geom one
-// curve per k, labelled with k), the clean model and bot as reference lines,
-// one AUC scale for all panels.
+// curve per k, labelled with k; one curve per bag rule), the clean model and
+// bot as reference lines, one AUC scale for all panels. RR+prior is drawn in
+// RR's panel when both are there.
 func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 	byPet := map[pets.Kind][]Row{}
+	hasRR := slices.ContainsFunc(rows, func(r Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
 	for _, r := range rows {
 		if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot {
-			byPet[r.Pet] = append(byPet[r.Pet], r)
+			pp := r.Pet
+			if pp == pets.RRPrior && hasRR {
+				pp = pets.RR
+			}
+			byPet[pp] = append(byPet[pp], r)
 		}
 	}
 	if len(byPet) == 0 {
@@ -334,12 +348,16 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		keys := sortedCurveKeys(byCurve)
 		cols := curveColors(keys)
 		p := &panel{title: petName(pet), refs: refs}
+		if slices.ContainsFunc(keys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && pet == pets.RR {
+			p.title = "RR and RR+prior"
+		}
+		hasCurated := slices.ContainsFunc(keys, func(k curveKey) bool { return curated(k.bags) })
 		for _, ck := range keys {
 			cr := byCurve[ck]
 			slices.SortFunc(cr, func(a, b Row) int { return cmp.Compare(param(a), param(b)) })
 			clr := cols[ck]
-			s := &series{name: petName(pet) + " " + paramLabel(pet, ck.k, math.NaN()) + bagsText(ck.bags),
-				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(pet)}}
+			s := &series{name: petName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags),
+				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
 			if len(cr) > 1 {
 				s.line = &draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)}
 			}
@@ -348,13 +366,19 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 				s.yerr = append(s.yerr, aucSE(r))
 			}
 			p.series = append(p.series, s)
-			if ck.k != 0 || curated(ck.bags) { // one curve per k or bag rule: name it at its last point
+			if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
 				last := cr[len(cr)-1]
-				text := strings.TrimPrefix("k="+strconv.Itoa(ck.k)+", "+ck.bags, "k=0, ")
-				if !curated(ck.bags) {
-					text = "k=" + strconv.Itoa(ck.k)
+				var parts []string
+				if ck.k != 0 {
+					parts = append(parts, "k="+strconv.Itoa(ck.k))
 				}
-				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: text, color: clr, prio: 1})
+				if hasCurated {
+					parts = append(parts, ck.bags)
+				}
+				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: strings.Join(parts, ", "), color: clr, prio: 1})
+			}
+			if ck.pet == pets.RRPrior || (ck.pet == pets.RR && pet == pets.RR && len(keys) > 1) {
+				items = append(items, legendItem{text: petName(ck.pet) + " (ε varies)", thumb: lineGlyphThumb(s.line, *s.glyph)})
 			}
 		}
 		xlabel := "ε (log scale)"
@@ -368,9 +392,13 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 			items = append(items, shadeLegend(pet, keys, cols, "ε varies"))
 		}
 		for _, ck := range keys {
-			if curated(ck.bags) && len(byCurve[ck]) > 1 {
-				items = append(items, legendItem{text: petName(pet) + bagsText(ck.bags) + ": dashed",
-					thumb: lineThumb(draw.LineStyle{Color: cols[ck], Width: 1.6, Dashes: bagDashes(ck.bags)})})
+			if hasCurated && ck.k == keys[0].k {
+				var line *draw.LineStyle
+				if len(byCurve[ck]) > 1 {
+					line = &draw.LineStyle{Color: cols[ck], Width: 1.6, Dashes: bagDashes(ck.bags)}
+				}
+				items = append(items, legendItem{text: petName(ck.pet) + ", " + ck.bags + " bags",
+					thumb: lineGlyphThumb(line, draw.GlyphStyle{Color: cols[ck], Radius: glyphR, Shape: curveGlyph(ck)})})
 			}
 		}
 	}
