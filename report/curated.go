@@ -42,8 +42,9 @@ func curveGlyph(ck curveKey) draw.GlyphDrawer {
 }
 
 // curatedShade is the shade (see shade) of a mechanism's i-th curated bag
-// rule: dark, light, then in between.
-func curatedShade(i int) float64 { return []float64{0.95, 0.1, 0.75, 0.3}[i%4] }
+// rule: darker than the mechanism's colour (its random bags), so that open
+// markers stay visible.
+func curatedShade(i int) float64 { return []float64{0.9, 0.68, 1, 0.78}[i%4] }
 
 // curated reports whether a bag rule is one other than random.
 func curated(bags string) bool { return bags != "" && bags != "random" }

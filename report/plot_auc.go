@@ -352,6 +352,21 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 			p.title = "RR and RR+prior"
 		}
 		hasCurated := slices.ContainsFunc(keys, func(k curveKey) bool { return curated(k.bags) })
+		var rules []string // bag rules of the panel, in curve order
+		for _, ck := range keys {
+			if !slices.Contains(rules, ck.bags) {
+				rules = append(rules, ck.bags)
+			}
+		}
+		// dodge spreads the curves of different bag rules a few percent
+		// apart along the (log) parameter axis, so that rules sharing a k
+		// stay apart.
+		dodge := func(ck curveKey) float64 {
+			if !hasCurated {
+				return 1
+			}
+			return math.Pow(1.08, float64(slices.Index(rules, ck.bags))-float64(len(rules)-1)/2)
+		}
 		for _, ck := range keys {
 			cr := byCurve[ck]
 			slices.SortFunc(cr, func(a, b Row) int { return cmp.Compare(param(a), param(b)) })
@@ -362,7 +377,7 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 				s.line = &draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)}
 			}
 			for _, r := range cr {
-				s.pts = append(s.pts, xy{param(r), r.AUCMean})
+				s.pts = append(s.pts, xy{param(r) * dodge(ck), r.AUCMean})
 				s.yerr = append(s.yerr, aucSE(r))
 			}
 			p.series = append(p.series, s)
@@ -375,7 +390,7 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 				if hasCurated {
 					parts = append(parts, ck.bags)
 				}
-				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: strings.Join(parts, ", "), color: clr, prio: 1})
+				p.labels = append(p.labels, pointLabel{x: param(last) * dodge(ck), y: last.AUCMean, text: strings.Join(parts, ", "), color: clr, prio: 1})
 			}
 			if ck.pet == pets.RRPrior || (ck.pet == pets.RR && pet == pets.RR && len(keys) > 1) {
 				items = append(items, legendItem{text: petName(ck.pet) + " (ε varies)", thumb: lineGlyphThumb(s.line, *s.glyph)})
