@@ -46,6 +46,20 @@ type Options struct {
 	Draws int
 	// Canaries ≥ 0: canary trials for EpsLower (with a Sampler; 0: none).
 	Canaries int
+	// Bags, for the LLP family, are the bags of the audit examples that the
+	// release's own bag rule forms on them (curated bags: llp.Sorted,
+	// llp.Keyed); Bags.N must be len(eta). Bags may differ in size (a kept
+	// remainder): each is audited exactly at its size, EAdv is the mean
+	// over the examples in bags and EAdvSE the ratio estimator's standard
+	// error over bags. Nil: the audit draws a random partition into bags
+	// of k from Seed, dropping the remainder (the paper's random bags).
+	Bags *llp.Bags
+	// Prior, for rr_prior only (required, len(eta)), is each audit
+	// example's public prior p_i = P(y_i = 1 | x_i) as the mechanism sees
+	// it (the stage-1 model's prediction; ½ for an example in stage 1,
+	// where rr_prior is RR). An example takes the argmax branch exactly when
+	// pets.Mechanism.PriorBranch(p_i) says so.
+	Prior []float64
 }
 
 // Summary holds the audit figures of one PET setting on one audit set.
@@ -110,6 +124,11 @@ type Summary struct {
 	MAInfFrac float64
 	// MACount is N = NExamples·LabelDraws.
 	MACount int64
+	// MAMean is the mean realized |MA| (maHist.mean: exact when the values
+	// are few and distinct, within a relative 2^-12 otherwise; +Inf if any
+	// is +Inf). It separates rr_prior (|MA| 0 on its argmax branch, ε on
+	// its RR branch) from rr (ε everywhere) where quantiles may not.
+	MAMean float64
 }
 
 // Sample is one audited example kept for plots: the (prior, posterior)
@@ -196,6 +215,7 @@ const (
 	kNone kindCode = iota
 	kBot
 	kRR
+	kRRPrior
 	kLLP
 	kGeom
 	kLap
@@ -220,6 +240,10 @@ const blockSize = 4096
 //     law give the Bayes posterior and IEAdv_i exactly (O(k) per member).
 //   - none: the label is revealed: IEAdv_i = min(η_i, 1−η_i), |MA| = +Inf.
 //   - bot: nothing is revealed: IEAdv_i = 0, |MA| = 0, posterior = prior.
+//   - rr_prior: with Options.Prior, an example on the argmax branch reveals
+//     nothing about its label (IEAdv_i = 0, |MA| = 0, posterior = η_i); one
+//     on the RR branch is audited as rr (Theorem 3.5, |MA| = ε).
+//   - With Options.Bags, the LLP family is audited within those bags.
 //
 // The multiplicative advantage (Definition 3.6) of each example is realized
 // LabelDraws times: labels y ~ Bernoulli(η) and the release are drawn with
@@ -286,6 +310,8 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		kind = kGeom
 	case pets.LLPLap:
 		kind = kLap
+	case pets.RRPrior:
+		kind = kRRPrior
 	default:
 		return nil, &ParamError{Param: "mechanism", Msg: "unsupported kind " + m.Kind().String()}
 	}
@@ -305,7 +331,27 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 	}
 	s := &r.sum
 	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws = m.String(), m.Kind(), m.K(), m.Epsilon(), opts.LabelDraws
-	if kind >= kLLP {
+	if opts.Bags != nil && kind < kLLP {
+		return nil, &ParamError{Param: "bags", Msg: "only the LLP family audits bags, not " + m.Kind().String()}
+	}
+	if (opts.Prior != nil) != (kind == kRRPrior) {
+		return nil, &ParamError{Param: "prior", Msg: "rr_prior needs one prior per example, and only rr_prior takes them"}
+	}
+	if kind == kRRPrior {
+		if len(opts.Prior) != n {
+			return nil, &ParamError{Param: "prior", Msg: fmt.Sprintf("%d priors for %d examples", len(opts.Prior), n)}
+		}
+		for i, p := range opts.Prior {
+			if !(p >= 0 && p <= 1) {
+				return nil, &ParamError{Param: "prior", Msg: fmt.Sprintf("prior[%d] = %v is not in [0, 1]", i, p)}
+			}
+		}
+	}
+	if kind >= kLLP && opts.Bags != nil {
+		if err := r.givenBags(opts.Bags, n); err != nil {
+			return nil, err
+		}
+	} else if kind >= kLLP {
 		k := m.K()
 		r.k = k
 		r.units = n / k
@@ -324,8 +370,8 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		}
 		r.units = (n + blockSize - 1) / blockSize
 		s.NExamples, s.SEUnit = n, "example"
-		if kind == kRR {
-			// |I| is the same for every example and release.
+		if kind == kRR || kind == kRRPrior {
+			// |I| is the same for every example and release (RR branch).
 			pi := m.FlipProb()
 			r.maRR = math.Abs(logLR(1-pi, pi))
 		}
@@ -351,9 +397,12 @@ type runner struct {
 	bags  *llp.Bags // LLP family: the audit's partition into bags of k
 	units int
 	maxMA float64 // ε + DPTolerance: the largest |MA| an ε-DP kind may realize (+Inf for llp)
-	maRR  float64 // rr: |MA| = log((1−π)/π) of every example
+	maRR  float64 // rr: |MA| = log((1−π)/π) of every example (rr_prior: of its RR branch)
 	piDP  float64 // π = 1/(1+e^ε) of the label-DP ε, for IEAdvBound (ε-DP kinds and bot)
-	isDP  bool    // rr, llp_geom, llp_lap, bot: IEAdv_i is checked against IEAdvBound
+	isDP  bool    // rr, rr_prior, llp_geom, llp_lap, bot: IEAdv_i is checked against IEAdvBound
+	// bagTot[u] is bag u's IEAdv sum when the bags were given (sizes may
+	// differ): the example-weighted EAdv and its SE come from it.
+	bagTot []float64
 
 	stats   []unitStat
 	bsums   []float64 // per chunk: Σ IEAdvBound over its examples
@@ -370,6 +419,8 @@ type worker struct {
 	hist *maHist
 	keep sampleHeap
 	bag  *bagWork
+	// sizes holds the workspace of each bag size other than k (given bags).
+	sizes map[int]*bagWork
 	// per-unit label draws: labels[d*k+i], release (in units of the sum
 	// for the LLP family) per draw.
 	labels []uint8
@@ -397,7 +448,7 @@ func (w *worker) bound(index int, e, ie float64) {
 // run audits every unit and returns the DP violation (|MA| above ε, else
 // IEAdv above IEAdvBound) of smallest index, if any.
 func (r *runner) run() error {
-	if r.kind == kRR && r.maRR > r.maxMA {
+	if (r.kind == kRR || r.kind == kRRPrior) && r.maRR > r.maxMA {
 		return &DPViolation{Mechanism: r.m.String(), Epsilon: r.m.Epsilon(), MA: r.maRR, Index: 0}
 	}
 	workers := r.opts.Workers
@@ -523,9 +574,13 @@ func (w *worker) violation(index int, ma float64) {
 
 // doBag audits bag u and returns the mean IEAdv of its members.
 func (w *worker) doBag(u int) float64 {
-	r, b := w.r, w.bag
-	k, R := r.k, r.opts.LabelDraws
+	r := w.r
+	R := r.opts.LabelDraws
 	idx := r.bags.Members(u)
+	k, b := len(idx), w.bag
+	if k != r.k {
+		b = w.sized(k)
+	}
 	for i, j := range idx {
 		b.eta[i] = r.eta[j]
 	}
@@ -573,6 +628,9 @@ func (w *worker) doBag(u int) float64 {
 				Posterior: post, IEAdv: ie, AbsMA: first})
 		}
 	}
+	if r.bagTot != nil {
+		r.bagTot[u] = sum
+	}
 	return sum / float64(k)
 }
 
@@ -583,10 +641,12 @@ func (w *worker) doBlock(u int, st *unitStat) {
 	R := r.opts.LabelDraws
 	lo, hi := u*blockSize, min((u+1)*blockSize, len(r.eta))
 	var pi float64
-	if r.kind == kRR {
+	if r.kind == kRR || r.kind == kRRPrior {
 		pi = r.m.FlipProb()
 	}
 	var one [1]uint8
+	var onePrior [1]float64
+	var oneArgmax [1]bool
 	for i := lo; i < hi; i++ {
 		e := r.eta[i]
 		f := 1 - e
@@ -600,6 +660,10 @@ func (w *worker) doBlock(u int, st *unitStat) {
 			case kRR, kNone:
 				one[0] = y
 				r.m.ReleaseRR(one[:], one[:], w.rng)
+				w.rel[d] = float64(one[0])
+			case kRRPrior:
+				one[0], onePrior[0] = y, r.opts.Prior[i]
+				r.m.ReleaseRRPrior(one[:], one[:], onePrior[:], oneArgmax[:], w.rng)
 				w.rel[d] = float64(one[0])
 			default:
 				w.rel[d] = 0
@@ -617,6 +681,23 @@ func (w *worker) doBlock(u int, st *unitStat) {
 			ma = r.maRR
 			w.hist.addN(ma, uint64(R))
 			l1, l0 := 1-pi, pi // ỹ = 1
+			if w.rel[0] == 0 {
+				l1, l0 = pi, 1-pi
+			}
+			post = posterior(e, l1, l0)
+		case kRRPrior:
+			if _, argmax := r.m.PriorBranch(r.opts.Prior[i]); argmax {
+				// The release ignores y_i: nothing is learnt.
+				w.hist.addN(0, uint64(R))
+				post = e
+				break
+			}
+			if e >= pi && e <= 1-pi { // Theorem 3.5
+				ie = math.Min(e, f) - pi
+			}
+			ma = r.maRR
+			w.hist.addN(ma, uint64(R))
+			l1, l0 := 1-pi, pi
 			if w.rel[0] == 0 {
 				l1, l0 = pi, 1-pi
 			}
@@ -662,6 +743,9 @@ func (r *runner) reduce(ws []*worker) {
 	if acc.n > 1 {
 		s.EAdvSE = math.Sqrt(acc.m2 / float64(acc.n-1) / float64(acc.n))
 	}
+	if r.bagTot != nil {
+		s.EAdv, s.EAdvSE = r.givenBagsEAdv()
+	}
 	h := ws[0].hist
 	for _, w := range ws[1:] {
 		h.merge(w.hist)
@@ -670,6 +754,7 @@ func (r *runner) reduce(ws []*worker) {
 	s.MAP50, s.MAP90, s.MAP98, s.MAP99 = h.quantile(0.50), h.quantile(0.90), h.quantile(0.98), h.quantile(0.99)
 	s.MAMax = h.maxValue
 	s.MAInfFrac = float64(h.infN) / float64(h.total)
+	s.MAMean = h.mean()
 
 	var cands []sampleCand
 	for _, w := range ws {

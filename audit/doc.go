@@ -38,6 +38,15 @@
 //     per example, for the scatter plots of Figure 1 and the CDFs of
 //     Figure 2.
 //
+// Beyond the paper: rr_prior (randomized response with a prior, Ghazi et
+// al. 2021) is audited per example from its public prior (Options.Prior):
+// the argmax branch reveals nothing (IEAdv 0, |I| 0), the RR branch is rr's
+// closed form; its EAdv can match rr's where the attacker's η is already
+// confident, so |I| (0 or ε per example) is what separates the two. Curated
+// LLP bags (sorted by a feature, within key groups) are audited within the
+// bags the release's own rule forms on the audit examples (Options.Bags),
+// of any size up to k; EAdv is then the mean over the examples in bags.
+//
 // Exactness and cost: the bag-sum law is an O(k²) product recursion per
 // bag, and each member's leave-one-out law an O(k) deconvolution that runs
 // forward or backward so that it never cancels (measured relative accuracy

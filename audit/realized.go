@@ -381,7 +381,7 @@ func (w *rworker) checkShape(rel *Released) string {
 	}
 	n := len(rel.Row)
 	switch {
-	case w.r.kind == kRR && len(rel.Label) != n:
+	case (w.r.kind == kRR || w.r.kind == kRRPrior) && len(rel.Label) != n:
 		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
 	case w.r.kind >= kLLP && (len(rel.Bag) != n || len(rel.Alpha) != n):
 		return fmt.Sprintf("%d bag ids and %d proportions for %d rows", len(rel.Bag), len(rel.Alpha), n)
@@ -429,13 +429,29 @@ func attack(out *releaseStats, e float64, y uint8, l1, l0, ie float64) float64 {
 func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *releaseStats) {
 	r := w.r
 	pi := 0.5 // bot: nothing shown, l1 = l0
-	if r.kind == kRR {
+	if r.kind == kRR || r.kind == kRRPrior {
 		pi = r.m.FlipProb()
 	}
 	for j, i := range rel.Row {
 		y := w.labels[i]
 		l1, l0 := 1.0, 1.0
-		if r.kind == kRR {
+		rrRow := r.kind == kRR
+		if r.kind == kRRPrior {
+			// rr_prior: the argmax branch releases the prior's argmax
+			// whatever the label (probability 1: a point mass, nothing
+			// learned); the RR branch is RR(ε).
+			p := r.opts.Prior[i]
+			if want, argmax := r.m.PriorBranch(p); argmax {
+				if z := rel.Label[j]; z != want {
+					out.bad = r.mismatch("release", fmt.Sprintf("example %d: prior %v takes the argmax branch, which releases %d, not %d", i, p, want, z))
+					return
+				}
+				w.addPIT(out, 0, 1)
+			} else {
+				rrRow = true
+			}
+		}
+		if rrRow {
 			z := rel.Label[j]
 			if z > 1 {
 				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not 0/1", i, z))
@@ -457,7 +473,7 @@ func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *relea
 		}
 		e := eta[i]
 		ie := 0.0
-		if r.kind == kRR {
+		if rrRow {
 			ie = thm35(e, pi)
 		}
 		u := attack(out, e, y, l1, l0, ie)

@@ -41,6 +41,9 @@ func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 	if f.Offsets != nil {
 		fields = append(fields, arrow.Field{Name: ColIndices, Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Uint32)})
 	}
+	for _, k := range f.Keys {
+		fields = append(fields, arrow.Field{Name: k.Name, Type: arrow.PrimitiveTypes.Int64})
+	}
 	for _, c := range tailColumns {
 		if c.present(f) {
 			fields = append(fields, arrow.Field{Name: c.name(), Type: c.dataType()})
@@ -113,6 +116,9 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 		vals.Release()
 		cols = append(cols, array.MakeFromData(ld))
 		ld.Release()
+	}
+	for _, k := range f.Keys {
+		cols = append(cols, primArray(arrow.PrimitiveTypes.Int64, k.Values))
 	}
 	for _, c := range tailColumns {
 		if c.present(f) {
@@ -399,7 +405,8 @@ func openFile(path string) (*os.File, int64, error) {
 type frameReader struct {
 	*Frame
 	fields []arrow.Field // the file's columns
-	cols   []column      // per field: its per-row column, or nil (a feature or the indices)
+	cols   []column      // per field: its per-row column, or nil (a feature, a key or the indices)
+	keyOf  []int         // per field: its index in Frame.Keys, or −1
 }
 
 func newFrameFor(s *arrow.Schema) (*frameReader, error) {
@@ -421,6 +428,7 @@ func newFrameFor(s *arrow.Schema) (*frameReader, error) {
 		seen[f.Name] = true
 		c := columnNamed(f.Name)
 		fr.cols = append(fr.cols, c)
+		fr.keyOf = append(fr.keyOf, -1)
 		switch {
 		case c != nil:
 			if !c.accepts(f.Type) {
@@ -434,8 +442,11 @@ func newFrameFor(s *arrow.Schema) (*frameReader, error) {
 			fr.Offsets = []int64{0}
 		case isFloat(f.Type):
 			fr.Features = append(fr.Features, f.Name)
+		case isInteger(f.Type):
+			fr.keyOf[len(fr.keyOf)-1] = len(fr.Keys)
+			fr.Keys = append(fr.Keys, KeyColumn{Name: f.Name, Values: []int64{}})
 		default:
-			return nil, fmt.Errorf("%w: column %q has type %s; features must be float32 or float64", ErrSchema, f.Name, f.Type)
+			return nil, fmt.Errorf("%w: column %q has type %s; features must be float32 or float64 (integer columns are read as keys)", ErrSchema, f.Name, f.Type)
 		}
 	}
 	fr.X = []float32{}
@@ -468,6 +479,9 @@ func (fr *frameReader) appendRecord(rec arrow.RecordBatch) error {
 			err = spec.appendArrow(fr.Frame, col)
 		case name == ColIndices:
 			err = fr.appendIndices(col)
+		case fr.keyOf[c] >= 0:
+			k := &fr.Keys[fr.keyOf[c]]
+			k.Values, err = appendInt64(k.Values, col, name)
 		default:
 			x := fr.X[base*d:]
 			switch a := col.(type) {

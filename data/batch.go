@@ -16,9 +16,10 @@ const (
 	TargetLabelRR                     // `label_rr`, randomized response
 	TargetAlpha                       // `alpha` per bag (llp, llp_lap, llp_geom raw release)
 	TargetAlphaDebiased               // `alpha_debiased` per bag (llp_geom)
+	TargetSoft                        // `soft_target` per row: a float target derived from a release (rr_prior)
 )
 
-var targetNames = []string{"none", ColLabel, ColLabelRR, ColAlpha, ColAlphaDebiased}
+var targetNames = []string{"none", ColLabel, ColLabelRR, ColAlpha, ColAlphaDebiased, ColSoftTarget}
 
 func (t Target) String() string {
 	if int(t) < len(targetNames) {
@@ -149,6 +150,14 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		s.target = make([]float32, len(src))
 		for i, y := range src {
 			s.target[i] = float32(y)
+		}
+	case TargetSoft:
+		if f.SoftTarget == nil {
+			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+		}
+		s.target = make([]float32, len(f.SoftTarget))
+		for i, v := range f.SoftTarget {
+			s.target[i] = float32(v)
 		}
 	case TargetAlpha:
 		col = f.Alpha

@@ -73,6 +73,10 @@ var (
 		typedColumn[float64]{ColAlpha, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Alpha }, appendFloat64},
 		typedColumn[float64]{ColAlphaDebiased, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.AlphaDebiased }, appendFloat64},
 		typedColumn[int64]{ColRow, arrow.PrimitiveTypes.Int64, func(f *Frame) *[]int64 { return &f.Row }, appendInt64},
+		typedColumn[float64]{ColPrior, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Prior }, appendFloat64},
+		typedColumn[uint8]{ColBranch, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Branch }, appendUint8},
+		typedColumn[uint8]{ColStage, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Stage }, appendStage},
+		typedColumn[float64]{ColSoftTarget, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.SoftTarget }, appendFloat64},
 	}
 	rowColumns = append([]column{labelColumn}, tailColumns...)
 )
@@ -152,6 +156,22 @@ func appendUint8(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
 	for i, v := range vals {
 		if v != 0 && v != 1 {
 			return nil, fmt.Errorf("%w: column %q row %d has value %d, want 0 or 1", ErrLabel, name, base+i, v)
+		}
+		dst = append(dst, uint8(v))
+	}
+	return dst, nil
+}
+
+// appendStage reads rr_prior's stage column (1 or 2).
+func appendStage(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
+	base := len(dst)
+	vals, err := appendInt64(nil, col, name)
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if v != 1 && v != 2 {
+			return nil, fmt.Errorf("%w: column %q row %d has value %d, want 1 or 2", ErrInvalid, name, base+i, v)
 		}
 		dst = append(dst, uint8(v))
 	}

@@ -15,6 +15,14 @@
 //	alpha          float64              released bag proportion (privatized)
 //	alpha_debiased float64              debiased proportion, llp_geom (privatized)
 //	row            int64                dataset row of a simulation release's row
+//	prior          float64              rr_prior: public prior P(y=1|x) the row was released with
+//	branch         uint8                rr_prior: 1 = the prior's argmax label, 0 = randomized response
+//	stage          uint8                rr_prior: the stage (1 or 2) that released the row
+//	<key>          any integer type     other integer columns: keys (e.g. a campaign id), read
+//	                                    as int64 into Frame.Keys, the groups of bags: key:<column>
+//
+// soft_target (float64) is a per-row training target built in memory from a
+// release (rr_prior's debiased labels); no release file carries it.
 //
 // Importers stream (Higgs CSV, libsvm; the paper's Section 4 and Appendix C
 // datasets, KDD Cup 2012 hashed to 500,000 buckets) with bounded memory;

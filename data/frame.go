@@ -19,16 +19,41 @@ type Frame struct {
 	Indices []uint32
 	Offsets []int64 // len Rows+1 when Indices is present
 
+	// Keys are the integer columns that are neither a label nor a release
+	// column (e.g. a campaign id), in file order: the groups of LLP bags
+	// curated by key (llp.Keyed). They are not model features.
+	Keys []KeyColumn
+
 	Label         []uint8   // raw 0/1 label; absent from privatized frames
 	Eta           []float64 // true P(y=1|x), synthetic only
 	BagID         []int64
 	LabelRR       []uint8
 	Alpha         []float64
 	AlphaDebiased []float64
-	Row           []int64 // dataset row of each release row (simulation releases only)
+	Row           []int64   // dataset row of each release row (simulation releases only)
+	Prior         []float64 // rr_prior: the public prior P(y=1|x) each row was released with
+	Branch        []uint8   // rr_prior: 1 = the prior's argmax label was released, 0 = RR
+	Stage         []uint8   // rr_prior: the stage (1 or 2) that released the row
+	SoftTarget    []float64 // a float training target per row, derived from a release in memory
 
 	// Meta is stored as the Arrow schema's key/value metadata.
 	Meta map[string]string
+}
+
+// KeyColumn is one integer key column of a Frame.
+type KeyColumn struct {
+	Name   string
+	Values []int64 // one per row
+}
+
+// Key returns the values of the key column called name (nil if absent).
+func (f *Frame) Key(name string) []int64 {
+	for _, k := range f.Keys {
+		if k.Name == name {
+			return k.Values
+		}
+	}
+	return nil
 }
 
 // Dim is the number of dense features.
@@ -60,6 +85,15 @@ func (f *Frame) Validate() error {
 			return fmt.Errorf("%w: feature name %q is reserved or repeated", ErrSchema, name)
 		}
 	}
+	for j, k := range f.Keys {
+		if columnNamed(k.Name) != nil || k.Name == ColIndices || slices.Contains(f.Features, k.Name) ||
+			slices.ContainsFunc(f.Keys[:j], func(o KeyColumn) bool { return o.Name == k.Name }) {
+			return fmt.Errorf("%w: key column name %q is reserved or repeated", ErrSchema, k.Name)
+		}
+		if len(k.Values) != f.Rows {
+			return fmt.Errorf("%w: key column %s has %d rows, want %d", ErrSchema, k.Name, len(k.Values), f.Rows)
+		}
+	}
 	if len(f.X) != f.Rows*f.Dim() {
 		return fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, f.Dim())
 	}
@@ -78,7 +112,7 @@ func (f *Frame) Validate() error {
 			return fmt.Errorf("%w: column %s has %d rows, want %d", ErrSchema, c.name(), c.length(f), f.Rows)
 		}
 	}
-	for _, lab := range [][]uint8{f.Label, f.LabelRR} {
+	for _, lab := range [][]uint8{f.Label, f.LabelRR, f.Branch} {
 		for i, y := range lab {
 			if y > 1 {
 				return fmt.Errorf("%w: row %d has label %d", ErrLabel, i, y)
@@ -88,6 +122,16 @@ func (f *Frame) Validate() error {
 	for i, e := range f.Eta {
 		if !(e >= 0 && e <= 1) {
 			return fmt.Errorf("%w: row %d has %s=%v outside [0,1]", ErrInvalid, i, ColEta, e)
+		}
+	}
+	for i, e := range f.Prior {
+		if !(e >= 0 && e <= 1) {
+			return fmt.Errorf("%w: row %d has %s=%v outside [0,1]", ErrInvalid, i, ColPrior, e)
+		}
+	}
+	for i, s := range f.Stage {
+		if s != 1 && s != 2 {
+			return fmt.Errorf("%w: row %d has %s=%d, want 1 or 2", ErrInvalid, i, ColStage, s)
 		}
 	}
 	return nil
@@ -108,6 +152,9 @@ func (f *Frame) Slice(i, j int) *Frame {
 	}
 	for _, c := range rowColumns {
 		c.slice(g, f, i, j)
+	}
+	for _, k := range f.Keys {
+		g.Keys = append(g.Keys, KeyColumn{Name: k.Name, Values: k.Values[i:j]})
 	}
 	return g
 }
@@ -136,6 +183,9 @@ func (f *Frame) Take(rows []int) *Frame {
 	}
 	for _, c := range rowColumns {
 		c.take(g, f, rows)
+	}
+	for _, k := range f.Keys {
+		g.Keys = append(g.Keys, KeyColumn{Name: k.Name, Values: take(k.Values, rows)})
 	}
 	return g
 }

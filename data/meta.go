@@ -46,6 +46,9 @@ type Meta struct {
 
 	DroppedRows int64  `json:"dropped_rows"` // rows dropped by --drop-invalid
 	Seed        uint64 `json:"seed"`
+	// Groups is a synthetic dataset's number of `group` key bins (0: no
+	// key column; SynthOptions.Groups).
+	Groups int `json:"groups,omitempty"`
 
 	// Content identity (issue 9 §5): SHA-256 (hex) of train.arrow and
 	// test.arrow as written, and ContentSHA256 = SHA-256 of the ASCII text

@@ -20,6 +20,17 @@ const (
 	// the machine never does, since a row number can reveal a label when the
 	// input is ordered by label.
 	ColRow = "row"
+	// ColPrior, ColBranch and ColStage are rr_prior's public per-row record
+	// (two-stage RR with a prior): the prior P(y=1|x) the row was released
+	// with (½ in stage 1, which is plain RR), the branch it took (1: the
+	// prior's argmax label, 0: RR) and its stage (1 or 2).
+	ColPrior  = "prior"
+	ColBranch = "branch"
+	ColStage  = "stage"
+	// ColSoftTarget is a float training target per row derived from a
+	// release (rr_prior's debiased labels): built in memory for training,
+	// never part of a release file.
+	ColSoftTarget = "soft_target"
 )
 
 // HiggsFeatures are the 28 UCI Higgs feature names, in file order (columns

@@ -59,6 +59,12 @@ type SynthOptions struct {
 	Features int    // dense features D ≥ 1
 	Seed     uint64 // drives every random choice
 	Out      string // dataset directory
+	// Groups > 0 adds the integer key column `group` (SynthGroupColumn):
+	// ⌊Groups·Φ(x0)⌋, the bin of the first feature among Groups bins of
+	// equal probability — rows of one group are alike in x0, like the
+	// campaigns of an aggregate report (bags: key:group). It draws nothing,
+	// so the other columns do not change. 0: no key column.
+	Groups int
 }
 
 // Independent PCG streams of one seed (math/rand/v2): changing the number of
@@ -134,8 +140,12 @@ func betaInv2(p, b float64) float64 {
 	return (lo + hi) / 2
 }
 
-// synthFrame draws n rows from stream.
-func (m *synthModel) frame(names []string, n int, r *rand.Rand) *Frame {
+// SynthGroupColumn is the key column of a synthetic dataset made with
+// SynthOptions.Groups > 0.
+const SynthGroupColumn = "group"
+
+// synthFrame draws n rows from stream (and their groups when groups > 0).
+func (m *synthModel) frame(names []string, n int, r *rand.Rand, groups int) *Frame {
 	d := len(names)
 	f := &Frame{Rows: n, Features: names, X: make([]float32, n*d), Label: make([]uint8, n), Eta: make([]float64, n)}
 	for i := range n {
@@ -148,6 +158,13 @@ func (m *synthModel) frame(names []string, n int, r *rand.Rand) *Frame {
 		if r.Float64() < e {
 			f.Label[i] = 1
 		}
+	}
+	if groups > 0 {
+		g := make([]int64, n)
+		for i := range g {
+			g[i] = min(int64(float64(groups)*normCDF(float64(f.X[i*d]))), int64(groups-1))
+		}
+		f.Keys = []KeyColumn{{Name: SynthGroupColumn, Values: g}}
 	}
 	return f
 }
@@ -164,6 +181,8 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 		return nil, fmt.Errorf("%w: test rows must be ≥ 1, got %d", ErrInvalid, o.TestRows)
 	case o.Features < 1:
 		return nil, fmt.Errorf("%w: features must be ≥ 1, got %d", ErrInvalid, o.Features)
+	case o.Groups < 0:
+		return nil, fmt.Errorf("%w: groups must be ≥ 0, got %d", ErrInvalid, o.Groups)
 	case o.Out == "":
 		return nil, fmt.Errorf("%w: no output directory", ErrInvalid)
 	}
@@ -177,12 +196,12 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	names := SynthFeatureNames(o.Features)
 	m := newSynthModel(o.Kind, o.Features, o.Seed)
-	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed}
+	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed, Groups: o.Groups}
 	if o.Kind == SynthLogistic {
 		meta.Weights, meta.Bias = m.w, m.b
 	}
 
-	test := m.frame(names, o.TestRows, rand.New(rand.NewPCG(o.Seed, streamSynthTest)))
+	test := m.frame(names, o.TestRows, rand.New(rand.NewPCG(o.Seed, streamSynthTest)), o.Groups)
 	md := map[string]string{"source": "synth", "kind": o.Kind.String(), "seed": strconv.FormatUint(o.Seed, 10)}
 	md["split"] = "test"
 	tw, err := NewWriter(filepath.Join(dir, TestFile), test, md)
@@ -206,7 +225,7 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 			return nil, err
 		}
 		n := min(chunkRows, o.Rows-done)
-		f := m.frame(names, n, rtrain)
+		f := m.frame(names, n, rtrain, o.Groups)
 		for _, y := range f.Label {
 			ones += int64(y)
 		}
@@ -240,8 +259,8 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 func synthBytes(o SynthOptions) float64 {
 	rows := float64(o.Rows) + float64(o.TestRows)
 	batches := float64(o.Rows)/chunkRows + 2
-	cols := float64(o.Features) + 2
-	return rows*(4*float64(o.Features)+1+8) + batches*(512+64*cols) + 1<<16
+	cols := float64(o.Features) + 3
+	return rows*(4*float64(o.Features)+1+8+8*float64(min(o.Groups, 1))) + batches*(512+64*cols) + 1<<16
 }
 
 func finitePtr(v float64) *float64 {

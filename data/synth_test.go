@@ -37,8 +37,8 @@ func TestSynthRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := newSynthModel(kind, 5, 42)
-			wantTest := m.frame(SynthFeatureNames(5), 500, rand.New(rand.NewPCG(42, streamSynthTest)))
-			wantTrain := m.frame(SynthFeatureNames(5), 3000, rand.New(rand.NewPCG(42, streamSynthTrain)))
+			wantTest := m.frame(SynthFeatureNames(5), 500, rand.New(rand.NewPCG(42, streamSynthTest)), 0)
+			wantTrain := m.frame(SynthFeatureNames(5), 3000, rand.New(rand.NewPCG(42, streamSynthTrain)), 0)
 			for _, c := range []struct {
 				name      string
 				got, want *Frame

@@ -12,4 +12,12 @@
 // bags have exactly k rows, as the paper assumes) or kept as one smaller
 // last bag; per-bag consumers must then use each bag's actual size (see
 // package pets, whose release functions take the size n).
+//
+// Beyond the paper, curated bags (rule.go): Sorted sorts rows by one
+// feature and cuts them into bags of k (bags of similar rows), Keyed forms
+// bags of k within the groups of an integer key (an aggregate report per
+// campaign; each group's leftovers dropped or kept as one smaller bag).
+// Both draw a seeded random order first, which breaks ties, and implement
+// Partitioner, as Random does for Partition; Rule is the parsed config form
+// (random | sorted:<feature> | key:<column>).
 package llp

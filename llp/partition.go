@@ -3,7 +3,6 @@ package llp
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -20,11 +19,16 @@ type Bags struct {
 	// dropped, 0 when it is kept.
 	Dropped int
 	// Order is the seeded permutation of 0..N−1. Bag b holds
-	// Order[b·K : min((b+1)·K, N−Dropped)]; the last Dropped entries are the
-	// dropped rows.
+	// Order[b·K : min((b+1)·K, N−Dropped)] (random and sorted bags) or
+	// Order[Start(b) : Start(b)+Size(b)] (bags within key groups, whose sizes
+	// vary); the last Dropped entries are the dropped rows.
 	Order []int32
 	// BagOf maps each row to its bag id in [0, NumBags), or −1 if dropped.
 	BagOf []int32
+
+	// starts[b] is where bag b begins in Order (len NumBags+1, the last
+	// entry N−Dropped); nil when every bag but the last has K rows.
+	starts []int32
 }
 
 // Partition splits n rows into bags of k using a uniform random permutation
@@ -34,44 +38,10 @@ type Bags struct {
 // n mod k rows. Errors (wrapping ErrInvalid): n < 1, k < 1, n > 2^31−1,
 // nil r, or n < k with the remainder dropped (no bag at all).
 func Partition(n, k int, r rand.Source, keepRemainder bool) (*Bags, error) {
-	switch {
-	case n < 1:
-		return nil, fmt.Errorf("%w: n (rows) must be ≥ 1, got %d", ErrInvalid, n)
-	case k < 1:
-		return nil, fmt.Errorf("%w: k (bag size) must be ≥ 1, got %d", ErrInvalid, k)
-	case n > math.MaxInt32:
-		return nil, fmt.Errorf("%w: n (rows) must be ≤ %d, got %d", ErrInvalid, math.MaxInt32, n)
-	case r == nil:
-		return nil, fmt.Errorf("%w: nil random source", ErrInvalid)
-	case n < k && !keepRemainder:
-		return nil, fmt.Errorf("%w: n = %d rows < k = %d with the remainder dropped: no bag", ErrInvalid, n, k)
+	if err := checkArgs(n, k, r, keepRemainder); err != nil {
+		return nil, err
 	}
-	order := make([]int32, n)
-	for i := range order {
-		order[i] = int32(i)
-	}
-	for i := n - 1; i > 0; i-- { // Fisher–Yates
-		j := uintn(r, uint64(i+1))
-		order[i], order[j] = order[j], order[i]
-	}
-	b := &Bags{N: n, K: k, Order: order, BagOf: make([]int32, n)}
-	b.NumBags = n / k
-	if rem := n % k; rem != 0 {
-		if keepRemainder {
-			b.NumBags++
-		} else {
-			b.Dropped = rem
-		}
-	}
-	kept := n - b.Dropped
-	for pos, row := range order {
-		if pos < kept {
-			b.BagOf[row] = int32(pos / k)
-		} else {
-			b.BagOf[row] = -1
-		}
-	}
-	return b, nil
+	return cut(n, k, permutation(n, r), keepRemainder), nil
 }
 
 // uintn returns a uniform integer in [0, n), n ≥ 1, by Lemire's multiply
@@ -96,7 +66,8 @@ func (b *Bags) Members(i int) []int32 {
 	return b.Order[lo:hi]
 }
 
-// Size returns the number of rows of bag i: K, except a kept remainder bag.
+// Size returns the number of rows of bag i: K, except a kept remainder bag
+// (one per key group for bags within key groups).
 func (b *Bags) Size(i int) int {
 	lo, hi := b.bounds(i)
 	return hi - lo
@@ -105,6 +76,9 @@ func (b *Bags) Size(i int) int {
 func (b *Bags) bounds(i int) (lo, hi int) {
 	if i < 0 || i >= b.NumBags {
 		panic(fmt.Sprintf("llp: bag %d out of range [0, %d)", i, b.NumBags))
+	}
+	if b.starts != nil {
+		return int(b.starts[i]), int(b.starts[i+1])
 	}
 	lo = i * b.K
 	return lo, min(lo+b.K, b.Kept())

@@ -16,6 +16,13 @@
 //     the integer bag sum plus two-sided geometric noise Z = G⁺ − G⁻
 //     (success probability 1−e^{−ε}), clipped to [0, k] and released as a
 //     proportion; ε-label-DP, and identical in distribution to rr(ε) at k = 1.
+//   - rr_prior (beyond the paper: RRWithPrior of Ghazi et al., "Deep
+//     Learning with Label Differential Privacy", NeurIPS 2021, two classes):
+//     given a public prior p = P(y=1|x) that does not depend on the row's
+//     label, release the prior's argmax label when max(p, 1−p) ≥
+//     e^ε/(1+e^ε), RR(ε) otherwise (PriorBranch, ReleaseRRPrior); ε-label-DP.
+//     The prior comes from a model trained on an earlier stage's release
+//     (package release, StartRRPrior).
 //
 // Every per-bag function takes the bag's actual size n (1 ≤ n), because a
 // kept remainder bag may be smaller than k: noise scales and clipping use n.

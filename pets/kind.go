@@ -17,16 +17,20 @@ const (
 	LLP                 // label proportions of random bags of k
 	LLPLap              // LLP + Laplace noise on the proportion
 	LLPGeom             // LLP + clipped two-sided geometric noise on the sum
+	// RRPrior is randomized response with a prior (Ghazi et al., NeurIPS
+	// 2021, RRWithPrior for two classes): release the prior's argmax label
+	// where the prior is confident enough, RR(ε) elsewhere.
+	RRPrior
 	numKinds
 )
 
-var kindNames = [numKinds]string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom"}
+var kindNames = [numKinds]string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom", "rr_prior"}
 
 // Kinds lists every valid Kind, in declaration order.
-func Kinds() []Kind { return []Kind{None, Bot, RR, LLP, LLPLap, LLPGeom} }
+func Kinds() []Kind { return []Kind{None, Bot, RR, LLP, LLPLap, LLPGeom, RRPrior} }
 
-// String returns the canonical name: "none", "bot", "rr", "llp", "llp_lap"
-// or "llp_geom" ("Kind(N)" for an invalid value).
+// String returns the canonical name: "none", "bot", "rr", "llp", "llp_lap",
+// "llp_geom" or "rr_prior" ("Kind(N)" for an invalid value).
 func (k Kind) String() string {
 	if k < numKinds {
 		return kindNames[k]
@@ -42,8 +46,8 @@ func (k Kind) Valid() bool { return k < numKinds }
 func (k Kind) IsLLP() bool { return k == LLP || k == LLPLap || k == LLPGeom }
 
 // NeedsEpsilon reports whether k takes a privacy parameter ε (rr, llp_lap,
-// llp_geom).
-func (k Kind) NeedsEpsilon() bool { return k == RR || k == LLPLap || k == LLPGeom }
+// llp_geom, rr_prior).
+func (k Kind) NeedsEpsilon() bool { return k == RR || k == LLPLap || k == LLPGeom || k == RRPrior }
 
 // NeedsK reports whether k takes a bag size (the LLP family).
 func (k Kind) NeedsK() bool { return k.IsLLP() }

@@ -11,7 +11,7 @@ func TestKindStringParseRoundTrip(t *testing.T) {
 		name string
 		kind Kind
 	}{
-		{"none", None}, {"bot", Bot}, {"rr", RR}, {"llp", LLP}, {"llp_lap", LLPLap}, {"llp_geom", LLPGeom},
+		{"none", None}, {"bot", Bot}, {"rr", RR}, {"llp", LLP}, {"llp_lap", LLPLap}, {"llp_geom", LLPGeom}, {"rr_prior", RRPrior},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +76,7 @@ func TestKindPredicates(t *testing.T) {
 		{LLP, true, false, true},
 		{LLPLap, true, true, true},
 		{LLPGeom, true, true, true},
+		{RRPrior, false, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind.String(), func(t *testing.T) {

@@ -11,8 +11,8 @@ type Params struct {
 	Kind Kind
 	// K is the bag size (llp, llp_lap, llp_geom), ≥ 1.
 	K int
-	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom), in
-	// (0, MaxEpsilon].
+	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom,
+	// rr_prior), in (0, MaxEpsilon].
 	Epsilon float64
 	// Secure selects, for llp_lap, the grid Laplace sampler SecureLaplace
 	// (robust to the floating-point attack) instead of the textbook Laplace.
@@ -27,8 +27,8 @@ type Params struct {
 type Mechanism struct {
 	p Params
 
-	pi        float64 // rr: flip probability 1/(1+e^ε)
-	piWord    uint64  // rr: π·2^64 when ≥ 2^53 (π ≥ 2^-11), else 0; see ReleaseRR
+	pi        float64 // rr, rr_prior: flip probability 1/(1+e^ε)
+	piWord    uint64  // rr, rr_prior: π·2^64 when ≥ 2^53 (π ≥ 2^-11), else 0; see ReleaseRR
 	lapGran   float64 // llp_lap secure: grid spacing in units of the sum (≤ 1)
 	lapLam    float64 // llp_lap secure: geometric parameter lapGran·ε
 	overshoot float64 // llp_geom: E[overshoot past a clip, in sum units] = 1/(e^ε−1)
@@ -69,7 +69,7 @@ func New(p Params) (*Mechanism, error) {
 	m := &Mechanism{p: p}
 	eps := p.Epsilon
 	switch k {
-	case RR:
+	case RR, RRPrior:
 		m.pi = 1 / (1 + math.Exp(eps))
 		if t := m.pi * 0x1p64; t >= 0x1p53 {
 			m.piWord = uint64(t) // exact: an integer-valued float64 < 2^63
@@ -129,7 +129,8 @@ func (m *Mechanism) Epsilon() float64 {
 }
 
 // FlipProb returns RR's flip probability π = 1/(1+e^ε) ∈ (0, 1/2) (Section
-// 2); 0 for every other kind (no per-label flipping).
+// 2), also rr_prior's on its RR branch; 0 for every other kind (no
+// per-label flipping).
 func (m *Mechanism) FlipProb() float64 { return m.pi }
 
 // ReleaseRR writes the released per-example labels into dst: for rr each
@@ -150,28 +151,91 @@ func (m *Mechanism) ReleaseRR(dst, labels []uint8, r Rand) {
 		}
 		copy(dst, labels)
 	case RR:
-		// A label flips iff uniform(r) < π. When T = π·2^64 ≥ 2^53 this is
-		// exactly "first word < T": T is then a multiple of the truncation
-		// step of every word ≥ T, so truncating the word to 53 significant
-		// bits (as uniform does) cannot cross T. Otherwise (π < 2^-11) a
-		// first word ≥ 2^53 already gives uniform ≥ 2^-11 > π.
-		pi, t := m.pi, m.piWord
-		for i, y := range labels {
-			if y > 1 {
-				panic(fmt.Sprintf("pets: label %d at row %d is not 0/1", y, i))
-			}
-			x := r.Uint64()
-			if t != 0 {
-				if x < t {
-					y ^= 1
-				}
-			} else if x < 1<<53 && uniformFrom(x, r) < pi {
-				y ^= 1
-			}
-			dst[i] = y
-		}
+		m.flipAll(dst, labels, r)
 	default:
 		panic("pets: ReleaseRR on " + m.p.Kind.String())
+	}
+}
+
+// flipAll is RR(ε) on every label (rr, and rr_prior's RR branch).
+func (m *Mechanism) flipAll(dst, labels []uint8, r Rand) {
+	// A label flips iff uniform(r) < π. When T = π·2^64 ≥ 2^53 this is
+	// exactly "first word < T": T is then a multiple of the truncation
+	// step of every word ≥ T, so truncating the word to 53 significant
+	// bits (as uniform does) cannot cross T. Otherwise (π < 2^-11) a
+	// first word ≥ 2^53 already gives uniform ≥ 2^-11 > π.
+	pi, t := m.pi, m.piWord
+	for i, y := range labels {
+		if y > 1 {
+			panic(fmt.Sprintf("pets: label %d at row %d is not 0/1", y, i))
+		}
+		x := r.Uint64()
+		if t != 0 {
+			if x < t {
+				y ^= 1
+			}
+		} else if x < 1<<53 && uniformFrom(x, r) < pi {
+			y ^= 1
+		}
+		dst[i] = y
+	}
+}
+
+// PriorBranch is rr_prior's rule for one row whose public prior is
+// p = P(y = 1 | x) ∈ [0, 1] (RRWithPrior of Ghazi et al. 2021 with two
+// classes): it compares the prior's top-1 mass max(p, 1−p) with the top-2
+// mass 1 times RR's keep probability q = e^ε/(1+e^ε) = 1 − π. If
+// max(p, 1−p) ≥ q (computed as min(p, 1−p) ≤ π, exact near 0 and 1) the
+// row takes the argmax branch: argmax is true and label the prior's argmax
+// (1 iff p > ½), released whatever the true label. Otherwise it takes the
+// RR branch (argmax false, label 0): RR(ε) of the true label. The branch
+// depends on p only, so a prior that does not depend on the row's own
+// label keeps the release ε-label-DP: the likelihood ratio is 1 on the
+// argmax branch and e^{±ε} on the RR branch. p = ½ (no information)
+// always takes the RR branch, so rr_prior with a uniform prior is rr.
+// Panics for other kinds or a p outside [0, 1] (NaN included).
+func (m *Mechanism) PriorBranch(p float64) (label uint8, argmax bool) {
+	if m.p.Kind != RRPrior {
+		panic("pets: PriorBranch on " + m.p.Kind.String())
+	}
+	if !(p >= 0 && p <= 1) {
+		panic(fmt.Sprintf("pets: prior %v is not in [0, 1]", p))
+	}
+	if min(p, 1-p) > m.pi {
+		return 0, false
+	}
+	if p > 0.5 {
+		return 1, true
+	}
+	return 0, true
+}
+
+// ReleaseRRPrior writes rr_prior's released labels into dst and each row's
+// branch into argmax (true: the prior's argmax label was released, see
+// PriorBranch): prior[i] is row i's public prior P(y = 1 | x_i), which must
+// not depend on labels[i]. Labels must be 0 or 1; dst, labels, prior and
+// argmax have equal lengths (dst may alias labels). RR-branch rows consume
+// the words of r that ReleaseRR would consume for them, in row order;
+// argmax rows consume none. Panics for other kinds, bad labels or priors.
+func (m *Mechanism) ReleaseRRPrior(dst, labels []uint8, prior []float64, argmax []bool, r Rand) {
+	if len(dst) != len(labels) || len(prior) != len(labels) || len(argmax) != len(labels) {
+		panic(fmt.Sprintf("pets: ReleaseRRPrior: lengths dst=%d labels=%d prior=%d argmax=%d differ",
+			len(dst), len(labels), len(prior), len(argmax)))
+	}
+	var one [1]uint8
+	for i, y := range labels {
+		if y > 1 {
+			panic(fmt.Sprintf("pets: label %d at row %d is not 0/1", y, i))
+		}
+		lab, am := m.PriorBranch(prior[i])
+		argmax[i] = am
+		if am {
+			dst[i] = lab
+			continue
+		}
+		one[0] = y
+		m.flipAll(one[:], one[:], r)
+		dst[i] = one[0]
 	}
 }
 

@@ -46,6 +46,9 @@ func TestNewValidation(t *testing.T) {
 		{"llp_lap zero k", Params{Kind: LLPLap, Epsilon: 1}, "k"},
 		{"llp_geom inf epsilon", Params{Kind: LLPGeom, K: 8, Epsilon: inf}, "epsilon"},
 		{"llp_geom zero k", Params{Kind: LLPGeom, Epsilon: 1}, "k"},
+		{"rr_prior ok", Params{Kind: RRPrior, Epsilon: 2}, ""},
+		{"rr_prior missing epsilon", Params{Kind: RRPrior}, "epsilon"},
+		{"rr_prior with k", Params{Kind: RRPrior, Epsilon: 1, K: 8}, "k"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
+	"labelprivacy/llp"
 	"labelprivacy/pets"
 	"labelprivacy/release"
 	"labelprivacy/report"
@@ -39,10 +40,6 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 	if err != nil {
 		return nil, nil, err
 	}
-	var sampler audit.Sampler
-	if cfg.RealizedDraws > 0 {
-		sampler = newAuditSampler(s)
-	}
 	var audits []report.Audit
 	var post []report.Posterior
 	for i, set := range s.Settings {
@@ -51,8 +48,15 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		}
 		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.Settings)})
 		seed := DeriveSeed(s.Cfg.Seed, "audit", set.ID)
-		res, err := audit.Run(eta, set.Mech, audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples,
-			Sampler: sampler, Draws: cfg.RealizedDraws, Canaries: cfg.Canaries})
+		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples}
+		part, err := s.mechanismAuditOptions(set, len(eta), &opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
+		}
+		if cfg.RealizedDraws > 0 {
+			opts.Sampler, opts.Draws, opts.Canaries = newAuditSampler(s, part, opts.Prior), cfg.RealizedDraws, cfg.Canaries
+		}
+		res, err := audit.Run(eta, set.Mech, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
@@ -135,20 +139,34 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 	return audits, post, nil
 }
 
-// newAuditSampler returns the sampler the audit attacks: the production
-// release path. Tests replace it (a sampler at 4ε must fail the audit);
-// it is no config option.
-var newAuditSampler = func(s *Session) audit.Sampler {
-	return releaseSampler{keepRemainder: s.Cfg.Privacy.KeepRemainder}
+// newAuditSampler returns the sampler the audit attacks for one setting:
+// the production release path, with the setting's bag rule on the audit
+// rows (part; nil: random bags) and, for rr_prior, the audit rows' public
+// priors. Tests replace it (a sampler at 4ε must fail the audit); it is no
+// config option.
+var newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
+	return releaseSampler{keepRemainder: s.Cfg.Privacy.KeepRemainder, partition: part, prior: prior}
 }
 
-// releaseSampler releases through release.Apply with simulation noise and
-// privacy.keep_remainder: the code `privatize` and the training releases
-// run.
-type releaseSampler struct{ keepRemainder bool }
+// releaseSampler releases through the code `privatize` and the training
+// releases run: release.Apply with simulation noise, privacy.keep_remainder
+// and the setting's bag rule, or, for rr_prior, release.ApplyRRPrior (the
+// per-row law of its second stage) with the given priors.
+type releaseSampler struct {
+	keepRemainder bool
+	partition     llp.Partitioner
+	prior         []float64
+}
 
 func (p releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*audit.Released, error) {
-	rel, err := release.Apply(labels, m, release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: p.keepRemainder})
+	o := release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: p.keepRemainder, Partition: p.partition}
+	var rel *release.Release
+	var err error
+	if m.Kind() == pets.RRPrior {
+		rel, err = release.ApplyRRPrior(labels, p.prior, m, o)
+	} else {
+		rel, err = release.Apply(labels, m, o)
+	}
 	if err != nil {
 		return nil, err
 	}

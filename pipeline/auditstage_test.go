@@ -12,6 +12,7 @@ import (
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
+	"labelprivacy/llp"
 	"labelprivacy/pets"
 	"labelprivacy/report"
 )
@@ -140,7 +141,9 @@ func TestAuditSelfChecks(t *testing.T) {
 func TestAuditFailsFourEpsilonSampler(t *testing.T) {
 	orig := newAuditSampler
 	t.Cleanup(func() { newAuditSampler = orig })
-	newAuditSampler = func(s *Session) audit.Sampler { return scaledSampler{orig(s), 4} }
+	newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
+		return scaledSampler{orig(s, part, prior), 4}
+	}
 	c := auditConfig(t)
 	c.Pets = []PetConfig{{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}}
 	s, _ := openRec(t, c)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 )
@@ -55,6 +56,9 @@ type SynthConfig struct {
 	Rows     int            `mapstructure:"rows" yaml:"rows"`
 	TestRows int            `mapstructure:"test_rows" yaml:"test_rows"`
 	Features int            `mapstructure:"features" yaml:"features"`
+	// Groups > 0 adds an integer key column `group` (x0 in Groups
+	// equiprobable bins) for bags: key:group.
+	Groups int `mapstructure:"groups" yaml:"groups"`
 }
 
 // ModelConfig is the architecture (Appendix C).
@@ -88,6 +92,9 @@ type TrainConfig struct {
 	// SparseEmbedding updates only the embedding rows a step touches (lazy
 	// Adam) for kdd_embed; false: dense Adam over the whole table.
 	SparseEmbedding bool `mapstructure:"sparse_embedding" yaml:"sparse_embedding"`
+	// RRPriorTargets is how rr_prior's released labels become BCE targets
+	// (PriorTargets).
+	RRPriorTargets PriorTargets `mapstructure:"rr_prior_targets" yaml:"rr_prior_targets"`
 }
 
 // PetConfig is one entry of `pets:`; K and Epsilon lists expand to a grid.
@@ -95,6 +102,15 @@ type PetConfig struct {
 	Mechanism pets.Kind `mapstructure:"mechanism" yaml:"mechanism"`
 	K         []int     `mapstructure:"k" yaml:"k,omitempty"`
 	Epsilon   []float64 `mapstructure:"epsilon" yaml:"epsilon,omitempty"`
+	// Bags (llp, llp_lap, llp_geom): bag rules, random (the default),
+	// sorted:<feature> or key:<column>; a list expands the grid.
+	Bags []llp.Rule `mapstructure:"bags" yaml:"bags,omitempty"`
+	// StageFraction (rr_prior): the share of training rows released in
+	// stage 1, in (0, 1); 0 means DefaultStageFraction.
+	StageFraction float64 `mapstructure:"stage_fraction" yaml:"stage_fraction,omitempty"`
+	// PriorLR (rr_prior): the stage-1 prior model's learning rate; 0 means
+	// the middle of train.learning_rates.
+	PriorLR float64 `mapstructure:"prior_lr" yaml:"prior_lr,omitempty"`
 }
 
 // EtaSource is where the attacker's η comes from (Section 3).
@@ -177,7 +193,7 @@ func Defaults() Config {
 		Data:  DataConfig{Standardize: true, Synth: SynthConfig{Kind: data.SynthLogistic, Rows: 60000, TestRows: 10000, Features: 28}},
 		Model: ModelConfig{Kind: model.KindMLP, Hidden: []int{64, 64}, Init: model.DefaultInit},
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
-			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch,
+			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch, RRPriorTargets: DefaultPriorTargets,
 			CheckpointEvery: model.DefaultCheckpointInterval, Replicas: Replicas{}, SparseEmbedding: true},
 		Pets:    []PetConfig{{Mechanism: pets.None}},
 		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000, RealizedDraws: 20, Canaries: 10000, CalibrationRows: 10000},
@@ -270,6 +286,8 @@ func (c *Config) Validate() error {
 			return bad("data.synth.test_rows", "must be ≥ 1, got %d", s.TestRows)
 		case s.Features < 1:
 			return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
+		case s.Groups < 0:
+			return bad("data.synth.groups", "must be ≥ 0, got %d", s.Groups)
 		}
 	}
 	for i, h := range c.Model.Hidden {
@@ -291,6 +309,8 @@ func (c *Config) Validate() error {
 		return bad("train.rr_loss", "%s is not one of debiased_bce, bce", t.RRLoss)
 	case t.LLPLoss != model.LossPropMatch && t.LLPLoss != model.LossEasyLLP:
 		return bad("train.llp_loss", "%s is not one of propmatch, easyllp", t.LLPLoss)
+	case !t.RRPriorTargets.valid():
+		return bad("train.rr_prior_targets", "missing (one of %s)", priorTargetNames())
 	}
 	for i, lr := range t.LearningRates {
 		if !(lr > 0) || math.IsInf(lr, 0) {
@@ -324,6 +344,9 @@ func (c *Config) Validate() error {
 			if CheckEpsilon(e) != nil {
 				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
 			}
+		}
+		if err := c.checkCuratedPet(i, p); err != nil {
+			return err
 		}
 	}
 	if err := c.checkDuplicatePets(); err != nil {
@@ -374,7 +397,7 @@ func (c *Config) checkDuplicatePets() error {
 	if c.gridSize() > MaxRuns {
 		return nil // reported by the size check, without expanding anything
 	}
-	first := map[pets.Params]int{}
+	first := map[settingKey]int{}
 	for i, p := range c.Pets {
 		key := fmt.Sprintf("pets[%d]", i)
 		for j, k := range p.K {
@@ -387,21 +410,16 @@ func (c *Config) checkDuplicatePets() error {
 				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "repeats %v", e)
 			}
 		}
-		ks, eps := p.K, p.Epsilon
-		if len(ks) == 0 {
-			ks = []int{0}
-		}
-		if len(eps) == 0 {
-			eps = []float64{0}
-		}
-		for _, k := range ks {
-			for _, e := range eps {
-				pp := pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}
-				if j, ok := first[pp]; ok && j != i {
-					return bad(key, "repeats setting %s of pets[%d]", SettingID(pp), j)
-				}
-				first[pp] = i
+		for j, b := range p.Bags {
+			if slices.Index(p.Bags, b) < j {
+				return bad(fmt.Sprintf("%s.bags[%d]", key, j), "repeats %s", b)
 			}
+		}
+		for _, st := range expandPet(p) {
+			if j, ok := first[st.key()]; ok && j != i {
+				return bad(key, "repeats setting %s of pets[%d]", st.ID, j)
+			}
+			first[st.key()] = i
 		}
 	}
 	return nil
@@ -412,7 +430,7 @@ func (c *Config) checkDuplicatePets() error {
 func (c *Config) maxSettings() int {
 	n := 0
 	for _, p := range c.Pets {
-		n += max(1, len(p.K)) * max(1, len(p.Epsilon))
+		n += max(1, len(p.K)) * max(1, len(p.Epsilon)) * max(1, len(p.Bags))
 	}
 	return n
 }

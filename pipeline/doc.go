@@ -60,6 +60,15 @@
 // in the output directory (privacy.ledger), identifying training rows by
 // data.id_column or by their features as the models see them. LedgerReport
 // states what a ledger guarantees.
+// # Mechanisms beyond the paper
+//
+// rr_prior (randomized response with a prior, Ghazi et al. 2021, LP-2ST):
+// each (setting, trial) release trains its own prior model on stage 1's
+// RR labels inside release making, through the Executor (rrprior.go), and
+// the audit uses that model's public priors of the audit examples. Curated
+// LLP bags (bags: sorted:<feature> | key:<column>) are formed by the same
+// rule for the release and for the audit (curated.go); a rule that the
+// dataset cannot support is refused before any work.
 //
 // # Talking to the user
 //

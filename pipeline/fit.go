@@ -89,7 +89,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			missing = append(missing, r)
 		}
 	}
-	if err := s.makeReleases(ctx, missing); err != nil {
+	if err := s.makeReleases(ctx, missing, exec); err != nil {
 		return nil, err
 	}
 	f := &fitter{s: s, st: st, exec: exec}
@@ -263,7 +263,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 func (f *fitter) result(r *RunSpec, groupSize int) *report.Run {
 	s := f.s
 	res := &report.Run{RunID: r.ID, Dataset: s.DatasetID, ConfigID: s.ConfigID, Model: s.Cfg.Model.Kind.String(),
-		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon,
+		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.Cfg.Train.Epochs,
 		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN(), Matmul: model.MatmulPath(s.Cfg.Backend)}
 	if r.Plan.Loss != 0 {
@@ -351,6 +351,11 @@ func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 				releases[p.Release] = rel
 			}
 			src = rel
+		}
+		if p.Target == data.TargetSoft {
+			if src, err = softTargets(rel, r.Setting, p.PriorTargets); err != nil {
+				return nil, err
+			}
 		}
 		bs, err := data.NewBatchSource(src, o)
 		if err != nil {

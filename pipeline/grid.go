@@ -13,6 +13,7 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/internal/mix"
+	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 )
@@ -22,8 +23,14 @@ import (
 type Setting struct {
 	pets.Params
 	Mech *pets.Mechanism
+	// Bags is the LLP family's bag rule (random for the paper's bags).
+	Bags llp.Rule
+	// StageFraction is rr_prior's share of training rows in stage 1 (0
+	// for other kinds); PriorLR its prior model's learning rate as
+	// configured (0: the middle of train.learning_rates, see priorLR).
+	StageFraction, PriorLR float64
 	// ID names the setting in paths and tables: none, rr_eps1, llp_k8,
-	// llp_geom_k8_eps0.5.
+	// llp_geom_k8_eps0.5, llp_k8_sorted-x3, rr_prior_eps1 (settingID).
 	ID string
 }
 
@@ -39,35 +46,87 @@ func SettingID(p pets.Params) string {
 	return id
 }
 
-// Settings expands `pets:` into settings (k × epsilon per entry), in config
-// order, without duplicates.
+// Settings expands `pets:` into settings (k × epsilon × bags per entry), in
+// config order, without duplicates.
 func Settings(cfg []PetConfig) ([]*Setting, error) {
 	var out []*Setting
-	seen := map[pets.Params]bool{}
+	seen := map[settingKey]bool{}
 	for i, p := range cfg {
-		ks, eps := p.K, p.Epsilon
-		if len(ks) == 0 {
-			ks = []int{0}
-		}
-		if len(eps) == 0 {
-			eps = []float64{0}
-		}
-		for _, k := range ks {
-			for _, e := range eps {
-				pp := pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}
-				if seen[pp] {
-					continue
-				}
-				seen[pp] = true
-				m, err := pets.New(pp)
-				if err != nil {
-					return nil, fmt.Errorf("%w: pets[%d]: %w", ErrConfig, i, err)
-				}
-				out = append(out, &Setting{Params: pp, Mech: m, ID: SettingID(pp)})
+		for _, st := range expandPet(p) {
+			if seen[st.key()] {
+				continue
 			}
+			seen[st.key()] = true
+			m, err := pets.New(st.Params)
+			if err != nil {
+				return nil, fmt.Errorf("%w: pets[%d]: %w", ErrConfig, i, err)
+			}
+			st.Mech = m
+			out = append(out, st)
 		}
 	}
 	return out, nil
+}
+
+// settingKey identifies a setting: everything its id says.
+type settingKey struct {
+	pets.Params
+	Bags                   llp.Rule
+	StageFraction, PriorLR float64
+}
+
+func (s *Setting) key() settingKey {
+	return settingKey{Params: s.Params, Bags: s.Bags, StageFraction: s.StageFraction, PriorLR: s.PriorLR}
+}
+
+// expandPet expands one `pets:` entry into its settings (without Mech), in
+// the order k, epsilon, bags.
+func expandPet(p PetConfig) []*Setting {
+	ks, eps, bags := p.K, p.Epsilon, p.Bags
+	if len(ks) == 0 {
+		ks = []int{0}
+	}
+	if len(eps) == 0 {
+		eps = []float64{0}
+	}
+	if len(bags) == 0 {
+		bags = []llp.Rule{{}}
+	}
+	var out []*Setting
+	for _, k := range ks {
+		for _, e := range eps {
+			for _, b := range bags {
+				st := &Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
+				if p.Mechanism == pets.RRPrior {
+					st.StageFraction, st.PriorLR = p.StageFraction, p.PriorLR
+					if st.StageFraction == 0 {
+						st.StageFraction = DefaultStageFraction
+					}
+				}
+				st.ID = settingID(st)
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// settingID is SettingID of the parameters, then the bag rule of curated
+// bags (llp_k8_sorted-x3, llp_k8_key-campaign) and rr_prior's stage
+// fraction and prior learning rate when not the defaults
+// (rr_prior_eps1_s0.3_plr0.01).
+func settingID(s *Setting) string {
+	id := SettingID(s.Params)
+	if suf := s.Bags.IDSuffix(); suf != "" {
+		id += "_" + suf
+	}
+	if s.Kind == pets.RRPrior && s.StageFraction != DefaultStageFraction {
+		id += "_s" + strconv.FormatFloat(s.StageFraction, 'g', -1, 64)
+	}
+	if s.PriorLR > 0 {
+		id += "_plr" + strconv.FormatFloat(s.PriorLR, 'g', -1, 64)
+	}
+	return id
 }
 
 // Releases reports whether the setting's models train on a release (every
@@ -109,7 +168,12 @@ type RunSpec struct {
 //	llp       train.llp_loss on alpha, per bag of k
 //	llp_lap   train.llp_loss on alpha (Laplace noise is mean-zero)
 //	llp_geom  train.llp_loss on alpha_debiased (E[noisy sum | clipped])
+//	rr_prior  BCE on soft_target, built from label_rr, branch and prior by
+//	          train.rr_prior_targets (see PriorTargets)
 //	bot       nothing (a constant predictor)
+//
+// Curated bags (sorted, key) train like random ones: the release's bag_id
+// says which rows share a proportion.
 type Plan struct {
 	// Loss trains the run; zero for bot (nothing is trained).
 	Loss model.Loss
@@ -124,6 +188,9 @@ type Plan struct {
 	// FlipProb is RR's flip probability π = 1/(1+e^ε) for debiased_bce
 	// (0 otherwise).
 	FlipProb float64
+	// PriorTargets is how rr_prior's release becomes per-row BCE targets
+	// (Target is then data.TargetSoft); "" otherwise.
+	PriorTargets PriorTargets
 	// PriorFromRelease: easyllp's label prior is the mean released target,
 	// estimated from the release only (Plan.LossParams).
 	PriorFromRelease bool
@@ -215,6 +282,11 @@ func planFor(c *Config, s *Setting, trial int, seed uint64, trainRows int) (Plan
 		if p.Loss == model.LossDebiasedBCE {
 			p.FlipProb = s.Mech.FlipProb()
 		}
+	case k == pets.RRPrior:
+		// The debiased BCE is plain BCE with the float target
+		// (ỹ − π)/(1 − 2π) (it is linear in the target): one loss serves
+		// every choice of targets.
+		p.Loss, p.Target, p.PriorTargets = model.LossBCE, data.TargetSoft, c.Train.RRPriorTargets
 	case k == pets.LLPGeom:
 		p.Loss, p.Target = c.Train.LLPLoss, data.TargetAlphaDebiased
 	case k.IsLLP():
@@ -246,14 +318,17 @@ func planFor(c *Config, s *Setting, trial int, seed uint64, trainRows int) (Plan
 // It excludes train.replicas, which never changes a result, and the
 // output and cluster keys.
 type Fingerprint struct {
-	Model         string `json:"model"`
-	Hidden        []int  `json:"hidden,omitempty"`
-	Init          string `json:"init"`
-	Standardize   bool   `json:"standardize"`
-	Epochs        int    `json:"epochs"`
-	BatchSize     int    `json:"batch_size"`
-	RRLoss        string `json:"rr_loss"`
-	LLPLoss       string `json:"llp_loss"`
+	Model       string `json:"model"`
+	Hidden      []int  `json:"hidden,omitempty"`
+	Init        string `json:"init"`
+	Standardize bool   `json:"standardize"`
+	Epochs      int    `json:"epochs"`
+	BatchSize   int    `json:"batch_size"`
+	RRLoss      string `json:"rr_loss"`
+	LLPLoss     string `json:"llp_loss"`
+	// RRPriorTargets is set only when the grid has an rr_prior setting, so
+	// that other configs keep their ids.
+	PriorTargets  string `json:"rr_prior_targets,omitempty"`
 	Sparse        bool   `json:"sparse_embedding,omitempty"`
 	KeepRemainder bool   `json:"keep_remainder,omitempty"`
 	Backend       string `json:"backend"`
@@ -269,6 +344,11 @@ func ConfigID(c *Config) string {
 	}
 	if c.Model.Kind == model.KindKDDEmbed {
 		f.Sparse = c.Train.SparseEmbedding
+	}
+	for _, p := range c.Pets {
+		if p.Mechanism == pets.RRPrior {
+			f.PriorTargets = string(c.Train.RRPriorTargets)
+		}
 	}
 	return "cfg:" + shortHash(f)
 }

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 )
@@ -189,5 +192,230 @@ func checkReceived(t *testing.T, s *Session, out string, r *RunSpec, got *receiv
 	}
 	if seen != n/wantRows*wantRows {
 		t.Fatalf("%s: one epoch trained %d rows, want %d", name, seen, n/wantRows*wantRows)
+	}
+}
+
+// TestPlanRRPriorAndCuratedBags extends TestPlanTargetsReachTrainer to the
+// mechanisms beyond the paper, checked at the trainer through the fake
+// executor:
+//   - curated bags train like random ones (checkReceived: PropMatch on
+//     alpha / alpha_debiased in whole bags of the release), and the
+//     release's bags are the rule's: consecutive runs of x1 (sorted), one
+//     key per bag (key:group);
+//   - rr_prior's prior model is trained once per trial, inside release
+//     making, on stage 1's released labels only (train.rr_loss, its flip
+//     probability), and its predictions are the priors of stage 2's rows
+//     (the fake predicts σ(x0) of each row it is handed) and of the test
+//     rows (the file beside the release);
+//   - each rr_prior run receives BCE on the targets train.rr_prior_targets
+//     prescribes, recomputed here from the release file: (ỹ−π)/(1−2π) on
+//     RR-branch rows, and on argmax rows ỹ (argmax), nothing (drop), the
+//     prior (prior); ỹ everywhere (noisy).
+func TestPlanRRPriorAndCuratedBags(t *testing.T) {
+	for _, mode := range priorTargetsAll {
+		t.Run(string(mode), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			c := curatedConfig(t, out)
+			c.Train.RRPriorTargets = mode
+			s := openTest(t, c)
+			ex := &fakeExec{t: t}
+			if _, err := Fit(context.Background(), s, FitOptions{Executor: ex}); err != nil {
+				t.Fatal(err)
+			}
+			priorModels := 0
+			for id, got := range ex.seen {
+				if strings.HasPrefix(id, priorModelIDPrefix) {
+					priorModels++
+					checkPriorModel(t, s, out, got)
+				}
+			}
+			if priorModels != 2 {
+				t.Fatalf("%d prior models trained, want 2 (one per trial)", priorModels)
+			}
+			for _, r := range s.Runs {
+				got := ex.seen[r.ID]
+				if got == nil {
+					t.Fatalf("%s: not trained", r.Name())
+				}
+				switch {
+				case r.Setting.Kind == pets.RRPrior:
+					checkPriorTargets(t, s, out, r, got, mode)
+				case r.Setting.Kind == pets.LLP:
+					checkReceived(t, s, out, r, got, model.LossPropMatch, data.ColAlpha, nil, false)
+					checkBagRule(t, s, out, r)
+				case r.Setting.Kind == pets.LLPGeom:
+					checkReceived(t, s, out, r, got, model.LossPropMatch, data.ColAlphaDebiased, nil, false)
+					checkBagRule(t, s, out, r)
+				}
+			}
+		})
+	}
+}
+
+func readRel(t *testing.T, out string, r *RunSpec) *data.Frame {
+	t.Helper()
+	rel, err := data.ReadFrame(filepath.Join(out, "releases", r.Setting.ID, fmt.Sprintf("trial-%d.arrow", r.Trial)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// checkPriorModel: the prior model trained on stage-1 rows only, with
+// their released labels as targets, debiased BCE at rr_prior's π; the
+// release's stage-2 priors are the fake's predictions σ(x0) of exactly
+// those rows, and the test priors beside it σ(x0) of the test rows.
+func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
+	t.Helper()
+	r := got.run
+	if got.loss != model.LossDebiasedBCE || math.Abs(got.params.FlipProb-r.Setting.Mech.FlipProb()) > 1e-15 {
+		t.Fatalf("prior model: loss %s flip %v", got.loss, got.params.FlipProb)
+	}
+	var rel *data.Frame
+	for trial := range s.Cfg.Train.Trials {
+		f, err := data.ReadFrame(releasePath(out, r.Setting, trial))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if DeriveSeed(ReleaseSeed(s.Cfg.Seed, r.Setting, trial), "prior-init") == r.Plan.InitSeed {
+			rel = f // the trial this prior model belongs to
+		}
+	}
+	if rel == nil {
+		t.Fatal("prior model of no trial's release")
+	}
+	seen := 0
+	for _, b := range got.batches {
+		for j, row := range b.RowIDs {
+			if rel.Stage[row] != 1 {
+				t.Fatalf("prior model trained on row %d of stage %d", row, rel.Stage[row])
+			}
+			if b.Target[j] != float32(rel.LabelRR[row]) {
+				t.Fatalf("prior model: row %d target %v, released %d", row, b.Target[j], rel.LabelRR[row])
+			}
+			seen++
+		}
+	}
+	if seen == 0 {
+		t.Fatal("prior model saw no row")
+	}
+	d := s.Train.Dim()
+	m := r.Setting.Mech
+	argmax := 0
+	for i := range rel.Rows {
+		if rel.Stage[i] == 1 {
+			continue
+		}
+		p := sigmoid32(s.Train.X[i*d])
+		if rel.Prior[i] != p {
+			t.Fatalf("stage-2 row %d: prior %v, the model predicted %v", i, rel.Prior[i], p)
+		}
+		if lab, am := m.PriorBranch(p); am {
+			argmax++
+			if rel.Branch[i] != 1 || rel.LabelRR[i] != lab {
+				t.Fatalf("row %d: confident prior %v but branch %d label %d", i, p, rel.Branch[i], rel.LabelRR[i])
+			}
+		}
+	}
+	if argmax == 0 {
+		t.Fatal("no row took the argmax branch: the case does not test it")
+	}
+	test, err := s.testPriors(r.Setting, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range test {
+		if p != sigmoid32(s.Test.X[i*d]) {
+			t.Fatalf("test prior %d: %v, want %v", i, p, sigmoid32(s.Test.X[i*d]))
+		}
+	}
+}
+
+// checkPriorTargets recomputes an rr_prior run's targets from its release.
+func checkPriorTargets(t *testing.T, s *Session, out string, r *RunSpec, got *received, mode PriorTargets) {
+	t.Helper()
+	rel := readRel(t, out, r)
+	pi := r.Setting.Mech.FlipProb()
+	if got.loss != model.LossBCE || got.params.FlipProb != 0 || got.params.Prior != 0 {
+		t.Fatalf("%s: loss %s params %+v", r.Name(), got.loss, got.params)
+	}
+	trained, rrRows := 0, 0
+	for i := range rel.Rows {
+		if rel.Branch[i] == 0 {
+			rrRows++
+		}
+	}
+	for _, b := range got.batches {
+		if b.Rows != 70 || b.BagSize != 0 {
+			t.Fatalf("%s: batch of %d rows in bags of %d", r.Name(), b.Rows, b.BagSize)
+		}
+		for j, row := range b.RowIDs {
+			y := float64(rel.LabelRR[row])
+			want := y
+			switch {
+			case mode == PriorTargetsNoisy:
+			case rel.Branch[row] == 0:
+				want = (y - pi) / (1 - 2*pi)
+			case mode == PriorTargetsDrop:
+				t.Fatalf("%s: argmax row %d trained with drop", r.Name(), row)
+			case mode == PriorTargetsPrior:
+				want = rel.Prior[row]
+			}
+			if b.Target[j] != float32(want) {
+				t.Fatalf("%s (%s): row %d (branch %d, ỹ %v): target %v, want %v", r.Name(), mode, row, rel.Branch[row], y, b.Target[j], want)
+			}
+			trained++
+		}
+	}
+	wantRows := s.Train.Rows
+	if mode == PriorTargetsDrop {
+		wantRows = rrRows
+	}
+	if trained != wantRows/70*70 {
+		t.Fatalf("%s: one epoch trained %d rows, want %d", r.Name(), trained, wantRows/70*70)
+	}
+}
+
+// checkBagRule: the release's bags follow the setting's rule.
+func checkBagRule(t *testing.T, s *Session, out string, r *RunSpec) {
+	t.Helper()
+	rel := readRel(t, out, r)
+	byBag := map[int64][]int64{}
+	for i, b := range rel.BagID {
+		byBag[b] = append(byBag[b], rel.Row[i])
+	}
+	switch r.Setting.Bags.Kind {
+	case llp.RuleSorted:
+		d := s.Train.Dim()
+		type span struct{ lo, hi float32 }
+		var spans []span
+		for _, rows := range byBag {
+			sp := span{float32(math.Inf(1)), float32(math.Inf(-1))}
+			for _, row := range rows {
+				v := s.Train.X[int(row)*d+1]
+				sp.lo, sp.hi = min(sp.lo, v), max(sp.hi, v)
+			}
+			spans = append(spans, sp)
+		}
+		slices.SortFunc(spans, func(a, b span) int { return int(math.Copysign(1, float64(a.lo-b.lo))) })
+		for i := 1; i < len(spans); i++ {
+			if spans[i-1].hi > spans[i].lo {
+				t.Fatalf("%s: bags overlap in x1: [%v, %v] and [%v, %v]", r.Setting.ID, spans[i-1].lo, spans[i-1].hi, spans[i].lo, spans[i].hi)
+			}
+		}
+	case llp.RuleKey:
+		keys := s.Train.Key("group")
+		for b, rows := range byBag {
+			for _, row := range rows {
+				if keys[row] != keys[rows[0]] {
+					t.Fatalf("%s: bag %d mixes groups %d and %d", r.Setting.ID, b, keys[rows[0]], keys[row])
+				}
+			}
+		}
+	default:
+		return
+	}
+	if md, _ := data.ReadMetadata(filepath.Join(out, "releases", r.Setting.ID, fmt.Sprintf("trial-%d.arrow", r.Trial))); md["bag_rule"] != r.Setting.Bags.String() {
+		t.Fatalf("%s: release bag_rule %q", r.Setting.ID, md["bag_rule"])
 	}
 }

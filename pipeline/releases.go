@@ -67,7 +67,7 @@ func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
 // SHA-256 is reused; any other is made and published with its ledger row,
 // which composes it per training row (privacy.budget refuses one that
 // would take a row above it).
-func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
+func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec, exec Executor) error {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
 	for _, r := range runs {
@@ -117,19 +117,18 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec) error {
 		path, seed := u.path, u.seed
 		if ok, err := s.releaseCurrent(entries, aborted, path, seed, labels); err != nil {
 			return err
-		} else if ok {
+		} else if ok && s.sideFilesCurrent(u) {
 			reused++
 			continue
 		}
-		rel, err := release.Apply(s.Train.Label, u.s.Mech,
-			release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: s.Cfg.Privacy.KeepRemainder})
+		rel, md, err := s.applyRelease(ctx, exec, u)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}
 		entry := rel.Entry(path, seed)
 		entry.Input, entry.Labels, entry.KeyCheck = s.Dataset.Dir, labels, keys.Check()
 		entry.People = s.releasePeople(keys, rel)
-		row, err := release.Publish(path, rel.Simulation(), rel.Meta(), ledger, entry)
+		row, err := release.Publish(path, rel.Simulation(), md, ledger, entry)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}

@@ -91,6 +91,9 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	}
 	s.DatasetID = s.Dataset.ID
 	s.Train, s.Test = s.Dataset.Train, s.Dataset.Test
+	if err := cfg.checkDatasetBags(dir, s.Train); err != nil {
+		return nil, err
+	}
 	if err := checkTestClasses(dir, s.Test.Label); err != nil {
 		return nil, err
 	}
@@ -186,7 +189,7 @@ func (s *Session) dataStage(ctx context.Context) (string, error) {
 	}
 	sc := cfg.Data.Synth
 	dir := s.Out("data")
-	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir}
+	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir, Groups: sc.Groups}
 	if m, err := data.ReadMeta(dir); err == nil {
 		if synthMatches(m, want) {
 			s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
@@ -205,7 +208,7 @@ func (s *Session) dataStage(ctx context.Context) (string, error) {
 func synthMatches(m *data.Meta, o data.SynthOptions) bool {
 	return m.Source == "synth" && m.Kind == o.Kind.String() && m.TrainRows == int64(o.Rows) &&
 		m.TestRows == int64(o.TestRows) && len(m.Features) == o.Features && m.Seed == o.Seed &&
-		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features))
+		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features)) && m.Groups == o.Groups
 }
 
 // BayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).

@@ -28,6 +28,18 @@
 //     features from the dataset, and a grid of thousands of releases costs
 //     a few bytes per row each.
 //
+// Curated bags: Options.Partition replaces the random partition by
+// llp.Sorted (rows sorted by one feature, cut into bags of k) or llp.Keyed
+// (bags within the groups of a key column); the caller passes the feature
+// or key values in, and the metadata records bag_rule. Nil keeps the
+// random bags, bit for bit.
+//
+// rr_prior (randomized response with a prior, Ghazi et al. 2021) is made in
+// two stages (StartRRPrior, Finish): stage 1's rows are released by RR(ε),
+// a model trained on that release gives the prior of stage 2's rows, which
+// are released by RRWithPrior; the release records each row's prior,
+// branch and stage (public quantities).
+//
 // Publish writes ahead: the file is written under a temporary name, its
 // ledger row (with the file's SHA-256 and the totals of the people it
 // covers, Covered) is appended, and only then is the file renamed into place; a

@@ -31,6 +31,11 @@ type Options struct {
 	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
 	// smaller last bag; otherwise they are dropped and counted.
 	KeepRemainder bool
+	// Partition forms the bags of the LLP family from the bags stream: nil
+	// is the paper's random partition (llp.Partition); llp.Sorted and
+	// llp.Keyed curate bags by a feature or a key column, whose values the
+	// caller passes in (Apply reads nothing but the labels).
+	Partition llp.Partitioner
 }
 
 // PCG streams of a seeded release.
@@ -54,6 +59,11 @@ type Release struct {
 	bagID    []int64   // LLP family, per release row
 	alpha    []float64 // LLP family, per release row
 	debiased []float64 // llp_geom, per release row
+	prior    []float64 // rr_prior: the public prior of each row
+	branch   []uint8   // rr_prior: 1 = argmax label released
+	stage    []uint8   // rr_prior: 1 or 2
+	rule     llp.Rule  // LLP family: the bag rule
+	fraction float64   // rr_prior: share of rows in stage 1
 	order    mrand.Source
 }
 
@@ -96,7 +106,13 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 		r.labelRR = make([]uint8, len(labels))
 		m.ReleaseRR(r.labelRR, labels, noise)
 	case k.IsLLP():
-		bags, err := llp.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
+		var bags *llp.Bags
+		if o.Partition == nil {
+			bags, err = llp.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
+		} else {
+			r.rule = o.Partition.Rule()
+			bags, err = o.Partition.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("release: %w", err)
 		}
@@ -124,6 +140,8 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 			}
 		}
 		r.Bags, r.Dropped = bags.NumBags, bags.Dropped
+	case k == pets.RRPrior:
+		return nil, ErrTwoStages
 	default:
 		return nil, fmt.Errorf("release: unsupported mechanism %s", k)
 	}
@@ -150,6 +168,9 @@ func (r *Release) columns(pos []int) *data.Frame {
 	}
 	if r.debiased != nil {
 		f.AlphaDebiased = make([]float64, len(pos))
+	}
+	if r.prior != nil {
+		f.Prior, f.Branch, f.Stage = take(r.prior, pos), take(r.branch, pos), take(r.stage, pos)
 	}
 	for i, p := range pos {
 		if f.LabelRR != nil {
@@ -187,6 +208,7 @@ func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
 		Indices: features.Indices, Offsets: features.Offsets}).Take(in)
 	c := r.columns(pos)
 	f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
+	f.Prior, f.Branch, f.Stage = c.Prior, c.Branch, c.Stage
 	return f, nil
 }
 
@@ -226,6 +248,12 @@ func (r *Release) Meta() map[string]string {
 	}
 	if p.Kind == pets.LLPLap {
 		md["laplace_sampler"] = map[bool]string{true: "grid (floating-point safe)", false: "textbook"}[p.Secure]
+	}
+	if r.rule.Kind != llp.RuleRandom { // random bags keep the metadata they always had
+		md["bag_rule"] = r.rule.String()
+	}
+	if p.Kind == pets.RRPrior {
+		r.priorMeta(md)
 	}
 	return md
 }

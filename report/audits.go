@@ -103,6 +103,7 @@ var auditColumns = []column[Audit]{
 	opt(f64Col("eadv_trial_min", func(a *Audit) *float64 { return &a.EAdvTrialMin })),
 	opt(f64Col("eadv_trial_max", func(a *Audit) *float64 { return &a.EAdvTrialMax })),
 	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
+	opt(f64Col("ma_mean", func(a *Audit) *float64 { return &a.MAMean })),
 }
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
@@ -115,7 +116,7 @@ var auditColumns = []column[Audit]{
 // production sampler), canaries, eps_lower (the empirical ε lower bound),
 // and the quality of η: calibration_rows, eta_ece, eta_brier,
 // eadv_calibrated, eadv_true, eta_trials, eadv_trial_min, eadv_trial_max.
-// config_id. ma_* may be +Inf; eadv_se and every figure that does not apply NaN.
+// config_id, ma_mean. ma_* may be +Inf; eadv_se and every figure that does not apply NaN.
 func AuditTable(audits []Audit) *data.Table {
 	return toTable(audits, auditColumns, map[string]string{})
 }

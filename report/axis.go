@@ -250,6 +250,8 @@ func petColor(k pets.Kind) color.NRGBA {
 		return colGeom
 	case pets.Bot:
 		return colBot
+	case pets.RRPrior:
+		return colRRPrior
 	}
 	return colBlack
 }
@@ -266,6 +268,8 @@ func petGlyph(k pets.Kind) draw.GlyphDrawer {
 		return draw.PyramidGlyph{}
 	case pets.LLPGeom:
 		return draw.CrossGlyph{}
+	case pets.RRPrior:
+		return draw.TriangleGlyph{}
 	}
 	return draw.SquareGlyph{}
 }
@@ -285,6 +289,8 @@ func petName(k pets.Kind) string {
 		return "LLP+Lap"
 	case pets.LLPGeom:
 		return "LLP+Geom"
+	case pets.RRPrior:
+		return "RR+prior"
 	}
 	return k.String()
 }

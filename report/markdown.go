@@ -211,8 +211,8 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 		align = "|---|---" + align
 	}
 	if audit {
-		head += " E[adv] | ± SE | MA p98 (nats) | MA = ∞ |"
-		align += "--:|--:|--:|--:|"
+		head += " E[adv] | ± SE | mean MA (nats) | MA p98 (nats) | MA = ∞ |"
+		align += "--:|--:|--:|--:|--:|"
 	}
 	b.WriteString(head + "\n" + align + "\n")
 	for _, r := range s.Rows {
@@ -224,10 +224,10 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 			fmtNum(r.BestLR, 3), fmtFixed(r.AUCMean, 4), fmtSE(r.AUCSE, r.NTrials, func(v float64) string { return fmtFixed(v, 4) }), r.NTrials)
 		if audit {
 			if r.Audited {
-				fmt.Fprintf(b, " %s | %s | %s | %s |", fmtNum(r.EAdv, 3), fmtSE(r.EAdvSE, 2, func(v float64) string { return fmtNum(v, 2) }),
-					fmtNum(r.MAP98, 3), fmtPct(r.MAInfFrac))
+				fmt.Fprintf(b, " %s | %s | %s | %s | %s |", fmtNum(r.EAdv, 3), fmtSE(r.EAdvSE, 2, func(v float64) string { return fmtNum(v, 2) }),
+					fmtNum(r.MAMean, 3), fmtNum(r.MAP98, 3), fmtPct(r.MAInfFrac))
 			} else {
-				fmt.Fprintf(b, " %s | %s | %s | %s |", dash, dash, dash, dash)
+				fmt.Fprintf(b, " %s | %s | %s | %s | %s |", dash, dash, dash, dash, dash)
 			}
 		}
 		b.WriteString("\n")

@@ -101,7 +101,7 @@ func TestWriteMarkdown(t *testing.T) {
 			[]string{"Attacker's prior η (audit): `true`."}, nil, []string{"run `train audit -c sweep.yaml`"}},
 		{"not audited", "report_not_audited.md.golden", Markdown{Summary: noAudit},
 			[]string{"| trials |\n|", "| `rr_eps1` | RR | — | 1 | 1 | 0.001 | 0.6560 | 0.0040 | 2 |\n"},
-			[]string{"| E[adv] |", "MA p98 (nats)", "— | — | — | — |"}, []string{"**Not audited:** run `train audit -c CONFIG`"}},
+			[]string{"| E[adv] |", "MA p98 (nats)", "— | — | — | — | — |"}, []string{"**Not audited:** run `train audit -c CONFIG`"}},
 		{"mixed datasets and configs, runs outside the grid", "report_mixed.md.golden", Markdown{Summary: mixed},
 			[]string{"| dataset | config | setting |", "**Several result groups** (2 datasets, 2 model configs)",
 				"| `" + dsB + "` | `cfg-a` | `rr_eps1` |", "| `" + dsA + "` | `cfg-b` | `rr_eps1` |"},

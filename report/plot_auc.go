@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -88,18 +89,20 @@ func refLines(rows []Row, withBot bool) ([]refLine, []legendItem) {
 	return refs, items
 }
 
-// curveKey identifies one curve: a mechanism, and k for the two-parameter
-// mechanisms (one curve per k across ε).
+// curveKey identifies one curve: a mechanism, k for the two-parameter
+// mechanisms (one curve per k across ε) and the bag rule of the LLP family
+// (one curve per rule; curated ones dashed).
 type curveKey struct {
-	pet pets.Kind
-	k   int
+	pet  pets.Kind
+	k    int
+	bags string
 }
 
 func curveOf(r Row) curveKey {
 	if r.Pet == pets.LLPLap || r.Pet == pets.LLPGeom {
-		return curveKey{r.Pet, r.K}
+		return curveKey{r.Pet, r.K, r.Bags}
 	}
-	return curveKey{r.Pet, 0}
+	return curveKey{r.Pet, 0, r.Bags}
 }
 
 // curveColors gives each curve its colour: the mechanism's, shaded light
@@ -107,10 +110,20 @@ func curveOf(r Row) curveKey {
 func curveColors(keys []curveKey) map[curveKey]color.NRGBA {
 	perPet := map[pets.Kind][]int{}
 	for _, k := range keys {
-		perPet[k.pet] = append(perPet[k.pet], k.k)
+		if !slices.Contains(perPet[k.pet], k.k) { // curated curves share their k's shade
+			perPet[k.pet] = append(perPet[k.pet], k.k)
+		}
 	}
 	out := map[curveKey]color.NRGBA{}
+	curatedSeen := map[pets.Kind][]string{}
 	for _, k := range keys {
+		if curated(k.bags) {
+			if !slices.Contains(curatedSeen[k.pet], k.bags) {
+				curatedSeen[k.pet] = append(curatedSeen[k.pet], k.bags)
+			}
+			out[k] = shade(petColor(k.pet), curatedShade(slices.Index(curatedSeen[k.pet], k.bags)))
+			continue
+		}
 		ks := perPet[k.pet]
 		t := 0.5
 		if len(ks) > 1 {
@@ -130,16 +143,19 @@ func shadeLegend(pet pets.Kind, keys []curveKey, cols map[curveKey]color.NRGBA, 
 	var cs []color.Color
 	var ks []int
 	for _, k := range keys {
-		if k.pet == pet {
+		if k.pet == pet && !curated(k.bags) {
 			cs, ks = append(cs, cols[k]), append(ks, k.k)
 		}
+	}
+	if len(ks) == 0 {
+		return curatedLegend(pet, keys, cols, varies)
 	}
 	text := fmt.Sprintf("%s, k=%d (%s)", petName(pet), ks[0], varies)
 	if len(ks) > 1 {
 		text = fmt.Sprintf("%s, one curve per k=%d…%d light→dark (%s)", petName(pet), ks[0], ks[len(ks)-1], varies)
 	}
 	th := shadesThumb(cs)
-	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1]}], Radius: glyphR, Shape: petGlyph(pet)}
+	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1], randomBags(pet)}], Radius: glyphR, Shape: petGlyph(pet)}
 	return legendItem{text: text, thumb: func(c draw.Canvas, r vg.Rectangle) {
 		th(c, r)
 		glyphThumb(g)(c, r)
@@ -191,13 +207,13 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 		rs := byCurve[ck]
 		slices.SortFunc(rs, func(a, b Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
 		clr := cols[ck]
-		s := &series{name: petName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(ck.pet)}}
+		s := &series{name: petName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
 		if len(rs) > 1 {
 			w := vg.Length(2)
 			if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
 				w = 1.2
 			}
-			s.line = &draw.LineStyle{Color: clr, Width: w}
+			s.line = &draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)}
 		}
 		for i, r := range rs {
 			x := ax.pos(m.of(r))
@@ -225,16 +241,19 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 				worst = true
 			}
 		}
-		switch ck.pet {
-		case pets.LLPLap, pets.LLPGeom:
+		switch {
+		case (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags):
+			items = append(items, legendItem{text: fmt.Sprintf("%s, k=%d, %s bags (ε varies)", petName(ck.pet), ck.k, ck.bags),
+				thumb: lineGlyphThumb(s.line, *s.glyph)})
+		case ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom:
 			if ck.pet != lastPet {
 				items = append(items, shadeLegend(ck.pet, keys, cols, "ε varies"))
 			}
-		case pets.Bot:
+		case ck.pet == pets.Bot:
 			items = append(items, legendItem{text: "bot (nothing released)", thumb: glyphThumb(*s.glyph)})
 		default:
-			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)"}[ck.pet]
-			items = append(items, legendItem{text: petName(ck.pet) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
+			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)", pets.RRPrior: " (ε varies)"}[ck.pet]
+			items = append(items, legendItem{text: petName(ck.pet) + bagsText(ck.bags) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
 		}
 		lastPet = ck.pet
 	}
@@ -279,6 +298,12 @@ func curvePointLabel(ck curveKey, r Row, x float64, i, n int, clr color.Color) p
 		}
 	default:
 		l.text = paramLabel(r.Pet, r.K, r.Epsilon)
+		if curated(ck.bags) && i == n-1 {
+			l.text += ", " + ck.bags
+		}
+	}
+	if (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags) && i == 0 {
+		l.text += ", " + ck.bags
 	}
 	return l
 }
@@ -299,20 +324,28 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b curveKey) int { return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k)) })
+	slices.SortFunc(keys, func(a, b curveKey) int {
+		return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k), compareBags(a.bags, b.bags))
+	})
 	return keys
 }
 
 // aucBySettingFigure shows the cost side alone, so it is drawn without any
 // audit: one panel per mechanism with the mean test AUC (± SE) of each
 // setting against its parameter (ε, or k for LLP; LLP+Lap and LLP+Geom one
-// curve per k, labelled with k), the clean model and bot as reference lines,
-// one AUC scale for all panels.
+// curve per k, labelled with k; one curve per bag rule), the clean model and
+// bot as reference lines, one AUC scale for all panels. RR+prior is drawn in
+// RR's panel when both are there.
 func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 	byPet := map[pets.Kind][]Row{}
+	hasRR := slices.ContainsFunc(rows, func(r Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
 	for _, r := range rows {
 		if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot {
-			byPet[r.Pet] = append(byPet[r.Pet], r)
+			pp := r.Pet
+			if pp == pets.RRPrior && hasRR {
+				pp = pets.RR
+			}
+			byPet[pp] = append(byPet[pp], r)
 		}
 	}
 	if len(byPet) == 0 {
@@ -339,23 +372,52 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		keys := sortedCurveKeys(byCurve)
 		cols := curveColors(keys)
 		p := &panel{title: petName(pet), refs: refs}
+		if slices.ContainsFunc(keys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && pet == pets.RR {
+			p.title = "RR and RR+prior"
+		}
+		hasCurated := slices.ContainsFunc(keys, func(k curveKey) bool { return curated(k.bags) })
+		var rules []string // bag rules of the panel, in curve order
+		for _, ck := range keys {
+			if !slices.Contains(rules, ck.bags) {
+				rules = append(rules, ck.bags)
+			}
+		}
+		// dodge spreads the curves of different bag rules a few percent
+		// apart along the (log) parameter axis, so that rules sharing a k
+		// stay apart.
+		dodge := func(ck curveKey) float64 {
+			if !hasCurated {
+				return 1
+			}
+			return math.Pow(1.08, float64(slices.Index(rules, ck.bags))-float64(len(rules)-1)/2)
+		}
 		for _, ck := range keys {
 			cr := byCurve[ck]
 			slices.SortFunc(cr, func(a, b Row) int { return cmp.Compare(param(a), param(b)) })
 			clr := cols[ck]
-			s := &series{name: petName(pet) + " " + paramLabel(pet, ck.k, math.NaN()),
-				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(pet)}}
+			s := &series{name: petName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags),
+				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
 			if len(cr) > 1 {
-				s.line = &draw.LineStyle{Color: clr, Width: 1.6}
+				s.line = &draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)}
 			}
 			for _, r := range cr {
-				s.pts = append(s.pts, xy{param(r), r.AUCMean})
+				s.pts = append(s.pts, xy{param(r) * dodge(ck), r.AUCMean})
 				s.yerr = append(s.yerr, aucSE(r))
 			}
 			p.series = append(p.series, s)
-			if ck.k != 0 { // one curve per k: name it at its last point
+			if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
 				last := cr[len(cr)-1]
-				p.labels = append(p.labels, pointLabel{x: param(last), y: last.AUCMean, text: "k=" + strconv.Itoa(ck.k), color: clr, prio: 1})
+				var parts []string
+				if ck.k != 0 {
+					parts = append(parts, "k="+strconv.Itoa(ck.k))
+				}
+				if hasCurated {
+					parts = append(parts, ck.bags)
+				}
+				p.labels = append(p.labels, pointLabel{x: param(last) * dodge(ck), y: last.AUCMean, text: strings.Join(parts, ", "), color: clr, prio: 1})
+			}
+			if ck.pet == pets.RRPrior || (ck.pet == pets.RR && pet == pets.RR && len(keys) > 1) {
+				items = append(items, legendItem{text: petName(ck.pet) + " (ε varies)", thumb: lineGlyphThumb(s.line, *s.glyph)})
 			}
 		}
 		xlabel := "ε (log scale)"
@@ -367,6 +429,16 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		panels = append(panels, p)
 		if len(keys) > 1 && keys[0].k != 0 {
 			items = append(items, shadeLegend(pet, keys, cols, "ε varies"))
+		}
+		for _, ck := range keys {
+			if hasCurated && ck.k == keys[0].k {
+				var line *draw.LineStyle
+				if len(byCurve[ck]) > 1 {
+					line = &draw.LineStyle{Color: cols[ck], Width: 1.6, Dashes: bagDashes(ck.bags)}
+				}
+				items = append(items, legendItem{text: petName(ck.pet) + ", " + ck.bags + " bags",
+					thumb: lineGlyphThumb(line, draw.GlyphStyle{Color: cols[ck], Radius: glyphR, Shape: curveGlyph(ck)})})
+			}
 		}
 	}
 	cols := min(len(panels), 3)

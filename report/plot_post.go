@@ -26,7 +26,13 @@ type postSetting struct {
 	prior, posterior, ieadv, absMA []float64
 }
 
-func (s *postSetting) label() string { return petName(s.pet) + " " + paramLabel(s.pet, s.k, s.eps) }
+func (s *postSetting) label() string { return petName(s.pet) + " " + s.params() }
+
+// params is the setting's parameters, with what its id says beyond them
+// (a curated bag rule, rr_prior's stage fraction): "k=8, sorted-x3".
+func (s *postSetting) params() string {
+	return paramLabel(s.pet, s.k, s.eps) + settingExtra(s.setting, s.pet, s.k, s.eps)
+}
 
 // groupPosteriors groups samples by setting, in canonical order, leaving
 // out the trivial mechanisms none and bot.
@@ -139,7 +145,7 @@ func scatterFigure(post []Posterior, titleSuffix string) (*figure, error) {
 			}
 			p.series = append(p.series, &series{name: s.label(), pts: q,
 				glyph: &draw.GlyphStyle{Color: withAlpha(clr, 150), Radius: 1.6, Shape: draw.CircleGlyph{}}})
-			p.legend = append(p.legend, legendItem{text: paramLabel(s.pet, s.k, s.eps),
+			p.legend = append(p.legend, legendItem{text: s.params(),
 				thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: 3.5, Shape: draw.CircleGlyph{}})})
 		}
 		header = max(header, p.headerHeight(cellW))

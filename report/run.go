@@ -47,6 +47,10 @@ type Run struct {
 	Replicas          int              // size of the group it trained in (1: alone)
 	Matmul            string           // matrix-product path: "avx2" or "simplego" (backend go), "xla"; "" before the field existed
 	Standardization   *Standardization // per-feature mean/std applied to the features; nil: none
+	// Bags is the LLP family's bag rule ("random", "sorted:x3",
+	// "key:campaign"); "" for other mechanisms and in files written before
+	// curated bags (read as random for the LLP family: BagsOf).
+	Bags string
 }
 
 // Standardization is the per-dense-feature mean and standard deviation
@@ -157,6 +161,7 @@ type runJSON struct {
 	Replicas          int              `json:"replicas"`
 	Matmul            string           `json:"matmul"`
 	Standardization   *Standardization `json:"standardization,omitempty"`
+	Bags              string           `json:"bags,omitempty"`
 }
 
 // MarshalJSON writes the run with runs.csv's column names as keys, non-finite
@@ -224,6 +229,7 @@ var runColumns = []column[Run]{
 	opt(f64Col("checkpoint_s", func(r *Run) *float64 { return &r.CheckpointS })),
 	opt(intCol("replicas", func(r *Run) *int { return &r.Replicas })),
 	opt(strCol("matmul", func(r *Run) *string { return &r.Matmul })),
+	opt(strCol("bags", func(r *Run) *string { return &r.Bags })),
 }
 
 // MetaStandardization is the runs table's metadata key holding the
@@ -236,7 +242,7 @@ const MetaStandardization = "standardization"
 // order (dataset, model, pet, k, epsilon, lr, trial, seed, epochs, steps,
 // train_loss, test_auc, test_logloss, wall_s, examples_per_s, backend,
 // setting, label_dp_epsilon, loss, run_id), then config_id,
-// group_examples_per_s, compile_s, checkpoint_s, replicas, matmul. The seed column
+// group_examples_per_s, compile_s, checkpoint_s, replicas, matmul, bags. The seed column
 // holds the uint64 seed's bits as int64. When every run has the same non-nil
 // Standardization it is stored as JSON under the metadata key
 // MetaStandardization.

@@ -63,6 +63,14 @@ type Row struct {
 	EAdv, EAdvSE, MAP98        float64 // NaN when not audited
 	MAInfFrac                  float64 // NaN when not audited
 	EAdvBound                  float64 // the ε-DP worst case (audit.Summary.EAdvBound); NaN when not audited or not DP
+	// Bags is the LLP family's bag rule (BagsOf); "" for other mechanisms.
+	Bags string
+	// MAP50 and MAP90 are the median and 90th percentile of |MA| (NaN when
+	// not audited): with MAP98 they show where a mechanism's |MA| falls
+	// (rr_prior's are 0 or ε per example, so its p98 alone may equal rr's).
+	MAP50, MAP90 float64
+	// MAMean is the mean |MA| (NaN when not audited or not recorded).
+	MAMean float64
 }
 
 // Summary is Summarize's result.
@@ -154,11 +162,11 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon,
 			BestLR: b.LR, AUCMean: b.Mean, AUCSE: b.SE, NTrials: b.N,
-			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan}
-		r.EAdvBound = nan
+			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan}
 		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
+			r.MAP50, r.MAP90, r.MAMean = a.MAP50, a.MAP90, a.MAMean
 			r.EAdvBound = a.EAdvBound
 		}
 		s.Rows = append(s.Rows, r)
@@ -342,13 +350,18 @@ var summaryColumns = []column[Row]{
 	opt(boolCol("audited", func(r *Row) *bool { return &r.Audited })),
 	opt(strCol("eta_source", func(r *Row) *string { return &r.EtaSource })),
 	opt(f64Col("eadv_bound", func(r *Row) *float64 { return &r.EAdvBound })),
+	opt(strCol("bags", func(r *Row) *string { return &r.Bags })),
+	opt(f64Col("ma_p50", func(r *Row) *float64 { return &r.MAP50 })),
+	opt(f64Col("ma_p90", func(r *Row) *float64 { return &r.MAP90 })),
+	opt(f64Col("ma_mean", func(r *Row) *float64 { return &r.MAMean })),
 }
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one
 // row per Row, columns setting, pet, k, epsilon, label_dp_epsilon, best_lr,
 // auc_mean, auc_se (NaN with one trial), n_trials, eadv, eadv_se, ma_p98,
 // ma_inf_frac (NaN when not audited; ma_* may be +Inf), then dataset,
-// config_id, audited, eta_source, eadv_bound. The metadata holds the merge counts as
+// config_id, audited, eta_source, eadv_bound, bags (the LLP family's bag
+// rule), ma_p50, ma_p90, ma_mean. The metadata holds the merge counts as
 // decimal strings: report.runs_read, report.duplicate_runs,
 // report.conflicting_duplicates, report.nan_auc_runs,
 // report.out_of_grid_runs, report.conflicting_audit_rows.

@@ -262,9 +262,11 @@ func scalarToText(from, to reflect.Type, v any) (any, error) {
 	return v, nil
 }
 
-// scalarToList lets a list key take one value (epsilon: 2 → [2]).
+// scalarToList lets a list key take one value (epsilon: 2 → [2]; a string
+// only for a list of parsed values: bags: "sorted:x3" → [sorted:x3]).
 func scalarToList(from, to reflect.Type, v any) (any, error) {
-	if to.Kind() == reflect.Slice && from.Kind() != reflect.Slice && from.Kind() != reflect.String && v != nil {
+	textElem := to.Kind() == reflect.Slice && reflect.PointerTo(to.Elem()).Implements(textUnmarshaler) // bags: "sorted:x3"
+	if to.Kind() == reflect.Slice && from.Kind() != reflect.Slice && (from.Kind() != reflect.String || textElem) && v != nil {
 		return []any{v}, nil
 	}
 	return v, nil

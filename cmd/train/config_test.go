@@ -196,3 +196,46 @@ func TestResolvedConfigRoundTrip(t *testing.T) {
 		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
 	}
 }
+
+// configs/practitioners.yaml decodes (bags as a list of rules, rr_prior's
+// keys) and its resolved form loads back to itself; a scalar bag rule is a
+// one-element list; bad bag rules and rr_prior keys are errors naming the
+// key.
+func TestPractitionersConfig(t *testing.T) {
+	cfg, err := loadConfig(filepath.Join("..", "..", "configs", "practitioners.yaml"), nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	llpPet := cfg.Pets[3]
+	if len(llpPet.Bags) != 3 || llpPet.Bags[1].String() != "sorted:x27" || llpPet.Bags[2].String() != "key:group" ||
+		cfg.Pets[2].Mechanism != pets.RRPrior || cfg.Data.Synth.Groups != 16 || cfg.Train.RRPriorTargets != pipeline.DefaultPriorTargets {
+		t.Fatalf("decoded %+v", cfg)
+	}
+	cfg.Output = t.TempDir()
+	path, err := pipeline.WriteResolved(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadConfig(path, nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, again) {
+		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
+	}
+	scalar := strings.Replace(minimal, "{mechanism: rr, epsilon: 2}", `{mechanism: llp, k: 4, bags: "sorted:x1"}`, 1)
+	c, err := loadConfig(writeConfig(t, scalar), []string{"train.rr_prior_targets=noisy"}, mapEnv(nil))
+	if err != nil || len(c.Pets[0].Bags) != 1 || c.Pets[0].Bags[0].String() != "sorted:x1" || c.Train.RRPriorTargets != "noisy" {
+		t.Fatalf("scalar bag rule: %+v, %v", c, err)
+	}
+	for _, tc := range []struct{ body, want string }{
+		{strings.Replace(scalar, "sorted:x1", "sorted", 1), "pets[0]"},
+		{strings.Replace(scalar, "sorted:x1", "sorted:x7", 1), "pets[0].bags[0]"},
+		{strings.Replace(minimal, "{mechanism: rr, epsilon: 2}", "{mechanism: rr_prior, epsilon: 2, stage_fraction: 2}", 1), "pets[0].stage_fraction"},
+		{strings.Replace(minimal, "name: t", "name: t\ntrain: {rr_prior_targets: soft}", 1), "train.rr_prior_targets"},
+	} {
+		if _, err := loadConfig(writeConfig(t, tc.body), nil, mapEnv(nil)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one naming %s", err, tc.want)
+		}
+	}
+}

@@ -126,6 +126,7 @@ func newSynthCmd(stdout io.Writer) *cobra.Command {
 	f.IntVar(&o.Rows, "rows", 0, "training rows")
 	f.IntVar(&o.TestRows, "test-rows", 10000, "test rows")
 	f.IntVar(&o.Features, "features", 28, "dense features")
+	f.IntVar(&o.Groups, "groups", 0, "add an integer key column `group`: x0 in this many equiprobable bins (0: none)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of every random choice")
 	cmd.MarkFlagRequired("out")
 	cmd.MarkFlagRequired("rows")

@@ -99,3 +99,17 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 		t.Fatalf("err = %v, want it to name --k", err)
 	}
 }
+
+// `train privatize --pet rr_prior` is refused with a pointer to train run:
+// its release needs a prior model trained between two stages.
+func TestCLIPrivatizeRefusesRRPrior(t *testing.T) {
+	in := filepath.Join(synthDir(t, 50), data.TrainFile)
+	out := filepath.Join(t.TempDir(), "r.arrow")
+	_, err := cli(t, nil, "privatize", "--in", in, "--pet", "rr_prior", "--epsilon", "1", "--out", out)
+	if err == nil || !strings.Contains(err.Error(), "train run") {
+		t.Fatalf("error %v, want a refusal naming train run", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a file was written")
+	}
+}

@@ -215,6 +215,9 @@ leaves the machine.`,
 			if err != nil {
 				return fmt.Errorf("--pet: %w", err)
 			}
+			if kind == pets.RRPrior {
+				return fmt.Errorf("--pet: rr_prior trains a prior model between its two stages; it runs inside train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize")
+			}
 			o.Params.Kind = kind
 			if cmd.Flags().Changed("seed") {
 				o.Seed = &seed

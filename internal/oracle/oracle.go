@@ -83,3 +83,26 @@ func check(fn string, n, s int) {
 		panic(fmt.Sprintf("oracle: %s: need 0 ≤ s ≤ n, n ≥ 1; got s=%d n=%d", fn, s, n))
 	}
 }
+
+// RRPrior returns P(released label = rel | true label = y) for rr_prior
+// (RRWithPrior of Ghazi et al. 2021, two classes) on a row whose public
+// prior is p = P(y = 1 | x): with q = e^ε/(1+e^ε), if max(p, 1−p) ≥ q the
+// prior's argmax label (1 iff p > ½) is released whatever y is (1 for it,
+// 0 for the other label); otherwise RR(ε). Panics on labels outside {0, 1}.
+func RRPrior(eps, p float64, rel, y uint8) float64 {
+	if rel > 1 || y > 1 {
+		panic(fmt.Sprintf("oracle: RRPrior: labels must be 0/1, got %d, %d", rel, y))
+	}
+	q := 1 / (1 + math.Exp(-eps))
+	if math.Max(p, 1-p) >= q {
+		top := uint8(0)
+		if p > 0.5 {
+			top = 1
+		}
+		if rel == top {
+			return 1
+		}
+		return 0
+	}
+	return RR(eps, rel, y)
+}
