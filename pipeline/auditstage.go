@@ -12,6 +12,7 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
+	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/release"
 	"labelprivacy/report"
 )
@@ -28,9 +29,9 @@ import (
 // test rows measure η's calibration and recalibrate it. It writes
 // audit.csv, audit.parquet, posteriors.parquet and calibration.csv/.parquet.
 func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, []report.Posterior, error) {
-	cfg := s.Cfg.Audit
-	n := min(cfg.Examples, s.Test.Rows)
-	calN := min(cfg.CalibrationRows, s.Test.Rows-n)
+	cfg := s.cfg.Audit
+	n := min(cfg.Examples, s.test.Rows)
+	calN := min(cfg.CalibrationRows, s.test.Rows-n)
 	etaAll, source, err := s.auditEta(runs, n+calN)
 	if err != nil {
 		return nil, nil, err
@@ -42,12 +43,12 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 	}
 	var audits []report.Audit
 	var post []report.Posterior
-	for i, set := range s.Settings {
+	for i, set := range s.settings {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.Settings)})
-		seed := DeriveSeed(s.Cfg.Seed, "audit", set.ID)
+		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.settings)})
+		seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
 		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples}
 		part, err := s.mechanismAuditOptions(set, len(eta), &opts)
 		if err != nil {
@@ -60,7 +61,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
-		a := report.Audit{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
+		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
 			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
 			EtaTrials: len(q.trials)}
 		if q.cal != nil {
@@ -96,7 +97,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		}
 		audits = append(audits, a)
 		for _, x := range res.Samples {
-			post = append(post, report.Posterior{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: set.ID, Pet: a.Pet, K: set.K, Epsilon: set.Epsilon, Sample: x})
+			post = append(post, report.Posterior{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: a.Pet, K: set.K, Epsilon: set.Epsilon, Sample: x})
 		}
 		sm := res.Summary
 		line := fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",
@@ -119,7 +120,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 	}
 	var cals []report.Calibration
 	if q.cal != nil {
-		cals = append(cals, report.Calibration{Dataset: s.DatasetID, ConfigID: s.ConfigID, EtaSource: source, Calibration: *q.cal})
+		cals = append(cals, report.Calibration{Dataset: s.datasetID, ConfigID: s.configID, EtaSource: source, Calibration: *q.cal})
 	}
 	s.calibration = cals
 	at, ct := report.AuditTable(audits), report.CalibrationTable(cals)
@@ -145,7 +146,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 // priors. Tests replace it (a sampler at 4ε must fail the audit); it is no
 // config option.
 var newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
-	return releaseSampler{keepRemainder: s.Cfg.Privacy.KeepRemainder, partition: part, prior: prior}
+	return releaseSampler{keepRemainder: s.cfg.Privacy.KeepRemainder, partition: part, prior: prior}
 }
 
 // releaseSampler releases through the code `privatize` and the training
@@ -191,13 +192,13 @@ type etaQuality struct {
 // there, and gathers the true η and the clean trials' η̂.
 func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, source string) (etaQuality, error) {
 	var q etaQuality
-	isTrue := s.Cfg.Audit.Eta == EtaTrue
-	if s.Test.Eta != nil && !isTrue {
-		q.truth = s.Test.Eta[:n]
+	isTrue := s.cfg.Audit.Eta == EtaTrue
+	if s.test.Eta != nil && !isTrue {
+		q.truth = s.test.Eta[:n]
 	}
 	switch {
 	case calN > 0:
-		rows, labels := etaAll[n:n+calN], s.Test.Label[n:n+calN]
+		rows, labels := etaAll[n:n+calN], s.test.Label[n:n+calN]
 		cal, err := audit.Reliability(rows, labels, 10)
 		if err != nil {
 			return q, fmt.Errorf("audit: calibration rows: %w", err)
@@ -213,16 +214,16 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 		}
 		s.ev.Info("audit", fmt.Sprintf("η (%s) on %d calibration rows (test rows %d–%d): ECE %.4f, Brier %.4f",
 			source, calN, n, n+calN-1, cal.ECE, cal.Brier))
-	case s.Cfg.Audit.CalibrationRows > 0:
+	case s.cfg.Audit.CalibrationRows > 0:
 		say := s.ev.Warn
 		if isTrue { // the truth needs no check; say it, but it is no problem
 			say = s.ev.Info
 		}
 		say("audit", fmt.Sprintf("η calibration not measured: the test set has %d rows and the audit set takes %d "+
 			"(audit.examples); calibration uses the test rows after it (add test rows, e.g. data.synth.test_rows)",
-			s.Test.Rows, n))
+			s.test.Rows, n))
 	}
-	if s.Cfg.Audit.Eta == EtaCleanModel {
+	if s.cfg.Audit.Eta == EtaCleanModel {
 		trials, err := s.cleanTrials(runs)
 		if err != nil {
 			return q, err
@@ -240,14 +241,14 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 // mean test AUC (its first trial), chosen from the runs by the paper's
 // reporting rule (report.BestLR).
 func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, error) {
-	switch s.Cfg.Audit.Eta {
+	switch s.cfg.Audit.Eta {
 	case EtaKNN:
 		return s.knnEta(rows)
 	case EtaTrue:
-		if s.Test.Eta == nil {
-			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, s.Dataset.Dir)
+		if s.test.Eta == nil {
+			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, s.dataset.Dir)
 		}
-		return s.Test.Eta[:rows], "true", nil
+		return s.test.Eta[:rows], "true", nil
 	}
 	trials, err := s.cleanTrials(runs)
 	if err != nil {
@@ -258,27 +259,27 @@ func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, erro
 
 // cleanLR is the best learning rate of the clean setting.
 func (s *Session) cleanLR(runs []report.Run) float64 {
-	return report.BestLR(runs)[report.SettingKey{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: "none"}].LR
+	return report.BestLR(runs)[report.SettingKey{Dataset: s.datasetID, ConfigID: s.configID, Setting: "none"}].LR
 }
 
 // cleanTrials returns the test-set η̂ of every trial of the clean model at
 // its best learning rate, in trial order.
 func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	hasClean := false
-	for _, set := range s.Settings {
+	for _, set := range s.settings {
 		hasClean = hasClean || set.Kind == pets.None
 	}
 	if !hasClean {
 		return nil, fmt.Errorf("audit.eta: clean_model needs a clean model: add {mechanism: none} to pets (or use audit.eta: true or knn)")
 	}
-	best, ok := report.BestLR(runs)[report.SettingKey{Dataset: s.DatasetID, ConfigID: s.ConfigID, Setting: "none"}]
+	best, ok := report.BestLR(runs)[report.SettingKey{Dataset: s.datasetID, ConfigID: s.configID, Setting: "none"}]
 	if !ok {
 		return nil, fmt.Errorf("audit.eta: clean_model: no finished clean run yet; run `train fit -c CONFIG` (or `train sweep`) before `train audit`")
 	}
 	var picks []*report.Run
 	for i := range runs {
 		r := &runs[i]
-		if r.Dataset == s.DatasetID && r.ConfigID == s.ConfigID && r.Setting == "none" && r.LR == best.LR {
+		if r.Dataset == s.datasetID && r.ConfigID == s.configID && r.Setting == "none" && r.LR == best.LR {
 			picks = append(picks, r)
 		}
 	}
@@ -287,12 +288,12 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	})
 	var out [][]float64
 	for _, r := range picks {
-		eta, err := Store{Dir: s.Cfg.Output}.etaHat(r.RunID)
+		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID)
 		if err != nil {
 			return nil, fmt.Errorf("audit: η̂ of clean run %s: %w", r.RunID, err)
 		}
-		if len(eta) != s.Test.Rows {
-			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta), s.Test.Rows)
+		if len(eta) != s.test.Rows {
+			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta), s.test.Rows)
 		}
 		out = append(out, eta)
 	}
@@ -304,19 +305,19 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 // audit.knn_rows rows when the training set is larger), on the features
 // the models see (standardized when data.standardize is on).
 func (s *Session) knnEta(n int) ([]float64, string, error) {
-	tr := s.Train
+	tr := s.train
 	d := tr.Dim()
-	if d == 0 || s.Test.Dim() != d {
+	if d == 0 || s.test.Dim() != d {
 		return nil, "", fmt.Errorf("audit.eta: knn needs dense features in train and test (this dataset has %d)", d)
 	}
 	ref, labels := tr.X, tr.Label
-	if tr.Rows > s.Cfg.Audit.KNNRows {
-		perm := rand.New(rand.NewPCG(DeriveSeed(s.Cfg.Seed, "knn"), 0)).Perm(tr.Rows)[:s.Cfg.Audit.KNNRows]
+	if tr.Rows > s.cfg.Audit.KNNRows {
+		perm := rand.New(rand.NewPCG(deriveSeed(s.cfg.Seed, "knn"), 0)).Perm(tr.Rows)[:s.cfg.Audit.KNNRows]
 		sub := tr.Take(perm)
 		ref, labels = sub.X, sub.Label
 	}
-	k := min(s.Cfg.Audit.KNNK, len(labels))
-	eta, err := audit.KNNEta(ref, labels, s.Test.X[:n*d], d, k, 0)
+	k := min(s.cfg.Audit.KNNK, len(labels))
+	eta, err := audit.KNNEta(ref, labels, s.test.X[:n*d], d, k, 0)
 	if err != nil {
 		return nil, "", fmt.Errorf("audit: knn: %w", err)
 	}

@@ -193,7 +193,7 @@ func Defaults() Config {
 		Data:  DataConfig{Standardize: true, Synth: SynthConfig{Kind: data.SynthLogistic, Rows: 60000, TestRows: 10000, Features: 28}},
 		Model: ModelConfig{Kind: model.KindMLP, Hidden: []int{64, 64}, Init: model.DefaultInit},
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
-			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch, RRPriorTargets: DefaultPriorTargets,
+			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch, RRPriorTargets: defaultPriorTargets,
 			CheckpointEvery: model.DefaultCheckpointInterval, Replicas: Replicas{}, SparseEmbedding: true},
 		Pets:    []PetConfig{{Mechanism: pets.None}},
 		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000, RealizedDraws: 20, Canaries: 10000, CalibrationRows: 10000},
@@ -341,7 +341,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		for j, e := range p.Epsilon {
-			if CheckEpsilon(e) != nil {
+			if checkEpsilon(e) != nil {
 				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
 			}
 		}
@@ -467,7 +467,7 @@ func kindNames() []string {
 // not expect (printed at the start of a run): batch sizes rounded down to
 // whole bags, or capped at the rows a run trains on. One line per bag size
 // (or per setting, for a cap).
-func notices(c *Config, runs []*RunSpec) []string {
+func notices(c *Config, runs []*runSpec) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range runs {

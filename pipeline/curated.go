@@ -107,7 +107,7 @@ func (c *Config) checkDatasetBags(dir string, f *data.Frame) error {
 // partitioner returns the bag rule of set bound to the first n rows of f
 // (nil for random bags: release.Apply's and audit.Run's own random
 // partition).
-func partitioner(set *Setting, f *data.Frame, n int) (llp.Partitioner, error) {
+func partitioner(set *setting, f *data.Frame, n int) (llp.Partitioner, error) {
 	switch b := set.Bags; b.Kind {
 	case llp.RuleSorted:
 		j := slices.Index(f.Features, b.Column)
@@ -137,15 +137,15 @@ func (s *Session) applyRelease(ctx context.Context, exec Executor, u releaseUnit
 	if u.s.Kind == pets.RRPrior {
 		return s.makeRRPriorRelease(ctx, exec, u)
 	}
-	o := release.Options{Noise: pets.NoiseSimulation, Seed: u.seed, KeepRemainder: s.Cfg.Privacy.KeepRemainder}
+	o := release.Options{Noise: pets.NoiseSimulation, Seed: u.seed, KeepRemainder: s.cfg.Privacy.KeepRemainder}
 	if u.s.Kind.IsLLP() {
-		part, err := partitioner(u.s, s.Train, s.Train.Rows)
+		part, err := partitioner(u.s, s.train, s.train.Rows)
 		if err != nil {
 			return nil, nil, err
 		}
 		o.Partition = part
 	}
-	rel, err := release.Apply(s.Train.Label, u.s.Mech, o)
+	rel, err := release.Apply(s.train.Label, u.s.Mech, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +166,7 @@ func (s *Session) sideFilesCurrent(u releaseUnit) bool {
 // test rows: rr_prior's public priors, curated bags' actual bags. It returns
 // the curated bag rule on those rows (nil for random bags and the other
 // kinds), for the audit's sampler.
-func (s *Session) mechanismAuditOptions(set *Setting, n int, o *audit.Options) (llp.Partitioner, error) {
+func (s *Session) mechanismAuditOptions(set *setting, n int, o *audit.Options) (llp.Partitioner, error) {
 	switch {
 	case set.Kind == pets.RRPrior:
 		prior, err := s.auditPriors(set, n)
@@ -175,11 +175,11 @@ func (s *Session) mechanismAuditOptions(set *Setting, n int, o *audit.Options) (
 		}
 		o.Prior = prior
 	case set.Kind.IsLLP() && set.Bags.Kind != llp.RuleRandom:
-		part, err := partitioner(set, s.Test, n)
+		part, err := partitioner(set, s.test, n)
 		if err != nil {
 			return nil, err
 		}
-		bags, err := part.Partition(n, set.K, mrand.NewPCG(DeriveSeed(s.Cfg.Seed, "audit-bags", set.ID), 0), s.Cfg.Privacy.KeepRemainder)
+		bags, err := part.Partition(n, set.K, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), s.cfg.Privacy.KeepRemainder)
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +191,7 @@ func (s *Session) mechanismAuditOptions(set *Setting, n int, o *audit.Options) (
 
 // bagsName is the bags column of a setting's rows: the rule of the LLP
 // family ("random", "sorted:x3", "key:campaign"), "" for the others.
-func bagsName(set *Setting) string {
+func bagsName(set *setting) string {
 	if !set.Kind.IsLLP() {
 		return ""
 	}

@@ -76,8 +76,8 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 		t.Fatalf("%d rr_prior ledger rows, want 2", len(l))
 	}
 	for _, e := range l {
-		if e.Rows != s.Train.Rows || e.Epsilon != 1 {
-			t.Fatalf("ledger row: %d rows ε %v; want %d rows ε 1", e.Rows, e.Epsilon, s.Train.Rows)
+		if e.Rows != s.train.Rows || e.Epsilon != 1 {
+			t.Fatalf("ledger row: %d rows ε %v; want %d rows ε 1", e.Rows, e.Epsilon, s.train.Rows)
 		}
 	}
 	for _, r := range runs {
@@ -99,14 +99,14 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 
 	// A rerun reuses everything; a lost test-prior file remakes its release.
 	s2 := openTest(t, c)
-	if err := s2.makeReleases(context.Background(), s2.Runs, &fakeExec{t: t}); err != nil {
+	if err := s2.makeReleases(context.Background(), s2.runs, &fakeExec{t: t}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(ledger()); n != 2 {
 		t.Fatalf("a rerun wrote %d rr_prior ledger rows, want 2", n)
 	}
-	set := s2.Runs[0].Setting
-	for _, r := range s2.Runs {
+	set := s2.runs[0].Setting
+	for _, r := range s2.runs {
 		if r.Setting.Kind == pets.RRPrior {
 			set = r.Setting
 		}
@@ -114,7 +114,7 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 	if err := os.Remove(testPriorPath(releasePath(out, set, 1))); err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.makeReleases(context.Background(), s2.Runs, &fakeExec{t: t}); err != nil {
+	if err := s2.makeReleases(context.Background(), s2.runs, &fakeExec{t: t}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(ledger()); n != 3 {
@@ -123,7 +123,7 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 	s2.Close()
 	c.Train.Epochs = 2 // the prior model's recipe changes: both releases are made again
 	s3 := openTest(t, c)
-	if err := s3.makeReleases(context.Background(), s3.Runs, &fakeExec{t: t}); err != nil {
+	if err := s3.makeReleases(context.Background(), s3.runs, &fakeExec{t: t}); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(ledger()); n != 5 {
@@ -148,13 +148,13 @@ func checkCuratedAudit(t *testing.T, s *Session, audits []report.Audit, post []r
 	if !(rrp.EAdv <= rr.EAdv+1e-12) || rrp.MAMax != rr.MAMax {
 		t.Errorf("rr_prior EAdv %v (|MA| max %v) vs rr %v (%v): rr_prior's RR branch can only remove advantage", rrp.EAdv, rrp.MAMax, rr.EAdv, rr.MAMax)
 	}
-	var set *Setting
-	for _, st := range s.Settings {
+	var set *setting
+	for _, st := range s.settings {
 		if st.Kind == pets.RRPrior {
 			set = st
 		}
 	}
-	priors, err := s.auditPriors(set, min(s.Cfg.Audit.Examples, s.Test.Rows))
+	priors, err := s.auditPriors(set, min(s.cfg.Audit.Examples, s.test.Rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,11 +164,11 @@ func checkCuratedAudit(t *testing.T, s *Session, audits []report.Audit, post []r
 			stage1++
 		}
 	}
-	if want := s.Cfg.Audit.Examples / 4; stage1 != want { // stage_fraction 0.25
+	if want := s.cfg.Audit.Examples / 4; stage1 != want { // stage_fraction 0.25
 		t.Errorf("%d audit examples in stage 1, want %d", stage1, want)
 	}
 	for i, p := range priors {
-		if p != 0.5 && p != sigmoid32(s.Test.X[i*s.Test.Dim()]) {
+		if p != 0.5 && p != sigmoid32(s.test.X[i*s.test.Dim()]) {
 			t.Fatalf("audit example %d: prior %v is neither ½ nor the prior model's prediction", i, p)
 		}
 	}
@@ -196,7 +196,7 @@ func checkCuratedAudit(t *testing.T, s *Session, audits []report.Audit, post []r
 	if zero == 0 {
 		t.Error("no audit example took the argmax branch")
 	}
-	keys, d := s.Test.Key("group"), s.Test.Dim()
+	keys, d := s.test.Key("group"), s.test.Dim()
 	for setting, bags := range byBag {
 		for b, idx := range bags {
 			for _, i := range idx {
@@ -209,7 +209,7 @@ func checkCuratedAudit(t *testing.T, s *Session, audits []report.Audit, post []r
 					if b2 <= b {
 						continue
 					}
-					if overlap(s.Test.X, d, idx, idx2) {
+					if overlap(s.test.X, d, idx, idx2) {
 						t.Fatalf("%s: audit bags %d and %d overlap in x1", setting, b, b2)
 					}
 				}
@@ -296,7 +296,7 @@ func TestCuratedConfigErrors(t *testing.T) {
 // Setting ids say the bag rule and rr_prior's non-default parameters;
 // the paper's settings keep their ids.
 func TestCuratedSettingIDs(t *testing.T) {
-	st, err := Settings([]PetConfig{
+	st, err := expandSettings([]PetConfig{
 		{Mechanism: pets.LLP, K: []int{8}, Bags: []llp.Rule{{}, {Kind: llp.RuleSorted, Column: "x3"}, {Kind: llp.RuleKey, Column: "campaign"}}},
 		{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}},
 		{Mechanism: pets.RRPrior, Epsilon: []float64{0.5, 2}},
@@ -313,7 +313,7 @@ func TestCuratedSettingIDs(t *testing.T) {
 	if !slices.Equal(ids, want) {
 		t.Fatalf("ids %v, want %v", ids, want)
 	}
-	if st[4].StageFraction != DefaultStageFraction || st[4].Mech.Epsilon() != 0.5 {
+	if st[4].StageFraction != defaultStageFraction || st[4].Mech.Epsilon() != 0.5 {
 		t.Fatalf("rr_prior setting %+v", st[4])
 	}
 }
@@ -348,15 +348,15 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 	newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
 		return scaledSampler{orig(s, part, prior), 4}
 	}
-	all := s.Settings
+	all := s.settings
 	for _, set := range all {
 		if !set.Kind.NeedsEpsilon() {
 			continue
 		}
-		s.Settings = []*Setting{set}
+		s.settings = []*setting{set}
 		if _, _, err := Audit(context.Background(), s, runs); !errors.Is(err, audit.ErrReleaseMismatch) {
 			t.Errorf("%s at 4ε: err = %v, want the releases to disagree with the stated likelihood", set.ID, err)
 		}
 	}
-	s.Settings = all
+	s.settings = all
 }

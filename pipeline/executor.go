@@ -27,8 +27,8 @@ type Job struct {
 	// Group.Replicas[i] trains Runs[i]; Group.Features carry no label, eta
 	// or release column (a PET model's trainer never sees raw labels).
 	Group model.GroupConfig
-	// Runs are the group's runs, in replica order.
-	Runs []*RunSpec
+	// runs are the group's runs, in replica order.
+	runs []*runSpec
 	// Test holds the test features (no label column).
 	Test *data.Frame
 }

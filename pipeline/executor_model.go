@@ -10,27 +10,27 @@ import (
 	"labelprivacy/model"
 )
 
-// ModelExecutor is the default Executor: model.TrainGroup on one backend,
+// modelExecutor is the default Executor: model.TrainGroup on one backend,
 // shared by every group of the stage (an XLA client is costly and holds the
 // device; compiled programs are cached per shape for the whole process).
-type ModelExecutor struct {
+type modelExecutor struct {
 	be backends.Backend
 }
 
-// NewModelExecutor creates the backend — so a missing XLA plugin fails
+// newModelExecutor creates the backend — so a missing XLA plugin fails
 // before any work — after installing the fast Dot gradients
 // (model.UseFastDotVJP) that every graph built afterwards uses.
-func NewModelExecutor(backend string) (*ModelExecutor, error) {
+func newModelExecutor(backend string) (*modelExecutor, error) {
 	model.UseFastDotVJP()
 	be, err := model.NewBackend(backend)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}
-	return &ModelExecutor{be: be}, nil
+	return &modelExecutor{be: be}, nil
 }
 
 // Close releases the backend.
-func (e *ModelExecutor) Close() {
+func (e *modelExecutor) Close() {
 	if e.be != nil && !e.be.IsFinalized() {
 		e.be.Finalize()
 	}
@@ -38,7 +38,7 @@ func (e *ModelExecutor) Close() {
 
 // Execute trains the job's runs as one group (one compiled program) and
 // predicts the test set with every replica in one pass.
-func (e *ModelExecutor) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
+func (e *modelExecutor) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
 	start := time.Now()
 	cfg := job.Group
 	cfg.Backend = e.be

@@ -14,12 +14,13 @@ import (
 	"labelprivacy/internal/stats"
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 )
 
 // FitOptions configure the fit stage.
 type FitOptions struct {
-	// Shard selects the groups to train (All: every group).
+	// Shard selects the groups to train (zero: every group).
 	Shard Shard
 	// KeepGoing records a failed group's runs (runs/<id>.failed.json) and
 	// goes on with the others (sweeps); otherwise the first failure stops
@@ -38,15 +39,15 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 // in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if o.Shard.N == 0 {
-		o.Shard = All
+		o.Shard = allShards
 	}
-	st := Store{Dir: s.Cfg.Output}
-	if err := st.PutGrid(Grid{Dataset: s.DatasetID, Config: s.ConfigID, Runs: runIDs(s.Runs)}); err != nil {
+	st := store.Store{Dir: s.cfg.Output}
+	if err := st.PutGrid(store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}); err != nil {
 		return nil, err
 	}
 	exec := o.Executor
 	if exec == nil {
-		me, err := NewModelExecutor(s.Cfg.Backend) // before any release: a missing plugin fails at once
+		me, err := newModelExecutor(s.cfg.Backend) // before any release: a missing plugin fails at once
 		if err != nil {
 			return nil, err
 		}
@@ -57,28 +58,28 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups := Groups(s.Runs, replicas)
-	var mine []*Group
-	var mineRuns []*RunSpec
+	groups := formGroups(s.runs, replicas)
+	var mine []*runGroup
+	var mineRuns []*runSpec
 	for j, g := range groups {
 		if o.Shard.Owns(j) {
 			mine = append(mine, g)
 			mineRuns = append(mineRuns, g.Runs...)
 		}
 	}
-	if o.Shard != All {
+	if o.Shard != allShards {
 		s.ev.Info("sweep", fmt.Sprintf("shard %s: %d of %s, %d of %s (up to %s per group)",
-			o.Shard, len(mine), count(len(groups), "group"), len(mineRuns), count(len(s.Runs), "run"), count(replicas, "model")))
+			o.Shard, len(mine), count(len(groups), "group"), len(mineRuns), count(len(s.runs), "run"), count(replicas, "model")))
 	}
 	// Which runs are missing, and their releases.
 	done := map[string]*report.Run{}
-	var missing []*RunSpec
+	var missing []*runSpec
 	for _, r := range mineRuns {
 		res, err := st.Result(r.ID)
-		var d *DamagedRecordError
+		var d *store.DamagedRecordError
 		if errors.As(err, &d) {
 			s.ev.Warn("fit", d.Error()+": set aside as "+filepath.Base(d.Path)+".damaged; the run is trained again")
-			err = st.setAside(d)
+			err = st.SetAside(d)
 		}
 		if err != nil {
 			return nil, err
@@ -115,7 +116,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			}
 			s.ev.Error("fit", strings.TrimPrefix(err.Error(), "fit: "))
 			for _, r := range pending {
-				if rerr := st.PutFailure(r, err); rerr != nil {
+				if rerr := st.PutFailure(store.Failure{RunID: r.ID, Setting: r.Setting.ID, LR: r.LR, Trial: r.Trial, Error: err.Error()}); rerr != nil {
 					return nil, rerr
 				}
 			}
@@ -137,12 +138,12 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		}
 	}
 	if failed > 0 {
-		return out, fmt.Errorf("%w: %d of %d runs (see %s/*.failed.json)", ErrFailedRuns, failed, len(mineRuns), st.runsDir())
+		return out, fmt.Errorf("%w: %d of %d runs (see %s/*.failed.json)", ErrFailedRuns, failed, len(mineRuns), st.RunsDir())
 	}
 	return out, nil
 }
 
-func runIDs(runs []*RunSpec) []string {
+func runIDs(runs []*runSpec) []string {
 	ids := make([]string, len(runs))
 	for i, r := range runs {
 		ids[i] = r.ID
@@ -151,8 +152,8 @@ func runIDs(runs []*RunSpec) []string {
 }
 
 // pendingRuns lists g's runs without a result (nil: none).
-func pendingRuns(g *Group, done map[string]*report.Run) []*RunSpec {
-	var out []*RunSpec
+func pendingRuns(g *runGroup, done map[string]*report.Run) []*runSpec {
+	var out []*runSpec
 	for _, r := range g.Runs {
 		if done[r.ID] == nil {
 			out = append(out, r)
@@ -161,12 +162,12 @@ func pendingRuns(g *Group, done map[string]*report.Run) []*RunSpec {
 	return out
 }
 
-// AutoStateBudget is what train.replicas: auto lets a group's parameters
+// autoStateBudget is what train.replicas: auto lets a group's parameters
 // and Adam moments take on an XLA device: GoMLX v0.26 exposes no
 // device-memory query, so it is an assumption, sized for a 16 GB GPU that
 // also holds up to model.DefaultResidentMaxBytes (4 GiB) of features and
 // the activations. Set train.replicas to use a larger device fully.
-const AutoStateBudget = 8 << 30
+const autoStateBudget = 8 << 30
 
 // Replicas resolves train.replicas: a number as given; auto is 1 on the go
 // backend (the pure-Go matmul does the same work per example whatever the
@@ -174,7 +175,7 @@ const AutoStateBudget = 8 << 30
 // many models as fit AutoStateBudget, at most 64 (Higgs MLP: 3.2 MiB each,
 // 64; kdd_embed: 286 MiB each, 28).
 func (s *Session) Replicas() (int, error) {
-	c := s.Cfg
+	c := s.cfg
 	if !c.Train.Replicas.Auto() {
 		return c.Train.Replicas.N, nil
 	}
@@ -188,7 +189,7 @@ func (s *Session) Replicas() (int, error) {
 	if mc, err = mc.WithDefaults(); err != nil {
 		return 0, err
 	}
-	return int(min(64, max(1, AutoStateBudget/mc.StateBytes(1)))), nil
+	return int(min(64, max(1, autoStateBudget/mc.StateBytes(1)))), nil
 }
 
 func backendKind(name string) string {
@@ -203,14 +204,14 @@ func backendKind(name string) string {
 // fitter trains groups of one session.
 type fitter struct {
 	s      *Session
-	st     Store
+	st     store.Store
 	exec   Executor
 	groups int // groups trained so far
 	spent  time.Duration
 }
 
 // fitGroup trains the pending runs of g and stores their results.
-func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, todo int) ([]*report.Run, error) {
+func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, todo int) ([]*report.Run, error) {
 	s := f.s
 	start := time.Now()
 	if !g.Runs[0].Setting.Trains() {
@@ -236,14 +237,14 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 		o := outs[i]
 		res.Steps = o.Steps
 		res.TrainLoss = o.FinalLoss
-		res.TestAUC = stats.AUC(o.Probs, s.Test.Label)
-		res.TestLogLoss = model.LogLoss(o.Probs, s.Test.Label)
+		res.TestAUC = stats.AUC(o.Probs, s.test.Label)
+		res.TestLogLoss = model.LogLoss(o.Probs, s.test.Label)
 		res.WallS = gs.WallS / float64(len(pending))
 		res.CompileS, res.CheckpointS = gs.CompileS, gs.CheckpointS
 		res.GroupExamplesPerS = gs.ExamplesPerS
 		res.ExamplesPerS = gs.ExamplesPerS / float64(len(pending))
 		if r.Setting.Kind == pets.None {
-			if err := f.st.putEtaHat(r.ID, o.Probs); err != nil {
+			if err := f.st.PutEtaHat(r.ID, o.Probs); err != nil {
 				return nil, err
 			}
 		}
@@ -260,27 +261,27 @@ func (f *fitter) fitGroup(ctx context.Context, g *Group, pending []*RunSpec, tod
 }
 
 // result fills the identity fields of r's result.
-func (f *fitter) result(r *RunSpec, groupSize int) *report.Run {
+func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 	s := f.s
-	res := &report.Run{RunID: r.ID, Dataset: s.DatasetID, ConfigID: s.ConfigID, Model: s.Cfg.Model.Kind.String(),
+	res := &report.Run{RunID: r.ID, Dataset: s.datasetID, ConfigID: s.configID, Model: s.cfg.Model.Kind.String(),
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
-		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.Cfg.Train.Epochs,
-		Backend: s.Cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN(), Matmul: model.MatmulPath(s.Cfg.Backend)}
+		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.cfg.Train.Epochs,
+		Backend: s.cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN(), Matmul: model.MatmulPath(s.cfg.Backend)}
 	if r.Plan.Loss != 0 {
 		res.Loss = r.Plan.Loss.String()
 	} else {
 		res.Loss = "constant"
 	}
-	if s.Std != nil {
-		res.Standardization = &report.Standardization{Mean: s.Std.Mean, Std: s.Std.Std}
+	if s.std != nil {
+		res.Standardization = &report.Standardization{Mean: s.std.Mean, Std: s.std.Std}
 	}
 	return res
 }
 
 // constantRuns stores bot's results: ⊥ releases nothing, so the best model
 // is a constant score (AUC ½); nothing is trained.
-func (f *fitter) constantRuns(runs []*RunSpec) ([]*report.Run, error) {
-	labels := f.s.Test.Label
+func (f *fitter) constantRuns(runs []*runSpec) ([]*report.Run, error) {
+	labels := f.s.test.Label
 	probs := make([]float32, len(labels))
 	for i := range probs {
 		probs[i] = 0.5
@@ -299,28 +300,28 @@ func (f *fitter) constantRuns(runs []*RunSpec) ([]*report.Run, error) {
 	return out, nil
 }
 
-func (f *fitter) report(spec *RunSpec, r *report.Run) {
+func (f *fitter) report(spec *runSpec, r *report.Run) {
 	what := fmt.Sprintf("test AUC %.4f  loss %.4f  %.0f ex/s", r.TestAUC, r.TrainLoss, r.ExamplesPerS)
 	if r.Loss == "constant" {
 		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
 	}
-	f.s.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.Runs), r.Setting, r.LR, r.Trial, what))
+	f.s.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.runs), r.Setting, r.LR, r.Trial, what))
 }
 
 // job builds the executor's job for the pending runs of g from their
 // plans: each run's batch source over its release (or the clean labels) and
 // loss parameters.
-func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
+func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*Job, error) {
 	s := f.s
 	mc, err := s.modelConfig()
 	if err != nil {
 		return nil, err
 	}
-	feats := featuresOnly(s.Train)
-	job := &Job{Runs: pending, Test: featuresOnly(s.Test), Group: model.GroupConfig{
-		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.Cfg.Train.Epochs, Features: feats,
-		CheckpointDir: f.st.checkpointDir(groupID(pending)), CheckpointEvery: s.Cfg.Train.CheckpointEvery,
-		SparseEmbedding: s.Cfg.Train.SparseEmbedding,
+	feats := featuresOnly(s.train)
+	job := &Job{runs: pending, Test: featuresOnly(s.test), Group: model.GroupConfig{
+		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.cfg.Train.Epochs, Features: feats,
+		CheckpointDir: f.st.CheckpointDir(groupID(pending)), CheckpointEvery: s.cfg.Train.CheckpointEvery,
+		SparseEmbedding: s.cfg.Train.SparseEmbedding,
 		Notices:         func(msg string) { s.ev.Warn("fit", msg) }}}
 	groupsDone := f.groups
 	job.Group.Progress = func(mp model.Progress) {
@@ -340,8 +341,8 @@ func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 	for _, r := range pending {
 		p := r.Plan
 		o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, Target: p.Target, Shuffle: true,
-			Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.Dataset.Meta.MaxIndices}
-		src := s.Train
+			Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.dataset.Meta.MaxIndices}
+		src := s.train
 		var rel *data.Frame
 		if p.Release != "" {
 			if rel = releases[p.Release]; rel == nil {
@@ -369,24 +370,24 @@ func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 
 // modelConfig is the configured architecture for the session's dataset.
 func (s *Session) modelConfig() (model.ModelConfig, error) {
-	mc := model.ModelConfig{Kind: s.Cfg.Model.Kind, InputDim: s.Train.Dim(), Init: s.Cfg.Model.Init}
+	mc := model.ModelConfig{Kind: s.cfg.Model.Kind, InputDim: s.train.Dim(), Init: s.cfg.Model.Init}
 	switch mc.Kind {
 	case model.KindMLP:
-		mc.Hidden = s.Cfg.Model.Hidden
+		mc.Hidden = s.cfg.Model.Hidden
 	case model.KindKDDEmbed:
-		if !s.Train.HasSparse() {
+		if !s.train.HasSparse() {
 			return mc, fmt.Errorf("model.kind: kdd_embed needs a dataset with a sparse %q column (train data import libsvm)", data.ColIndices)
 		}
-		mc.Buckets = int(s.Dataset.Meta.HashBuckets)
+		mc.Buckets = int(s.dataset.Meta.HashBuckets)
 	}
-	if mc.Kind != model.KindKDDEmbed && s.Train.Dim() == 0 {
+	if mc.Kind != model.KindKDDEmbed && s.train.Dim() == 0 {
 		return mc, fmt.Errorf("model.kind: %s needs dense features; this dataset has only sparse ones (use kdd_embed)", mc.Kind)
 	}
 	return mc, nil
 }
 
-// WriteRunTables writes runs.csv and runs.parquet.
-func WriteRunTables(s *Session, runs []report.Run) error {
+// writeRunTables writes runs.csv and runs.parquet.
+func writeRunTables(s *Session, runs []report.Run) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("fit: no finished runs")
 	}

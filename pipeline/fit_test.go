@@ -16,6 +16,7 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/pipeline/internal/store"
 )
 
 // fakeExec stands in for the model: it checks what a trainer is handed
@@ -32,7 +33,7 @@ type fakeExec struct {
 
 // received is what one run's trainer was handed.
 type received struct {
-	run     *RunSpec
+	run     *runSpec
 	loss    model.Loss
 	params  model.LossParams
 	batches []data.Batch // first epoch, copied
@@ -42,7 +43,7 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 	g := job.Group
 	f.mu.Lock()
 	var ids []string
-	for _, r := range job.Runs {
+	for _, r := range job.runs {
 		ids = append(ids, r.ID)
 	}
 	f.calls = append(f.calls, ids)
@@ -53,11 +54,11 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 	if cols := g.Features.RawLabelColumns(); len(cols) > 0 || job.Test.RawLabelColumns() != nil {
 		f.t.Errorf("%s: the trainer was handed raw columns %v", g.Name, cols)
 	}
-	if len(g.Replicas) != len(job.Runs) {
-		f.t.Fatalf("%s: %d replicas for %d runs", g.Name, len(g.Replicas), len(job.Runs))
+	if len(g.Replicas) != len(job.runs) {
+		f.t.Fatalf("%s: %d replicas for %d runs", g.Name, len(g.Replicas), len(job.runs))
 	}
 	var outs []Outcome
-	for i, run := range job.Runs {
+	for i, run := range job.runs {
 		rep := g.Replicas[i]
 		if run.Plan.Loss != g.Loss {
 			f.t.Errorf("%s: run %s has loss %s in a %s group", g.Name, run.ID, run.Plan.Loss, g.Loss)
@@ -141,14 +142,14 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 	trained := ex.runs()
 	slices.Sort(trained)
 	var want []string
-	for _, r := range s.Runs {
+	for _, r := range s.runs {
 		if r.Setting.Trains() {
 			want = append(want, r.ID)
 		}
 	}
 	slices.Sort(want)
-	if !slices.Equal(trained, want) || len(res) != len(s.Runs) {
-		t.Fatalf("trained %d runs (want %d, each once); %d results for %d runs", len(trained), len(want), len(res), len(s.Runs))
+	if !slices.Equal(trained, want) || len(res) != len(s.runs) {
+		t.Fatalf("trained %d runs (want %d, each once); %d results for %d runs", len(trained), len(want), len(res), len(s.runs))
 	}
 	for _, call := range ex.calls {
 		if len(call) > 3 {
@@ -186,8 +187,8 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 		t.Fatalf("a rerun added ledger rows: %d", len(e2))
 	}
 	// A lost result is retrained, alone.
-	lost := s.Runs[5]
-	os.Remove(Store{Dir: c.Output}.resultPath(lost.ID))
+	lost := s.runs[5]
+	os.Remove(store.Store{Dir: c.Output}.ResultPath(lost.ID))
 	ex3 := &fakeExec{t: t}
 	if _, err := Fit(context.Background(), s, FitOptions{Executor: ex3}); err != nil || !slices.Equal(ex3.runs(), []string{lost.ID}) {
 		t.Fatalf("retrained %v, want only %s (%v)", ex3.calls, lost.ID, err)

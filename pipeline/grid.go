@@ -18,9 +18,9 @@ import (
 	"labelprivacy/pets"
 )
 
-// Setting is one point of the PET grid: validated parameters and the
+// setting is one point of the PET grid: validated parameters and the
 // mechanism built from them once.
-type Setting struct {
+type setting struct {
 	pets.Params
 	Mech *pets.Mechanism
 	// Bags is the LLP family's bag rule (random for the paper's bags).
@@ -34,8 +34,8 @@ type Setting struct {
 	ID string
 }
 
-// SettingID is the name of a setting with these parameters.
-func SettingID(p pets.Params) string {
+// paramsID is the name of a setting with these parameters.
+func paramsID(p pets.Params) string {
 	id := p.Kind.String()
 	if p.K > 0 {
 		id += "_k" + strconv.Itoa(p.K)
@@ -46,10 +46,10 @@ func SettingID(p pets.Params) string {
 	return id
 }
 
-// Settings expands `pets:` into settings (k × epsilon × bags per entry), in
+// expandSettings expands `pets:` into settings (k × epsilon × bags per entry), in
 // config order, without duplicates.
-func Settings(cfg []PetConfig) ([]*Setting, error) {
-	var out []*Setting
+func expandSettings(cfg []PetConfig) ([]*setting, error) {
+	var out []*setting
 	seen := map[settingKey]bool{}
 	for i, p := range cfg {
 		for _, st := range expandPet(p) {
@@ -75,13 +75,13 @@ type settingKey struct {
 	StageFraction, PriorLR float64
 }
 
-func (s *Setting) key() settingKey {
+func (s *setting) key() settingKey {
 	return settingKey{Params: s.Params, Bags: s.Bags, StageFraction: s.StageFraction, PriorLR: s.PriorLR}
 }
 
 // expandPet expands one `pets:` entry into its settings (without Mech), in
 // the order k, epsilon, bags.
-func expandPet(p PetConfig) []*Setting {
+func expandPet(p PetConfig) []*setting {
 	ks, eps, bags := p.K, p.Epsilon, p.Bags
 	if len(ks) == 0 {
 		ks = []int{0}
@@ -92,15 +92,15 @@ func expandPet(p PetConfig) []*Setting {
 	if len(bags) == 0 {
 		bags = []llp.Rule{{}}
 	}
-	var out []*Setting
+	var out []*setting
 	for _, k := range ks {
 		for _, e := range eps {
 			for _, b := range bags {
-				st := &Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
+				st := &setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
 				if p.Mechanism == pets.RRPrior {
 					st.StageFraction, st.PriorLR = p.StageFraction, p.PriorLR
 					if st.StageFraction == 0 {
-						st.StageFraction = DefaultStageFraction
+						st.StageFraction = defaultStageFraction
 					}
 				}
 				st.ID = settingID(st)
@@ -115,12 +115,12 @@ func expandPet(p PetConfig) []*Setting {
 // bags (llp_k8_sorted-x3, llp_k8_key-campaign) and rr_prior's stage
 // fraction and prior learning rate when not the defaults
 // (rr_prior_eps1_s0.3_plr0.01).
-func settingID(s *Setting) string {
-	id := SettingID(s.Params)
+func settingID(s *setting) string {
+	id := paramsID(s.Params)
 	if suf := s.Bags.IDSuffix(); suf != "" {
 		id += "_" + suf
 	}
-	if s.Kind == pets.RRPrior && s.StageFraction != DefaultStageFraction {
+	if s.Kind == pets.RRPrior && s.StageFraction != defaultStageFraction {
 		id += "_s" + strconv.FormatFloat(s.StageFraction, 'g', -1, 64)
 	}
 	if s.PriorLR > 0 {
@@ -132,21 +132,21 @@ func settingID(s *Setting) string {
 // Releases reports whether the setting's models train on a release (every
 // mechanism except none, which trains on the clean labels, and bot, which
 // releases nothing and trains nothing).
-func (s *Setting) Releases() bool { return s.Kind != pets.None && s.Kind != pets.Bot }
+func (s *setting) Releases() bool { return s.Kind != pets.None && s.Kind != pets.Bot }
 
 // Trains reports whether the setting's runs train a model (bot's best
 // model is a constant score).
-func (s *Setting) Trains() bool { return s.Kind != pets.Bot }
+func (s *setting) Trains() bool { return s.Kind != pets.Bot }
 
-// RunSpec is one model of the grid: a setting × learning rate × trial, with
+// runSpec is one model of the grid: a setting × learning rate × trial, with
 // its identity, seeds and training plan computed once, here.
-type RunSpec struct {
-	Setting *Setting
+type runSpec struct {
+	Setting *setting
 	LR      float64
 	Trial   int
 	// Plan is how the run trains: groups, the executor's job and the
 	// start-up notices read it; nothing re-derives it.
-	Plan Plan
+	Plan trainPlan
 	// Seed is the run's seed: derived from (config seed, setting, trial)
 	// only, so a trial's models at every learning rate share their
 	// initialization, data order and release, and so do a run's copies on
@@ -160,7 +160,7 @@ type RunSpec struct {
 	Index int
 }
 
-// Plan is the training recipe of one run, decided by planFor from the
+// trainPlan is the training recipe of one run, decided by planFor from the
 // config, the setting and the training rows (Section 4, Appendix C):
 //
 //	none      BCE on the clean label
@@ -174,7 +174,7 @@ type RunSpec struct {
 //
 // Curated bags (sorted, key) train like random ones: the release's bag_id
 // says which rows share a proportion.
-type Plan struct {
+type trainPlan struct {
 	// Loss trains the run; zero for bot (nothing is trained).
 	Loss model.Loss
 	// Target is the column the targets come from: the clean label (none)
@@ -208,7 +208,7 @@ type Plan struct {
 
 // LossParams are the loss's program inputs; rel is the run's release (nil
 // for the clean model), from which easyllp's prior is estimated.
-func (p Plan) LossParams(rel *data.Frame) model.LossParams {
+func (p trainPlan) LossParams(rel *data.Frame) model.LossParams {
 	lp := model.LossParams{FlipProb: p.FlipProb}
 	if p.PriorFromRelease && rel != nil {
 		lp.Prior = meanTarget(rel, p.Target)
@@ -231,15 +231,15 @@ func meanTarget(f *data.Frame, t data.Target) float64 {
 }
 
 // Name is how progress and errors name the run.
-func (r *RunSpec) Name() string {
+func (r *runSpec) Name() string {
 	return fmt.Sprintf("%s lr=%g trial=%d", r.Setting.ID, r.LR, r.Trial)
 }
 
-// DeriveSeed derives an independent sub-seed of base for one purpose (e.g.
+// deriveSeed derives an independent sub-seed of base for one purpose (e.g.
 // "release", a setting id, a trial): FNV-1a of the labels, mixed with base
 // through SplitMix64. Every random choice of a run flows from the config
 // seed through here into explicit math/rand/v2 sources.
-func DeriveSeed(base uint64, labels ...string) uint64 {
+func deriveSeed(base uint64, labels ...string) uint64 {
 	h := fnv.New64a()
 	for _, l := range labels {
 		h.Write([]byte(l))
@@ -249,29 +249,29 @@ func DeriveSeed(base uint64, labels ...string) uint64 {
 }
 
 // runSeed is the seed of trial t of setting s.
-func runSeed(cfgSeed uint64, s *Setting, trial int) uint64 {
-	return DeriveSeed(cfgSeed, "run", s.ID, strconv.Itoa(trial)) >> 1 // < 2^63: int64-safe in tables
+func runSeed(cfgSeed uint64, s *setting, trial int) uint64 {
+	return deriveSeed(cfgSeed, "run", s.ID, strconv.Itoa(trial)) >> 1 // < 2^63: int64-safe in tables
 }
 
-// ReleaseSeed is the seed of trial t's simulation release of setting s:
+// releaseSeed is the seed of trial t's simulation release of setting s:
 // fresh bags and noise per trial, as in the paper.
-func ReleaseSeed(cfgSeed uint64, s *Setting, trial int) uint64 {
-	return DeriveSeed(cfgSeed, "release", s.ID, strconv.Itoa(trial))
+func releaseSeed(cfgSeed uint64, s *setting, trial int) uint64 {
+	return deriveSeed(cfgSeed, "release", s.ID, strconv.Itoa(trial))
 }
 
 // releasePath is where trial t's simulation release of setting s lives.
-func releasePath(output string, s *Setting, trial int) string {
+func releasePath(output string, s *setting, trial int) string {
 	return filepath.Join(output, "releases", s.ID, "trial-"+strconv.Itoa(trial)+".arrow")
 }
 
-// ErrTooFewRows is wrapped when a setting cannot fill one batch.
-var ErrTooFewRows = errors.New("pipeline: too few training rows")
+// errTooFewRows is wrapped when a setting cannot fill one batch.
+var errTooFewRows = errors.New("pipeline: too few training rows")
 
 // planFor is the training plan of trial t of setting s with run seed seed
 // on trainRows training rows. It is the one place that maps a mechanism to
 // its loss, target column, loss parameters and batch shape.
-func planFor(c *Config, s *Setting, trial int, seed uint64, trainRows int) (Plan, error) {
-	p := Plan{InitSeed: DeriveSeed(seed, "init"), ShuffleSeed: DeriveSeed(seed, "shuffle")}
+func planFor(c *Config, s *setting, trial int, seed uint64, trainRows int) (trainPlan, error) {
+	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle")}
 	switch k := s.Kind; {
 	case k == pets.Bot:
 		return p, nil
@@ -295,7 +295,7 @@ func planFor(c *Config, s *Setting, trial int, seed uint64, trainRows int) (Plan
 		panic("pipeline: no training plan for " + k.String()) // a new mechanism must be planned here
 	}
 	if s.Releases() {
-		p.Release, p.ReleaseSeed = releasePath(c.Output, s, trial), ReleaseSeed(c.Seed, s, trial)
+		p.Release, p.ReleaseSeed = releasePath(c.Output, s, trial), releaseSeed(c.Seed, s, trial)
 	}
 	p.BatchSize = c.Train.BatchSize
 	rows := trainRows
@@ -306,18 +306,18 @@ func planFor(c *Config, s *Setting, trial int, seed uint64, trainRows int) (Plan
 		rows -= rows % s.K // a partial bag (dropped or kept) never trains
 	}
 	if rows < 1 {
-		return p, fmt.Errorf("%w: %s: %d training rows do not fill one bag of k = %d", ErrTooFewRows, s.ID, trainRows, s.K)
+		return p, fmt.Errorf("%w: %s: %d training rows do not fill one bag of k = %d", errTooFewRows, s.ID, trainRows, s.K)
 	}
 	p.BatchSize = min(p.BatchSize, rows)
 	return p, nil
 }
 
-// Fingerprint is everything shared by a config's runs that changes their
+// fingerprint is everything shared by a config's runs that changes their
 // results, except the grid axes (setting, learning rate, trial) and the
 // dataset: runs with different fingerprints are never averaged together.
 // It excludes train.replicas, which never changes a result, and the
 // output and cluster keys.
-type Fingerprint struct {
+type fingerprint struct {
 	Model       string `json:"model"`
 	Hidden      []int  `json:"hidden,omitempty"`
 	Init        string `json:"init"`
@@ -334,9 +334,9 @@ type Fingerprint struct {
 	Backend       string `json:"backend"`
 }
 
-// ConfigID is the short hash of c's fingerprint.
-func ConfigID(c *Config) string {
-	f := Fingerprint{Model: c.Model.Kind.String(), Init: c.Model.Init.String(), Standardize: c.Data.Standardize,
+// configFingerprint is the short hash of c's fingerprint.
+func configFingerprint(c *Config) string {
+	f := fingerprint{Model: c.Model.Kind.String(), Init: c.Model.Init.String(), Standardize: c.Data.Standardize,
 		Epochs: c.Train.Epochs, BatchSize: c.Train.BatchSize, RRLoss: c.Train.RRLoss.String(), LLPLoss: c.Train.LLPLoss.String(),
 		KeepRemainder: c.Privacy.KeepRemainder, Backend: c.Backend}
 	if c.Model.Kind == model.KindMLP {
@@ -362,20 +362,20 @@ func shortHash(v any) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// Dataset is what a grid needs of its dataset: its content identity and
+// gridData is what a grid needs of its dataset: its content identity and
 // its training rows.
-type Dataset struct {
+type gridData struct {
 	ID        string
 	TrainRows int
 }
 
-// Runs expands the grid into runs in a fixed order (settings in config
+// expandRuns expands the grid into runs in a fixed order (settings in config
 // order, then trials, then learning rates) so that groups and shards
 // partition it deterministically, each with its plan. An error names a
 // setting that cannot train on the dataset.
-func Runs(c *Config, settings []*Setting, ds Dataset) ([]*RunSpec, error) {
-	cfgID := ConfigID(c)
-	var out []*RunSpec
+func expandRuns(c *Config, settings []*setting, ds gridData) ([]*runSpec, error) {
+	cfgID := configFingerprint(c)
+	var out []*runSpec
 	for _, s := range settings {
 		for t := range c.Train.Trials {
 			seed := runSeed(c.Seed, s, t)
@@ -384,7 +384,7 @@ func Runs(c *Config, settings []*Setting, ds Dataset) ([]*RunSpec, error) {
 				return nil, err
 			}
 			for _, lr := range c.Train.LearningRates {
-				r := &RunSpec{Setting: s, LR: lr, Trial: t, Plan: plan, Seed: seed, Index: len(out)}
+				r := &runSpec{Setting: s, LR: lr, Trial: t, Plan: plan, Seed: seed, Index: len(out)}
 				r.ID = shortHash(struct {
 					Dataset, Config, Setting string
 					LR                       uint64

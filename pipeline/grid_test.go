@@ -22,9 +22,9 @@ func testConfig(out string) *Config {
 }
 
 // mustRuns expands the grid of c on a dataset of 600 training rows.
-func mustRuns(t *testing.T, c *Config, settings []*Setting, id string) []*RunSpec {
+func mustRuns(t *testing.T, c *Config, settings []*setting, id string) []*runSpec {
 	t.Helper()
-	runs, err := Runs(c, settings, Dataset{ID: id, TrainRows: 600})
+	runs, err := expandRuns(c, settings, gridData{ID: id, TrainRows: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestValidate(t *testing.T) {
 // silently.
 func TestNotices(t *testing.T) {
 	c := testConfig("o")
-	settings, err := Settings(c.Pets)
+	settings, err := expandSettings(c.Pets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestReplicasText(t *testing.T) {
 func TestSettingsAndRuns(t *testing.T) {
 	c := testConfig("o")
 	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RR, Epsilon: []float64{1}}) // a duplicate setting
-	settings, err := Settings(c.Pets)
+	settings, err := expandSettings(c.Pets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +223,10 @@ func TestSettingsAndRuns(t *testing.T) {
 // DeriveSeed is part of every stored result's identity: changing it
 // silently would retrain finished sweeps. Golden values.
 func TestDeriveSeedGolden(t *testing.T) {
-	if got := DeriveSeed(1, "release", "rr_eps1", "0"); got != 10048560941588496544 {
+	if got := deriveSeed(1, "release", "rr_eps1", "0"); got != 10048560941588496544 {
 		t.Fatalf("DeriveSeed = %d, want 10048560941588496544", got)
 	}
-	if DeriveSeed(1, "ab", "c") == DeriveSeed(1, "a", "bc") {
+	if deriveSeed(1, "ab", "c") == deriveSeed(1, "a", "bc") {
 		t.Fatal("labels are not separated")
 	}
 }

@@ -8,21 +8,21 @@ import (
 	"labelprivacy/model"
 )
 
-// A Group is runs trained together as one unit — one compiled program
+// A runGroup is runs trained together as one unit — one compiled program
 // training len(Runs) models on device-resident data when the executor
 // supports it. Its runs share the dataset, the model, the loss (and bag
 // size, for per-bag losses), the batch size and the epochs; everything else
 // (learning rate, seeds, targets, bags, data order, optimizer state) is per
 // run, and a run's result does not depend on its group.
-type Group struct {
+type runGroup struct {
 	Loss      model.Loss
 	BagSize   int // k for per-bag losses, else 0
 	BatchSize int // rows per step and model
-	Runs      []*RunSpec
+	Runs      []*runSpec
 }
 
 // Name describes the group in progress lines and errors.
-func (g *Group) Name() string {
+func (g *runGroup) Name() string {
 	if len(g.Runs) == 1 {
 		return g.Runs[0].Name()
 	}
@@ -44,14 +44,14 @@ type groupKey struct {
 	bag, batches int
 }
 
-// Groups partitions the grid's runs into groups of at most replicas runs,
+// formGroups partitions the grid's runs into groups of at most replicas runs,
 // deterministically: runs in grid order join the open group of their key
 // (their plans' loss, bag size and batch size) and a full group is closed. Bot runs train nothing and
-// form groups of one. Groups come out in the order they were opened, so
+// form groups of one. formGroups come out in the order they were opened, so
 // shards can partition them by index.
-func Groups(runs []*RunSpec, replicas int) []*Group {
-	var out []*Group
-	open := map[groupKey]*Group{}
+func formGroups(runs []*runSpec, replicas int) []*runGroup {
+	var out []*runGroup
+	open := map[groupKey]*runGroup{}
 	for _, r := range runs {
 		if !r.Setting.Trains() {
 			out = append(out, newGroup(groupKey{}, r))
@@ -70,11 +70,11 @@ func Groups(runs []*RunSpec, replicas int) []*Group {
 	return out
 }
 
-func newGroup(k groupKey, r *RunSpec) *Group {
-	return &Group{Loss: k.loss, BagSize: k.bag, BatchSize: k.batches, Runs: []*RunSpec{r}}
+func newGroup(k groupKey, r *runSpec) *runGroup {
+	return &runGroup{Loss: k.loss, BagSize: k.bag, BatchSize: k.batches, Runs: []*runSpec{r}}
 }
 
-func groupID(runs []*RunSpec) string {
+func groupID(runs []*runSpec) string {
 	ids := make([]string, len(runs))
 	for i, r := range runs {
 		ids[i] = r.ID
@@ -86,8 +86,8 @@ func groupID(runs []*RunSpec) string {
 // j mod N, so shards partition the groups (and so the runs) exactly.
 type Shard struct{ I, N int }
 
-// All is the whole sweep.
-var All = Shard{0, 1}
+// allShards is the whole sweep.
+var allShards = Shard{0, 1}
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
 

@@ -16,13 +16,13 @@ func TestGroupsPartition(t *testing.T) {
 	c := testConfig("o")
 	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLP, K: []int{4}})
 	c.Train.Trials = 3
-	settings, err := Settings(c.Pets)
+	settings, err := expandSettings(c.Pets)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs := mustRuns(t, c, settings, "sha256:a")
 	for _, R := range []int{1, 2, 3, 8, 64} {
-		groups := Groups(runs, R)
+		groups := formGroups(runs, R)
 		seen := map[string]int{}
 		for _, g := range groups {
 			if len(g.Runs) == 0 || len(g.Runs) > R {
@@ -77,7 +77,7 @@ func TestGroupsPartition(t *testing.T) {
 		}
 	}
 	// Deterministic: the same grid gives the same groups.
-	a, b := Groups(runs, 3), Groups(runs, 3)
+	a, b := formGroups(runs, 3), formGroups(runs, 3)
 	for i := range a {
 		if groupID(a[i].Runs) != groupID(b[i].Runs) {
 			t.Fatal("Groups is not deterministic")
@@ -127,7 +127,7 @@ func TestReplicasAuto(t *testing.T) {
 	}
 	big := model.ModelConfig{Kind: model.KindKDDEmbed}
 	big, _ = big.WithDefaults()
-	if n := AutoStateBudget / big.StateBytes(1); n < 16 || n > 40 {
+	if n := autoStateBudget / big.StateBytes(1); n < 16 || n > 40 {
 		t.Fatalf("kdd_embed: %d replicas fit the budget; the doc says 28", n)
 	}
 }

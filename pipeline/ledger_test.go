@@ -118,8 +118,8 @@ func TestSessionIDColumn(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Data.Path, c.Data.IDColumn = dir, "uid"
 	s := openTest(t, c)
-	if s.Train.Dim() != 4 || s.ids == nil || s.ids.Len() != 600 {
-		t.Fatalf("session: %d features, ids %v", s.Train.Dim(), s.ids)
+	if s.train.Dim() != 4 || s.ids == nil || s.ids.Len() != 600 {
+		t.Fatalf("session: %d features, ids %v", s.train.Dim(), s.ids)
 	}
 	if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
 		t.Fatal(err)
@@ -144,11 +144,11 @@ func TestCheckEpsilon(t *testing.T) {
 		eps float64
 		ok  bool
 	}{
-		{MinEpsilon, true}, {1, true}, {MaxEpsilon, true}, {1e-6, true}, {100, true}, {100.01, false}, {700, false}, {9.9e-7, false},
-		{MinEpsilon / 2, false}, {0, false}, {-1, false}, {MaxEpsilon + 0.5, false},
+		{MinEpsilon, true}, {1, true}, {maxEpsilon, true}, {1e-6, true}, {100, true}, {100.01, false}, {700, false}, {9.9e-7, false},
+		{MinEpsilon / 2, false}, {0, false}, {-1, false}, {maxEpsilon + 0.5, false},
 		{math.Inf(1), false}, {math.NaN(), false},
 	} {
-		err := CheckEpsilon(tc.eps)
+		err := checkEpsilon(tc.eps)
 		var pe *pets.ParamError
 		if (err == nil) != tc.ok || (err != nil && (!errors.As(err, &pe) || pe.Param != "epsilon")) {
 			t.Errorf("CheckEpsilon(%v) = %v, want ok %v", tc.eps, err, tc.ok)
@@ -196,7 +196,7 @@ func TestLedgerStatement(t *testing.T) {
 		for _, c := range tc.classes {
 			st.People += c.People
 		}
-		if got := LedgerStatement(st); !strings.HasPrefix(got, tc.want) {
+		if got := ledgerStatement(st); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("statement %q, want %q", got, tc.want)
 		}
 	}

@@ -60,12 +60,12 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*pets.LedgerSta
 		fmt.Fprintf(w, "%12s %9d %10s %10s %10s %10s %16s  %s\n", thousands(c.People), len(c.Releases), fmtEpsilon(p.Total),
 			fmtEpsilon(p.Basic), fmtEpsilon(p.DRV), fmtEpsilon(p.DRVQuad), fmtPLD(p), mechanisms(c.Steps))
 	}
-	fmt.Fprintln(w, LedgerStatement(st))
+	fmt.Fprintln(w, ledgerStatement(st))
 	return st, nil
 }
 
-// LedgerStatement says in words what a ledger guarantees each person.
-func LedgerStatement(st *pets.LedgerState) string {
+// ledgerStatement says in words what a ledger guarantees each person.
+func ledgerStatement(st *pets.LedgerState) string {
 	if len(st.Classes) == 0 {
 		return "no release is recorded: every person's label is untouched"
 	}

@@ -66,7 +66,7 @@ func TestPlanTargetsReachTrainer(t *testing.T) {
 				t.Fatal(err)
 			}
 			trained := 0
-			for _, r := range s.Runs {
+			for _, r := range s.runs {
 				got := ex.seen[r.ID]
 				if r.Setting.Kind == pets.Bot {
 					if got != nil || r.Plan.Loss != 0 {
@@ -90,7 +90,7 @@ func TestPlanTargetsReachTrainer(t *testing.T) {
 
 // checkReceived compares one run's received batches with the mechanism's
 // recipe; the release is read from its conventional path.
-func checkReceived(t *testing.T, s *Session, out string, r *RunSpec, got *received, loss model.Loss, column string,
+func checkReceived(t *testing.T, s *Session, out string, r *runSpec, got *received, loss model.Loss, column string,
 	flip func(float64) float64, prior bool) {
 	t.Helper()
 	name := r.Name()
@@ -111,7 +111,7 @@ func checkReceived(t *testing.T, s *Session, out string, r *RunSpec, got *receiv
 	}
 	target := func(row int32) float64 {
 		if column == data.ColLabel {
-			return float64(s.Train.Label[row])
+			return float64(s.train.Label[row])
 		}
 		i, ok := relRow[int64(row)]
 		if !ok {
@@ -186,7 +186,7 @@ func checkReceived(t *testing.T, s *Session, out string, r *RunSpec, got *receiv
 		seen += b.Rows
 	}
 	// One epoch covers all whole batches of the rows the run trains on.
-	n := s.Train.Rows
+	n := s.train.Rows
 	if rel != nil {
 		n = rel.Rows - rel.Rows%max(wantBag, 1)
 	}
@@ -232,7 +232,7 @@ func TestPlanRRPriorAndCuratedBags(t *testing.T) {
 			if priorModels != 2 {
 				t.Fatalf("%d prior models trained, want 2 (one per trial)", priorModels)
 			}
-			for _, r := range s.Runs {
+			for _, r := range s.runs {
 				got := ex.seen[r.ID]
 				if got == nil {
 					t.Fatalf("%s: not trained", r.Name())
@@ -252,7 +252,7 @@ func TestPlanRRPriorAndCuratedBags(t *testing.T) {
 	}
 }
 
-func readRel(t *testing.T, out string, r *RunSpec) *data.Frame {
+func readRel(t *testing.T, out string, r *runSpec) *data.Frame {
 	t.Helper()
 	rel, err := data.ReadFrame(filepath.Join(out, "releases", r.Setting.ID, fmt.Sprintf("trial-%d.arrow", r.Trial)))
 	if err != nil {
@@ -272,12 +272,12 @@ func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
 		t.Fatalf("prior model: loss %s flip %v", got.loss, got.params.FlipProb)
 	}
 	var rel *data.Frame
-	for trial := range s.Cfg.Train.Trials {
+	for trial := range s.cfg.Train.Trials {
 		f, err := data.ReadFrame(releasePath(out, r.Setting, trial))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if DeriveSeed(ReleaseSeed(s.Cfg.Seed, r.Setting, trial), "prior-init") == r.Plan.InitSeed {
+		if deriveSeed(releaseSeed(s.cfg.Seed, r.Setting, trial), "prior-init") == r.Plan.InitSeed {
 			rel = f // the trial this prior model belongs to
 		}
 	}
@@ -299,14 +299,14 @@ func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
 	if seen == 0 {
 		t.Fatal("prior model saw no row")
 	}
-	d := s.Train.Dim()
+	d := s.train.Dim()
 	m := r.Setting.Mech
 	argmax := 0
 	for i := range rel.Rows {
 		if rel.Stage[i] == 1 {
 			continue
 		}
-		p := sigmoid32(s.Train.X[i*d])
+		p := sigmoid32(s.train.X[i*d])
 		if rel.Prior[i] != p {
 			t.Fatalf("stage-2 row %d: prior %v, the model predicted %v", i, rel.Prior[i], p)
 		}
@@ -325,14 +325,14 @@ func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
 		t.Fatal(err)
 	}
 	for i, p := range test {
-		if p != sigmoid32(s.Test.X[i*d]) {
-			t.Fatalf("test prior %d: %v, want %v", i, p, sigmoid32(s.Test.X[i*d]))
+		if p != sigmoid32(s.test.X[i*d]) {
+			t.Fatalf("test prior %d: %v, want %v", i, p, sigmoid32(s.test.X[i*d]))
 		}
 	}
 }
 
 // checkPriorTargets recomputes an rr_prior run's targets from its release.
-func checkPriorTargets(t *testing.T, s *Session, out string, r *RunSpec, got *received, mode PriorTargets) {
+func checkPriorTargets(t *testing.T, s *Session, out string, r *runSpec, got *received, mode PriorTargets) {
 	t.Helper()
 	rel := readRel(t, out, r)
 	pi := r.Setting.Mech.FlipProb()
@@ -367,7 +367,7 @@ func checkPriorTargets(t *testing.T, s *Session, out string, r *RunSpec, got *re
 			trained++
 		}
 	}
-	wantRows := s.Train.Rows
+	wantRows := s.train.Rows
 	if mode == PriorTargetsDrop {
 		wantRows = rrRows
 	}
@@ -377,7 +377,7 @@ func checkPriorTargets(t *testing.T, s *Session, out string, r *RunSpec, got *re
 }
 
 // checkBagRule: the release's bags follow the setting's rule.
-func checkBagRule(t *testing.T, s *Session, out string, r *RunSpec) {
+func checkBagRule(t *testing.T, s *Session, out string, r *runSpec) {
 	t.Helper()
 	rel := readRel(t, out, r)
 	byBag := map[int64][]int64{}
@@ -386,13 +386,13 @@ func checkBagRule(t *testing.T, s *Session, out string, r *RunSpec) {
 	}
 	switch r.Setting.Bags.Kind {
 	case llp.RuleSorted:
-		d := s.Train.Dim()
+		d := s.train.Dim()
 		type span struct{ lo, hi float32 }
 		var spans []span
 		for _, rows := range byBag {
 			sp := span{float32(math.Inf(1)), float32(math.Inf(-1))}
 			for _, row := range rows {
-				v := s.Train.X[int(row)*d+1]
+				v := s.train.X[int(row)*d+1]
 				sp.lo, sp.hi = min(sp.lo, v), max(sp.hi, v)
 			}
 			spans = append(spans, sp)
@@ -404,7 +404,7 @@ func checkBagRule(t *testing.T, s *Session, out string, r *RunSpec) {
 			}
 		}
 	case llp.RuleKey:
-		keys := s.Train.Key("group")
+		keys := s.train.Key("group")
 		for b, rows := range byBag {
 			for _, row := range rows {
 				if keys[row] != keys[rows[0]] {

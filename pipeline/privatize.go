@@ -54,9 +54,9 @@ func refuse(format string, args ...any) error {
 // releaseExts are the file names privatize writes (all Arrow IPC files).
 var releaseExts = []string{".arrow", ".feather", ".ipc"}
 
-// LedgerPathFor is the default ledger of a labelled file: privacy_ledger.csv
+// ledgerPathFor is the default ledger of a labelled file: privacy_ledger.csv
 // in its directory.
-func LedgerPathFor(in string) string { return filepath.Join(filepath.Dir(in), pets.LedgerFile) }
+func ledgerPathFor(in string) string { return filepath.Join(filepath.Dir(in), pets.LedgerFile) }
 
 // Privatize releases the labels of o.In through the mechanism and publishes
 // the shippable file at o.Out (features and release columns, random row
@@ -70,7 +70,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
 	p.Secure = p.Kind == pets.LLPLap
 	if p.Kind.NeedsEpsilon() {
-		if err := CheckEpsilon(p.Epsilon); err != nil {
+		if err := checkEpsilon(p.Epsilon); err != nil {
 			return nil, err
 		}
 	}
@@ -80,7 +80,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	}
 	ledgerPath := o.Ledger
 	if ledgerPath == "" {
-		ledgerPath = LedgerPathFor(o.In)
+		ledgerPath = ledgerPathFor(o.In)
 	}
 	if err := checkOut(o.In, o.Out, ledgerPath, o.Force); err != nil {
 		return nil, err

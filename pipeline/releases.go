@@ -16,7 +16,7 @@ import (
 // releaseUnit is one (setting, trial): its models at every learning rate
 // train on the same release (their plans name the same path and seed).
 type releaseUnit struct {
-	s    *Setting
+	s    *setting
 	path string
 	seed uint64
 }
@@ -25,8 +25,8 @@ type releaseUnit struct {
 // privacy_ledger.csv in the output directory (which holds their seeds and
 // never leaves the machine).
 func (s *Session) ledgerPath() string {
-	if s.Cfg.Privacy.Ledger != "" {
-		return s.Cfg.Privacy.Ledger
+	if s.cfg.Privacy.Ledger != "" {
+		return s.cfg.Privacy.Ledger
 	}
 	return s.Out(pets.LedgerFile)
 }
@@ -37,10 +37,10 @@ func (s *Session) ledgerPath() string {
 func (s *Session) personKeys(k *pets.Keys) []uint64 {
 	if s.people == nil || s.peopleKey != k.Check() {
 		domain := domainRaw
-		if s.Std != nil {
+		if s.std != nil {
 			domain = domainStandardized
 		}
-		s.people, s.peopleKey = personKeys(k, s.Train, s.ids, domain), k.Check()
+		s.people, s.peopleKey = personKeys(k, s.train, s.ids, domain), k.Check()
 		s.peopleAll = nil
 	}
 	return s.people
@@ -67,7 +67,7 @@ func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
 // SHA-256 is reused; any other is made and published with its ledger row,
 // which composes it per training row (privacy.budget refuses one that
 // would take a row above it).
-func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec, exec Executor) error {
+func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec Executor) error {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
 	for _, r := range runs {
@@ -85,18 +85,18 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec, exec Execut
 		return err
 	}
 	defer lock.Release()
-	ledger, err := pets.NewLedger(s.ledgerPath(), s.Cfg.Privacy.DeltaPrime)
+	ledger, err := pets.NewLedger(s.ledgerPath(), s.cfg.Privacy.DeltaPrime)
 	if err != nil {
 		return err
 	}
-	if err := ledger.SetBudget(s.Cfg.Privacy.Budget); err != nil {
+	if err := ledger.SetBudget(s.cfg.Privacy.Budget); err != nil {
 		return fmt.Errorf("privacy.budget: %w", err)
 	}
 	keys, err := ledger.Keys()
 	if err != nil {
 		return err
 	}
-	labels := keys.Labels(s.Train.Label)
+	labels := keys.Labels(s.train.Label)
 	var entries []pets.LedgerEntry
 	if _, err := os.Stat(s.ledgerPath()); err == nil {
 		if entries, err = pets.ReadLedger(s.ledgerPath()); err != nil {
@@ -126,7 +126,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*RunSpec, exec Execut
 			return fmt.Errorf("release %s: %w", path, err)
 		}
 		entry := rel.Entry(path, seed)
-		entry.Input, entry.Labels, entry.KeyCheck = s.Dataset.Dir, labels, keys.Check()
+		entry.Input, entry.Labels, entry.KeyCheck = s.dataset.Dir, labels, keys.Check()
 		entry.People = s.releasePeople(keys, rel)
 		row, err := release.Publish(path, rel.Simulation(), md, ledger, entry)
 		if err != nil {

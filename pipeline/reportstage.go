@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 )
 
@@ -16,17 +17,17 @@ import (
 // Runs outside the config's grid (left in the output by an earlier config)
 // are left out and counted.
 func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
-	g := Grid{Dataset: s.DatasetID, Config: s.ConfigID, Runs: runIDs(s.Runs)}
+	g := store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}
 	var cals []report.Calibration
 	if audits != nil {
 		cals = s.calibration
 	}
-	return writeReport(s.Cfg.Output, "labelprivacy report: "+s.Cfg.Name, &ResultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
+	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
 		report.Options{InGrid: g.InGrid()}, nil, s.ev)
 }
 
-// ResultSet is one run directory's results, as `train report` reads them.
-type ResultSet struct {
+// resultSet is one run directory's results, as `train report` reads them.
+type resultSet struct {
 	Dir        string
 	Runs       []report.Run
 	Audits     []report.Audit
@@ -37,15 +38,15 @@ type ResultSet struct {
 	Calibration []report.Calibration
 	// Grid is the directory's recorded grid (nil for sets written before
 	// grids were recorded: then every run counts).
-	Grid *Grid
+	Grid *store.Grid
 }
 
-// LoadResultSet reads a run directory: every shard's runs/*.json (else
+// loadResultSet reads a run directory: every shard's runs/*.json (else
 // runs.parquet), audit.parquet, posteriors.parquet and calibration.parquet
 // when present, and grid.json.
-func LoadResultSet(dir string) (*ResultSet, error) {
-	st := Store{Dir: dir}
-	rs := &ResultSet{Dir: dir}
+func loadResultSet(dir string) (*resultSet, error) {
+	st := store.Store{Dir: dir}
+	rs := &resultSet{Dir: dir}
 	var err error
 	if rs.Runs, rs.Damaged, err = st.All(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
@@ -97,8 +98,8 @@ func readIfExists(path string) (*data.Table, error) {
 // any set that recorded one (run ids are content hashes, so a run of one
 // set may belong to another's grid). A set without a grid (written before
 // grids were recorded) makes every run count.
-func merge(sets []*ResultSet) (*ResultSet, func(string) bool) {
-	out := &ResultSet{}
+func merge(sets []*resultSet) (*resultSet, func(string) bool) {
+	out := &resultSet{}
 	var grids []func(string) bool
 	all := false
 	for _, s := range sets {
@@ -141,10 +142,10 @@ type ReportOptions struct {
 // report.md and, with Compare, compare.csv/.parquet.
 func ReportSets(o ReportOptions, ev Events) error {
 	ev = orDiscard(ev)
-	load := func(dirs []string) (*ResultSet, func(string) bool, error) {
-		var sets []*ResultSet
+	load := func(dirs []string) (*resultSet, func(string) bool, error) {
+		var sets []*resultSet
 		for _, d := range dirs {
-			s, err := LoadResultSet(d)
+			s, err := loadResultSet(d)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -188,7 +189,7 @@ type comparison struct {
 }
 
 // writeReport summarizes rs and writes the report files under out.
-func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *comparison, ev Events) (*report.Summary, error) {
+func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *comparison, ev Events) (*report.Summary, error) {
 	sum, err := report.Summarize(rs.Runs, rs.Audits, opts)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)

@@ -13,6 +13,7 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/release"
 )
 
@@ -33,8 +34,8 @@ import (
 // records the file's SHA-256 and a fingerprint of the prior model's recipe;
 // a release whose prior file or recipe does not match is made again.
 
-// DefaultStageFraction is rr_prior's default share of rows in stage 1.
-const DefaultStageFraction = 0.5
+// defaultStageFraction is rr_prior's default share of rows in stage 1.
+const defaultStageFraction = 0.5
 
 // PriorTargets is how rr_prior's released labels become the per-row
 // targets of plain BCE (train.rr_prior_targets). ỹ is the released label,
@@ -58,10 +59,10 @@ const (
 	PriorTargetsNoisy  PriorTargets = "noisy"
 )
 
-// DefaultPriorTargets is train.rr_prior_targets' default: the best test
+// defaultPriorTargets is train.rr_prior_targets' default: the best test
 // AUC of the four on the logistic synthetic data (README, "RR with a
 // prior").
-const DefaultPriorTargets = PriorTargetsArgmax
+const defaultPriorTargets = PriorTargetsArgmax
 
 var priorTargetsAll = []PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy}
 
@@ -88,7 +89,7 @@ func (t *PriorTargets) UnmarshalText(b []byte) error {
 // priorLR is the prior model's learning rate of an rr_prior setting: its
 // prior_lr, or the middle of train.learning_rates (sorted; the lower of
 // the two middle ones for an even count).
-func priorLR(c *Config, s *Setting) float64 {
+func priorLR(c *Config, s *setting) float64 {
 	if s.PriorLR > 0 {
 		return s.PriorLR
 	}
@@ -99,7 +100,7 @@ func priorLR(c *Config, s *Setting) float64 {
 // priorRecipe fingerprints everything that makes an rr_prior release's
 // prior model besides its seeds and rows: model, init, standardization,
 // epochs, batch size, loss, backend, learning rate and stage fraction.
-func priorRecipe(c *Config, s *Setting) string {
+func priorRecipe(c *Config, s *setting) string {
 	return "prior:" + shortHash(struct {
 		Model, Init, Loss, Backend string
 		Hidden                     []int
@@ -130,8 +131,8 @@ const (
 // prior model through exec, and writes the test priors beside it. It
 // returns the release and its metadata.
 func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u releaseUnit) (*release.Release, map[string]string, error) {
-	c, set := s.Cfg, u.s
-	ts, err := release.StartRRPrior(s.Train.Label, set.Mech, set.StageFraction,
+	c, set := s.cfg, u.s
+	ts, err := release.StartRRPrior(s.train.Label, set.Mech, set.StageFraction,
 		release.Options{Noise: pets.NoiseSimulation, Seed: u.seed})
 	if err != nil {
 		return nil, nil, err
@@ -140,28 +141,28 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u relea
 	rows2 := ts.Stage2Rows()
 	lr := priorLR(c, set)
 	recipe := priorRecipe(c, set)
-	plan := Plan{Loss: c.Train.RRLoss, Target: data.TargetLabelRR, BatchSize: min(c.Train.BatchSize, stage1.Rows),
-		InitSeed: DeriveSeed(u.seed, "prior-init"), ShuffleSeed: DeriveSeed(u.seed, "prior-shuffle")}
+	plan := trainPlan{Loss: c.Train.RRLoss, Target: data.TargetLabelRR, BatchSize: min(c.Train.BatchSize, stage1.Rows),
+		InitSeed: deriveSeed(u.seed, "prior-init"), ShuffleSeed: deriveSeed(u.seed, "prior-shuffle")}
 	if plan.Loss == model.LossDebiasedBCE {
 		plan.FlipProb = set.Mech.FlipProb()
 	}
-	run := &RunSpec{Setting: set, LR: lr, Plan: plan, Seed: u.seed, Index: -1,
-		ID: priorModelIDPrefix + shortHash(struct{ Dataset, Setting, Recipe, Seed string }{s.DatasetID, set.ID, recipe, strconv.FormatUint(u.seed, 10)})}
+	run := &runSpec{Setting: set, LR: lr, Plan: plan, Seed: u.seed, Index: -1,
+		ID: priorModelIDPrefix + shortHash(struct{ Dataset, Setting, Recipe, Seed string }{s.datasetID, set.ID, recipe, strconv.FormatUint(u.seed, 10)})}
 	mc, err := s.modelConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	feats := featuresOnly(s.Train)
+	feats := featuresOnly(s.train)
 	bs, err := data.NewBatchSource(stage1, data.BatchOptions{BatchSize: plan.BatchSize, Target: plan.Target, Shuffle: true,
-		Seed: plan.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.Dataset.Meta.MaxIndices})
+		Seed: plan.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.dataset.Meta.MaxIndices})
 	if err != nil {
 		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
 	name := set.ID + " prior model (stage 1, " + strconv.Itoa(stage1.Rows) + " rows)"
-	st := Store{Dir: c.Output}
-	job := &Job{Runs: []*RunSpec{run}, Test: predictionFrame(s.Train, s.Test, rows2), Group: model.GroupConfig{
+	st := store.Store{Dir: c.Output}
+	job := &Job{runs: []*runSpec{run}, Test: predictionFrame(s.train, s.test, rows2), Group: model.GroupConfig{
 		Name: name, Model: mc, Loss: plan.Loss, Epochs: c.Train.Epochs, Features: feats,
-		CheckpointDir: st.checkpointDir(run.ID), CheckpointEvery: c.Train.CheckpointEvery,
+		CheckpointDir: st.CheckpointDir(run.ID), CheckpointEvery: c.Train.CheckpointEvery,
 		SparseEmbedding: c.Train.SparseEmbedding,
 		Notices:         func(msg string) { s.ev.Warn("release", msg) },
 		Progress: func(mp model.Progress) {
@@ -174,8 +175,8 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u relea
 		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
 	os.RemoveAll(job.Group.CheckpointDir)
-	if len(outs) != 1 || len(outs[0].Probs) != len(rows2)+s.Test.Rows {
-		return nil, nil, fmt.Errorf("prior model: the executor returned %d outcomes (want 1 with %d predictions)", len(outs), len(rows2)+s.Test.Rows)
+	if len(outs) != 1 || len(outs[0].Probs) != len(rows2)+s.test.Rows {
+		return nil, nil, fmt.Errorf("prior model: the executor returned %d outcomes (want 1 with %d predictions)", len(outs), len(rows2)+s.test.Rows)
 	}
 	probs := outs[0].Probs
 	prior := make([]float64, len(rows2))
@@ -186,7 +187,7 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u relea
 	if err != nil {
 		return nil, nil, err
 	}
-	test := &data.Frame{Rows: s.Test.Rows, Prior: make([]float64, s.Test.Rows)}
+	test := &data.Frame{Rows: s.test.Rows, Prior: make([]float64, s.test.Rows)}
 	for i := range test.Prior {
 		test.Prior[i] = float64(probs[len(rows2)+i])
 	}
@@ -231,7 +232,7 @@ func predictionFrame(train, test *data.Frame, rows []int) *data.Frame {
 // has its test priors beside it, byte for byte.
 func (s *Session) rrPriorCurrent(u releaseUnit) bool {
 	md, err := data.ReadMetadata(u.path)
-	if err != nil || md[metaPriorRecipe] != priorRecipe(s.Cfg, u.s) {
+	if err != nil || md[metaPriorRecipe] != priorRecipe(s.cfg, u.s) {
 		return false
 	}
 	sum, err := data.FileSHA256(testPriorPath(u.path))
@@ -240,8 +241,8 @@ func (s *Session) rrPriorCurrent(u releaseUnit) bool {
 
 // testPriors reads the prior model's test-row predictions of trial t's
 // release of an rr_prior setting, checked against the release's record.
-func (s *Session) testPriors(set *Setting, trial int) ([]float64, error) {
-	path := releasePath(s.Cfg.Output, set, trial)
+func (s *Session) testPriors(set *setting, trial int) ([]float64, error) {
+	path := releasePath(s.cfg.Output, set, trial)
 	md, err := data.ReadMetadata(path)
 	if err != nil {
 		return nil, fmt.Errorf("rr_prior needs its trial-%d release (train fit first): %w", trial, err)
@@ -254,8 +255,8 @@ func (s *Session) testPriors(set *Setting, trial int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Rows != s.Test.Rows || f.Prior == nil {
-		return nil, fmt.Errorf("%s has %d priors for %d test rows", tp, f.Rows, s.Test.Rows)
+	if f.Rows != s.test.Rows || f.Prior == nil {
+		return nil, fmt.Errorf("%s has %d priors for %d test rows", tp, f.Rows, s.test.Rows)
 	}
 	return f.Prior, nil
 }
@@ -265,12 +266,12 @@ func (s *Session) testPriors(set *Setting, trial int) ([]float64, error) {
 // stages by the release's rule (StageSplit at the setting's fraction,
 // seeded per setting); stage-1 examples have the uninformative prior ½
 // (RR), stage-2 examples trial 0's prior model's prediction.
-func (s *Session) auditPriors(set *Setting, n int) ([]float64, error) {
+func (s *Session) auditPriors(set *setting, n int) ([]float64, error) {
 	test, err := s.testPriors(set, 0)
 	if err != nil {
 		return nil, err
 	}
-	stage, err := release.StageSplit(n, set.StageFraction, mrand.NewPCG(DeriveSeed(s.Cfg.Seed, "audit-stages", set.ID), 0))
+	stage, err := release.StageSplit(n, set.StageFraction, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-stages", set.ID), 0))
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +287,7 @@ func (s *Session) auditPriors(set *Setting, n int) ([]float64, error) {
 
 // softTargets builds rr_prior's training frame from its release: one row
 // per trained row (`row`, `soft_target`), by the plan's PriorTargets.
-func softTargets(rel *data.Frame, set *Setting, mode PriorTargets) (*data.Frame, error) {
+func softTargets(rel *data.Frame, set *setting, mode PriorTargets) (*data.Frame, error) {
 	if rel.LabelRR == nil || rel.Branch == nil || rel.Prior == nil || rel.Row == nil {
 		return nil, fmt.Errorf("%s: the release lacks %s, %s, %s or %s", set.ID, data.ColLabelRR, data.ColBranch, data.ColPrior, data.ColRow)
 	}

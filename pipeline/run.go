@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 )
 
@@ -17,40 +19,52 @@ func withSession(ctx context.Context, cfg *Config, access Access, ev Events, fn 
 	return fn(s)
 }
 
-// Run runs every stage for cfg — data, releases, fit, audit, report —
-// holding the output exclusively.
-func Run(ctx context.Context, cfg *Config, ev Events) error {
-	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
-		runs, err := fitAndTable(ctx, s)
-		if err != nil {
-			return err
-		}
-		return auditAndReport(ctx, s, runs)
-	})
-}
+// Stages selects what Run does after opening the session (data, grid,
+// output lock); it always ends with the report.
+type Stages uint8
 
-// FitAll is `train fit`: releases, training of the whole grid,
-// runs.csv/.parquet and the summary (without audit).
-func FitAll(ctx context.Context, cfg *Config, ev Events) error {
+const (
+	// StageFit makes the releases and trains every missing run of the
+	// grid, then writes runs.csv/.parquet.
+	StageFit Stages = 1 << iota
+	// StageAudit audits every setting (Section 3) with the finished runs
+	// (those StageFit just trained, or the stored results of an earlier
+	// fit or sweep).
+	StageAudit
+	// StageAll is `train run`: fit, audit and report.
+	StageAll = StageFit | StageAudit
+)
+
+// Run opens a session for cfg holding the output exclusively, runs the
+// selected stages and writes the report: `train run` (StageAll), `train
+// fit` (StageFit: no audit) and `train audit` (StageAudit, after a fit or a
+// sweep).
+func Run(ctx context.Context, cfg *Config, ev Events, stages Stages) error {
+	if stages&StageAll == 0 {
+		return fmt.Errorf("pipeline: Run: no stage selected")
+	}
 	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
-		runs, err := fitAndTable(ctx, s)
-		if err != nil {
+		var runs []report.Run
+		var err error
+		if stages&StageFit != 0 {
+			if runs, err = Fit(ctx, s, FitOptions{}); err != nil {
+				return err
+			}
+			if err := writeRunTables(s, runs); err != nil {
+				return err
+			}
+		} else if runs, err = finishedRuns(s); err != nil {
 			return err
 		}
-		_, err = Report(s, runs, nil, nil)
+		var audits []report.Audit
+		var post []report.Posterior
+		if stages&StageAudit != 0 {
+			if audits, post, err = Audit(ctx, s, runs); err != nil {
+				return err
+			}
+		}
+		_, err = Report(s, runs, audits, post)
 		return err
-	})
-}
-
-// AuditAll is `train audit`: the audit of every setting from the stored
-// results of a finished fit or sweep, and the report.
-func AuditAll(ctx context.Context, cfg *Config, ev Events) error {
-	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
-		runs, err := Finished(s)
-		if err != nil {
-			return err
-		}
-		return auditAndReport(ctx, s, runs)
 	})
 }
 
@@ -63,31 +77,14 @@ func Sweep(ctx context.Context, cfg *Config, shard Shard, ev Events) error {
 	})
 }
 
-func fitAndTable(ctx context.Context, s *Session) ([]report.Run, error) {
-	runs, err := Fit(ctx, s, FitOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return runs, WriteRunTables(s, runs)
-}
-
-func auditAndReport(ctx context.Context, s *Session, runs []report.Run) error {
-	audits, post, err := Audit(ctx, s, runs)
-	if err != nil {
-		return err
-	}
-	_, err = Report(s, runs, audits, post)
-	return err
-}
-
-// Finished reads the stored results of the grid's finished runs; a
+// finishedRuns reads the stored results of the grid's finished runs; a
 // damaged record is left out with a notice (fit or sweep trains it again).
-func Finished(s *Session) ([]report.Run, error) {
-	st := Store{Dir: s.Cfg.Output}
+func finishedRuns(s *Session) ([]report.Run, error) {
+	st := store.Store{Dir: s.cfg.Output}
 	var out []report.Run
-	for _, r := range s.Runs {
+	for _, r := range s.runs {
 		res, err := st.Result(r.ID)
-		var d *DamagedRecordError
+		var d *store.DamagedRecordError
 		if errors.As(err, &d) {
 			s.ev.Warn("results", d.Error()+": left out (train fit or sweep trains the run again)")
 			continue

@@ -29,17 +29,17 @@ const (
 // Session is a validated config with its dataset and its grid: what every
 // stage needs.
 type Session struct {
-	Cfg       *Config
-	Dataset   *data.Dataset // dir and meta; its Train and Test are the frames below
-	DatasetID string        // content identity (data.Meta.Identity)
-	// Std is the standardization applied to Train and Test (nil: none).
-	Std *data.Standardizer
-	// Train and Test are the frames the models see: standardized features
+	cfg       *Config
+	dataset   *data.Dataset // dir and meta; its Train and Test are the frames below
+	datasetID string        // content identity (data.Meta.Identity)
+	// std is the standardization applied to Train and Test (nil: none).
+	std *data.Standardizer
+	// train and test are the frames the models see: standardized features
 	// (when Std is set) with the original label (and eta) columns.
-	Train, Test *data.Frame
-	Settings    []*Setting
-	Runs        []*RunSpec
-	ConfigID    string
+	train, test *data.Frame
+	settings    []*setting
+	runs        []*runSpec
+	configID    string
 
 	ev        Events
 	lock      *flock.Lock
@@ -57,7 +57,7 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{Cfg: cfg, ev: orDiscard(ev), ConfigID: ConfigID(cfg)}
+	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -77,7 +77,7 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 		return nil, err
 	}
 	s.lock = l
-	path, err := WriteResolved(cfg)
+	path, err := cfg.WriteResolved()
 	if err != nil {
 		return nil, err
 	}
@@ -86,41 +86,41 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if err != nil {
 		return nil, err
 	}
-	if s.Dataset, s.ids, err = data.LoadWithIDs(dir, cfg.Data.IDColumn); err != nil {
+	if s.dataset, s.ids, err = data.LoadWithIDs(dir, cfg.Data.IDColumn); err != nil {
 		return nil, err
 	}
-	s.DatasetID = s.Dataset.ID
-	s.Train, s.Test = s.Dataset.Train, s.Dataset.Test
-	if err := cfg.checkDatasetBags(dir, s.Train); err != nil {
+	s.datasetID = s.dataset.ID
+	s.train, s.test = s.dataset.Train, s.dataset.Test
+	if err := cfg.checkDatasetBags(dir, s.train); err != nil {
 		return nil, err
 	}
-	if err := checkTestClasses(dir, s.Test.Label); err != nil {
+	if err := checkTestClasses(dir, s.test.Label); err != nil {
 		return nil, err
 	}
 	if _, err := s.modelConfig(); err != nil {
 		return nil, err
 	}
-	if cfg.Data.Standardize && s.Train.Dim() > 0 {
-		if s.Std, err = data.FitStandardizer(s.Train); err != nil {
+	if cfg.Data.Standardize && s.train.Dim() > 0 {
+		if s.std, err = data.FitStandardizer(s.train); err != nil {
 			return nil, fmt.Errorf("data.standardize: %w", err)
 		}
-		if s.Train, err = s.Std.Apply(s.Train); err != nil {
+		if s.train, err = s.std.Apply(s.train); err != nil {
 			return nil, err
 		}
-		if s.Test, err = s.Std.Apply(s.Test); err != nil {
+		if s.test, err = s.std.Apply(s.test); err != nil {
 			return nil, err
 		}
 		// Keep one copy of the features (Higgs: 1.2 GB): the raw frames'
 		// other columns are shared with the standardized ones.
-		s.Dataset.Train, s.Dataset.Test = s.Train, s.Test
+		s.dataset.Train, s.dataset.Test = s.train, s.test
 	}
-	if s.Settings, err = Settings(cfg.Pets); err != nil {
+	if s.settings, err = expandSettings(cfg.Pets); err != nil {
 		return nil, err
 	}
-	if s.Runs, err = Runs(cfg, s.Settings, Dataset{ID: s.DatasetID, TrainRows: s.Train.Rows}); err != nil {
+	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
 	}
-	for _, n := range notices(cfg, s.Runs) {
+	for _, n := range notices(cfg, s.runs) {
 		s.ev.Warn("config", n)
 	}
 	ok = true
@@ -139,12 +139,12 @@ func (s *Session) Close() error {
 
 // Out joins path elements under the output directory.
 func (s *Session) Out(elem ...string) string {
-	return filepath.Join(append([]string{s.Cfg.Output}, elem...)...)
+	return filepath.Join(append([]string{s.cfg.Output}, elem...)...)
 }
 
-// MinTestPerClass is how many test rows of each class a dataset needs: the
+// minTestPerClass is how many test rows of each class a dataset needs: the
 // AUC needs one of each, the audit's standard errors two.
-const MinTestPerClass = 2
+const minTestPerClass = 2
 
 // ErrDegenerate is wrapped when a dataset cannot be evaluated.
 var ErrDegenerate = errors.New("pipeline: degenerate dataset")
@@ -156,16 +156,16 @@ func checkTestClasses(dir string, labels []uint8) error {
 	for _, y := range labels {
 		ones += int(y)
 	}
-	if zeros := len(labels) - ones; ones < MinTestPerClass || zeros < MinTestPerClass {
+	if zeros := len(labels) - ones; ones < minTestPerClass || zeros < minTestPerClass {
 		return fmt.Errorf("%w: the test set of %s has %d rows of class 1 and %d of class 0; the test AUC and the audit need at least %d of each",
-			ErrDegenerate, dir, ones, zeros, MinTestPerClass)
+			ErrDegenerate, dir, ones, zeros, minTestPerClass)
 	}
 	return nil
 }
 
 // WriteResolved writes the effective config to <output>/config.resolved.yaml
 // (it holds the seed: it stays with the raw data, never with a release).
-func WriteResolved(c *Config) (string, error) {
+func (c *Config) WriteResolved() (string, error) {
 	b, err := yaml.Marshal(c)
 	if err != nil {
 		return "", err
@@ -178,7 +178,7 @@ func WriteResolved(c *Config) (string, error) {
 // dataStage returns the dataset directory: data.path, or a synthetic
 // dataset under <output>/data (reused when its meta matches the config).
 func (s *Session) dataStage(ctx context.Context) (string, error) {
-	cfg := s.Cfg
+	cfg := s.cfg
 	if cfg.Data.Path != "" {
 		m, err := data.ReadMeta(cfg.Data.Path)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 )
 
@@ -31,22 +32,22 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 	if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
 		t.Fatal(err)
 	}
-	st := Store{Dir: c.Output}
+	st := store.Store{Dir: c.Output}
 	var victims []string
 	for _, i := range []int{0, 5, 9, 12} {
-		victims = append(victims, s.Runs[i].ID)
+		victims = append(victims, s.runs[i].ID)
 	}
-	other, err := os.ReadFile(st.resultPath(s.Runs[1].ID))
+	other, err := os.ReadFile(st.ResultPath(s.runs[1].ID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var nanAUC map[string]any
-	b, _ := os.ReadFile(st.resultPath(victims[3]))
+	b, _ := os.ReadFile(st.ResultPath(victims[3]))
 	json.Unmarshal(b, &nanAUC)
 	nanAUC["test_auc"] = "nan"
 	nan, _ := json.Marshal(nanAUC)
 	for i, content := range [][]byte{[]byte("{}"), []byte("not json\n"), other, nan} {
-		if err := os.WriteFile(st.resultPath(victims[i]), content, 0o644); err != nil {
+		if err := os.WriteFile(st.ResultPath(victims[i]), content, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,11 +57,11 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status.Done != len(s.Runs)-4 || status.Missing != 4 || len(status.Damaged) != 4 {
-		t.Fatalf("status %+v, want %d done, 4 missing, 4 damaged", status, len(s.Runs)-4)
+	if status.Done != len(s.runs)-4 || status.Missing != 4 || len(status.Damaged) != 4 {
+		t.Fatalf("status %+v, want %d done, 4 missing, 4 damaged", status, len(s.runs)-4)
 	}
-	rs, err := LoadResultSet(c.Output)
-	if err != nil || len(rs.Runs) != len(s.Runs)-4 || len(rs.Damaged) != 4 {
+	rs, err := loadResultSet(c.Output)
+	if err != nil || len(rs.Runs) != len(s.runs)-4 || len(rs.Damaged) != 4 {
 		t.Fatalf("result set: %d runs, %d damaged, %v", len(rs.Runs), len(rs.Damaged), err)
 	}
 
@@ -77,11 +78,11 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 	retrained := ex.runs()
 	slices.Sort(retrained)
 	slices.Sort(victims)
-	if !slices.Equal(retrained, victims) || len(res) != len(s.Runs) {
+	if !slices.Equal(retrained, victims) || len(res) != len(s.runs) {
 		t.Fatalf("retrained %v, want %v; %d results", retrained, victims, len(res))
 	}
 	for _, id := range victims {
-		if _, err := os.Stat(st.resultPath(id) + ".damaged"); err != nil {
+		if _, err := os.Stat(st.ResultPath(id) + ".damaged"); err != nil {
 			t.Fatalf("damaged record of %s not kept aside: %v", id, err)
 		}
 	}
@@ -132,16 +133,16 @@ func TestDegenerateDataFailsFirst(t *testing.T) {
 // older output) makes every run count, but no set after it is dropped (it
 // used to be).
 func TestMergeKeepsEverySet(t *testing.T) {
-	a := &ResultSet{Runs: []report.Run{{RunID: "a"}}}
-	b := &ResultSet{Runs: []report.Run{{RunID: "b"}}, Calibration: []report.Calibration{{Dataset: "d"}}, Grid: &Grid{Runs: []string{"b"}}}
-	for _, order := range [][]*ResultSet{{a, b}, {b, a}} {
+	a := &resultSet{Runs: []report.Run{{RunID: "a"}}}
+	b := &resultSet{Runs: []report.Run{{RunID: "b"}}, Calibration: []report.Calibration{{Dataset: "d"}}, Grid: &store.Grid{Runs: []string{"b"}}}
+	for _, order := range [][]*resultSet{{a, b}, {b, a}} {
 		rs, in := merge(order)
 		if len(rs.Runs) != 2 || len(rs.Calibration) != 1 || in != nil {
 			t.Fatalf("merged %d runs, %d calibration tables, grid filter %v", len(rs.Runs), len(rs.Calibration), in != nil)
 		}
 	}
-	c := &ResultSet{Runs: []report.Run{{RunID: "c"}}, Grid: &Grid{Runs: []string{"c"}}}
-	rs, in := merge([]*ResultSet{b, c})
+	c := &resultSet{Runs: []report.Run{{RunID: "c"}}, Grid: &store.Grid{Runs: []string{"c"}}}
+	rs, in := merge([]*resultSet{b, c})
 	if len(rs.Runs) != 2 || in == nil || !in("b") || !in("c") || in("x") {
 		t.Fatal("two sets with grids: the union of their grids counts")
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"labelprivacy/data"
+	"labelprivacy/pipeline/internal/store"
 )
 
 // ShardFromEnv picks the shard of a batch task: a Slurm array task
@@ -54,7 +55,7 @@ func ShardFromEnv(lookup func(string) (string, bool)) (Shard, string, error) {
 		s, err := ParseShard(fmt.Sprintf("%d/%d", idx, count))
 		return s, "Kubernetes indexed job", err
 	}
-	return All, "default", nil
+	return allShards, "default", nil
 }
 
 // Status counts a sweep's done, failed and missing runs.
@@ -93,18 +94,18 @@ func SweepStatus(ctx context.Context, cfg *Config) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings, err := Settings(cfg.Pets)
+	settings, err := expandSettings(cfg.Pets)
 	if err != nil {
 		return nil, err
 	}
-	st := Store{Dir: cfg.Output}
+	st := store.Store{Dir: cfg.Output}
 	out := &Status{}
 	index := map[string]int{}
 	for _, s := range settings {
 		index[s.ID] = len(out.Settings)
 		out.Settings = append(out.Settings, SettingStatus{Setting: s.ID})
 	}
-	runs, err := Runs(cfg, settings, Dataset{ID: id, TrainRows: int(m.TrainRows)})
+	runs, err := expandRuns(cfg, settings, gridData{ID: id, TrainRows: int(m.TrainRows)})
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func SweepStatus(ctx context.Context, cfg *Config) (*Status, error) {
 		}
 		c := &out.Settings[index[r.Setting.ID]]
 		res, err := st.Result(r.ID)
-		var d *DamagedRecordError
+		var d *store.DamagedRecordError
 		if errors.As(err, &d) {
 			out.Damaged = append(out.Damaged, d.Error())
 			res, err = nil, nil

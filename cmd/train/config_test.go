@@ -184,7 +184,7 @@ func TestResolvedConfigRoundTrip(t *testing.T) {
 		t.Fatalf("embedded quickstart: %+v", cfg)
 	}
 	cfg.Output = t.TempDir()
-	path, err := pipeline.WriteResolved(cfg)
+	path, err := cfg.WriteResolved()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,11 +208,11 @@ func TestPractitionersConfig(t *testing.T) {
 	}
 	llpPet := cfg.Pets[3]
 	if len(llpPet.Bags) != 3 || llpPet.Bags[1].String() != "sorted:x27" || llpPet.Bags[2].String() != "key:group" ||
-		cfg.Pets[2].Mechanism != pets.RRPrior || cfg.Data.Synth.Groups != 16 || cfg.Train.RRPriorTargets != pipeline.DefaultPriorTargets {
+		cfg.Pets[2].Mechanism != pets.RRPrior || cfg.Data.Synth.Groups != 16 || cfg.Train.RRPriorTargets != pipeline.Defaults().Train.RRPriorTargets {
 		t.Fatalf("decoded %+v", cfg)
 	}
 	cfg.Output = t.TempDir()
-	path, err := pipeline.WriteResolved(cfg)
+	path, err := cfg.WriteResolved()
 	if err != nil {
 		t.Fatal(err)
 	}

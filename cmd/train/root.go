@@ -41,20 +41,20 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 				return err
 			}
 			applyBackendEnv(cfg.Backend, stderr)
-			return pipeline.Run(cmd.Context(), cfg, ev)
+			return pipeline.Run(cmd.Context(), cfg, ev, pipeline.StageAll)
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	stage := func(use, short string, required bool, fn func(context.Context, *pipeline.Config, pipeline.Events) error) *cobra.Command {
+	stage := func(use, short string, required bool, stages pipeline.Stages) *cobra.Command {
 		return configCmd(use, short, required, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
-			return fn(cmd.Context(), cfg, ev)
+			return pipeline.Run(cmd.Context(), cfg, ev, stages)
 		})
 	}
 	root.AddCommand(
-		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.Run),
-		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.FitAll),
-		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.AuditAll),
+		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll),
+		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
+		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
 		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newLedgerCmd(stdout), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,

@@ -1,4 +1,11 @@
-package pipeline
+// Package store is a run directory's result files: every finished run is
+// one file OUT/runs/<run_id>.json (report.Run, validated when read), a
+// failed run OUT/runs/<run_id>.failed.json, the grid OUT/grid.json, the
+// clean models' test predictions OUT/eta_hat/<run_id>.parquet (the audit's
+// η̂) and each group's checkpoint directory. Files are written atomically,
+// so a rerun, a crashed sweep or another shard knows what is done by
+// looking.
+package store
 
 import (
 	"encoding/json"
@@ -14,20 +21,18 @@ import (
 	"labelprivacy/report"
 )
 
-// The run store: every finished run is one file OUT/runs/<run_id>.json
-// (report.Run, written atomically when the run finishes), so a rerun, a
-// crashed sweep or another shard knows what is done by looking; a failed
-// run leaves OUT/runs/<run_id>.failed.json with its error.
-
 // Store is a run directory's result files.
 type Store struct{ Dir string }
 
-func (st Store) runsDir() string                { return filepath.Join(st.Dir, "runs") }
-func (st Store) resultPath(id string) string    { return filepath.Join(st.runsDir(), id+".json") }
-func (st Store) failurePath(id string) string   { return filepath.Join(st.runsDir(), id+".failed.json") }
-func (st Store) etaHatPath(id string) string    { return filepath.Join(st.Dir, "eta_hat", id+".parquet") }
-func (st Store) gridPath() string               { return filepath.Join(st.Dir, "grid.json") }
-func (st Store) checkpointDir(id string) string { return filepath.Join(st.Dir, "checkpoints", id) }
+// RunsDir is OUT/runs; ResultPath the record of a finished run.
+func (st Store) RunsDir() string              { return filepath.Join(st.Dir, "runs") }
+func (st Store) ResultPath(id string) string  { return filepath.Join(st.RunsDir(), id+".json") }
+func (st Store) failurePath(id string) string { return filepath.Join(st.RunsDir(), id+".failed.json") }
+func (st Store) etaHatPath(id string) string  { return filepath.Join(st.Dir, "eta_hat", id+".parquet") }
+func (st Store) gridPath() string             { return filepath.Join(st.Dir, "grid.json") }
+
+// CheckpointDir is the checkpoint directory of group id.
+func (st Store) CheckpointDir(id string) string { return filepath.Join(st.Dir, "checkpoints", id) }
 
 // DamagedRecordError is a run record that cannot be a finished run's: not
 // JSON, a missing or invalid field, or a run_id other than its file name.
@@ -65,7 +70,7 @@ func readRecord(path, id string) (*report.Run, error) {
 // Result returns the stored result of run id, or nil when it has not
 // finished. A damaged record is a *DamagedRecordError: the run is not done.
 func (st Store) Result(id string) (*report.Run, error) {
-	r, err := readRecord(st.resultPath(id), id)
+	r, err := readRecord(st.ResultPath(id), id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -74,7 +79,7 @@ func (st Store) Result(id string) (*report.Run, error) {
 
 // setAside moves a damaged record out of the way (to <file>.damaged, kept
 // for inspection), so that its run is trained again.
-func (st Store) setAside(d *DamagedRecordError) error {
+func (st Store) SetAside(d *DamagedRecordError) error {
 	if err := os.Rename(d.Path, d.Path+".damaged"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w (and setting it aside failed: %v)", d, err)
 	}
@@ -88,7 +93,7 @@ func (st Store) Put(r *report.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := data.WriteFileAtomic(st.resultPath(r.RunID), append(b, '\n')); err != nil {
+	if err := data.WriteFileAtomic(st.ResultPath(r.RunID), append(b, '\n')); err != nil {
 		return err
 	}
 	os.Remove(st.failurePath(r.RunID))
@@ -104,13 +109,13 @@ type Failure struct {
 	Error   string  `json:"error"`
 }
 
-// PutFailure records that run r failed with err.
-func (st Store) PutFailure(r *RunSpec, runErr error) error {
-	b, err := json.MarshalIndent(Failure{RunID: r.ID, Setting: r.Setting.ID, LR: r.LR, Trial: r.Trial, Error: runErr.Error()}, "", "  ")
+// PutFailure records a failed run.
+func (st Store) PutFailure(f Failure) error {
+	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(st.failurePath(r.ID), append(b, '\n'))
+	return data.WriteFileAtomic(st.failurePath(f.RunID), append(b, '\n'))
 }
 
 // Failed reports whether run id has a failure record.
@@ -122,7 +127,7 @@ func (st Store) Failed(id string) bool {
 // All reads every finished run of the directory (every shard's), sorted by
 // run id. Damaged records are left out and returned, one error each.
 func (st Store) All() ([]report.Run, []error, error) {
-	files, err := filepath.Glob(filepath.Join(st.runsDir(), "*.json"))
+	files, err := filepath.Glob(filepath.Join(st.RunsDir(), "*.json"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,7 +196,7 @@ func (g *Grid) InGrid() func(id string) bool {
 }
 
 // putEtaHat stores a clean model's test-set predictions (the audit's η̂).
-func (st Store) putEtaHat(id string, probs []float32) error {
+func (st Store) PutEtaHat(id string, probs []float32) error {
 	v := make([]float64, len(probs))
 	row := make([]int64, len(probs))
 	for i, p := range probs {
@@ -204,7 +209,7 @@ func (st Store) putEtaHat(id string, probs []float32) error {
 }
 
 // etaHat reads a clean run's stored test-set predictions.
-func (st Store) etaHat(id string) ([]float64, error) {
+func (st Store) EtaHat(id string) ([]float64, error) {
 	t, err := data.ReadTable(st.etaHatPath(id))
 	if err != nil {
 		return nil, err
