@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"labelprivacy/internal/oracle"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -26,7 +27,7 @@ func uniformEta(n int, seed uint64) []float64 {
 }
 
 func TestValidation(t *testing.T) {
-	rr := pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1})
+	rr := testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1})
 	ok := Options{LabelDraws: 1}
 	for _, tc := range []struct {
 		name  string
@@ -44,7 +45,7 @@ func TestValidation(t *testing.T) {
 		{"negative samples", []float64{0.5}, rr, Options{LabelDraws: 1, MaxSamples: -1}, 0, "max_samples"},
 		{"nil mechanism", []float64{0.5}, nil, ok, 0, "mechanism"},
 		{"empty", nil, rr, ok, 0, "eta"},
-		{"no full bag", []float64{0.5, 0.5}, pets.MustNew(pets.Params{Kind: pets.LLP, K: 3}), ok, 0, "eta"},
+		{"no full bag", []float64{0.5, 0.5}, testutil.MustNew(pets.Params{Kind: pets.LLP, K: 3}), ok, 0, "eta"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Run(tc.eta, tc.m, tc.opts)
@@ -87,7 +88,7 @@ func rrIEAdv(e, eps float64) float64 {
 func TestRRExact(t *testing.T) {
 	eta := uniformEta(5000, 3)
 	for _, eps := range []float64{0.0625, 1, 4, 32} {
-		m := pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps})
+		m := testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps})
 		pi := m.FlipProb()
 		special := []float64{0, 1, 0.5, pi, 1 - pi, math.Nextafter(pi, 0), math.Nextafter(1-pi, 1)}
 		e := append(slices.Clone(eta), special...)
@@ -155,7 +156,7 @@ func TestTheorem32(t *testing.T) {
 			for i := range eta {
 				eta[i] = p
 			}
-			res, err := Run(eta, pets.MustNew(pets.Params{Kind: pets.LLP, K: k}), Options{Seed: 2, LabelDraws: 1, MaxSamples: n})
+			res, err := Run(eta, testutil.MustNew(pets.Params{Kind: pets.LLP, K: k}), Options{Seed: 2, LabelDraws: 1, MaxSamples: n})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +208,7 @@ func TestRevealingMechanisms(t *testing.T) {
 	}
 	want /= float64(len(eta))
 	for _, p := range []pets.Params{{Kind: pets.LLP, K: 1}, {Kind: pets.None}} {
-		res, err := Run(eta, pets.MustNew(p), Options{Seed: 3, LabelDraws: 3, MaxSamples: 100})
+		res, err := Run(eta, testutil.MustNew(p), Options{Seed: 3, LabelDraws: 3, MaxSamples: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +224,7 @@ func TestRevealingMechanisms(t *testing.T) {
 			}
 		}
 	}
-	res, err := Run(eta, pets.MustNew(pets.Params{Kind: pets.Bot}), Options{Seed: 3, LabelDraws: 2, MaxSamples: 100})
+	res, err := Run(eta, testutil.MustNew(pets.Params{Kind: pets.Bot}), Options{Seed: 3, LabelDraws: 2, MaxSamples: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,12 +244,12 @@ func TestRevealingMechanisms(t *testing.T) {
 func TestGeomK1IsRR(t *testing.T) {
 	eta := append(uniformEta(4000, 5), 0, 1, 0.5)
 	for _, eps := range []float64{0.0625, 1, 4, 32} {
-		geom, err := Run(eta, pets.MustNew(pets.Params{Kind: pets.LLPGeom, K: 1, Epsilon: eps}),
+		geom, err := Run(eta, testutil.MustNew(pets.Params{Kind: pets.LLPGeom, K: 1, Epsilon: eps}),
 			Options{Seed: 4, LabelDraws: 2, MaxSamples: len(eta)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rr := pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps})
+		rr := testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps})
 		rrRes, err := Run(eta, rr, Options{Seed: 4, LabelDraws: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -283,7 +284,7 @@ func TestInfFrac(t *testing.T) {
 	for i := range eta {
 		eta[i] = p
 	}
-	res, err := Run(eta, pets.MustNew(pets.Params{Kind: pets.LLP, K: k}), Options{Seed: 6, LabelDraws: draws})
+	res, err := Run(eta, testutil.MustNew(pets.Params{Kind: pets.LLP, K: k}), Options{Seed: 6, LabelDraws: draws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestDeterminism(t *testing.T) {
 		{Kind: pets.RR, Epsilon: 1}, {Kind: pets.None}, {Kind: pets.Bot},
 		{Kind: pets.LLP, K: 8}, {Kind: pets.LLPGeom, K: 5, Epsilon: 1}, {Kind: pets.LLPLap, K: 6, Epsilon: 0.5},
 	} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		t.Run(m.String(), func(t *testing.T) {
 			var first *Result
 			for _, w := range []int{1, 2, 3, 2} {
@@ -342,7 +343,7 @@ func TestDeterminism(t *testing.T) {
 func TestSamples(t *testing.T) {
 	eta := uniformEta(10_003, 8)
 	for _, p := range []pets.Params{{Kind: pets.RR, Epsilon: 2}, {Kind: pets.LLPGeom, K: 10, Epsilon: 2}} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		for _, max := range []int{0, 1, 777, 20_000} {
 			res, err := Run(eta, m, Options{Seed: 9, LabelDraws: 1, MaxSamples: max})
 			if err != nil {
@@ -393,7 +394,7 @@ func TestDPBound(t *testing.T) {
 		{pets.Params{Kind: pets.LLPLap, K: 16, Epsilon: 3}, skewed},
 		{pets.Params{Kind: pets.LLPLap, K: 8, Epsilon: 1, Secure: true}, base},
 	} {
-		m := pets.MustNew(tc.p)
+		m := testutil.MustNew(tc.p)
 		t.Run(m.String(), func(t *testing.T) {
 			res, err := Run(tc.eta, m, Options{Seed: 11, LabelDraws: 3})
 			if err != nil {
@@ -434,7 +435,7 @@ func TestDPViolation(t *testing.T) {
 		{Kind: pets.LLPGeom, K: 4, Epsilon: 0.5},
 		{Kind: pets.LLPLap, K: 4, Epsilon: 0.5},
 	} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		t.Run(m.String(), func(t *testing.T) {
 			opts := Options{Seed: 3, LabelDraws: 1, MaxSamples: len(eta)}
 			honest, err := Run(eta, m, opts)
@@ -486,7 +487,7 @@ func TestEAdvSE(t *testing.T) {
 		{Kind: pets.LLPGeom, K: 5, Epsilon: 1},
 		{Kind: pets.LLPLap, K: 4, Epsilon: 0.5},
 	} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		t.Run(m.String(), func(t *testing.T) {
 			res, err := Run(eta, m, Options{Seed: 4, LabelDraws: 1, MaxSamples: len(eta)})
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkRun(b *testing.B) {
 		{pets.Params{Kind: pets.LLPLap, K: 64, Epsilon: 1}, small},
 		{pets.Params{Kind: pets.RR, Epsilon: 1}, big},
 	} {
-		m := pets.MustNew(c.p)
+		m := testutil.MustNew(c.p)
 		b.Run(fmt.Sprintf("%s/n=%d", m, len(c.eta)), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := Run(c.eta, m, Options{Seed: 1, LabelDraws: 1, MaxSamples: 10_000}); err != nil {
@@ -74,7 +75,7 @@ func BenchmarkRunSelfChecks(b *testing.B) {
 		{pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, big},
 		{pets.Params{Kind: pets.LLP, K: 512}, big},
 	} {
-		m := pets.MustNew(c.p)
+		m := testutil.MustNew(c.p)
 		b.Run(fmt.Sprintf("%s/n=%d", m, len(c.eta)), func(b *testing.B) {
 			for b.Loop() {
 				if _, err := Run(c.eta, m, Options{Seed: 1, LabelDraws: 1, MaxSamples: 10_000,

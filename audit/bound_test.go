@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -95,7 +96,7 @@ func TestEAdvBoundInRun(t *testing.T) {
 		{Kind: pets.LLPLap, K: 2, Epsilon: 2}, {Kind: pets.LLPLap, K: 8, Epsilon: 0.5}, {Kind: pets.LLPLap, K: 16, Epsilon: 8, Secure: true},
 		{Kind: pets.Bot}, {Kind: pets.None}, {Kind: pets.LLP, K: 8},
 	} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		for _, e := range [][]float64{eta, beta} {
 			res, err := Run(e, m, Options{Seed: 1, LabelDraws: 1, MaxSamples: len(e)})
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -172,7 +173,7 @@ func TestEpsLowerPower(t *testing.T) {
 		{pets.Params{Kind: pets.LLPLap, K: 8, Epsilon: 1}, 0, 1},
 		{pets.Params{Kind: pets.LLP, K: 8}, 1, math.Inf(1)},
 	} {
-		m := pets.MustNew(tc.p)
+		m := testutil.MustNew(tc.p)
 		for seed := range uint64(4) {
 			res, err := Run(eta, m, Options{Seed: seed, LabelDraws: 1, Sampler: releaseSampler{}, Draws: 1, Canaries: 10000})
 			if err != nil {

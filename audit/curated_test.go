@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"labelprivacy/internal/oracle"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
@@ -58,7 +59,7 @@ func TestGivenBagsBruteForce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, p := range []pets.Params{{Kind: pets.LLP, K: k}, {Kind: pets.LLPGeom, K: k, Epsilon: 1}, {Kind: pets.LLPLap, K: k, Epsilon: 0.5}} {
-				m := pets.MustNew(p)
+				m := testutil.MustNew(p)
 				res, err := Run(eta, m, Options{Seed: 3, LabelDraws: 2, MaxSamples: n, Bags: bags})
 				if err != nil {
 					t.Fatal(err)
@@ -171,7 +172,7 @@ func brutePosterior(kind pets.Kind, eps float64, joint [2][][]float64, i int, al
 func TestGivenRandomBagsMatchDefault(t *testing.T) {
 	eta := uniformEta(4003, 5)
 	for _, p := range []pets.Params{{Kind: pets.LLP, K: 8}, {Kind: pets.LLPGeom, K: 16, Epsilon: 2}} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		def, err := Run(eta, m, Options{Seed: 9, LabelDraws: 3})
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +202,7 @@ func TestSortedBags(t *testing.T) {
 	for i, e := range eta {
 		vals[i] = float32(e)
 	}
-	m := pets.MustNew(pets.Params{Kind: pets.LLP, K: 8})
+	m := testutil.MustNew(pets.Params{Kind: pets.LLP, K: 8})
 	random, err := Run(eta, m, Options{Seed: 1, LabelDraws: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestSortedBags(t *testing.T) {
 // prior ½, rr_prior's audit is rr's.
 func TestRRPriorAuditBruteForce(t *testing.T) {
 	for _, eps := range []float64{0.5, 1, 2, 4} {
-		m := pets.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: eps})
+		m := testutil.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: eps})
 		pi := m.FlipProb()
 		eta := uniformEta(3000, uint64(10*eps))
 		prior := make([]float64, len(eta))
@@ -287,7 +288,7 @@ func TestRRPriorAuditBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := Run(eta, pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps}), Options{Seed: 2, LabelDraws: 1})
+		b, _ := Run(eta, testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: eps}), Options{Seed: 2, LabelDraws: 1})
 		if math.Abs(a.EAdv-b.EAdv) > 1e-15 || a.MAP50 != b.MAP50 || math.Abs(b.MAMean-eps) > 1e-12*eps || a.MAMean != b.MAMean {
 			t.Errorf("ε=%v: rr_prior with prior ½: EAdv %v |MA| p50 %v; rr %v %v", eps, a.EAdv, a.MAP50, b.EAdv, b.MAP50)
 		}
@@ -296,8 +297,8 @@ func TestRRPriorAuditBruteForce(t *testing.T) {
 
 func TestCuratedValidation(t *testing.T) {
 	eta := uniformEta(20, 1)
-	llp8 := pets.MustNew(pets.Params{Kind: pets.LLP, K: 4})
-	rrp := pets.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: 1})
+	llp8 := testutil.MustNew(pets.Params{Kind: pets.LLP, K: 4})
+	rrp := testutil.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: 1})
 	bags, _ := llp.Partition(20, 4, rand.NewPCG(1, 1), false)
 	other, _ := llp.Partition(24, 4, rand.NewPCG(1, 1), false)
 	big, _ := llp.Partition(20, 8, rand.NewPCG(1, 1), false)
@@ -307,7 +308,7 @@ func TestCuratedValidation(t *testing.T) {
 		o     Options
 		param string
 	}{
-		{"bags for rr", pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1}), Options{LabelDraws: 1, Bags: bags}, "bags"},
+		{"bags for rr", testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1}), Options{LabelDraws: 1, Bags: bags}, "bags"},
 		{"bags of other rows", llp8, Options{LabelDraws: 1, Bags: other}, "bags"},
 		{"bags above k", llp8, Options{LabelDraws: 1, Bags: big}, "bags"},
 		{"rr_prior without priors", rrp, Options{LabelDraws: 1}, "prior"},

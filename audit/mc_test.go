@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"labelprivacy/internal/oracle"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -47,7 +48,7 @@ func TestMonteCarloAttacker(t *testing.T) {
 		{Kind: pets.LLPLap, K: 8, Epsilon: 1},
 		{Kind: pets.LLPLap, K: 4, Epsilon: 0.25, Secure: true},
 	} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		t.Run(m.String(), func(t *testing.T) {
 			const seed = 5
 			res, err := Run(eta, m, Options{Seed: seed, LabelDraws: 1, MaxSamples: n})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 	"labelprivacy/release"
 )
@@ -20,7 +21,7 @@ func (s releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) 
 	if s.epsScale != 0 && m.Kind().NeedsEpsilon() {
 		p := m.Params()
 		p.Epsilon *= s.epsScale
-		m = pets.MustNew(p)
+		m = testutil.MustNew(p)
 	}
 	rel, err := release.Apply(labels, m, release.Options{Noise: pets.NoiseSimulation, Seed: seed})
 	if err != nil {
@@ -82,7 +83,7 @@ func TestRealizedAgreesWithEAdv(t *testing.T) {
 			{Kind: pets.RR, Epsilon: 1}, {Kind: pets.RR, Epsilon: 4}, {Kind: pets.LLP, K: 8},
 			{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, {Kind: pets.LLPLap, K: 8, Epsilon: 1}, {Kind: pets.Bot},
 		} {
-			m := pets.MustNew(p)
+			m := testutil.MustNew(p)
 			t.Run(ds.name+"/"+m.String(), func(t *testing.T) {
 				res, err := Run(ds.eta, m, Options{Seed: 3, LabelDraws: 1, Sampler: releaseSampler{}, Draws: draws})
 				if err != nil {
@@ -116,7 +117,7 @@ func TestRealizedAgreesWithEAdv(t *testing.T) {
 func scaledMech(m *pets.Mechanism, f float64) *pets.Mechanism {
 	p := m.Params()
 	p.Epsilon *= f
-	return pets.MustNew(p)
+	return testutil.MustNew(p)
 }
 
 // lyingSampler wraps the production sampler and then damages what it
@@ -177,7 +178,7 @@ func TestGuardFailsWrongSampler(t *testing.T) {
 		}}, "is not 0/1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := pets.MustNew(tc.p)
+			m := testutil.MustNew(tc.p)
 			_, err := Run(eta, m, Options{Seed: 9, LabelDraws: 1, Sampler: tc.sampler, Draws: 20, Canaries: 10000})
 			var se *SamplerError
 			if !errors.Is(err, ErrReleaseMismatch) || !errors.As(err, &se) {
@@ -192,7 +193,7 @@ func TestGuardFailsWrongSampler(t *testing.T) {
 	}
 	// The same audit with the honest sampler passes (the hook is what fails).
 	for _, p := range []pets.Params{{Kind: pets.RR, Epsilon: 1}, {Kind: pets.LLPGeom, K: 8, Epsilon: 1}, {Kind: pets.LLPLap, K: 32, Epsilon: 0.5, Secure: true}} {
-		if _, err := Run(eta, pets.MustNew(p), Options{Seed: 9, LabelDraws: 1, Sampler: releaseSampler{}, Draws: 20, Canaries: 10000}); err != nil {
+		if _, err := Run(eta, testutil.MustNew(p), Options{Seed: 9, LabelDraws: 1, Sampler: releaseSampler{}, Draws: 20, Canaries: 10000}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -215,7 +216,7 @@ func TestGuardNoFalseFailures(t *testing.T) {
 		{Kind: pets.RR, Epsilon: 1}, {Kind: pets.RR, Epsilon: 0.2}, {Kind: pets.LLP, K: 4},
 		{Kind: pets.LLPGeom, K: 4, Epsilon: 2}, {Kind: pets.LLPLap, K: 4, Epsilon: 2}, {Kind: pets.LLPLap, K: 4, Epsilon: 2, Secure: true},
 	} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		for seed := range seeds {
 			res, err := Run(eta, m, Options{Seed: uint64(seed), LabelDraws: 1, Sampler: releaseSampler{}, Draws: 8, Canaries: 1000})
 			if err != nil {
@@ -245,7 +246,7 @@ func TestAttackSubsample(t *testing.T) {
 	maxAttacked = 2000
 	t.Cleanup(func() { maxAttacked = old })
 	eta := uniformEta(10000, 31)
-	m := pets.MustNew(pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2})
+	m := testutil.MustNew(pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2})
 	res, err := Run(eta, m, Options{Seed: 4, LabelDraws: 1, Sampler: releaseSampler{}, Draws: 60})
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func reportRows(b *testing.B, rows int) {
 
 // BenchmarkReleaseRR: rr(ε=1) on 10M labels, seeded PCG and crypto/rand.
 func BenchmarkReleaseRR(b *testing.B) {
-	m := MustNew(Params{Kind: RR, Epsilon: 1})
+	m := mustNew(Params{Kind: RR, Epsilon: 1})
 	dst := make([]uint8, benchRows)
 	for _, src := range []string{"pcg", "crypto"} {
 		b.Run(src, func(b *testing.B) {
@@ -55,7 +55,7 @@ func BenchmarkReleaseBags(b *testing.B) {
 		{Kind: LLPLap, K: k, Epsilon: 1},
 		{Kind: LLPLap, K: k, Epsilon: 1, Secure: true},
 	} {
-		m := MustNew(p)
+		m := mustNew(p)
 		name := m.String()
 		if p.Secure {
 			name += "-secure"
@@ -134,7 +134,7 @@ func BenchmarkLedgerRecord(b *testing.B) {
 	}
 	rel := func(id string) Release {
 		return Release{ID: id, Input: "train.arrow", Labels: l.keys.Labels([]uint8{1}), Rows: n, People: keys,
-			KeyCheck: l.keys.Check(), Mech: MustNew(Params{Kind: RR, Epsilon: 1}), Noise: NoiseSecure,
+			KeyCheck: l.keys.Check(), Mech: mustNew(Params{Kind: RR, Epsilon: 1}), Noise: NoiseSecure,
 			Path: "out/r.arrow", SHA256: digest}
 	}
 	pcg.Seed(1, 2)

@@ -25,8 +25,8 @@ func ExampleNew() {
 
 func ExampleMechanism_ReleaseBag() {
 	r := rand.New(rand.NewPCG(1, 2)) // seeded: reproducible releases
-	llp := pets.MustNew(pets.Params{Kind: pets.LLP, K: 4})
-	geom := pets.MustNew(pets.Params{Kind: pets.LLPGeom, K: 4, Epsilon: 1})
+	llp := must(pets.New(pets.Params{Kind: pets.LLP, K: 4}))
+	geom := must(pets.New(pets.Params{Kind: pets.LLPGeom, K: 4, Epsilon: 1}))
 
 	// A bag of 4 rows with 3 positive labels, and a kept remainder bag of 2.
 	fmt.Println(llp.ReleaseBag(3, 4, r), llp.ReleaseBag(1, 2, r))
@@ -64,7 +64,7 @@ func ExampleLedger() {
 	}
 	release := func(id string, p pets.Params, who []uint64) pets.Release {
 		return pets.Release{ID: id, Input: "train.arrow", Labels: keys.Labels(labels), Rows: len(who), People: who,
-			KeyCheck: keys.Check(), Mech: pets.MustNew(p), Noise: pets.NoiseSecure,
+			KeyCheck: keys.Check(), Mech: must(pets.New(p)), Noise: pets.NoiseSecure,
 			Path: filepath.Join(dir, id+".arrow"), SHA256: "c7a5e9185d9dc500f7c048c71beb599b8f30ca0678302bde07c428a4402d5eac"}
 	}
 	// Record each release before renaming its file into place.
@@ -96,7 +96,7 @@ func ExampleCompose() {
 	// 40 releases of one person's label through rr(ε=0.1), at δ' = 1e-6.
 	steps := make([]pets.Step, 40)
 	for i := range steps {
-		steps[i] = pets.StepOf(pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 0.1}))
+		steps[i] = pets.StepOf(must(pets.New(pets.Params{Kind: pets.RR, Epsilon: 0.1})))
 	}
 	c, err := pets.Compose(steps, 1e-6)
 	if err != nil {
@@ -105,4 +105,12 @@ func ExampleCompose() {
 	fmt.Printf("basic %.4f, DRV %.4f, PLD %.4f (+ at most %g): (%.4f, 1e-6)-label-DP\n", c.Basic, c.DRV, c.PLD, c.PLDError, c.Total)
 	// Output:
 	// basic 4.0000, DRV 3.7452, PLD 2.7754 (+ at most 0.0001): (2.7754, 1e-6)-label-DP
+}
+
+// must returns m, panicking on err (parameters an example knows to be valid).
+func must(m *pets.Mechanism, err error) *pets.Mechanism {
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -89,7 +89,7 @@ func span(lo, hi int) []int {
 func (l *testLedger) rel(id string, ids []int, p Params) Release {
 	people := l.people(ids...)
 	return Release{ID: id, Input: "data/train.arrow", Labels: l.keys.Labels([]uint8{0, 1, 1}), Rows: len(people),
-		People: people, KeyCheck: l.keys.Check(), Mech: MustNew(p), Noise: NoiseSimulation, Seed: "42",
+		People: people, KeyCheck: l.keys.Check(), Mech: mustNew(p), Noise: NoiseSimulation, Seed: "42",
 		Path: "releases/" + id + ".arrow", SHA256: digest}
 }
 
@@ -106,7 +106,7 @@ func newModel() *model {
 }
 
 func (m *model) record(id string, ids []int, p Params) {
-	m.steps[id] = StepOf(MustNew(p))
+	m.steps[id] = StepOf(mustNew(p))
 	seen := map[int]bool{}
 	for _, x := range ids {
 		if !seen[x] {

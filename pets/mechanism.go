@@ -29,8 +29,6 @@ type Mechanism struct {
 
 	pi        float64 // rr, rr_prior: flip probability 1/(1+e^ε)
 	piWord    uint64  // rr, rr_prior: π·2^64 when ≥ 2^53 (π ≥ 2^-11), else 0; see ReleaseRR
-	lapGran   float64 // llp_lap secure: grid spacing in units of the sum (≤ 1)
-	lapLam    float64 // llp_lap secure: geometric parameter lapGran·ε
 	overshoot float64 // llp_geom: E[overshoot past a clip, in sum units] = 1/(e^ε−1)
 }
 
@@ -75,23 +73,17 @@ func New(p Params) (*Mechanism, error) {
 			m.piWord = uint64(t) // exact: an integer-valued float64 < 2^63
 		}
 	case LLPLap:
-		// Noise on the integer sum has scale 1/ε whatever the bag size; the
-		// grid is capped at 1 so that every sum lies on it.
-		m.lapGran = math.Min(LaplaceGranularity(1/eps), 1)
-		m.lapLam = m.lapGran * eps
+		// Noise on the integer sum has scale 1/ε whatever the bag size;
+		// SecureLaplace is exact when every sum lies on its grid, which
+		// needs a spacing ≤ 1 (true for every ε ≥ 2^-40, far below the
+		// accepted range).
+		if g := LaplaceGranularity(1 / eps); p.Secure && g > 1 {
+			return nil, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("%v is too small for the grid Laplace sampler (spacing %v > 1)", eps, g)}
+		}
 	case LLPGeom:
 		m.overshoot = 1 / math.Expm1(eps)
 	}
 	return m, nil
-}
-
-// MustNew is New that panics on error (for tests and constants).
-func MustNew(p Params) *Mechanism {
-	m, err := New(p)
-	if err != nil {
-		panic(err)
-	}
-	return m
 }
 
 // Params returns the parameters the mechanism was built from.
@@ -261,7 +253,7 @@ func (m *Mechanism) ReleaseBag(sum, n int, r Rand) float64 {
 		return float64(sum) / fn
 	case LLPLap:
 		if m.p.Secure {
-			return (float64(sum) + float64(TwoSidedGeometric(r, m.lapLam))*m.lapGran) / fn
+			return (float64(sum) + SecureLaplace(r, 1/m.p.Epsilon)) / fn
 		}
 		return float64(sum)/fn + Laplace(r, 1/(fn*m.p.Epsilon))
 	case LLPGeom:

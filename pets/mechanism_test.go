@@ -93,7 +93,7 @@ func TestEpsilonAndFlipProb(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := MustNew(tc.p)
+			m := mustNew(tc.p)
 			if got := m.Epsilon(); got != tc.eps {
 				t.Errorf("Epsilon() = %v, want %v", got, tc.eps)
 			}
@@ -123,7 +123,7 @@ func TestRRFlipRate(t *testing.T) {
 	}
 	dst := make([]uint8, chunk)
 	for _, eps := range []float64{0.0625, 1, 4, 8} {
-		m := MustNew(Params{Kind: RR, Epsilon: eps})
+		m := mustNew(Params{Kind: RR, Epsilon: eps})
 		t.Run(m.String(), func(t *testing.T) {
 			pi := m.FlipProb()
 			chunks := max(1, int(math.Ceil(6400/pi/chunk)))
@@ -149,7 +149,7 @@ func TestRRFlipRate(t *testing.T) {
 		})
 	}
 	t.Run("none copies", func(t *testing.T) {
-		MustNew(Params{Kind: None}).ReleaseRR(dst, labels, newRand(2))
+		mustNew(Params{Kind: None}).ReleaseRR(dst, labels, newRand(2))
 		if !slices.Equal(dst, labels) {
 			t.Fatal("none changed labels")
 		}
@@ -168,7 +168,7 @@ func TestGeomReleaseFrequencies(t *testing.T) {
 	}
 	const draws = 100_000
 	for i, tc := range tests {
-		m := MustNew(Params{Kind: LLPGeom, K: tc.n, Epsilon: tc.eps})
+		m := mustNew(Params{Kind: LLPGeom, K: tc.n, Epsilon: tc.eps})
 		t.Run(m.String(), func(t *testing.T) {
 			r := newRand(uint64(100 + i))
 			counts := make([]int, tc.n+1)
@@ -262,7 +262,7 @@ func TestDebiasExact(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8, 64, 512} {
 		for e := -4; e <= 5; e++ {
 			eps := math.Ldexp(1, e)
-			m := MustNew(Params{Kind: LLPGeom, K: n, Epsilon: eps})
+			m := mustNew(Params{Kind: LLPGeom, K: n, Epsilon: eps})
 			for s := 0; s <= n; s++ {
 				pmf := oracle.GeomPMF(eps, n, s)
 				mean := 0.0
@@ -284,7 +284,7 @@ func TestDebiasExact(t *testing.T) {
 		}
 	}
 	for _, p := range []Params{{Kind: LLP, K: 4}, {Kind: LLPLap, K: 4, Epsilon: 1}, {Kind: RR, Epsilon: 1}, {Kind: None}} {
-		if got := MustNew(p).Debias(0.25, 4); got != 0.25 {
+		if got := mustNew(p).Debias(0.25, 4); got != 0.25 {
 			t.Errorf("%v: Debias(0.25) = %v, want identity", p.Kind, got)
 		}
 	}
@@ -299,7 +299,7 @@ func TestDebiasSampled(t *testing.T) {
 	}{{8, 0, 0.5}, {64, 63, 1}, {3, 1, 0.0625}, {1, 1, 2}}
 	const draws = 100_000
 	for i, tc := range tests {
-		m := MustNew(Params{Kind: LLPGeom, K: tc.n, Epsilon: tc.eps})
+		m := mustNew(Params{Kind: LLPGeom, K: tc.n, Epsilon: tc.eps})
 		t.Run(m.String(), func(t *testing.T) {
 			mu := float64(tc.s) / float64(tc.n)
 			v := 0.0
@@ -341,7 +341,7 @@ func TestLaplaceMoments(t *testing.T) {
 			b := 1 / (float64(tc.n) * tc.eps)
 			for _, via := range []string{"sampler", "release"} {
 				r := newRand(uint64(500 + 2*i))
-				m := MustNew(Params{Kind: LLPLap, K: tc.n, Epsilon: tc.eps, Secure: tc.secure})
+				m := mustNew(Params{Kind: LLPLap, K: tc.n, Epsilon: tc.eps, Secure: tc.secure})
 				s := tc.n / 2
 				sum, sum2 := 0.0, 0.0
 				for range tc.draws {
@@ -386,7 +386,7 @@ func TestSecureLaplaceGrid(t *testing.T) {
 			}
 		}
 	}
-	m := MustNew(Params{Kind: LLPLap, K: 8, Epsilon: 0.25, Secure: true}) // sum-scale 4 → g = 2^-38
+	m := mustNew(Params{Kind: LLPLap, K: 8, Epsilon: 0.25, Secure: true}) // sum-scale 4 → g = 2^-38
 	r := newRand(12)
 	for range 1000 {
 		noise := m.ReleaseBag(5, 8, r)*8 - 5
@@ -472,10 +472,10 @@ func (w *wordRand) Uint64() uint64 { v := w.words[w.i]; w.i++; return v }
 // proportion, the noise scale and the clipping.
 func TestReleaseBagRemainder(t *testing.T) {
 	r := newRand(21)
-	if got := MustNew(Params{Kind: LLP, K: 64}).ReleaseBag(2, 3, r); got != 2.0/3 {
+	if got := mustNew(Params{Kind: LLP, K: 64}).ReleaseBag(2, 3, r); got != 2.0/3 {
 		t.Errorf("llp k=64 bag of 3: %v, want 2/3", got)
 	}
-	geom := MustNew(Params{Kind: LLPGeom, K: 64, Epsilon: 0.5})
+	geom := mustNew(Params{Kind: LLPGeom, K: 64, Epsilon: 0.5})
 	for range 1000 {
 		a := geom.ReleaseBag(1, 3, r)
 		if c := a * 3; c != math.Round(c) || c < 0 || c > 3 {
@@ -483,7 +483,7 @@ func TestReleaseBagRemainder(t *testing.T) {
 		}
 	}
 	// llp_lap: variance of the remainder bag's release is 2/(3ε)², not 2/(64ε)².
-	lap := MustNew(Params{Kind: LLPLap, K: 64, Epsilon: 0.5})
+	lap := mustNew(Params{Kind: LLPLap, K: 64, Epsilon: 0.5})
 	const draws = 100_000
 	sum2 := 0.0
 	for range draws {
@@ -527,7 +527,7 @@ func TestReleaseDeterminism(t *testing.T) {
 		{Kind: LLPLap, K: k, Epsilon: 1, Secure: true},
 		{Kind: LLPGeom, K: k, Epsilon: 1},
 	} {
-		m := MustNew(p)
+		m := mustNew(p)
 		t.Run(m.String()+map[bool]string{true: " secure"}[p.Secure], func(t *testing.T) {
 			a, b, c := release(m, 42), release(m, 42), release(m, 43)
 			if !slices.Equal(a, b) {
@@ -544,7 +544,7 @@ func TestReleaseDeterminism(t *testing.T) {
 // exactly as uniform < π, on words around the threshold and random words.
 func TestRRFastFlipRule(t *testing.T) {
 	for _, eps := range []float64{0.0625, 1, 4, 7.6} {
-		m := MustNew(Params{Kind: RR, Epsilon: eps})
+		m := mustNew(Params{Kind: RR, Epsilon: eps})
 		if m.piWord == 0 {
 			t.Fatalf("ε=%g: expected the one-word rule", eps)
 		}
@@ -560,7 +560,16 @@ func TestRRFastFlipRule(t *testing.T) {
 			}
 		}
 	}
-	if m := MustNew(Params{Kind: RR, Epsilon: 8}); m.piWord != 0 {
+	if m := mustNew(Params{Kind: RR, Epsilon: 8}); m.piWord != 0 {
 		t.Fatalf("ε=8 (π < 2^-11) should use the uniform rule")
 	}
+}
+
+// mustNew is New for parameters a test knows to be valid.
+func mustNew(p Params) *Mechanism {
+	m, err := New(p)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -39,7 +39,7 @@ func TestRRPriorFrequencies(t *testing.T) {
 	dst := make([]uint8, n)
 	argmax := make([]bool, n)
 	for _, eps := range []float64{0.5, 1, 2, 4} {
-		m := MustNew(Params{Kind: RRPrior, Epsilon: eps})
+		m := mustNew(Params{Kind: RRPrior, Epsilon: eps})
 		for _, p := range priors {
 			for y := range uint8(2) {
 				for i := range labels {
@@ -96,7 +96,7 @@ func TestRRPriorLikelihoodRatio(t *testing.T) {
 		ps = append(ps, float64(i)/2000)
 	}
 	for _, eps := range []float64{1e-6, 0.01, 0.1, 0.5, 1, 2, 4, 8, 16, 36, 50, 100} {
-		m := MustNew(Params{Kind: RRPrior, Epsilon: eps})
+		m := mustNew(Params{Kind: RRPrior, Epsilon: eps})
 		pi := m.FlipProb()
 		grid := append(slices.Clone(ps), pi, 1-pi, math.Nextafter(pi, 0), math.Nextafter(pi, 1),
 			math.Nextafter(1-pi, 0), math.Nextafter(1-pi, 1))
@@ -162,13 +162,13 @@ func TestRRPriorUniformIsRR(t *testing.T) {
 	}
 	for _, eps := range []float64{0.5, 9} { // fast and slow flip paths
 		a, b := make([]uint8, n), make([]uint8, n)
-		MustNew(Params{Kind: RR, Epsilon: eps}).ReleaseRR(a, labels, newRand(5))
-		MustNew(Params{Kind: RRPrior, Epsilon: eps}).ReleaseRRPrior(b, labels, prior, make([]bool, n), newRand(5))
+		mustNew(Params{Kind: RR, Epsilon: eps}).ReleaseRR(a, labels, newRand(5))
+		mustNew(Params{Kind: RRPrior, Epsilon: eps}).ReleaseRRPrior(b, labels, prior, make([]bool, n), newRand(5))
 		if !slices.Equal(a, b) {
 			t.Fatalf("ε=%v: rr_prior with prior ½ differs from rr", eps)
 		}
 	}
-	m := MustNew(Params{Kind: RRPrior, Epsilon: 1})
+	m := mustNew(Params{Kind: RRPrior, Epsilon: 1})
 	for _, p := range []float64{-0.1, 1.5, math.NaN()} {
 		func() {
 			defer func() {

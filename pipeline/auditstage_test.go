@@ -12,6 +12,7 @@ import (
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 	"labelprivacy/report"
@@ -167,7 +168,7 @@ type scaledSampler struct {
 func (s scaledSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*audit.Released, error) {
 	p := m.Params()
 	p.Epsilon *= s.f
-	return s.inner.Release(labels, pets.MustNew(p), seed)
+	return s.inner.Release(labels, testutil.MustNew(p), seed)
 }
 
 // TestAuditWithoutCalibrationRows: when the audit set takes the whole test

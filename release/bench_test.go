@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -18,7 +19,7 @@ func BenchmarkApply10M(b *testing.B) {
 		labels[i] = uint8(r.IntN(2))
 	}
 	for _, p := range []pets.Params{{Kind: pets.RR, Epsilon: 1}, {Kind: pets.LLP, K: 64}, {Kind: pets.LLPGeom, K: 64, Epsilon: 1}} {
-		m := pets.MustNew(p)
+		m := testutil.MustNew(p)
 		b.Run(m.String(), func(b *testing.B) {
 			for b.Loop() {
 				rel, err := Apply(labels, m, Options{Noise: pets.NoiseSimulation, Seed: 1})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
@@ -49,7 +50,7 @@ func TestRandomBagsUnchanged(t *testing.T) {
 		{pets.Params{Kind: pets.RR, Epsilon: 1}, false, "a1f1e76dd173a858", "4f3b9c6df234e42e"},
 	} {
 		for _, part := range []llp.Partitioner{nil, llp.Random{}} {
-			rel, err := Apply(f.Label, pets.MustNew(tc.p), Options{Noise: pets.NoiseSimulation, Seed: 7, KeepRemainder: tc.keep, Partition: part})
+			rel, err := Apply(f.Label, testutil.MustNew(tc.p), Options{Noise: pets.NoiseSimulation, Seed: 7, KeepRemainder: tc.keep, Partition: part})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +80,7 @@ func TestCuratedBagsRelease(t *testing.T) {
 	}
 	for _, part := range []llp.Partitioner{llp.Sorted{Feature: "x1", Values: x1}, llp.Keyed{Column: "g", Keys: keys}} {
 		t.Run(part.Rule().String(), func(t *testing.T) {
-			m := pets.MustNew(pets.Params{Kind: pets.LLP, K: 8})
+			m := testutil.MustNew(pets.Params{Kind: pets.LLP, K: 8})
 			rel, err := Apply(f.Label, m, Options{Noise: pets.NoiseSimulation, Seed: 3, Partition: part})
 			if err != nil {
 				t.Fatal(err)
@@ -127,7 +128,7 @@ func TestCuratedBagsRelease(t *testing.T) {
 // Apply refuses rr_prior; Finish checks its priors.
 func TestRRPriorTwoStages(t *testing.T) {
 	f := synth(t, 1000)
-	m := pets.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: 1})
+	m := testutil.MustNew(pets.Params{Kind: pets.RRPrior, Epsilon: 1})
 	if _, err := Apply(f.Label, m, Options{Noise: pets.NoiseSimulation, Seed: 1}); !errors.Is(err, ErrTwoStages) {
 		t.Fatalf("Apply(rr_prior): %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -87,7 +88,7 @@ func TestEveryMechanism(t *testing.T) {
 		{"llp_geom", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, []string{"bag_id", "alpha", "alpha_debiased"}, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := pets.MustNew(tc.p)
+			m := testutil.MustNew(tc.p)
 			const seed = 1234567
 			_, a := ship(t, f, m, Options{Noise: pets.NoiseSeeded, Seed: seed})
 			path, b := ship(t, f, m, Options{Noise: pets.NoiseSeeded, Seed: seed})
@@ -141,7 +142,7 @@ func TestEveryMechanism(t *testing.T) {
 // simulation file through its row column.
 func TestLLPProportions(t *testing.T) {
 	f := synth(t, 640)
-	rel, err := Apply(f.Label, pets.MustNew(pets.Params{Kind: pets.LLP, K: 16}), Options{Noise: pets.NoiseSeeded, Seed: 3})
+	rel, err := Apply(f.Label, testutil.MustNew(pets.Params{Kind: pets.LLP, K: 16}), Options{Noise: pets.NoiseSeeded, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func TestShipShufflesRows(t *testing.T) {
 		}
 	}
 	f := &data.Frame{Rows: 2000, Features: []string{"i"}, X: x, Label: labels}
-	rel, err := Apply(labels, pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 8}), Options{Noise: pets.NoiseSecure})
+	rel, err := Apply(labels, testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 8}), Options{Noise: pets.NoiseSecure})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func TestShipShufflesRows(t *testing.T) {
 // the released label itself, π²+(1−π)² for a wrong regenerated noise.
 func TestRegenerationAttackFails(t *testing.T) {
 	f := synth(t, 20000)
-	m := pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1})
+	m := testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1})
 	rel, err := Apply(f.Label, m, Options{Noise: pets.NoiseSecure})
 	if err != nil {
 		t.Fatal(err)
@@ -271,10 +272,10 @@ func TestRegenerationAttackFails(t *testing.T) {
 
 func TestRejects(t *testing.T) {
 	labels := []uint8{0, 1, 1}
-	if _, err := Apply(labels, pets.MustNew(pets.Params{Kind: pets.None}), Options{Noise: pets.NoiseSecure}); !errors.Is(err, ErrNoRelease) {
+	if _, err := Apply(labels, testutil.MustNew(pets.Params{Kind: pets.None}), Options{Noise: pets.NoiseSecure}); !errors.Is(err, ErrNoRelease) {
 		t.Fatalf("none: err = %v", err)
 	}
-	rr := pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1})
+	rr := testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1})
 	for name, o := range map[string]Options{"secure with a seed": {Noise: pets.NoiseSecure, Seed: 3}, "no noise mode": {}} {
 		if _, err := Apply(labels, rr, o); err == nil {
 			t.Fatalf("%s: no error", name)
@@ -289,7 +290,7 @@ func TestRejects(t *testing.T) {
 // rename that fails leaves the row aborted and no file.
 func TestPublishWriteAhead(t *testing.T) {
 	f := synth(t, 100)
-	rel, err := Apply(f.Label, pets.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1}), Options{Noise: pets.NoiseSecure})
+	rel, err := Apply(f.Label, testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1}), Options{Noise: pets.NoiseSecure})
 	if err != nil {
 		t.Fatal(err)
 	}
