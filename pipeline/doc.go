@@ -15,7 +15,8 @@
 //	Report   summary tables (the paper's best-LR rule), figures, report.md
 //
 // Run chains them; Sweep runs one shard of Fit for a cluster array task;
-// SweepStatus, SlurmScript and K8sManifest serve the cluster side;
+// SweepStatus and Emit (Slurm array scripts, Kubernetes Indexed Jobs) serve
+// the cluster side;
 // Privatize publishes one release meant to leave the machine.
 //
 // # Identity and seeds

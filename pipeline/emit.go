@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"labelprivacy/data"
 )
 
 // Version is the tool version recorded in emitted jobs and outputs.
@@ -24,11 +26,11 @@ func sweepArgs(config string, sets []string) []string {
 	return args
 }
 
-// SlurmScript is an sbatch script running the sweep of config (an absolute
+// slurmScript is an sbatch script running the sweep of config (an absolute
 // path; sets are passed on to every task) as an array of shards tasks; the
 // logs directory is created, since Slurm opens --output before the script
 // runs.
-func SlurmScript(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
+func slurmScript(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
 	c := cfg.Cluster
 	bin := c.Binary
 	if bin == "" {
@@ -108,10 +110,10 @@ func jobName(name string) string {
 	return s
 }
 
-// K8sManifest is a Kubernetes Indexed Job running the sweep of config with
+// k8sManifest is a Kubernetes Indexed Job running the sweep of config with
 // shards completions (JOB_COMPLETIONS is set for the shard; the config and
 // the output must be on a volume shared by every pod, mounted at workdir).
-func K8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
+func k8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
 	c := cfg.Cluster
 	if c.Image == "" {
 		return nil, fmt.Errorf("cluster.image: set the container image that holds the train binary")
@@ -175,4 +177,49 @@ func k8sQuantity(mem string) string {
 		}
 	}
 	return mem
+}
+
+// EmitOptions describe a batch job running a sweep.
+type EmitOptions struct {
+	Kind   string   // "slurm" (an sbatch array script) or "k8s" (a Kubernetes Indexed Job)
+	Config string   // the config file (made absolute: the tasks run elsewhere)
+	Sets   []string // --set overrides passed on to every task
+	Shards int      // array tasks / completions, ≥ 1
+	// Out is the file to write (atomically; an sbatch script executable);
+	// empty: only return the bytes.
+	Out string
+}
+
+// Emit writes the batch job running cfg's sweep in o.Shards shards and
+// returns its bytes: one shard per Slurm array task or Kubernetes
+// completion, each running `train sweep` on the same config and sets.
+func Emit(cfg *Config, o EmitOptions) ([]byte, error) {
+	if o.Shards < 1 {
+		return nil, fmt.Errorf("emit: shards must be ≥ 1, got %d", o.Shards)
+	}
+	abs, err := filepath.Abs(o.Config)
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	mode := os.FileMode(0o644)
+	switch o.Kind {
+	case "slurm":
+		b, err = slurmScript(cfg, abs, o.Sets, o.Shards)
+		mode = 0o755
+	case "k8s":
+		b, err = k8sManifest(cfg, abs, o.Sets, o.Shards)
+	default:
+		return nil, fmt.Errorf("emit: kind %q is neither slurm nor k8s", o.Kind)
+	}
+	if err != nil || o.Out == "" {
+		return b, err
+	}
+	if err := data.WriteFileAtomic(o.Out, b); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(o.Out, mode); err != nil {
+		return nil, fmt.Errorf("emit: %w", err)
+	}
+	return b, nil
 }

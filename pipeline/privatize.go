@@ -69,14 +69,18 @@ func ledgerPathFor(in string) string { return filepath.Join(filepath.Dir(in), pe
 func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
 	p.Secure = p.Kind == pets.LLPLap
+	if p.Kind == pets.RRPrior {
+		return nil, &FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
+			"train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize"}
+	}
 	if p.Kind.NeedsEpsilon() {
 		if err := checkEpsilon(p.Epsilon); err != nil {
-			return nil, err
+			return nil, paramField(err)
 		}
 	}
 	m, err := pets.New(p)
 	if err != nil {
-		return nil, err
+		return nil, paramField(err)
 	}
 	ledgerPath := o.Ledger
 	if ledgerPath == "" {
@@ -195,4 +199,19 @@ func sameDir(a, b string) bool {
 	aa, _ := filepath.Abs(a)
 	bb, _ := filepath.Abs(b)
 	return aa == bb
+}
+
+// paramField turns a mechanism parameter error into a *FieldError naming
+// the parameter ("epsilon", "k", "mechanism"), so a caller can name its
+// own flag or key.
+func paramField(err error) error {
+	var pe *pets.ParamError
+	if errors.As(err, &pe) {
+		key := pe.Param
+		if key == "kind" || key == "secure" {
+			key = "mechanism"
+		}
+		return &FieldError{Key: key, Msg: pe.Msg}
+	}
+	return err
 }

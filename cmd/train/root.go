@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"labelprivacy/data"
-	"labelprivacy/pets"
 	"labelprivacy/pipeline"
 )
 
@@ -135,32 +132,14 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 		var sets []string
 		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
 			true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
-				if shards < 1 {
-					return fmt.Errorf("--shards must be ≥ 1, got %d", shards)
-				}
 				file, _ := cmd.Flags().GetString("config")
-				abs, err := filepath.Abs(file)
-				if err != nil {
-					return err
-				}
 				sets, _ = cmd.Flags().GetStringArray("set")
-				emitFn := pipeline.SlurmScript
-				if kind == "k8s" {
-					emitFn = pipeline.K8sManifest
-				}
-				b, err := emitFn(cfg, abs, sets, shards)
-				if err != nil {
+				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Shards: shards, Out: out})
+				if err != nil || out == "" {
+					if err == nil {
+						_, err = cmd.OutOrStdout().Write(b)
+					}
 					return err
-				}
-				if out == "" {
-					_, err = cmd.OutOrStdout().Write(b)
-					return err
-				}
-				if err := data.WriteFileAtomic(out, b); err != nil {
-					return err
-				}
-				if kind == "slurm" {
-					os.Chmod(out, 0o755)
 				}
 				ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
 				return nil
@@ -185,9 +164,7 @@ func resolveShard(flag string, lookup env) (pipeline.Shard, string, error) {
 
 func newPrivatizeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o pipeline.PrivatizeOptions
-	var pet string
 	var seed uint64
-	var secure bool
 	cmd := &cobra.Command{
 		Use:   "privatize --in DIR/train.arrow --pet rr|llp|llp_lap|llp_geom|bot [--epsilon E] [--k K] --out FILE.arrow [--seed S]",
 		Short: "Release a dataset's labels through a PET into a new Arrow file meant to leave the machine",
@@ -211,14 +188,6 @@ program) can regenerate the noise and undo it. Use it for experiments, never for
 leaves the machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			kind, err := pets.ParseKind(pet)
-			if err != nil {
-				return fmt.Errorf("--pet: %w", err)
-			}
-			if kind == pets.RRPrior {
-				return fmt.Errorf("--pet: rr_prior trains a prior model between its two stages; it runs inside train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize")
-			}
-			o.Params.Kind = kind
 			if cmd.Flags().Changed("seed") {
 				o.Seed = &seed
 				fmt.Fprintf(stderr, "privatize: warning: --seed %d makes this release reproducible: anyone who learns or guesses the seed can regenerate its noise and recover the labels. Do not let it leave the machine; drop --seed for a crypto/rand release.\n", seed)
@@ -229,7 +198,7 @@ leaves the machine.`,
 			}
 			r := p.Release
 			fmt.Fprintf(stdout, "privatize: wrote %s (%s, %d rows", p.Path, r.Mech, r.Rows())
-			if kind.IsLLP() {
+			if r.Mech.Kind().IsLLP() {
 				fmt.Fprintf(stdout, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
 			}
 			e := p.Entry
@@ -243,12 +212,10 @@ leaves the machine.`,
 	f := cmd.Flags()
 	f.StringVar(&o.In, "in", "", "input Arrow/Parquet file with a label column (e.g. DIR/train.arrow)")
 	f.StringVar(&o.Out, "out", "", "privatized Arrow file to write")
-	f.StringVar(&pet, "pet", "", "mechanism: bot | rr | llp | llp_lap | llp_geom")
+	f.TextVar(&o.Params.Kind, "pet", o.Params.Kind, "mechanism: bot | rr | llp | llp_lap | llp_geom")
 	f.Float64Var(&o.Params.Epsilon, "epsilon", 0, "label-DP ε (rr, llp_lap, llp_geom)")
 	f.IntVar(&o.Params.K, "k", 0, "bag size (llp family)")
 	f.Uint64Var(&seed, "seed", 0, "make the release reproducible from this seed (default: crypto/rand; see above)")
-	f.BoolVar(&secure, "secure", true, "crypto/rand noise (the default; kept for compatibility)")
-	f.MarkHidden("secure")
 	f.BoolVar(&o.KeepRemainder, "keep-remainder", false, "keep the n mod k leftover rows as a smaller last bag (default: drop and count)")
 	f.Float64Var(&o.DeltaPrime, "delta-prime", 1e-6, "δ' of the ledger's (ε, δ') totals")
 	f.StringVar(&o.Ledger, "ledger", "", "privacy ledger file (default: privacy_ledger.csv beside --in)")
@@ -263,13 +230,13 @@ leaves the machine.`,
 
 // privatizeFlagError names the flag of a mechanism parameter error.
 func privatizeFlagError(err error) error {
-	var pe *pets.ParamError
-	if errors.As(err, &pe) {
-		switch pe.Param {
-		case "k", "epsilon":
-			return fmt.Errorf("--%s: %w", pe.Param, err)
+	var fe *pipeline.FieldError
+	if errors.As(err, &fe) {
+		flag := map[string]string{"epsilon": "--epsilon", "k": "--k"}[fe.Key]
+		if flag == "" {
+			flag = "--pet"
 		}
-		return fmt.Errorf("--pet: %w", err)
+		return fmt.Errorf("%s: %s", flag, fe.Msg)
 	}
 	return err
 }
