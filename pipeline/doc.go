@@ -40,7 +40,7 @@
 // one group as one unit and returns each run's test predictions; the
 // default executor is model.TrainGroup, one compiled program training the
 // whole group with parameters stacked on a replica axis and the features
-// resident on the device (issue 11). Each run keeps its own seeds,
+// resident on the device. Each run keeps its own seeds,
 // learning rate, targets, bags and data order, so its result does not
 // depend on its group; a group checkpoints as one unit; groups — not runs —
 // are what shards partition (group j belongs to shard j mod n), so every

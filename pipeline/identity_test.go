@@ -35,7 +35,7 @@ const groupTolerance = 1e-6
 
 // A run's result does not depend on its group: the grid trained with
 // train.replicas 1 and 8 gives the same run ids and, within groupTolerance,
-// the same test AUCs and training losses (issue 11 §5).
+// the same test AUCs and training losses.
 func TestReplicasDoNotChangeResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 2 × 12 models")
@@ -73,7 +73,7 @@ func TestReplicasDoNotChangeResults(t *testing.T) {
 
 // A run's identity is what it is, not where its data lies: the same config
 // fitted on a copy of the dataset directory gives the same run ids and the
-// same AUCs (issue 9 §5).
+// same AUCs.
 func TestIdentityIgnoresDatasetPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 2 × 2 models")

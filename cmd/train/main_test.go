@@ -223,7 +223,7 @@ func TestAuditEtaSources(t *testing.T) {
 	}
 }
 
-// Messages a person can act on (issue 9 §7): an audit before any fit says
+// Messages a person can act on: an audit before any fit says
 // to fit first (not to add a clean model that is there), a config without a
 // clean model says to add one, and a bot run says it trains nothing
 // instead of printing a NaN loss and 0 ex/s.

@@ -178,7 +178,7 @@ func TestSweepShardsConcurrent(t *testing.T) {
 // A group killed with SIGKILL mid-training leaves no result; the rerun
 // resumes it from its checkpoint (one unit for the whole group) and ends
 // with the results of an uninterrupted run, nothing lost or duplicated:
-// alone (replicas 1) and as a group of 4 runs (issue 11).
+// alone (replicas 1) and as a group of 4 runs.
 func TestSweepSIGKILLResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("subprocess training")

@@ -1,5 +1,5 @@
 // Command gen-kdd writes a KDD Cup 2012 (track 2)-shaped libsvm file to
-// stdout, for measuring imports at the paper's scale (issue 12 §2) without
+// stdout, for measuring imports at the paper's scale without
 // the real 149M-row file: labels 0/1 with P(1) = 0.044 (the real click
 // rate), and 11 binary features per row out of 54,686,452 dimensions, one
 // per "field" (the dimensions split into 11 equal ranges), Zipf-distributed
