@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 )
 
@@ -59,4 +61,46 @@ func count(n int, unit string) string {
 		return "1 " + unit
 	}
 	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+// String renders a progress report: the unit (epoch, step of
+// steps, ex/s, ETA) then the sweep (units done of all, total ETA).
+func (p Progress) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", p.Stage, p.What)
+	if p.Epochs > 0 {
+		fmt.Fprintf(&b, ": epoch %d/%d", p.Epoch, p.Epochs)
+	}
+	if p.Step > 0 {
+		if p.Steps > 0 {
+			fmt.Fprintf(&b, " step %d/%d", p.Step, p.Steps)
+		} else {
+			fmt.Fprintf(&b, " step %d", p.Step)
+		}
+	}
+	if p.ExamplesPerS > 0 {
+		fmt.Fprintf(&b, " %.0f ex/s", p.ExamplesPerS)
+	}
+	if !math.IsNaN(p.Loss) && p.Loss != 0 {
+		fmt.Fprintf(&b, " loss %.4f", p.Loss)
+	}
+	if p.ETA > 0 {
+		fmt.Fprintf(&b, " ETA %s", roundDur(p.ETA))
+	}
+	if p.Units > 1 {
+		fmt.Fprintf(&b, " | %d/%d done", p.UnitsDone, p.Units)
+		if p.TotalETA > 0 {
+			fmt.Fprintf(&b, ", all ETA %s", roundDur(p.TotalETA))
+		}
+	}
+	return b.String()
+}
+
+// roundDur rounds a duration for display: to the second above a minute,
+// to 100 ms below.
+func roundDur(d time.Duration) time.Duration {
+	if d > time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
 }

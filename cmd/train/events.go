@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -42,40 +40,7 @@ func (e *cliEvents) Error(stage, msg string) {
 	fmt.Fprintf(e.stderr, "%s: error: %s\n", stage, msg)
 }
 
-func (e *cliEvents) Progress(p pipeline.Progress) { e.status.show(formatProgress(p)) }
-
-// formatProgress renders a progress report: the unit (epoch, step of
-// steps, ex/s, ETA) then the sweep (units done of all, total ETA).
-func formatProgress(p pipeline.Progress) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", p.Stage, p.What)
-	if p.Epochs > 0 {
-		fmt.Fprintf(&b, ": epoch %d/%d", p.Epoch, p.Epochs)
-	}
-	if p.Step > 0 {
-		if p.Steps > 0 {
-			fmt.Fprintf(&b, " step %d/%d", p.Step, p.Steps)
-		} else {
-			fmt.Fprintf(&b, " step %d", p.Step)
-		}
-	}
-	if p.ExamplesPerS > 0 {
-		fmt.Fprintf(&b, " %.0f ex/s", p.ExamplesPerS)
-	}
-	if !math.IsNaN(p.Loss) && p.Loss != 0 {
-		fmt.Fprintf(&b, " loss %.4f", p.Loss)
-	}
-	if p.ETA > 0 {
-		fmt.Fprintf(&b, " ETA %s", roundDur(p.ETA))
-	}
-	if p.Units > 1 {
-		fmt.Fprintf(&b, " | %d/%d done", p.UnitsDone, p.Units)
-		if p.TotalETA > 0 {
-			fmt.Fprintf(&b, ", all ETA %s", roundDur(p.TotalETA))
-		}
-	}
-	return b.String()
-}
+func (e *cliEvents) Progress(p pipeline.Progress) { e.status.show(p.String()) }
 
 func roundDur(d time.Duration) time.Duration {
 	if d > time.Minute {

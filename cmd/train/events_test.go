@@ -16,7 +16,7 @@ import (
 func TestProgressLine(t *testing.T) {
 	p := pipeline.Progress{Stage: "fit", What: "8 models of rr_eps1,rr_eps2", Epoch: 2, Epochs: 4, Step: 120, Steps: 480,
 		ExamplesPerS: 41234, Loss: 0.4321, ETA: 95 * time.Second, UnitsDone: 3, Units: 20, TotalETA: 3 * time.Hour}
-	line := formatProgress(p)
+	line := p.String()
 	for _, want := range []string{"epoch 2/4", "step 120/480", "41234 ex/s", "ETA 1m35s", "3/20 done", "all ETA 3h0m0s"} {
 		if !strings.Contains(line, want) {
 			t.Fatalf("%q lacks %q", line, want)
