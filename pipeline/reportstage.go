@@ -10,6 +10,7 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/report"
+	"labelprivacy/report/figures"
 )
 
 // Report writes the session's summary.csv/.parquet, figures and report.md.
@@ -223,11 +224,11 @@ func writeReport(out, title string, rs *ResultSet, opts report.Options, cmp *com
 	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
 		return nil, err
 	}
-	figs, err := report.WritePlots(filepath.Join(out, "figures"), sum, rs.Posteriors)
+	figs, err := figures.WritePlots(filepath.Join(out, "figures"), sum, rs.Posteriors)
 	if err != nil {
 		return nil, err
 	}
-	afigs, err := report.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
+	afigs, err := figures.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/pets"
+
+	"labelprivacy/report/internal/display"
 )
 
 // Side says which summaries of a comparison hold a setting.
@@ -153,7 +155,7 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	}
 	slices.SortFunc(out, func(x, y Comparison) int {
 		return cmp.Or(cmp.Compare(x.Dataset, y.Dataset), cmp.Compare(x.ConfigID, y.ConfigID),
-			settingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
+			display.SettingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
 	})
 	return out, nil
 }

@@ -11,6 +11,12 @@ import (
 )
 
 // srow is a summary row with the fields Compare reads.
+const dsA, dsB, cfgA = "sha256:aaaaaaaaaaaaaaaa", "sha256:bbbbbbbbbbbbbbbb", "cfg-a"
+
+func near(a, b float64) bool {
+	return sameFloat(a, b) || math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
+}
+
 func srow(setting string, pet pets.Kind, k int, eps, auc, aucSE, eadv, eadvSE float64) Row {
 	return Row{Dataset: dsA, ConfigID: cfgA, Setting: setting, Pet: pet, K: k, Epsilon: eps, AUCMean: auc, AUCSE: aucSE,
 		NTrials: 3, EAdv: eadv, EAdvSE: eadvSE, Audited: !math.IsNaN(eadv)}

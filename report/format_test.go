@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"labelprivacy/audit"
 	"labelprivacy/data"
 	"labelprivacy/pets"
+
+	. "labelprivacy/report"
 )
 
 // formatFixtures returns one table of each kind the report writes, built
@@ -18,12 +20,12 @@ import (
 // and a shared standardization (runs metadata).
 func formatFixtures(t *testing.T) map[string]*data.Table {
 	t.Helper()
-	a, b := fullRun(), fullRun()
+	a, b := FullRun(), FullRun()
 	a.Bags, a.Matmul = "sorted:x3", "avx2"
 	b.RunID, b.Trial, b.TestAUC, b.LabelDPEpsilon, b.TrainLoss = "fedcba9876543210", 3, math.NaN(), math.Inf(1), math.Inf(-1)
-	c := fullRun()
+	c := FullRun()
 	c.Standardization = nil
-	au, av := fullAudit(), fullAudit()
+	au, av := FullAudit(), FullAudit()
 	av.Setting, av.Pet, av.Kind, av.K, av.Summary.K, av.Epsilon, av.Summary.Epsilon = "rr_eps1", pets.RR, pets.RR, 0, 0, 1, 1
 	av.MAP98, av.MAInfFrac, av.SEUnit, av.EAdvSE, av.MAMean = 1, 0, "example", 0.0001, 1
 	post := []Posterior{
@@ -94,14 +96,14 @@ func TestFileFormatsGolden(t *testing.T) {
 		})
 	}
 	t.Run("run json", func(t *testing.T) {
-		nonFinite := fullRun()
+		nonFinite := FullRun()
 		nonFinite.TestAUC, nonFinite.LabelDPEpsilon, nonFinite.TrainLoss = math.NaN(), math.Inf(1), math.Inf(-1)
 		nonFinite.Standardization = &Standardization{Mean: []float64{math.NaN()}, Std: []float64{math.Inf(1)}}
 		nonFinite.Bags, nonFinite.Matmul = "key:campaign", "avx2"
-		noStd := fullRun()
+		noStd := FullRun()
 		noStd.Standardization = nil
 		var buf bytes.Buffer
-		for _, r := range []Run{fullRun(), nonFinite, noStd} {
+		for _, r := range []Run{FullRun(), nonFinite, noStd} {
 			b, err := json.Marshal(r)
 			if err != nil {
 				t.Fatal(err)

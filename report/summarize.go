@@ -11,6 +11,8 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/pets"
+
+	"labelprivacy/report/internal/display"
 )
 
 // ErrMixed is returned (wrapped, naming the datasets and/or configs) by
@@ -177,7 +179,7 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 
 func compareRows(a, b Row) int {
 	return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.ConfigID, b.ConfigID),
-		settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting))
+		display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting))
 }
 
 // sortedAudits returns audits in a canonical order, so that which of two

@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,11 +9,6 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/pets"
 )
-
-// ErrNoData is returned (wrapped) by the plotting functions when their input
-// has nothing to draw. Nothing is written in that case; WritePlots skips
-// such figures.
-var ErrNoData = errors.New("report: no data to plot")
 
 // RowError is a bad value in one row of a table being read (ReadRuns,
 // ReadAudits, ReadPosteriors). It wraps the cause.
@@ -155,13 +149,6 @@ func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error)
 		}
 	}
 	return rows, nil
-}
-
-// settingOrder orders settings canonically: mechanism in pets.Kind order
-// (none, bot, rr, llp, llp_lap, llp_geom), then k, then ε, then the setting
-// name, so output never depends on input order.
-func settingOrder(pa pets.Kind, ka int, ea float64, sa string, pb pets.Kind, kb int, eb float64, sb string) int {
-	return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ka, kb), cmp.Compare(ea, eb), cmp.Compare(sa, sb))
 }
 
 // sameFloat is == that treats NaN as equal to NaN.

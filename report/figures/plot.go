@@ -1,4 +1,4 @@
-package report
+package figures
 
 import (
 	"bytes"
@@ -18,7 +18,13 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"labelprivacy/data"
+	"labelprivacy/report"
 )
+
+// ErrNoData is returned (wrapped) by the figure builders when their input
+// has nothing to draw. Nothing is written in that case; WritePlots and
+// WriteAuditPlots skip such figures.
+var ErrNoData = errors.New("figures: no data to plot")
 
 // Figures are built in two steps: a builder turns results into a figure
 // value (panels of series, reference lines, point labels, axes with their
@@ -505,7 +511,7 @@ func saveFigure(pathNoExt string, f *figure) error {
 	f.draw(draw.New(img))
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
-		return fmt.Errorf("report: %s.png: %w", pathNoExt, err)
+		return fmt.Errorf("figures: %s.png: %w", pathNoExt, err)
 	}
 	if err := data.WriteFileAtomic(pathNoExt+".png", buf.Bytes()); err != nil {
 		return err
@@ -517,7 +523,7 @@ func saveFigure(pathNoExt string, f *figure) error {
 	f.draw(c)
 	buf.Reset()
 	if _, err := svg.WriteTo(&buf); err != nil {
-		return fmt.Errorf("report: %s.svg: %w", pathNoExt, err)
+		return fmt.Errorf("figures: %s.svg: %w", pathNoExt, err)
 	}
 	return data.WriteFileAtomic(pathNoExt+".svg", buf.Bytes())
 }
@@ -539,7 +545,7 @@ var (
 // figureJob is one figure of WritePlots.
 type figureJob struct {
 	name, title, caption string
-	build                func(rows []Row, post []Posterior, suffix string) (*figure, error)
+	build                func(rows []report.Row, post []report.Posterior, suffix string) (*figure, error)
 }
 
 var figureJobs = []figureJob{
@@ -547,29 +553,35 @@ var figureJobs = []figureJob{
 		"What each mechanism costs: mean test AUC of the best learning rate (± SE over trials) per setting, one panel " +
 			"per mechanism against its parameter (LLP+Lap and LLP+Geom: one curve per k). Dashed: the model trained on " +
 			"clean labels; dotted, when in the grid: bot (nothing released). Drawn with or without audit results.",
-		func(rows []Row, _ []Posterior, sfx string) (*figure, error) { return aucBySettingFigure(rows, sfx) }},
+		func(rows []report.Row, _ []report.Posterior, sfx string) (*figure, error) {
+			return aucBySettingFigure(rows, sfx)
+		}},
 	{"auc_vs_eadv", "Test AUC vs expected additive advantage",
 		"Paper Fig. 3. One point per audited setting: x = expected additive advantage of the Bayes-optimal attacker " +
 			"(± SE of the audit), y = mean test AUC of the best learning rate (± SE over trials). RR varies ε, LLP varies " +
 			"k, LLP+Lap/LLP+Geom have one curve per k across ε. Dashed line: the model trained on clean labels.",
-		func(rows []Row, _ []Posterior, sfx string) (*figure, error) {
+		func(rows []report.Row, _ []report.Posterior, sfx string) (*figure, error) {
 			return aucVsAdvFigure(rows, metricEAdv, sfx)
 		}},
 	{"auc_vs_ma_p98", "Test AUC vs 98th-percentile multiplicative advantage",
 		"Paper Fig. 3. As above with x = 98th percentile of |multiplicative advantage| (nats, log(1+x) axis). " +
 			"Settings whose 98th percentile is infinite (more than 2% of labels fully exposed, e.g. LLP with " +
 			"homogeneous bags) are drawn at the position marked ∞, right of the dashed separator.",
-		func(rows []Row, _ []Posterior, sfx string) (*figure, error) {
+		func(rows []report.Row, _ []report.Posterior, sfx string) (*figure, error) {
 			return aucVsAdvFigure(rows, metricMAP98, sfx)
 		}},
 	{"posterior_scatter", "Prior vs posterior",
 		"Paper Figs. 1–2 (top). One point per sampled example: the attacker's posterior P(y=1 | x, release) " +
 			"against the prior η(x). Points on y = x reveal nothing; posteriors of 0 or 1 expose the label.",
-		func(_ []Row, post []Posterior, sfx string) (*figure, error) { return scatterFigure(post, sfx) }},
+		func(_ []report.Row, post []report.Posterior, sfx string) (*figure, error) {
+			return scatterFigure(post, sfx)
+		}},
 	{"advantage_cdfs", "CDFs of per-example advantage",
 		"Paper Fig. 2 (middle, bottom). Empirical CDFs of the individual expected advantage and of " +
 			"|multiplicative advantage|; infinite values jump to 1 at the ∞ position.",
-		func(_ []Row, post []Posterior, sfx string) (*figure, error) { return cdfFigure(post, sfx) }},
+		func(_ []report.Row, post []report.Posterior, sfx string) (*figure, error) {
+			return cdfFigure(post, sfx)
+		}},
 }
 
 // WritePlots writes the report's figures into dir, each as NAME.png (120
@@ -587,10 +599,10 @@ var figureJobs = []figureJob{
 // with its dataset and config; the posteriors of a group are those of its
 // dataset and config (posteriors without a dataset or config belong to a
 // summary's only one).
-func WritePlots(dir string, s *Summary, post []Posterior) ([]Figure, error) {
+func WritePlots(dir string, s *report.Summary, post []report.Posterior) ([]report.Figure, error) {
 	type group struct{ dataset, config string }
 	var groups []group
-	rows := map[group][]Row{}
+	rows := map[group][]report.Row{}
 	for _, r := range s.Rows {
 		g := group{r.Dataset, r.ConfigID}
 		if _, ok := rows[g]; !ok {
@@ -598,14 +610,14 @@ func WritePlots(dir string, s *Summary, post []Posterior) ([]Figure, error) {
 		}
 		rows[g] = append(rows[g], r)
 	}
-	var figs []Figure
+	var figs []report.Figure
 	for gi, g := range groups {
 		suffix, titleSuffix := "", ""
 		if len(groups) > 1 {
 			suffix = fmt.Sprintf("_%d", gi+1)
 			titleSuffix = fmt.Sprintf(" — group %d: dataset %s, config %s", gi+1, g.dataset, g.config)
 		}
-		var gp []Posterior
+		var gp []report.Posterior
 		for _, p := range post {
 			if (p.Dataset == g.dataset || p.Dataset == "" && len(s.Datasets) == 1) &&
 				(p.ConfigID == g.config || p.ConfigID == "" && len(s.Configs) == 1) {
@@ -624,7 +636,7 @@ func WritePlots(dir string, s *Summary, post []Posterior) ([]Figure, error) {
 			if err := saveFigure(base, f); err != nil {
 				return figs, err
 			}
-			figs = append(figs, Figure{Path: base + ".png", Title: j.title + titleSuffix, Caption: j.caption})
+			figs = append(figs, report.Figure{Path: base + ".png", Title: j.title + titleSuffix, Caption: j.caption})
 		}
 	}
 	return figs, nil
