@@ -168,7 +168,7 @@ func TestComparisonTable(t *testing.T) {
 	if v := tab.Columns[13].Values.([]string)[0]; v != "a" {
 		t.Fatalf("only_in = %q", v)
 	}
-	back, err := fromTable(tab, "compare", comparisonColumns)
+	back, err := comparisonSchema.fromTable(tab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestComparisonTable(t *testing.T) {
 		t.Fatalf("round trip %+v, want %+v", back, cs)
 	}
 	tab.Columns[13].Values = []string{"c"}
-	if _, err := fromTable(tab, "compare", comparisonColumns); err == nil {
+	if _, err := comparisonSchema.fromTable(tab); err == nil {
 		t.Fatal("only_in \"c\" read without error")
 	}
 }

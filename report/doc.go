@@ -21,9 +21,12 @@
 // ReadAudits, PosteriorTable/ReadPosteriors, SummaryTable and
 // ComparisonTable write and read runs.csv/.parquet, audit.csv/.parquet,
 // posteriors.parquet, summary.csv/.parquet and compare.csv/.parquet. Each
-// keeps the columns of the first file format first, in their order, and
-// appends the newer ones; readers accept files of the first format (the
-// newer fields then read as NaN or zero).
+// table has one schema (its columns, in file order) from which both files
+// are written and read, and, for runs, the JSON record too; README lists
+// the columns (a test holds it to the schemas). Each keeps the columns of
+// the first file format first, in their order, and appends the newer
+// ones; readers accept files of the first format (the newer fields then
+// read as NaN or zero).
 //
 // # The reporting rule
 //

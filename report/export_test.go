@@ -15,4 +15,4 @@ var (
 
 // ReadSummaryRows reads SummaryTable's rows back (the summary has no
 // public reader: nothing reads summary.csv back but tests).
-func ReadSummaryRows(t *data.Table) ([]Row, error) { return fromTable(t, "summary", summaryColumns) }
+func ReadSummaryRows(t *data.Table) ([]Row, error) { return summarySchema.fromTable(t) }
