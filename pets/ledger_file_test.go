@@ -2,6 +2,7 @@ package pets
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,5 +96,57 @@ func TestLedgerColumnsDocumented(t *testing.T) {
 		if slices.Equal(readmeColumns(strings.Replace(string(readme), tc.from, tc.to, 1)), want) {
 			t.Errorf("README with %q for %q passes", tc.to, tc.from)
 		}
+	}
+}
+
+// parseEntry refuses each out-of-range or malformed field of a valid row,
+// naming its column, and accepts the row itself.
+func TestParseEntryRefuses(t *testing.T) {
+	golden, err := os.ReadFile("testdata/ledger.golden.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parseLedger("golden", golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := rows[1] // rr ε=1, seeded, released
+	rec := make([]string, len(ledgerColumns))
+	for i, c := range ledgerColumns {
+		rec[i] = c.put(&valid)
+	}
+	if e, err := parseEntry(rec); err != nil || !reflect.DeepEqual(e, valid) {
+		t.Fatalf("valid row: %+v, %v", e, err)
+	}
+	col := func(name string) int { return slices.Index(ledgerColumnNames(), name) }
+	cases := []struct {
+		name, col, value, want string
+	}{
+		{"no rows", "rows", "0", "rows: \"0\" is not an integer ≥ 1"},
+		{"no people", "people", "0", "people: \"0\" is not an integer ≥ 1"},
+		{"more people than rows", "people", "101", "people: 101 people in 100 rows"},
+		{"negative k", "k", "-1", "k: \"-1\" is not an integer ≥ 0"},
+		{"negative releases", "releases", "-1", "releases: \"-1\""},
+		{"negative people at worst", "people_at_worst", "-2", "people_at_worst: \"-2\""},
+		{"negative epsilon", "epsilon", "-1", "epsilon: \"-1\" is not a number ≥ 0"},
+		{"NaN total", "eps_total", "nan", "eps_total: \"nan\" is not a number ≥ 0"},
+		{"non-numeric PLD", "eps_total_pld", "x", "eps_total_pld: \"x\""},
+		{"unknown status", "status", "done", "status: \"done\" is neither"},
+		{"unknown mechanism", "mechanism", "rx", "mechanism: \"rx\" is not a mechanism name"},
+		{"mechanism not in its canonical spelling", "mechanism", "RR", "mechanism: \"RR\" is not a mechanism name"},
+		{"δ' of 1", "delta_prime", "1", "delta_prime: \"1\" is not in (0, 1)"},
+		{"δ' of 0", "delta_prime", "0", "delta_prime: \"0\" is not in (0, 1)"},
+		{"bad time", "time", "yesterday", "time: parsing time"},
+		{"seeded without a seed", "seed", "", "release.seed"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := slices.Clone(rec)
+			bad[col(tc.col)] = tc.value
+			_, err := parseEntry(bad)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want one holding %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -97,6 +97,21 @@ func TestJSONTypeIncompleteSchema(t *testing.T) {
 			s.jsonType()
 		})
 	}
+	// A column storing a field of a nested struct that starts where the
+	// struct does stores that field, not the struct.
+	type nested struct {
+		Inner struct{ X float64 }
+		Y     string
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a column of Inner.X taken for Inner")
+		}
+	}()
+	schema[nested]{name: "nested", cols: []column[nested]{
+		f64Col("x", func(n *nested) *float64 { return &n.Inner.X }),
+		strCol("y", func(n *nested) *string { return &n.Y }),
+	}}.jsonType()
 }
 
 func TestRunJSONRoundTrip(t *testing.T) {
