@@ -37,8 +37,8 @@ type Composition struct {
 	// For mixed ε the form assumes the ε_i were fixed in advance.
 	DRV float64
 	// DRVQuad is the same theorem with the mean of step i bounded by
-	// 2ε_i² (the form of the course notes on adaptive data analysis, seed
-	// 004, "משפט 2": 2rε² + ε√(2r ln(1/δ')) at one ε), generalised to
+	// 2ε_i² (the form of Roth and Smith's lecture notes on adaptive data
+	// analysis, Theorem 2: 2rε² + ε√(2r ln(1/δ')) at one ε), generalised to
 	// Σ 2ε_i² + √(2 ln(1/δ')·Σ ε_i²). Valid for every ε ≥ 0: 2ε² ≥
 	// ε(e^ε − 1) up to ε ≈ 1.256, and above ½ it exceeds ε, the largest a
 	// mean loss can be. It beats DRV when a history mixes small and large ε

@@ -88,8 +88,9 @@
 //	                    (eps_total, δ')-label-DP over all releases so far
 //	eps_total_basic     Σ ε (Composition.Basic), (ε, 0)-DP
 //	eps_total_drv       Dwork–Rothblum–Vadhan √(2 ln(1/δ')Σε²) + Σε(e^ε−1)
-//	eps_total_drv_quad  the same with the mean loss bounded by 2ε² (seed
-//	                    004's form): √(2 ln(1/δ')Σε²) + Σ2ε²
+//	eps_total_drv_quad  the same with the mean loss bounded by 2ε² (the form
+//	                    of Roth and Smith's lecture notes on adaptive data
+//	                    analysis): √(2 ln(1/δ')Σε²) + Σ2ε²
 //	eps_total_pld       privacy loss distribution composition (pld.go), an
 //	                    upper bound within PLDError (≤ 1e-4 per rounding) of
 //	                    the exact optimal ε of these mechanisms

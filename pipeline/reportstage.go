@@ -11,6 +11,7 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
+	"labelprivacy/report/figures"
 )
 
 // Report writes the session's summary.csv/.parquet, figures and report.md.
@@ -224,11 +225,11 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
 		return nil, err
 	}
-	figs, err := report.WritePlots(filepath.Join(out, "figures"), sum, rs.Posteriors)
+	figs, err := figures.WritePlots(filepath.Join(out, "figures"), sum, rs.Posteriors)
 	if err != nil {
 		return nil, err
 	}
-	afigs, err := report.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
+	afigs, err := figures.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
 	if err != nil {
 		return nil, err
 	}

@@ -62,9 +62,9 @@ type Posterior struct {
 	audit.Sample
 }
 
-// auditColumns: audit.csv's columns of the first format (required when
+// auditSchema: audit.csv's columns of the first format (required when
 // reading), then those added since (optional).
-var auditColumns = []column[Audit]{
+var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	strCol("setting", func(a *Audit) *string { return &a.Setting }),
 	kindCol("pet", func(a *Audit) *pets.Kind { return &a.Pet }),
 	intCol("k", func(a *Audit) *int { return &a.K }),
@@ -104,27 +104,25 @@ var auditColumns = []column[Audit]{
 	opt(f64Col("eadv_trial_max", func(a *Audit) *float64 { return &a.EAdvTrialMax })),
 	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
 	opt(f64Col("ma_mean", func(a *Audit) *float64 { return &a.MAMean })),
-}
+}}
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
-// per result in the given order: the first format's columns (setting, pet,
-// k, epsilon, eta_source, n_examples, n_dropped, eadv, eadv_se, ma_p50,
-// ma_p90, ma_p98, ma_p99, ma_max, ma_inf_frac), then dataset,
-// label_dp_epsilon, mechanism, n_bags, label_draws, se_unit, ma_count, then
-// the self-checks: eadv_bound (the ε-DP worst case), realized_draws,
-// realized_gain, realized_gain_se, realized_z (the attack through the
-// production sampler), canaries, eps_lower (the empirical ε lower bound),
-// and the quality of η: calibration_rows, eta_ece, eta_brier,
-// eadv_calibrated, eadv_true, eta_trials, eadv_trial_min, eadv_trial_max.
-// config_id, ma_mean. ma_* may be +Inf; eadv_se and every figure that does not apply NaN.
+// per result in the given order, with auditSchema's columns (listed in
+// README's "Audit"): the first format's first, then dataset,
+// label_dp_epsilon and the audit's details, the self-checks (eadv_bound:
+// the ε-DP worst case; realized_*: the attack through the production
+// sampler; canaries, eps_lower: the empirical ε lower bound), the quality
+// of η (calibration_rows, eta_*, eadv_calibrated, eadv_true,
+// eadv_trial_*), config_id and ma_mean. ma_* may be +Inf; eadv_se and
+// every figure that does not apply NaN.
 func AuditTable(audits []Audit) *data.Table {
-	return toTable(audits, auditColumns, map[string]string{})
+	return auditSchema.toTable(audits, map[string]string{})
 }
 
 // ReadAudits reads AuditTable's output back (or an audit table of an
 // earlier format, whose missing columns read as NaN or zero).
 func ReadAudits(t *data.Table) ([]Audit, error) {
-	as, err := fromTable(t, "audit", auditColumns)
+	as, err := auditSchema.fromTable(t)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +132,7 @@ func ReadAudits(t *data.Table) ([]Audit, error) {
 	return as, nil
 }
 
-var posteriorColumns = []column[Posterior]{
+var posteriorSchema = schema[Posterior]{name: "posteriors", cols: []column[Posterior]{
 	strCol("setting", func(p *Posterior) *string { return &p.Setting }),
 	kindCol("pet", func(p *Posterior) *pets.Kind { return &p.Pet }),
 	intCol("k", func(p *Posterior) *int { return &p.K }),
@@ -148,19 +146,18 @@ var posteriorColumns = []column[Posterior]{
 	opt(intCol("label", func(p *Posterior) *uint8 { return &p.Label })),
 	opt(f64Col("release", func(p *Posterior) *float64 { return &p.Release })),
 	opt(strCol("config_id", func(p *Posterior) *string { return &p.ConfigID })),
-}
+}}
 
-// PosteriorTable converts samples into posteriors.parquet: setting, pet, k,
-// epsilon, prior, posterior, ieadv, abs_ma (the first format), then
-// dataset, index, label, release, config_id. abs_ma may be +Inf.
+// PosteriorTable converts samples into posteriors.parquet, with
+// posteriorSchema's columns (the first format's first). abs_ma may be +Inf.
 func PosteriorTable(post []Posterior) *data.Table {
-	return toTable(post, posteriorColumns, map[string]string{})
+	return posteriorSchema.toTable(post, map[string]string{})
 }
 
 // ReadPosteriors reads PosteriorTable's output back (or a table of the first
 // format).
 func ReadPosteriors(t *data.Table) ([]Posterior, error) {
-	return fromTable(t, "posteriors", posteriorColumns)
+	return posteriorSchema.fromTable(t)
 }
 
 // calRow is one bin of calibration.csv.
@@ -172,7 +169,7 @@ type calRow struct {
 	audit.CalBin
 }
 
-var calibrationColumns = []column[calRow]{
+var calibrationSchema = schema[calRow]{name: "calibration", cols: []column[calRow]{
 	strCol("dataset", func(r *calRow) *string { return &r.Dataset }),
 	strCol("eta_source", func(r *calRow) *string { return &r.EtaSource }),
 	intCol("rows", func(r *calRow) *int { return &r.Rows }),
@@ -185,12 +182,12 @@ var calibrationColumns = []column[calRow]{
 	f64Col("mean_eta", func(r *calRow) *float64 { return &r.MeanEta }),
 	f64Col("rate", func(r *calRow) *float64 { return &r.Rate }),
 	opt(strCol("config_id", func(r *calRow) *string { return &r.ConfigID })),
-}
+}}
 
 // CalibrationTable converts reliability tables into calibration.csv /
-// calibration.parquet: one row per bin, columns dataset, eta_source, rows,
-// ece, brier (the table's, repeated), bin, lo, hi, n, mean_eta, rate
-// (mean_eta and rate NaN for an empty bin), config_id.
+// calibration.parquet with calibrationSchema's columns: one row per bin,
+// the table's rows, ece and brier repeated on each (mean_eta and rate NaN
+// for an empty bin).
 func CalibrationTable(cs []Calibration) *data.Table {
 	var rows []calRow
 	for _, c := range cs {
@@ -198,13 +195,13 @@ func CalibrationTable(cs []Calibration) *data.Table {
 			rows = append(rows, calRow{Dataset: c.Dataset, ConfigID: c.ConfigID, EtaSource: c.EtaSource, Rows: c.N, ECE: c.ECE, Brier: c.Brier, Bin: b, CalBin: cb})
 		}
 	}
-	return toTable(rows, calibrationColumns, map[string]string{})
+	return calibrationSchema.toTable(rows, map[string]string{})
 }
 
 // ReadCalibration reads CalibrationTable's output back: consecutive rows of
 // one (dataset, config_id, eta_source) form one table, bins in file order.
 func ReadCalibration(t *data.Table) ([]Calibration, error) {
-	rows, err := fromTable(t, "calibration", calibrationColumns)
+	rows, err := calibrationSchema.fromTable(t)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -33,6 +34,8 @@ func columnNames(t *data.Table) []string {
 	}
 	return names
 }
+
+func sprint(v any) string { return fmt.Sprintf("%+v", v) }
 
 // equalNaN is reflect.DeepEqual on values whose float fields may be NaN:
 // both are compared through their %v rendering, where NaN prints as NaN.
@@ -147,7 +150,20 @@ func TestCalibrationTable(t *testing.T) {
 }
 
 func TestPosteriorTable(t *testing.T) {
-	in := synthPosteriors(1, 40)
+	var in []Posterior
+	for i := range 8 { // RR ε=1 on four examples, then LLP k=4 on a bag of four, one fully exposed
+		p := Posterior{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1,
+			Sample: audit.Sample{Index: i, Prior: 0.05 + 0.1*float64(i), Label: uint8(i % 2), Release: float64(i % 3 % 2)}}
+		if i >= 4 {
+			p.Setting, p.Pet, p.K, p.Epsilon, p.Release = "llp_k4", pets.LLP, 4, 0, 1
+		}
+		p.Posterior, p.IEAdv = p.Prior*0.9, 0.01*float64(i)
+		p.AbsMA = math.Abs(math.Log(p.Posterior/(1-p.Posterior)) - math.Log(p.Prior/(1-p.Prior)))
+		if i == 5 {
+			p.Posterior, p.AbsMA = 1, math.Inf(1)
+		}
+		in = append(in, p)
+	}
 	tab := PosteriorTable(in)
 	want := []string{"setting", "pet", "k", "epsilon", "prior", "posterior", "ieadv", "abs_ma", "dataset", "index", "label", "release", "config_id"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {

@@ -9,6 +9,8 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/pets"
+
+	"labelprivacy/report/internal/display"
 )
 
 // Side says which summaries of a comparison hold a setting.
@@ -153,7 +155,7 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	}
 	slices.SortFunc(out, func(x, y Comparison) int {
 		return cmp.Or(cmp.Compare(x.Dataset, y.Dataset), cmp.Compare(x.ConfigID, y.ConfigID),
-			settingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
+			display.SettingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
 	})
 	return out, nil
 }
@@ -171,7 +173,7 @@ func groupList(s *Summary) []string {
 	return sortedKeys(seen)
 }
 
-var comparisonColumns = []column[Comparison]{
+var comparisonSchema = schema[Comparison]{name: "compare", cols: []column[Comparison]{
 	strCol("setting", func(c *Comparison) *string { return &c.Setting }),
 	kindCol("pet", func(c *Comparison) *pets.Kind { return &c.Pet }),
 	intCol("k", func(c *Comparison) *int { return &c.K }),
@@ -190,13 +192,13 @@ var comparisonColumns = []column[Comparison]{
 	strCol("config_id_a", func(c *Comparison) *string { return &c.ConfigIDA }),
 	strCol("dataset_b", func(c *Comparison) *string { return &c.DatasetB }),
 	strCol("config_id_b", func(c *Comparison) *string { return &c.ConfigIDB }),
-}
+}}
 
 // ComparisonTable converts Compare's result into compare.csv /
-// compare.parquet: setting, pet, k, epsilon, auc_a, auc_b, d_auc, d_auc_se,
-// eadv_a, eadv_b, d_eadv, d_eadv_se, significant, only_in ("", "a", "b"),
-// dataset_a, config_id_a, dataset_b, config_id_b (each side's dataset and
-// config; "" on the side without the setting).
+// compare.parquet, with comparisonSchema's columns (listed in README's
+// "Reports"): only_in is "", "a" or "b"; dataset_a, config_id_a, dataset_b,
+// config_id_b are each side's dataset and config ("" on the side without
+// the setting).
 func ComparisonTable(cs []Comparison) *data.Table {
-	return toTable(cs, comparisonColumns, map[string]string{})
+	return comparisonSchema.toTable(cs, map[string]string{})
 }

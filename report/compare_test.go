@@ -11,6 +11,12 @@ import (
 )
 
 // srow is a summary row with the fields Compare reads.
+const dsA, dsB, cfgA = "sha256:aaaaaaaaaaaaaaaa", "sha256:bbbbbbbbbbbbbbbb", "cfg-a"
+
+func near(a, b float64) bool {
+	return sameFloat(a, b) || math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
+}
+
 func srow(setting string, pet pets.Kind, k int, eps, auc, aucSE, eadv, eadvSE float64) Row {
 	return Row{Dataset: dsA, ConfigID: cfgA, Setting: setting, Pet: pet, K: k, Epsilon: eps, AUCMean: auc, AUCSE: aucSE,
 		NTrials: 3, EAdv: eadv, EAdvSE: eadvSE, Audited: !math.IsNaN(eadv)}
@@ -162,7 +168,7 @@ func TestComparisonTable(t *testing.T) {
 	if v := tab.Columns[13].Values.([]string)[0]; v != "a" {
 		t.Fatalf("only_in = %q", v)
 	}
-	back, err := fromTable(tab, "compare", comparisonColumns)
+	back, err := comparisonSchema.fromTable(tab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +176,7 @@ func TestComparisonTable(t *testing.T) {
 		t.Fatalf("round trip %+v, want %+v", back, cs)
 	}
 	tab.Columns[13].Values = []string{"c"}
-	if _, err := fromTable(tab, "compare", comparisonColumns); err == nil {
+	if _, err := comparisonSchema.fromTable(tab); err == nil {
 		t.Fatal("only_in \"c\" read without error")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+
+	"labelprivacy/report/internal/display"
 )
 
 // Figure is a plot to embed in report.md.
@@ -220,7 +222,7 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), code(r.ConfigID))
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |",
-			code(r.Setting), cell(petName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3),
+			code(r.Setting), cell(display.PetName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3),
 			fmtNum(r.BestLR, 3), fmtFixed(r.AUCMean, 4), fmtSE(r.AUCSE, r.NTrials, func(v float64) string { return fmtFixed(v, 4) }), r.NTrials)
 		if audit {
 			if r.Audited {
@@ -355,7 +357,7 @@ func fmtPct(f float64) string {
 	if f == 0 {
 		return "0%"
 	}
-	return pct(f)
+	return display.Percent(f)
 }
 
 // fmtDelta formats a signed difference and its SE.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"labelprivacy/audit"
+
+	"labelprivacy/report/internal/display"
 )
 
 // writeAuditChecks writes report.md's "Audit checks" section: per audited
@@ -24,7 +26,7 @@ func writeAuditChecks(b *strings.Builder, audits []Audit) {
 		if c := strings.Compare(a.ConfigID, b.ConfigID); c != 0 {
 			return c
 		}
-		return settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
+		return display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
 	})
 	draws, canaries := 0, 0
 	for _, a := range as {
@@ -160,7 +162,7 @@ func writeEtaQuality(b *strings.Builder, audits []Audit, cals []Calibration) {
 		b.WriteString(head + "\n" + align + "\n")
 		as := slices.Clone(audits)
 		slices.SortStableFunc(as, func(a, b Audit) int {
-			return settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
+			return display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
 		})
 		for _, a := range as {
 			fmt.Fprintf(b, "| %s | %s |", code(a.Setting), fmtNum(a.EAdv, 4))

@@ -132,77 +132,90 @@ func (s *Standardization) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// runJSON is Run's file form; the field names are runs.csv's columns.
-type runJSON struct {
-	RunID             string           `json:"run_id"`
-	Dataset           string           `json:"dataset"`
-	ConfigID          string           `json:"config_id"`
-	Model             string           `json:"model"`
-	Setting           string           `json:"setting"`
-	Pet               pets.Kind        `json:"pet"`
-	K                 int              `json:"k"`
-	Epsilon           jfloat           `json:"epsilon"`
-	LabelDPEpsilon    jfloat           `json:"label_dp_epsilon"`
-	Loss              string           `json:"loss"`
-	LR                jfloat           `json:"lr"`
-	Trial             int              `json:"trial"`
-	Seed              uint64           `json:"seed"`
-	Epochs            int              `json:"epochs"`
-	Steps             int64            `json:"steps"`
-	TrainLoss         jfloat           `json:"train_loss"`
-	TestAUC           jfloat           `json:"test_auc"`
-	TestLogLoss       jfloat           `json:"test_logloss"`
-	WallS             jfloat           `json:"wall_s"`
-	ExamplesPerS      jfloat           `json:"examples_per_s"`
-	GroupExamplesPerS jfloat           `json:"group_examples_per_s"`
-	CompileS          jfloat           `json:"compile_s"`
-	CheckpointS       jfloat           `json:"checkpoint_s"`
-	Backend           string           `json:"backend"`
-	Replicas          int              `json:"replicas"`
-	Matmul            string           `json:"matmul"`
-	Standardization   *Standardization `json:"standardization,omitempty"`
-	Bags              string           `json:"bags,omitempty"`
+// runJSON is Run's file form, derived from runSchema: Run's fields in
+// Run's order, each keyed by its column's name, floats as jfloat.
+var runJSON = runSchema.jsonType()
+
+// jsonType returns the JSON record of T: a struct type with T's fields in
+// T's order, each tagged with the name of the column that stores it (and
+// omitempty where the column says so), float64 fields as jfloat. Every
+// field of T must have exactly one column (a programmer error otherwise:
+// it panics when the package loads).
+func (s schema[T]) jsonType() reflect.Type {
+	t := reflect.TypeFor[T]()
+	var zero T
+	base := reflect.ValueOf(&zero).Pointer()
+	byOffset := map[uintptr]column[T]{}
+	for _, c := range s.cols {
+		p := reflect.ValueOf(c.field(&zero))
+		off := p.Pointer() - base
+		if _, dup := byOffset[off]; dup {
+			panic(fmt.Sprintf("report: %s schema: two columns store the field at offset %d", s.name, off))
+		}
+		byOffset[off] = c
+	}
+	fields := make([]reflect.StructField, t.NumField())
+	for i := range fields {
+		f := t.Field(i)
+		c, ok := byOffset[f.Offset]
+		if !ok || reflect.TypeOf(c.field(&zero)).Elem() != f.Type {
+			panic(fmt.Sprintf("report: %s schema has no column for %s.%s", s.name, t.Name(), f.Name))
+		}
+		typ := f.Type
+		if typ.Kind() == reflect.Float64 {
+			typ = reflect.TypeFor[jfloat]()
+		}
+		tag := c.name
+		if c.omitEmpty {
+			tag += ",omitempty"
+		}
+		fields[i] = reflect.StructField{Name: f.Name, Type: typ, Tag: reflect.StructTag(`json:"` + tag + `"`)}
+	}
+	if len(byOffset) != len(fields) {
+		panic(fmt.Sprintf("report: %s schema has %d columns for %d fields of %s", s.name, len(byOffset), len(fields), t.Name()))
+	}
+	return reflect.StructOf(fields)
 }
 
 // MarshalJSON writes the run with runs.csv's column names as keys, non-finite
 // floats as "nan"/"inf"/"-inf" and the mechanism by name.
 func (r Run) MarshalJSON() ([]byte, error) {
-	var j runJSON
-	copyFields(&j, r)
-	return json.Marshal(j)
+	j := reflect.New(runJSON).Elem()
+	copyFields(j, reflect.ValueOf(r))
+	return json.Marshal(j.Interface())
 }
 
 // UnmarshalJSON reads MarshalJSON's form. Unknown keys are ignored; a
 // missing float (a file written before the field existed) reads as NaN,
 // anything else missing as its zero value. An unknown mechanism is an error.
 func (r *Run) UnmarshalJSON(b []byte) error {
-	var j runJSON
-	v := reflect.ValueOf(&j).Elem()
+	j := reflect.New(runJSON)
+	v := j.Elem()
 	for i := range v.NumField() {
 		if f := v.Field(i); f.Type() == reflect.TypeFor[jfloat]() {
 			f.SetFloat(math.NaN())
 		}
 	}
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := json.Unmarshal(b, j.Interface()); err != nil {
 		return fmt.Errorf("report: run: %w", err)
 	}
-	copyFields(r, j)
+	copyFields(reflect.ValueOf(r).Elem(), v)
 	return nil
 }
 
-// copyFields sets each field of *dst to the same-position field of src,
-// converted (float64 ⇄ jfloat); Run and runJSON list the same fields in the
-// same order (TestRunJSONFields).
-func copyFields(dst, src any) {
-	d, s := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src)
-	for i := range d.NumField() {
-		d.Field(i).Set(s.Field(i).Convert(d.Field(i).Type()))
+// copyFields sets each field of dst to the same-position field of src,
+// converted (float64 ⇄ jfloat); runJSON has Run's fields in Run's order.
+func copyFields(dst, src reflect.Value) {
+	for i := range dst.NumField() {
+		dst.Field(i).Set(src.Field(i).Convert(dst.Field(i).Type()))
 	}
 }
 
-// runColumns are runs.csv's columns: the first 20 in the order of the first
-// file format (required when reading), then the ones added since (optional).
-var runColumns = []column[Run]{
+// runSchema is runs.csv's columns and runs/<run_id>.json's keys: the first
+// 20 columns in the order of the first file format (required when
+// reading), then the ones added since (optional); the JSON record lists
+// them in Run's field order.
+var runSchema = schema[Run]{name: "runs", cols: []column[Run]{
 	strCol("dataset", func(r *Run) *string { return &r.Dataset }),
 	strCol("model", func(r *Run) *string { return &r.Model }),
 	kindCol("pet", func(r *Run) *pets.Kind { return &r.Pet }),
@@ -229,8 +242,11 @@ var runColumns = []column[Run]{
 	opt(f64Col("checkpoint_s", func(r *Run) *float64 { return &r.CheckpointS })),
 	opt(intCol("replicas", func(r *Run) *int { return &r.Replicas })),
 	opt(strCol("matmul", func(r *Run) *string { return &r.Matmul })),
-	opt(strCol("bags", func(r *Run) *string { return &r.Bags })),
-}
+	omitEmpty(opt(strCol("bags", func(r *Run) *string { return &r.Bags }))),
+	// In the JSON record only; the table keeps a shared one in its
+	// metadata (MetaStandardization).
+	omitEmpty(jsonOnly("standardization", func(r *Run) **Standardization { return &r.Standardization })),
+}}
 
 // MetaStandardization is the runs table's metadata key holding the
 // Standardization (JSON) that all its runs share; absent when runs differ
@@ -238,12 +254,9 @@ var runColumns = []column[Run]{
 const MetaStandardization = "standardization"
 
 // RunsTable converts runs into the runs.csv / runs.parquet table, one row per
-// run in the given order: the columns of the first format first, in their
-// order (dataset, model, pet, k, epsilon, lr, trial, seed, epochs, steps,
-// train_loss, test_auc, test_logloss, wall_s, examples_per_s, backend,
-// setting, label_dp_epsilon, loss, run_id), then config_id,
-// group_examples_per_s, compile_s, checkpoint_s, replicas, matmul, bags. The seed column
-// holds the uint64 seed's bits as int64. When every run has the same non-nil
+// run in the given order, with runSchema's columns (listed in README's
+// "Training"): those of the first format first, in their order, then the
+// ones added since. The seed column holds the uint64 seed's bits as int64. When every run has the same non-nil
 // Standardization it is stored as JSON under the metadata key
 // MetaStandardization.
 func RunsTable(runs []Run) *data.Table {
@@ -255,7 +268,7 @@ func RunsTable(runs []Run) *data.Table {
 		}
 		meta[MetaStandardization] = string(b)
 	}
-	return toTable(runs, runColumns, meta)
+	return runSchema.toTable(runs, meta)
 }
 
 func sharedStandardization(runs []Run) *Standardization {
@@ -290,7 +303,7 @@ func sameFloats(a, b []float64) bool {
 // read with those fields NaN or zero. The metadata's shared Standardization,
 // if any, is given to every run (each its own copy).
 func ReadRuns(t *data.Table) ([]Run, error) {
-	runs, err := fromTable(t, "runs", runColumns)
+	runs, err := runSchema.fromTable(t)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,13 +50,15 @@ func runsEqual(a, b Run) bool {
 	return true
 }
 
-// Run and its file form runJSON have the same fields in the same order
-// (copyFields relies on it), floats of Run being jfloats of runJSON.
+// runJSON, derived from runSchema, has Run's fields in Run's order
+// (copyFields relies on it), floats of Run being jfloats, each keyed by
+// its column's name; every column of runs.csv is a key of the record.
 func TestRunJSONFields(t *testing.T) {
-	r, j := reflect.TypeFor[Run](), reflect.TypeFor[runJSON]()
+	r, j := reflect.TypeFor[Run](), runJSON
 	if r.NumField() != j.NumField() {
 		t.Fatalf("Run has %d fields, runJSON %d", r.NumField(), j.NumField())
 	}
+	keys := map[string]bool{}
 	for i := range r.NumField() {
 		fr, fj := r.Field(i), j.Field(i)
 		want := fr.Type
@@ -65,7 +68,50 @@ func TestRunJSONFields(t *testing.T) {
 		if fr.Name != fj.Name || fj.Type != want {
 			t.Errorf("field %d: Run.%s %v, runJSON.%s %v", i, fr.Name, fr.Type, fj.Name, fj.Type)
 		}
+		keys[strings.Split(fj.Tag.Get("json"), ",")[0]] = true
 	}
+	for _, n := range runSchema.names() {
+		if !keys[n] {
+			t.Errorf("column %s is not a key of the JSON record", n)
+		}
+	}
+	if !keys["standardization"] {
+		t.Error("the JSON record has no standardization")
+	}
+}
+
+// A schema that misses a field of its record type, or stores one field
+// twice, derives no JSON record: it panics when the package loads.
+func TestJSONTypeIncompleteSchema(t *testing.T) {
+	for name, s := range map[string]schema[Run]{
+		"a field without a column": {name: "runs", cols: runSchema.cols[1:]},
+		"a field stored twice": {name: "runs", cols: append(slices.Clone(runSchema.cols),
+			strCol("dataset_again", func(r *Run) *string { return &r.Dataset }))},
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			s.jsonType()
+		})
+	}
+	// A column storing a field of a nested struct that starts where the
+	// struct does stores that field, not the struct.
+	type nested struct {
+		Inner struct{ X float64 }
+		Y     string
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a column of Inner.X taken for Inner")
+		}
+	}()
+	schema[nested]{name: "nested", cols: []column[nested]{
+		f64Col("x", func(n *nested) *float64 { return &n.Inner.X }),
+		strCol("y", func(n *nested) *string { return &n.Y }),
+	}}.jsonType()
 }
 
 func TestRunJSONRoundTrip(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/pets"
+
+	"labelprivacy/report/internal/display"
 )
 
 // ErrMixed is returned (wrapped, naming the datasets and/or configs) by
@@ -177,7 +179,7 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 
 func compareRows(a, b Row) int {
 	return cmp.Or(cmp.Compare(a.Dataset, b.Dataset), cmp.Compare(a.ConfigID, b.ConfigID),
-		settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting))
+		display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting))
 }
 
 // sortedAudits returns audits in a canonical order, so that which of two
@@ -331,7 +333,7 @@ const (
 	metaAuditConflicts = "report.conflicting_audit_rows"
 )
 
-var summaryColumns = []column[Row]{
+var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	strCol("setting", func(r *Row) *string { return &r.Setting }),
 	kindCol("pet", func(r *Row) *pets.Kind { return &r.Pet }),
 	intCol("k", func(r *Row) *int { return &r.K }),
@@ -354,19 +356,17 @@ var summaryColumns = []column[Row]{
 	opt(f64Col("ma_p50", func(r *Row) *float64 { return &r.MAP50 })),
 	opt(f64Col("ma_p90", func(r *Row) *float64 { return &r.MAP90 })),
 	opt(f64Col("ma_mean", func(r *Row) *float64 { return &r.MAMean })),
-}
+}}
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one
-// row per Row, columns setting, pet, k, epsilon, label_dp_epsilon, best_lr,
-// auc_mean, auc_se (NaN with one trial), n_trials, eadv, eadv_se, ma_p98,
-// ma_inf_frac (NaN when not audited; ma_* may be +Inf), then dataset,
-// config_id, audited, eta_source, eadv_bound, bags (the LLP family's bag
-// rule), ma_p50, ma_p90, ma_mean. The metadata holds the merge counts as
+// row per Row, with summarySchema's columns (listed in README's "Reports";
+// the first format's first): auc_se NaN with one trial, the audit's
+// columns NaN when not audited, ma_* may be +Inf. The metadata holds the merge counts as
 // decimal strings: report.runs_read, report.duplicate_runs,
 // report.conflicting_duplicates, report.nan_auc_runs,
 // report.out_of_grid_runs, report.conflicting_audit_rows.
 func SummaryTable(s *Summary) *data.Table {
-	return toTable(s.Rows, summaryColumns, map[string]string{
+	return summarySchema.toTable(s.Rows, map[string]string{
 		metaRunsRead:       strconv.Itoa(s.RunsRead),
 		metaDuplicates:     strconv.Itoa(s.Duplicates),
 		metaConflicts:      strconv.Itoa(s.Conflicts),

@@ -1,8 +1,7 @@
-package report
+package report_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,42 +11,12 @@ import (
 	"testing"
 
 	"labelprivacy/pets"
+
+	. "labelprivacy/report"
+	"labelprivacy/report/internal/reporttest"
 )
 
-var update = flag.Bool("update", false, "rewrite report/testdata (golden report.md files and example PNGs)")
-
 func sprint(v any) string { return fmt.Sprintf("%+v", v) }
-
-const dsA, dsB, cfgA = "sha256:aaaaaaaaaaaaaaaa", "sha256:bbbbbbbbbbbbbbbb", "cfg-a"
-
-// rr returns an RR(ε=1) run of dataset dsA, config cfgA.
-func rr(lr float64, trial int, auc float64) Run {
-	return Run{RunID: fmt.Sprintf("r%g-%d", lr, trial), Dataset: dsA, ConfigID: cfgA, Setting: "rr_eps1", Pet: pets.RR,
-		Epsilon: 1, LabelDPEpsilon: 1, LR: lr, Trial: trial, TestAUC: auc}
-}
-
-// run returns a run of setting/pet/k/eps at lr 1e-3.
-func run(setting string, pet pets.Kind, k int, eps float64, trial int, id string, auc float64) Run {
-	ldp := eps
-	if pet == pets.None || pet == pets.LLP {
-		ldp = math.Inf(1)
-	}
-	return Run{RunID: id, Dataset: dsA, ConfigID: cfgA, Setting: setting, Pet: pet, K: k, Epsilon: eps,
-		LabelDPEpsilon: ldp, LR: 1e-3, Trial: trial, TestAUC: auc}
-}
-
-func withDataset(r Run, ds string) Run { r.Dataset = ds; return r }
-func withConfig(r Run, c string) Run   { r.ConfigID = c; return r }
-
-func aud(setting string, eadv, se, p98, inf float64) Audit {
-	a := Audit{Dataset: dsA, ConfigID: cfgA, Setting: setting, EtaSource: "true"}
-	a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac = eadv, se, p98, inf
-	return a
-}
-
-func near(a, b float64) bool {
-	return sameFloat(a, b) || math.Abs(a-b) <= 1e-12*math.Max(1, math.Abs(b))
-}
 
 func findRow(t *testing.T, s *Summary, dataset, setting string) Row {
 	t.Helper()
@@ -81,94 +50,98 @@ func TestSummarize(t *testing.T) {
 		{
 			name: "best LR by mean AUC, SE over its trials",
 			runs: []Run{
-				rr(1e-2, 0, 0.70), rr(1e-2, 1, 0.76), rr(1e-2, 2, 0.67), // mean 0.71 (one high trial: best max, not best mean)
-				rr(1e-3, 0, 0.72), rr(1e-3, 1, 0.73), rr(1e-3, 2, 0.74), // mean 0.73, sd 0.01
-				rr(1e-4, 0, 0.60), rr(1e-4, 1, 0.61), rr(1e-4, 2, 0.62),
+				reporttest.RR(1e-2, 0, 0.70), reporttest.RR(1e-2, 1, 0.76), reporttest.RR(1e-2, 2, 0.67), // mean 0.71 (one high trial: best max, not best mean)
+				reporttest.RR(1e-3, 0, 0.72), reporttest.RR(1e-3, 1, 0.73), reporttest.RR(1e-3, 2, 0.74), // mean 0.73, sd 0.01
+				reporttest.RR(1e-4, 0, 0.60), reporttest.RR(1e-4, 1, 0.61), reporttest.RR(1e-4, 2, 0.62),
 			},
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.73, se3(0.01), 3, nan, nan}},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.73, se3(0.01), 3, nan, nan}},
 			counts: &counts{read: 9},
 		},
 		{
 			name: "tie keeps the smaller LR; one trial has SE NaN, not 0",
-			runs: []Run{rr(0.1, 0, 0.65), rr(0.01, 0, 0.65), rr(0.001, 0, 0.64)},
-			want: []want{{dsA, "rr_eps1", 0.01, 0.65, nan, 1, nan, nan}},
+			runs: []Run{reporttest.RR(0.1, 0, 0.65), reporttest.RR(0.01, 0, 0.65), reporttest.RR(0.001, 0, 0.64)},
+			want: []want{{reporttest.DatasetA, "rr_eps1", 0.01, 0.65, nan, 1, nan, nan}},
 		},
 		{
 			name: "two result sets merge; duplicates dropped and counted",
-			runs: append([]Run{rr(1e-3, 0, 0.72), rr(1e-3, 1, 0.73)},
-				rr(1e-3, 1, 0.73), // exact duplicate
-				rr(1e-3, 0, 0.99), // same key, different AUC: conflicting duplicate, first kept
-				rr(1e-3, 2, 0.74), // new trial
+			runs: append([]Run{reporttest.RR(1e-3, 0, 0.72), reporttest.RR(1e-3, 1, 0.73)},
+				reporttest.RR(1e-3, 1, 0.73), // exact duplicate
+				reporttest.RR(1e-3, 0, 0.99), // same key, different AUC: conflicting duplicate, first kept
+				reporttest.RR(1e-3, 2, 0.74), // new trial
 			),
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.73, se3(0.01), 3, nan, nan}},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.73, se3(0.01), 3, nan, nan}},
 			counts: &counts{read: 5, dups: 2, conflicts: 1},
 		},
 		{
 			name: "same trial with another run_id is not a duplicate",
 			runs: func() []Run {
-				r := rr(1e-3, 0, 0.70)
+				r := reporttest.RR(1e-3, 0, 0.70)
 				r2 := r
 				r2.RunID, r2.TestAUC = "other", 0.72
 				return []Run{r, r2}
 			}(),
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.71, 0.01, 2, nan, nan}},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.71, 0.01, 2, nan, nan}},
 			counts: &counts{read: 2},
 		},
 		{
 			name: "audit joined; setting without audit gets NaN; identical repeated audit is no conflict",
-			runs: []Run{rr(1e-3, 0, 0.7), run("llp_k8", pets.LLP, 8, 0, 0, "l", 0.66), run("none", pets.None, 0, 0, 0, "n", 0.8)},
-			audits: []Audit{aud("rr_eps1", 0.01, 0.001, 1, 0), aud("llp_k8", 0.02, 0.002, math.Inf(1), 0.3),
-				aud("rr_eps1", 0.01, 0.001, 1, 0)},
+			runs: []Run{reporttest.RR(1e-3, 0, 0.7), reporttest.Run("llp_k8", pets.LLP, 8, 0, 0, "l", 0.66), reporttest.Run("none", pets.None, 0, 0, 0, "n", 0.8)},
+			audits: []Audit{reporttest.Audit("rr_eps1", 0.01, 0.001, 1, 0), reporttest.Audit("llp_k8", 0.02, 0.002, math.Inf(1), 0.3),
+				reporttest.Audit("rr_eps1", 0.01, 0.001, 1, 0)},
 			want: []want{
-				{dsA, "rr_eps1", 1e-3, 0.7, nan, 1, 0.01, 1},
-				{dsA, "llp_k8", 1e-3, 0.66, nan, 1, 0.02, math.Inf(1)},
-				{dsA, "none", 1e-3, 0.8, nan, 1, nan, nan},
+				{reporttest.DatasetA, "rr_eps1", 1e-3, 0.7, nan, 1, 0.01, 1},
+				{reporttest.DatasetA, "llp_k8", 1e-3, 0.66, nan, 1, 0.02, math.Inf(1)},
+				{reporttest.DatasetA, "none", 1e-3, 0.8, nan, 1, nan, nan},
 			},
 			counts: &counts{read: 3},
 		},
 		{
 			name:   "conflicting audits counted",
-			runs:   []Run{rr(1e-3, 0, 0.7)},
-			audits: []Audit{aud("rr_eps1", 0.01, 0.001, 1, 0), aud("rr_eps1", 0.02, 0.001, 1, 0)},
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.7, nan, 1, 0.01, 1}},
+			runs:   []Run{reporttest.RR(1e-3, 0, 0.7)},
+			audits: []Audit{reporttest.Audit("rr_eps1", 0.01, 0.001, 1, 0), reporttest.Audit("rr_eps1", 0.02, 0.001, 1, 0)},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.7, nan, 1, 0.01, 1}},
 			counts: &counts{read: 1, auditConflicts: 1},
 		},
 		{
-			name:   "audit of another dataset does not join",
-			runs:   []Run{rr(1e-3, 0, 0.7)},
-			audits: []Audit{func() Audit { a := aud("rr_eps1", 0.01, 0, 1, 0); a.Dataset = dsB; return a }()},
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.7, nan, 1, nan, nan}},
+			name: "audit of another dataset does not join",
+			runs: []Run{reporttest.RR(1e-3, 0, 0.7)},
+			audits: []Audit{func() Audit {
+				a := reporttest.Audit("rr_eps1", 0.01, 0, 1, 0)
+				a.Dataset = reporttest.DatasetB
+				return a
+			}()},
+			want: []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.7, nan, 1, nan, nan}},
 		},
 		{
 			name:   "audit of the first format (no dataset) joins a single-dataset summary",
-			runs:   []Run{rr(1e-3, 0, 0.7)},
-			audits: []Audit{func() Audit { a := aud("rr_eps1", 0.01, 0, 1, 0); a.Dataset = ""; return a }()},
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.7, nan, 1, 0.01, 1}},
+			runs:   []Run{reporttest.RR(1e-3, 0, 0.7)},
+			audits: []Audit{func() Audit { a := reporttest.Audit("rr_eps1", 0.01, 0, 1, 0); a.Dataset = ""; return a }()},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.7, nan, 1, 0.01, 1}},
 		},
 		{
 			name:   "NaN AUC runs left out and counted",
-			runs:   []Run{rr(1e-3, 0, 0.7), rr(1e-2, 0, nan), rr(1e-2, 1, 0.9)},
-			want:   []want{{dsA, "rr_eps1", 1e-2, 0.9, nan, 1, nan, nan}},
+			runs:   []Run{reporttest.RR(1e-3, 0, 0.7), reporttest.RR(1e-2, 0, nan), reporttest.RR(1e-2, 1, 0.9)},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-2, 0.9, nan, 1, nan, nan}},
 			counts: &counts{read: 3, nanAUC: 1},
 		},
 		{
 			name: "a setting with only NaN AUCs keeps a row without a result",
-			runs: []Run{rr(1e-3, 0, nan)},
-			want: []want{{dsA, "rr_eps1", nan, nan, nan, 0, nan, nan}},
+			runs: []Run{reporttest.RR(1e-3, 0, nan)},
+			want: []want{{reporttest.DatasetA, "rr_eps1", nan, nan, nan, 0, nan, nan}},
 		},
 		{
 			// Issue 9 §4: 0.905 (dataset A) and 0.49 (dataset B, 2 trials) were
 			// averaged into 0.7676 over "3 trials".
 			name: "two datasets with AllowMixed: separate rows, never averaged",
-			runs: []Run{rr(1e-3, 0, 0.905), withDataset(rr(1e-3, 0, 0.49), dsB), withDataset(rr(1e-3, 1, 0.49), dsB)},
+			runs: []Run{reporttest.RR(1e-3, 0, 0.905), reporttest.WithDataset(reporttest.RR(1e-3, 0, 0.49), reporttest.DatasetB), reporttest.WithDataset(reporttest.RR(1e-3, 1, 0.49), reporttest.DatasetB)},
 			opts: Options{AllowMixed: true},
-			want: []want{{dsA, "rr_eps1", 1e-3, 0.905, nan, 1, nan, nan}, {dsB, "rr_eps1", 1e-3, 0.49, 0, 2, nan, nan}},
+			want: []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.905, nan, 1, nan, nan}, {reporttest.DatasetB, "rr_eps1", 1e-3, 0.49, 0, 2, nan, nan}},
 		},
 		{
 			name:   "runs outside the grid left out and counted",
-			runs:   []Run{rr(1e-3, 0, 0.7), rr(1e-3, 1, 0.72), rr(1e-3, 2, 0.1)},
+			runs:   []Run{reporttest.RR(1e-3, 0, 0.7), reporttest.RR(1e-3, 1, 0.72), reporttest.RR(1e-3, 2, 0.1)},
 			opts:   Options{InGrid: func(id string) bool { return id != "r0.001-2" }},
-			want:   []want{{dsA, "rr_eps1", 1e-3, 0.71, 0.01, 2, nan, nan}},
+			want:   []want{{reporttest.DatasetA, "rr_eps1", 1e-3, 0.71, 0.01, 2, nan, nan}},
 			counts: &counts{read: 3, outOfGrid: 1},
 		},
 	}
@@ -184,8 +157,8 @@ func TestSummarize(t *testing.T) {
 			for _, w := range tc.want {
 				r := findRow(t, s, w.dataset, w.setting)
 				got := want{r.Dataset, r.Setting, r.BestLR, r.AUCMean, r.AUCSE, r.NTrials, r.EAdv, r.MAP98}
-				if !near(got.bestLR, w.bestLR) || !near(got.mean, w.mean) || !near(got.se, w.se) || got.n != w.n ||
-					!near(got.eadv, w.eadv) || !near(got.p98, w.p98) {
+				if !reporttest.Near(got.bestLR, w.bestLR) || !reporttest.Near(got.mean, w.mean) || !reporttest.Near(got.se, w.se) || got.n != w.n ||
+					!reporttest.Near(got.eadv, w.eadv) || !reporttest.Near(got.p98, w.p98) {
 					t.Errorf("%s: got %+v, want %+v", w.setting, got, w)
 				}
 				if r.Audited == math.IsNaN(w.eadv) {
@@ -209,11 +182,11 @@ func TestSummarizeErrors(t *testing.T) {
 		is       error
 		mentions []string
 	}{
-		{"two datasets", []Run{rr(1e-3, 0, 0.905), withDataset(rr(1e-3, 0, 0.49), dsB), withDataset(rr(1e-3, 1, 0.49), dsB)},
-			ErrMixed, []string{dsA + ": 1 run", dsB + ": 2 runs", "--allow-mixed"}},
-		{"two configs (runs left from an earlier config)", []Run{rr(1e-3, 0, 0.7), withConfig(rr(1e-3, 1, 0.6), "cfg-old")},
+		{"two datasets", []Run{reporttest.RR(1e-3, 0, 0.905), reporttest.WithDataset(reporttest.RR(1e-3, 0, 0.49), reporttest.DatasetB), reporttest.WithDataset(reporttest.RR(1e-3, 1, 0.49), reporttest.DatasetB)},
+			ErrMixed, []string{reporttest.DatasetA + ": 1 run", reporttest.DatasetB + ": 2 runs", "--allow-mixed"}},
+		{"two configs (runs left from an earlier config)", []Run{reporttest.RR(1e-3, 0, 0.7), reporttest.WithConfig(reporttest.RR(1e-3, 1, 0.6), "cfg-old")},
 			ErrMixed, []string{"2 model configs", "cfg-a: 1 run", "cfg-old: 1 run"}},
-		{"setting with inconsistent parameters", []Run{rr(1e-3, 0, 0.7), func() Run { r := rr(1e-3, 1, 0.7); r.Epsilon = 2; return r }()},
+		{"setting with inconsistent parameters", []Run{reporttest.RR(1e-3, 0, 0.7), func() Run { r := reporttest.RR(1e-3, 1, 0.7); r.Epsilon = 2; return r }()},
 			ErrInconsistent, []string{"rr_eps1", "r0.001-0", "r0.001-1"}},
 	}
 	for _, tc := range cases {
@@ -234,23 +207,23 @@ func TestSummarizeErrors(t *testing.T) {
 func TestBestLR(t *testing.T) {
 	nan := math.NaN()
 	runs := []Run{
-		rr(1e-3, 0, 0.70), rr(1e-3, 1, 0.72), rr(1e-2, 0, 0.73), rr(1e-2, 1, 0.69), // tie at 0.71: smaller LR
-		withConfig(rr(1e-2, 0, 0.8), "cfg-b"), withConfig(rr(1e-3, 0, 0.6), "cfg-b"),
-		withDataset(rr(1e-3, 0, nan), dsB),
-		rr(1e-3, 1, 0.99), // duplicate of trial 1, ignored
+		reporttest.RR(1e-3, 0, 0.70), reporttest.RR(1e-3, 1, 0.72), reporttest.RR(1e-2, 0, 0.73), reporttest.RR(1e-2, 1, 0.69), // tie at 0.71: smaller LR
+		reporttest.WithConfig(reporttest.RR(1e-2, 0, 0.8), "cfg-b"), reporttest.WithConfig(reporttest.RR(1e-3, 0, 0.6), "cfg-b"),
+		reporttest.WithDataset(reporttest.RR(1e-3, 0, nan), reporttest.DatasetB),
+		reporttest.RR(1e-3, 1, 0.99), // duplicate of trial 1, ignored
 	}
 	got := BestLR(runs)
 	want := map[SettingKey]Best{
-		{dsA, cfgA, "rr_eps1"}:    {LR: 1e-3, Mean: 0.71, SE: 0.01, N: 2},
-		{dsA, "cfg-b", "rr_eps1"}: {LR: 1e-2, Mean: 0.8, SE: nan, N: 1},
-		{dsB, cfgA, "rr_eps1"}:    {LR: nan, Mean: nan, SE: nan, N: 0},
+		{reporttest.DatasetA, reporttest.ConfigA, "rr_eps1"}: {LR: 1e-3, Mean: 0.71, SE: 0.01, N: 2},
+		{reporttest.DatasetA, "cfg-b", "rr_eps1"}:            {LR: 1e-2, Mean: 0.8, SE: nan, N: 1},
+		{reporttest.DatasetB, reporttest.ConfigA, "rr_eps1"}: {LR: nan, Mean: nan, SE: nan, N: 0},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d keys, want %d: %v", len(got), len(want), got)
 	}
 	for k, w := range want {
 		g, ok := got[k]
-		if !ok || !near(g.LR, w.LR) || !near(g.Mean, w.Mean) || !near(g.SE, w.SE) || g.N != w.N {
+		if !ok || !reporttest.Near(g.LR, w.LR) || !reporttest.Near(g.Mean, w.Mean) || !reporttest.Near(g.SE, w.SE) || g.N != w.N {
 			t.Errorf("%v: got %+v, want %+v", k, g, w)
 		}
 	}
@@ -259,7 +232,7 @@ func TestBestLR(t *testing.T) {
 // Summaries do not depend on run or audit order, so shards merge in any
 // order, and a repeated shard only adds duplicates.
 func TestSummarizeOrderIndependent(t *testing.T) {
-	runs, audits := synthResults(1)
+	runs, audits := reporttest.SynthResults(1)
 	a, err := Summarize(runs, audits, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -291,29 +264,29 @@ func TestSummarizeOrderIndependent(t *testing.T) {
 }
 
 func TestSummaryTable(t *testing.T) {
-	runs, audits := synthResults(2)
-	runs = append(runs, rr(1e-3, 0, 0.7)) // a run of another dataset and config: a mixed summary
+	runs, audits := reporttest.SynthResults(2)
+	runs = append(runs, reporttest.RR(1e-3, 0, 0.7)) // a run of another dataset and config: a mixed summary
 	s, err := Summarize(runs, audits[1:], Options{AllowMixed: true, InGrid: func(id string) bool { return !strings.HasPrefix(id, "bot") }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tab := SummaryTable(s)
-	names := columnNames(tab)
+	names := ColumnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "label_dp_epsilon", "best_lr", "auc_mean", "auc_se", "n_trials",
 		"eadv", "eadv_se", "ma_p98", "ma_inf_frac", "dataset", "config_id", "audited", "eta_source", "eadv_bound", "bags", "ma_p50", "ma_p90", "ma_mean"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
-	back := roundTrip(t, tab)
-	rows, err := fromTable(back, "summary", summaryColumns)
+	back := RoundTrip(t, tab)
+	rows, err := ReadSummaryRows(back)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sprint(rows) != sprint(s.Rows) {
 		t.Fatal("rows differ after a Parquet round trip")
 	}
-	wantMeta := map[string]string{metaRunsRead: fmt.Sprint(len(runs)), metaDuplicates: "0", metaConflicts: "0",
-		metaNaNAUC: "0", metaOutOfGrid: "9", metaAuditConflicts: "0"}
+	wantMeta := map[string]string{"report.runs_read": fmt.Sprint(len(runs)), "report.duplicate_runs": "0",
+		"report.conflicting_duplicates": "0", "report.nan_auc_runs": "0", "report.out_of_grid_runs": "9", "report.conflicting_audit_rows": "0"}
 	if !reflect.DeepEqual(back.Meta, wantMeta) {
 		t.Fatalf("meta %v, want %v", back.Meta, wantMeta)
 	}
@@ -332,10 +305,10 @@ func TestSummaryTable(t *testing.T) {
 // AllowMixed, two configs' rr_eps1 rows both got the first one's EAdv. An
 // audit of a format without config_id joins a single-config summary only.
 func TestAuditsKeyedByConfig(t *testing.T) {
-	runs := []Run{rr(1e-3, 0, 0.7), withConfig(rr(1e-3, 0, 0.8), "cfg-b")}
-	other := aud("rr_eps1", 0.03, 0, 1, 0)
+	runs := []Run{reporttest.RR(1e-3, 0, 0.7), reporttest.WithConfig(reporttest.RR(1e-3, 0, 0.8), "cfg-b")}
+	other := reporttest.Audit("rr_eps1", 0.03, 0, 1, 0)
 	other.ConfigID = "cfg-b"
-	old := aud("rr_eps1", 0.01, 0, 1, 0)
+	old := reporttest.Audit("rr_eps1", 0.01, 0, 1, 0)
 	old.ConfigID = ""
 	for _, tc := range []struct {
 		name   string
@@ -343,8 +316,8 @@ func TestAuditsKeyedByConfig(t *testing.T) {
 		audits []Audit
 		eadv   []float64 // per row, in (dataset, config) order
 	}{
-		{"each config its own", runs, []Audit{aud("rr_eps1", 0.01, 0, 1, 0), other}, []float64{0.01, 0.03}},
-		{"other order", runs, []Audit{other, aud("rr_eps1", 0.01, 0, 1, 0)}, []float64{0.01, 0.03}},
+		{"each config its own", runs, []Audit{reporttest.Audit("rr_eps1", 0.01, 0, 1, 0), other}, []float64{0.01, 0.03}},
+		{"other order", runs, []Audit{other, reporttest.Audit("rr_eps1", 0.01, 0, 1, 0)}, []float64{0.01, 0.03}},
 		{"no config_id, two configs", runs, []Audit{old}, []float64{math.NaN(), math.NaN()}},
 		{"no config_id, one config", runs[:1], []Audit{old}, []float64{0.01}},
 	} {
@@ -357,7 +330,7 @@ func TestAuditsKeyedByConfig(t *testing.T) {
 				t.Fatalf("%d rows", len(s.Rows))
 			}
 			for i, r := range s.Rows {
-				if !near(r.EAdv, tc.eadv[i]) || r.Audited == math.IsNaN(tc.eadv[i]) {
+				if !reporttest.Near(r.EAdv, tc.eadv[i]) || r.Audited == math.IsNaN(tc.eadv[i]) {
 					t.Fatalf("row %d (%s): EAdv %v audited %v, want %v", i, r.ConfigID, r.EAdv, r.Audited, tc.eadv[i])
 				}
 			}

@@ -2,7 +2,6 @@ package report
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,11 +9,6 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/pets"
 )
-
-// ErrNoData is returned (wrapped) by the plotting functions when their input
-// has nothing to draw. Nothing is written in that case; WritePlots skips
-// such figures.
-var ErrNoData = errors.New("report: no data to plot")
 
 // RowError is a bad value in one row of a table being read (ReadRuns,
 // ReadAudits, ReadPosteriors). It wraps the cause.
@@ -31,28 +25,63 @@ func (e *RowError) Error() string {
 
 func (e *RowError) Unwrap() error { return e.Err }
 
-// column describes one table column of a Go record type T: its name, whether
-// a table read back must have it (columns added after the first file format
-// are optional: missing floats read as NaN, others as zero), and how to write
-// and read it. One list of columns per type serves both directions, so the
-// writer and reader cannot drift apart.
+// A schema is the one description of a table of Go records T: the
+// table's name (in errors) and its columns in file order. The CSV and
+// Parquet files are written (toTable) and read (fromTable) through it, and
+// Run's JSON record is derived from runSchema (run.go), so a field is
+// added in one place: T, plus one column here. README's column lists are
+// checked against the schemas (TestREADMEColumns).
+type schema[T any] struct {
+	name string // "runs", "audit", …
+	cols []column[T]
+}
+
+// names returns the table's column names, in order (JSON-only fields
+// excluded).
+func (s schema[T]) names() []string {
+	var out []string
+	for _, c := range s.cols {
+		if !c.jsonOnly {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// column describes one column of a Go record type T: its name, whether a
+// table read back must have it (columns added after the first file format
+// are optional: missing floats read as NaN, others as zero), how to write
+// and read it, and the field it stores (for the JSON form).
 type column[T any] struct {
 	name     string
 	optional bool
 	write    func(rows []T) any                    // []string, []float64, []int64 or []bool
 	read     func(rows []T, vals any) (int, error) // returns the bad row on error
 	missing  func(rows []T)                        // fills rows when an optional column is absent
+	field    func(*T) any                          // a pointer to the field the column stores
+	// jsonOnly: a field of the JSON record only (tables leave it out);
+	// omitEmpty: the JSON record leaves the field out when it is empty.
+	jsonOnly, omitEmpty bool
 }
 
 // opt marks a column optional when reading.
 func opt[T any](c column[T]) column[T] { c.optional = true; return c }
+
+// omitEmpty makes the JSON record leave the column's field out when empty.
+func omitEmpty[T any](c column[T]) column[T] { c.omitEmpty = true; return c }
+
+// jsonOnly is a field that only the JSON record holds, under name.
+func jsonOnly[T, F any](name string, p func(*T) *F) column[T] {
+	return column[T]{name: name, jsonOnly: true, field: func(t *T) any { return p(t) }}
+}
 
 // mapCol is a column whose cells are V (string, float64, int64 or bool),
 // converted from a field F of T by to and back by from; fill (may be nil)
 // sets the field when an optional column is absent.
 func mapCol[T, F, V any](name string, p func(*T) *F, to func(F) V, from func(V) (F, error), fill func(*F)) column[T] {
 	return column[T]{
-		name: name,
+		name:  name,
+		field: func(t *T) any { return p(t) },
 		write: func(rows []T) any {
 			v := make([]V, len(rows))
 			for i := range rows {
@@ -108,11 +137,13 @@ func kindCol[T any](name string, p func(*T) *pets.Kind) column[T] {
 	return mapCol(name, p, pets.Kind.String, pets.ParseKind, nil)
 }
 
-// toTable writes rows as a table with the given columns, in order.
-func toTable[T any](rows []T, cols []column[T], meta map[string]string) *data.Table {
-	t := &data.Table{Meta: meta, Columns: make([]data.Column, len(cols))}
-	for j, c := range cols {
-		t.Columns[j] = data.Column{Name: c.name, Values: c.write(rows)}
+// toTable writes rows as a table with the schema's columns, in order.
+func (s schema[T]) toTable(rows []T, meta map[string]string) *data.Table {
+	t := &data.Table{Meta: meta}
+	for _, c := range s.cols {
+		if !c.jsonOnly {
+			t.Columns = append(t.Columns, data.Column{Name: c.name, Values: c.write(rows)})
+		}
 	}
 	return t
 }
@@ -121,7 +152,8 @@ func toTable[T any](rows []T, cols []column[T], meta map[string]string) *data.Ta
 // optional columns). Extra columns are ignored. A missing required column,
 // a column of the wrong type or of the wrong length wraps data.ErrSchema; a
 // bad value is a *RowError.
-func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error) {
+func (s schema[T]) fromTable(t *data.Table) ([]T, error) {
+	what := s.name
 	if t == nil {
 		return nil, fmt.Errorf("report: read %s: nil table", what)
 	}
@@ -134,7 +166,10 @@ func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error)
 	}
 	n := t.Rows()
 	rows := make([]T, n)
-	for _, c := range cols {
+	for _, c := range s.cols {
+		if c.jsonOnly {
+			continue
+		}
 		vals, ok := byName[c.name]
 		if !ok {
 			if !c.optional {
@@ -155,13 +190,6 @@ func fromTable[T any](t *data.Table, what string, cols []column[T]) ([]T, error)
 		}
 	}
 	return rows, nil
-}
-
-// settingOrder orders settings canonically: mechanism in pets.Kind order
-// (none, bot, rr, llp, llp_lap, llp_geom), then k, then ε, then the setting
-// name, so output never depends on input order.
-func settingOrder(pa pets.Kind, ka int, ea float64, sa string, pb pets.Kind, kb int, eb float64, sb string) int {
-	return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ka, kb), cmp.Compare(ea, eb), cmp.Compare(sa, sb))
 }
 
 // sameFloat is == that treats NaN as equal to NaN.

@@ -1,4 +1,4 @@
-package report
+package reporttest
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"labelprivacy/audit"
 	"labelprivacy/internal/stats"
 	"labelprivacy/pets"
+	"labelprivacy/report"
 )
 
 // Synthetic result sets shaped like the paper's Section 4 experiments on a
@@ -114,20 +115,21 @@ func synthSettings(eta []float64) []synthSetting {
 	return out
 }
 
-const synthDataset, synthConfig = "sha256:synthbeta2x30", "cfg-mlp"
+// SynthDataset and SynthConfig are the synthetic results' dataset and config.
+const SynthDataset, SynthConfig = "sha256:synthbeta2x30", "cfg-mlp"
 
-// synthResults returns runs and audits for the synthetic settings.
-func synthResults(seed uint64) ([]Run, []Audit) {
+// SynthResults returns runs and audits for the synthetic settings.
+func SynthResults(seed uint64) ([]report.Run, []report.Audit) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	eta := betaSample(r, 20000)
 	ss := synthSettings(eta)
 	penalty := map[float64]float64{1e-4: 0.012, 1e-3: 0, 1e-2: 0.02}
-	var runs []Run
+	var runs []report.Run
 	for _, s := range ss {
 		for _, l := range synthLRs {
 			for t := range synthTrials {
-				runs = append(runs, Run{
-					RunID: fmt.Sprintf("%s-lr%g-t%d", s.setting, l, t), Dataset: synthDataset, ConfigID: synthConfig,
+				runs = append(runs, report.Run{
+					RunID: fmt.Sprintf("%s-lr%g-t%d", s.setting, l, t), Dataset: SynthDataset, ConfigID: SynthConfig,
 					Model: "mlp", Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, LabelDPEpsilon: s.ldp,
 					Loss: "bce", LR: l, Trial: t, Seed: uint64(1000 + t), Backend: "go",
 					TestAUC: s.auc - penalty[l] + 0.004*r.NormFloat64(),
@@ -135,9 +137,9 @@ func synthResults(seed uint64) ([]Run, []Audit) {
 			}
 		}
 	}
-	var audits []Audit
+	var audits []report.Audit
 	for _, s := range ss {
-		a := Audit{Dataset: synthDataset, ConfigID: synthConfig, Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, EtaSource: "true"}
+		a := report.Audit{Dataset: SynthDataset, ConfigID: SynthConfig, Setting: s.setting, Pet: s.pet, K: s.k, Epsilon: s.eps, EtaSource: "true"}
 		a.Kind, a.Summary.K, a.NExamples = s.pet, s.k, len(eta)
 		a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac, a.MAMax = s.eadv, s.eadvSE, s.p98, s.infFrac, s.p98*1.5
 		audits = append(audits, a)
@@ -177,10 +179,10 @@ func geomLik(z, s, k int, a float64) float64 {
 
 func logit(p float64) float64 { return math.Log(p) - math.Log1p(-p) }
 
-// synthPosteriors simulates n examples per setting: prior η, sampled
+// SynthPosteriors simulates n examples per setting: prior η, sampled
 // posterior after the release, the exact individual expected advantage and
 // |Δ log-odds| (+Inf when the posterior is 0 or 1).
-func synthPosteriors(seed uint64, n int) []Posterior {
+func SynthPosteriors(seed uint64, n int) []report.Posterior {
 	r := rand.New(rand.NewPCG(seed, 11))
 	type spec struct {
 		pet pets.Kind
@@ -197,7 +199,7 @@ func synthPosteriors(seed uint64, n int) []Posterior {
 	for _, e := range []float64{0.5, 1, 2} {
 		specs = append(specs, spec{pets.LLPGeom, 8, e})
 	}
-	var out []Posterior
+	var out []report.Posterior
 	for _, sp := range specs {
 		name := sp.pet.String()
 		switch sp.pet {
@@ -293,7 +295,7 @@ func synthPosteriors(seed uint64, n int) []Posterior {
 				}
 				adv -= math.Max(e, 1-e)
 				pp := e * l1(zi) / (e*l1(zi) + (1-e)*l0(zi))
-				out = append(out, Posterior{Dataset: synthDataset, ConfigID: synthConfig, Setting: name, Pet: sp.pet, K: sp.k, Epsilon: sp.eps,
+				out = append(out, report.Posterior{Dataset: SynthDataset, ConfigID: SynthConfig, Setting: name, Pet: sp.pet, K: sp.k, Epsilon: sp.eps,
 					Sample: audit.Sample{Index: len(out), Prior: e, Label: uint8(y[i]), Release: float64(zi), Posterior: pp, IEAdv: math.Max(adv, 0),
 						AbsMA: math.Abs(logit(pp) - logit(e))}})
 			}

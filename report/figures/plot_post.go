@@ -1,4 +1,4 @@
-package report
+package figures
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"labelprivacy/pets"
+	"labelprivacy/report"
+	"labelprivacy/report/internal/display"
 )
 
 const (
@@ -26,7 +28,7 @@ type postSetting struct {
 	prior, posterior, ieadv, absMA []float64
 }
 
-func (s *postSetting) label() string { return petName(s.pet) + " " + s.params() }
+func (s *postSetting) label() string { return display.PetName(s.pet) + " " + s.params() }
 
 // params is the setting's parameters, with what its id says beyond them
 // (a curated bag rule, rr_prior's stage fraction): "k=8, sorted-x3".
@@ -36,7 +38,7 @@ func (s *postSetting) params() string {
 
 // groupPosteriors groups samples by setting, in canonical order, leaving
 // out the trivial mechanisms none and bot.
-func groupPosteriors(post []Posterior) []*postSetting {
+func groupPosteriors(post []report.Posterior) []*postSetting {
 	by := map[string]*postSetting{}
 	var order []*postSetting
 	for _, p := range post {
@@ -55,7 +57,7 @@ func groupPosteriors(post []Posterior) []*postSetting {
 		s.absMA = append(s.absMA, p.AbsMA)
 	}
 	slices.SortFunc(order, func(a, b *postSetting) int {
-		return settingOrder(a.pet, a.k, a.eps, a.setting, b.pet, b.k, b.eps, b.setting)
+		return display.SettingOrder(a.pet, a.k, a.eps, a.setting, b.pet, b.k, b.eps, b.setting)
 	})
 	return order
 }
@@ -83,10 +85,10 @@ var diagStyle = draw.LineStyle{Color: color.Gray{Y: 60}, Width: 1.2, Dashes: []v
 // so that skewed priors such as Beta(2,30) stay readable; y is [0, 1]. A
 // panel shows at most 12 settings (evenly spaced in (k, ε) order when there
 // are more, noted in its title) and 1000 points per setting.
-func scatterFigure(post []Posterior, titleSuffix string) (*figure, error) {
+func scatterFigure(post []report.Posterior, titleSuffix string) (*figure, error) {
 	ss := groupPosteriors(post)
 	if len(ss) == 0 {
-		return nil, fmt.Errorf("report: posterior scatter: no samples outside none/bot: %w", ErrNoData)
+		return nil, fmt.Errorf("figures: posterior scatter: no samples outside none/bot: %w", ErrNoData)
 	}
 	var priorMax float64
 	for _, s := range ss {
@@ -119,7 +121,7 @@ func scatterFigure(post []Posterior, titleSuffix string) (*figure, error) {
 	var header vg.Length
 	for _, all := range byPet {
 		shown := thin(all, maxPerPanel)
-		p := &panel{title: petName(all[0].pet)}
+		p := &panel{title: display.PetName(all[0].pet)}
 		if len(shown) < len(all) {
 			p.title += fmt.Sprintf(" (%d of %d settings)", len(shown), len(all))
 		}
@@ -168,10 +170,10 @@ func scatterFigure(post []Posterior, titleSuffix string) (*figure, error) {
 // at the position marked ∞ beyond a dashed separator, where each CDF jumps
 // to 1, and the legend gives each setting's fraction of ∞. At most 12
 // settings are drawn (evenly spaced in canonical order, noted in the title).
-func cdfFigure(post []Posterior, titleSuffix string) (*figure, error) {
+func cdfFigure(post []report.Posterior, titleSuffix string) (*figure, error) {
 	all := groupPosteriors(post)
 	if len(all) == 0 {
-		return nil, fmt.Errorf("report: advantage CDFs: no samples outside none/bot: %w", ErrNoData)
+		return nil, fmt.Errorf("figures: advantage CDFs: no samples outside none/bot: %w", ErrNoData)
 	}
 	ss := thin(all, maxPerPanel)
 	count, seen := map[pets.Kind]int{}, map[pets.Kind]int{}
@@ -197,7 +199,7 @@ func cdfFigure(post []Posterior, titleSuffix string) (*figure, error) {
 		}
 		name := s.label()
 		if f := infFrac(s.absMA); f > 0 {
-			name += fmt.Sprintf(" (%s ∞)", pct(f))
+			name += fmt.Sprintf(" (%s ∞)", display.Percent(f))
 		}
 		items = append(items, legendItem{text: name, thumb: lineThumb(styles[i])})
 	}
@@ -279,14 +281,4 @@ func infFrac(v []float64) float64 {
 		return 0
 	}
 	return float64(inf) / float64(n)
-}
-
-// pct formats a fraction as a percentage: whole percents from 10%, two
-// significant digits below (61%, 100%, 9.4%, 0.05%).
-func pct(f float64) string {
-	v := 100 * f
-	if v >= 10 {
-		return fmt.Sprintf("%.0f%%", v)
-	}
-	return fmt.Sprintf("%.2g%%", v)
 }

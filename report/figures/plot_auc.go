@@ -1,9 +1,10 @@
-package report
+package figures
 
 import (
 	"cmp"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -14,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"labelprivacy/pets"
+	"labelprivacy/report"
+	"labelprivacy/report/internal/display"
 )
 
 // advMetric is the x axis of the AUC-vs-advantage figure.
@@ -24,7 +27,7 @@ const (
 	metricMAP98                  // 98th-percentile |multiplicative advantage| (log(1+x) axis, may be ∞)
 )
 
-func (m advMetric) of(r Row) float64 {
+func (m advMetric) of(r report.Row) float64 {
 	if m == metricEAdv {
 		return r.EAdv
 	}
@@ -46,10 +49,10 @@ var (
 const aucAxisLabel = "test AUC (mean ± SE over trials, best LR)"
 
 // finiteAUC reports whether a row has a usable mean AUC.
-func finiteAUC(r Row) bool { return !math.IsNaN(r.AUCMean) && !math.IsInf(r.AUCMean, 0) }
+func finiteAUC(r report.Row) bool { return !math.IsNaN(r.AUCMean) && !math.IsInf(r.AUCMean, 0) }
 
 // aucSE is the row's AUC error half-width: its SE with ≥ 2 trials, else 0.
-func aucSE(r Row) float64 {
+func aucSE(r report.Row) float64 {
 	if r.NTrials < 2 || !(r.AUCSE > 0) {
 		return 0
 	}
@@ -58,7 +61,7 @@ func aucSE(r Row) float64 {
 
 // aucRange is the y range of AUC values with their error bars and the
 // reference lines, padded so that markers and labels clear the frame.
-func aucRange(rows []Row) (lo, hi float64) {
+func aucRange(rows []report.Row) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
 		if finiteAUC(r) {
@@ -72,7 +75,7 @@ func aucRange(rows []Row) (lo, hi float64) {
 
 // refLines returns the dashed no-PET line(s) of rows and, withBot, the
 // dotted bot line(s), and their legend items.
-func refLines(rows []Row, withBot bool) ([]refLine, []legendItem) {
+func refLines(rows []report.Row, withBot bool) ([]refLine, []legendItem) {
 	var refs []refLine
 	var items []legendItem
 	for _, r := range rows {
@@ -98,7 +101,7 @@ type curveKey struct {
 	bags string
 }
 
-func curveOf(r Row) curveKey {
+func curveOf(r report.Row) curveKey {
 	if r.Pet == pets.LLPLap || r.Pet == pets.LLPGeom {
 		return curveKey{r.Pet, r.K, r.Bags}
 	}
@@ -150,9 +153,9 @@ func shadeLegend(pet pets.Kind, keys []curveKey, cols map[curveKey]color.NRGBA, 
 	if len(ks) == 0 {
 		return curatedLegend(pet, keys, cols, varies)
 	}
-	text := fmt.Sprintf("%s, k=%d (%s)", petName(pet), ks[0], varies)
+	text := fmt.Sprintf("%s, k=%d (%s)", display.PetName(pet), ks[0], varies)
 	if len(ks) > 1 {
-		text = fmt.Sprintf("%s, one curve per k=%d…%d light→dark (%s)", petName(pet), ks[0], ks[len(ks)-1], varies)
+		text = fmt.Sprintf("%s, one curve per k=%d…%d light→dark (%s)", display.PetName(pet), ks[0], ks[len(ks)-1], varies)
 	}
 	th := shadesThumb(cs)
 	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1], randomBags(pet)}], Radius: glyphR, Shape: petGlyph(pet)}
@@ -168,8 +171,8 @@ func shadeLegend(pet pets.Kind, keys []curveKey, cols map[curveKey]color.NRGBA, 
 // LLP+Geom one curve per k across ε, the clean model (and bot) as
 // reference lines. Every point is labelled with its parameters where a
 // label fits without touching anything (the curves' ends first).
-func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error) {
-	var pts []Row
+func aucVsAdvFigure(rows []report.Row, m advMetric, titleSuffix string) (*figure, error) {
+	var pts []report.Row
 	var xs []float64
 	for _, r := range rows {
 		if r.Pet == pets.None || !finiteAUC(r) || !r.Audited {
@@ -185,12 +188,12 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 		}
 	}
 	if len(pts) == 0 {
-		return nil, fmt.Errorf("report: AUC vs %s: no audited setting with a test AUC: %w", m.name(), ErrNoData)
+		return nil, fmt.Errorf("figures: AUC vs %s: no audited setting with a test AUC: %w", m.name(), ErrNoData)
 	}
 	refs, refItems := refLines(rows, false)
 	ax := newAdvAxis(xs, m == metricMAP98)
 
-	byCurve := map[curveKey][]Row{}
+	byCurve := map[curveKey][]report.Row{}
 	for _, r := range pts {
 		byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
 	}
@@ -205,9 +208,9 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 	lastPet := pets.Kind(255)
 	for _, ck := range keys {
 		rs := byCurve[ck]
-		slices.SortFunc(rs, func(a, b Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
+		slices.SortFunc(rs, func(a, b report.Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
 		clr := cols[ck]
-		s := &series{name: petName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
+		s := &series{name: display.PetName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
 		if len(rs) > 1 {
 			w := vg.Length(2)
 			if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
@@ -228,7 +231,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 		if m == metricEAdv {
 			// The ε-DP worst case at each DP setting's ε (RR attains it):
 			// a ring, joined to the setting's point by a dotted line.
-			ws := &series{name: petName(ck.pet) + " ε-DP worst case", glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1, Shape: draw.RingGlyph{}}}
+			ws := &series{name: display.PetName(ck.pet) + " ε-DP worst case", glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1, Shape: draw.RingGlyph{}}}
 			for _, r := range rs {
 				if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
 					ws.pts = append(ws.pts, xy{b, r.AUCMean})
@@ -243,7 +246,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 		}
 		switch {
 		case (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags):
-			items = append(items, legendItem{text: fmt.Sprintf("%s, k=%d, %s bags (ε varies)", petName(ck.pet), ck.k, ck.bags),
+			items = append(items, legendItem{text: fmt.Sprintf("%s, k=%d, %s bags (ε varies)", display.PetName(ck.pet), ck.k, ck.bags),
 				thumb: lineGlyphThumb(s.line, *s.glyph)})
 		case ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom:
 			if ck.pet != lastPet {
@@ -253,7 +256,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 			items = append(items, legendItem{text: "bot (nothing released)", thumb: glyphThumb(*s.glyph)})
 		default:
 			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)", pets.RRPrior: " (ε varies)"}[ck.pet]
-			items = append(items, legendItem{text: petName(ck.pet) + bagsText(ck.bags) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
+			items = append(items, legendItem{text: display.PetName(ck.pet) + bagsText(ck.bags) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
 		}
 		lastPet = ck.pet
 	}
@@ -280,7 +283,7 @@ func aucVsAdvFigure(rows []Row, m advMetric, titleSuffix string) (*figure, error
 // curvePointLabel labels point i of n on a curve: RR and LLP their ε or k
 // (the ends first), a two-parameter curve "k=…, ε=…" at its first point and
 // ε elsewhere, bot "bot".
-func curvePointLabel(ck curveKey, r Row, x float64, i, n int, clr color.Color) pointLabel {
+func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.Color) pointLabel {
 	l := pointLabel{x: x, y: r.AUCMean, color: clr, prio: 3}
 	end := i == 0 || i == n-1
 	if end {
@@ -309,8 +312,8 @@ func curvePointLabel(ck curveKey, r Row, x float64, i, n int, clr color.Color) p
 }
 
 // rowsOf returns the rows of one mechanism.
-func rowsOf(rows []Row, pet pets.Kind) []Row {
-	var out []Row
+func rowsOf(rows []report.Row, pet pets.Kind) []report.Row {
+	var out []report.Row
 	for _, r := range rows {
 		if r.Pet == pet {
 			out = append(out, r)
@@ -336,9 +339,9 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 // curve per k, labelled with k; one curve per bag rule), the clean model and
 // bot as reference lines, one AUC scale for all panels. RR+prior is drawn in
 // RR's panel when both are there.
-func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
-	byPet := map[pets.Kind][]Row{}
-	hasRR := slices.ContainsFunc(rows, func(r Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
+func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) {
+	byPet := map[pets.Kind][]report.Row{}
+	hasRR := slices.ContainsFunc(rows, func(r report.Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
 	for _, r := range rows {
 		if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot {
 			pp := r.Pet
@@ -349,17 +352,17 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		}
 	}
 	if len(byPet) == 0 {
-		return nil, fmt.Errorf("report: AUC per setting: no privatized setting with a test AUC: %w", ErrNoData)
+		return nil, fmt.Errorf("figures: AUC per setting: no privatized setting with a test AUC: %w", ErrNoData)
 	}
 	refs, items := refLines(rows, true)
 	lo, hi := aucRange(rows)
 	yticks := linTicks(lo, hi)
 	var panels []*panel
-	for _, pet := range sortedKeys(byPet) {
+	for _, pet := range slices.Sorted(maps.Keys(byPet)) {
 		rs := byPet[pet]
-		byCurve := map[curveKey][]Row{}
+		byCurve := map[curveKey][]report.Row{}
 		var xs []float64
-		param := func(r Row) float64 {
+		param := func(r report.Row) float64 {
 			if pet == pets.LLP {
 				return float64(r.K)
 			}
@@ -371,7 +374,7 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		}
 		keys := sortedCurveKeys(byCurve)
 		cols := curveColors(keys)
-		p := &panel{title: petName(pet), refs: refs}
+		p := &panel{title: display.PetName(pet), refs: refs}
 		if slices.ContainsFunc(keys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && pet == pets.RR {
 			p.title = "RR and RR+prior"
 		}
@@ -393,9 +396,9 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 		}
 		for _, ck := range keys {
 			cr := byCurve[ck]
-			slices.SortFunc(cr, func(a, b Row) int { return cmp.Compare(param(a), param(b)) })
+			slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(param(a), param(b)) })
 			clr := cols[ck]
-			s := &series{name: petName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags),
+			s := &series{name: display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags),
 				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
 			if len(cr) > 1 {
 				s.line = &draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)}
@@ -417,7 +420,7 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 				p.labels = append(p.labels, pointLabel{x: param(last) * dodge(ck), y: last.AUCMean, text: strings.Join(parts, ", "), color: clr, prio: 1})
 			}
 			if ck.pet == pets.RRPrior || (ck.pet == pets.RR && pet == pets.RR && len(keys) > 1) {
-				items = append(items, legendItem{text: petName(ck.pet) + " (ε varies)", thumb: lineGlyphThumb(s.line, *s.glyph)})
+				items = append(items, legendItem{text: display.PetName(ck.pet) + " (ε varies)", thumb: lineGlyphThumb(s.line, *s.glyph)})
 			}
 		}
 		xlabel := "ε (log scale)"
@@ -436,7 +439,7 @@ func aucBySettingFigure(rows []Row, titleSuffix string) (*figure, error) {
 				if len(byCurve[ck]) > 1 {
 					line = &draw.LineStyle{Color: cols[ck], Width: 1.6, Dashes: bagDashes(ck.bags)}
 				}
-				items = append(items, legendItem{text: petName(ck.pet) + ", " + ck.bags + " bags",
+				items = append(items, legendItem{text: display.PetName(ck.pet) + ", " + ck.bags + " bags",
 					thumb: lineGlyphThumb(line, draw.GlyphStyle{Color: cols[ck], Radius: glyphR, Shape: curveGlyph(ck)})})
 			}
 		}

@@ -1,9 +1,10 @@
-package report
+package figures
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"labelprivacy/pets"
+	"labelprivacy/report"
+	"labelprivacy/report/internal/display"
 )
 
 // z95 is the normal quantile of the 95% intervals drawn (±1.96 SE).
@@ -20,20 +23,20 @@ const z95 = 1.959963984540054
 // auditJobs are the figures of WriteAuditPlots.
 var auditJobs = []struct {
 	name, title, caption string
-	build                func(audits []Audit, cals []Calibration) (*figure, error)
+	build                func(audits []report.Audit, cals []report.Calibration) (*figure, error)
 }{
 	{"realized_vs_predicted", "Predicted vs realized advantage",
 		"x: the audit's exact expected advantage E[adv] (Definition 3.1) on its own bag partition; y: the accuracy gain " +
 			"over the prior-only attacker that the Bayes attacker realized on fresh releases of the audit labels made by " +
 			"the production release code. Bars: 95% intervals (±1.96 SE). Points on y = x: the releases behave as " +
 			"the mechanism's stated likelihood says.",
-		func(a []Audit, _ []Calibration) (*figure, error) { return realizedFigure(a) }},
+		func(a []report.Audit, _ []report.Calibration) (*figure, error) { return realizedFigure(a) }},
 	{"calibration", "Reliability of the attacker's η",
 		"The audit's η on test rows that are neither trained on nor audited, in 10 equal-width bins: x = mean η of " +
 			"the bin, y = fraction labelled 1 (±1.96 binomial SE). Points below y = x: η is too high there. The " +
 			"audit's figures are those of an attacker who believes η; eadv_calibrated repeats them with η " +
 			"Platt-recalibrated on these rows.",
-		func(_ []Audit, c []Calibration) (*figure, error) { return calibrationFigure(c) }},
+		func(_ []report.Audit, c []report.Calibration) (*figure, error) { return calibrationFigure(c) }},
 }
 
 // WriteAuditPlots writes the figures of the audit's self-checks into dir
@@ -44,8 +47,8 @@ var auditJobs = []struct {
 //
 // A figure with nothing to draw (no realized attack, no calibration rows)
 // is skipped. Several datasets get one panel each.
-func WriteAuditPlots(dir string, audits []Audit, cals []Calibration) ([]Figure, error) {
-	var figs []Figure
+func WriteAuditPlots(dir string, audits []report.Audit, cals []report.Calibration) ([]report.Figure, error) {
+	var figs []report.Figure
 	for _, j := range auditJobs {
 		f, err := j.build(audits, cals)
 		if errors.Is(err, ErrNoData) {
@@ -58,7 +61,7 @@ func WriteAuditPlots(dir string, audits []Audit, cals []Calibration) ([]Figure, 
 		if err := saveFigure(base, f); err != nil {
 			return figs, err
 		}
-		figs = append(figs, Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
+		figs = append(figs, report.Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
 	}
 	return figs, nil
 }
@@ -66,8 +69,8 @@ func WriteAuditPlots(dir string, audits []Audit, cals []Calibration) ([]Figure, 
 // realizedFigure: one panel per (dataset, config), one point per audited setting with
 // a realized gain, x = EAdv ± 1.96·EAdvSE, y = realized ± 1.96·SE, marker
 // and colour by mechanism, labelled with the setting's parameters.
-func realizedFigure(audits []Audit) (*figure, error) {
-	byDS := map[string][]Audit{}
+func realizedFigure(audits []report.Audit) (*figure, error) {
+	byDS := map[string][]report.Audit{}
 	for _, a := range audits {
 		if !math.IsNaN(a.RealizedGain) && !math.IsNaN(a.EAdv) && a.Pet != pets.None {
 			g := a.Dataset
@@ -78,15 +81,15 @@ func realizedFigure(audits []Audit) (*figure, error) {
 		}
 	}
 	if len(byDS) == 0 {
-		return nil, fmt.Errorf("report: realized vs predicted: no audit with a realized attack: %w", ErrNoData)
+		return nil, fmt.Errorf("figures: realized vs predicted: no audit with a realized attack: %w", ErrNoData)
 	}
 	var panels []*panel
 	seenPet := map[pets.Kind]bool{}
 	var items []legendItem
-	for _, ds := range sortedKeys(byDS) {
+	for _, ds := range slices.Sorted(maps.Keys(byDS)) {
 		as := byDS[ds]
-		slices.SortFunc(as, func(a, b Audit) int {
-			return settingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
+		slices.SortFunc(as, func(a, b report.Audit) int {
+			return display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
 		})
 		hi := 0.0
 		for _, a := range as {
@@ -115,7 +118,7 @@ func realizedFigure(audits []Audit) (*figure, error) {
 			p.labels = append(p.labels, pointLabel{x: a.EAdv, y: a.RealizedGain, text: paramLabel(a.Pet, a.K, a.Epsilon), color: clr, prio: 1})
 			if !seenPet[a.Pet] {
 				seenPet[a.Pet] = true
-				items = append(items, legendItem{text: petName(a.Pet), thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)})})
+				items = append(items, legendItem{text: display.PetName(a.Pet), thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)})})
 			}
 		}
 		panels = append(panels, p)
@@ -137,7 +140,7 @@ func finiteOr0(v float64) float64 {
 // calibrationFigure: one reliability panel per table, the diagonal, each
 // non-empty bin at (mean η, rate) with ±1.96 binomial SE bars, labelled
 // with its row count.
-func calibrationFigure(cals []Calibration) (*figure, error) {
+func calibrationFigure(cals []report.Calibration) (*figure, error) {
 	var panels []*panel
 	for _, c := range cals {
 		if c.N == 0 || len(c.Bins) == 0 {
@@ -164,7 +167,7 @@ func calibrationFigure(cals []Calibration) (*figure, error) {
 		panels = append(panels, p)
 	}
 	if len(panels) == 0 {
-		return nil, fmt.Errorf("report: calibration: no calibration rows: %w", ErrNoData)
+		return nil, fmt.Errorf("figures: calibration: no calibration rows: %w", ErrNoData)
 	}
 	cols := min(len(panels), 2)
 	items := []legendItem{

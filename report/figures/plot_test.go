@@ -1,4 +1,4 @@
-package report
+package figures
 
 import (
 	"bytes"
@@ -21,6 +21,9 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"labelprivacy/pets"
+	"labelprivacy/report"
+	"labelprivacy/report/internal/display"
+	"labelprivacy/report/internal/reporttest"
 )
 
 // The figure tests check content, not just that a PNG decodes: the built
@@ -225,39 +228,13 @@ func keepExample(t *testing.T, f *figure, name string) {
 	}
 }
 
-func synthSummary(t *testing.T, audited bool) *Summary {
+func synthSummary(t *testing.T, audited bool) *report.Summary {
 	t.Helper()
-	runs, audits := synthResults(1)
+	runs, audits := reporttest.SynthResults(1)
 	if !audited {
 		audits = nil
 	}
-	s, err := Summarize(runs, audits, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// quickstart is a small grid like the README's quickstart: every point of it
-// must carry its label.
-func quickstart(t *testing.T) *Summary {
-	t.Helper()
-	var runs []Run
-	var audits []Audit
-	add := func(setting string, pet pets.Kind, k int, eps, auc, eadv, p98 float64) {
-		for tr := range 3 {
-			runs = append(runs, run(setting, pet, k, eps, tr, setting+string(rune('0'+tr)), auc+0.004*float64(tr-1)))
-		}
-		audits = append(audits, aud(setting, eadv, eadv/20, p98, 0))
-	}
-	add("none", pets.None, 0, 0, 0.738, 0.06, math.Inf(1))
-	add("rr_eps1", pets.RR, 0, 1, 0.70, 0.012, 1)
-	add("rr_eps4", pets.RR, 0, 4, 0.735, 0.04, 4)
-	add("llp_k8", pets.LLP, 8, 0, 0.71, 0.02, math.Inf(1))
-	add("llp_k64", pets.LLP, 64, 0, 0.66, 0.006, 2.5)
-	add("llp_lap_k8_eps1", pets.LLPLap, 8, 1, 0.69, 0.009, 1)
-	add("llp_geom_k8_eps1", pets.LLPGeom, 8, 1, 0.695, 0.01, 1)
-	s, err := Summarize(runs, audits, Options{})
+	s, err := report.Summarize(runs, audits, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,10 +242,10 @@ func quickstart(t *testing.T) *Summary {
 }
 
 func TestAUCvsAdvantageFigure(t *testing.T) {
-	full, small := synthSummary(t, true), quickstart(t)
+	full, small := synthSummary(t, true), reporttest.Quickstart(t)
 	cases := []struct {
 		name     string
-		sum      *Summary
+		sum      *report.Summary
 		metric   advMetric
 		example  string
 		allLabel bool // every point must be labelled
@@ -287,7 +264,7 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 			p := f.panels[0]
 			// One series per curve, one point per audited privatized setting.
 			wantPts, curves := 0, map[curveKey]bool{}
-			var clean Row
+			var clean report.Row
 			for _, r := range tc.sum.Rows {
 				if r.Pet == pets.None {
 					clean = r
@@ -364,7 +341,7 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 			}
 			for _, pet := range []pets.Kind{pets.RR, pets.LLP} {
 				if n := inkOf(img, f, p, petColor(pet)); n < 200 {
-					t.Errorf("%s: only %d pixels of its colour in the data area", petName(pet), n)
+					t.Errorf("%s: only %d pixels of its colour in the data area", display.PetName(pet), n)
 				}
 			}
 			keepExample(t, f, tc.example)
@@ -376,21 +353,21 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 // RR point with bot and no clean model, and only infinite ma_p98 values.
 func TestAUCvsAdvantageEdgeCases(t *testing.T) {
 	inf := math.Inf(1)
-	bot := run("bot", pets.Bot, 0, 0, 0, "b", 0.5)
+	bot := reporttest.Run("bot", pets.Bot, 0, 0, 0, "b", 0.5)
 	bot.LabelDPEpsilon = 0
-	tiny, err := Summarize([]Run{rr(1e-3, 0, 0.7), bot}, []Audit{aud("rr_eps1", 0.01, 0, 1, 0), aud("bot", 0, 0, 0, 0)}, Options{})
+	tiny, err := report.Summarize([]report.Run{reporttest.RR(1e-3, 0, 0.7), bot}, []report.Audit{reporttest.Audit("rr_eps1", 0.01, 0, 1, 0), reporttest.Audit("bot", 0, 0, 0, 0)}, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	allInf, err := Summarize([]Run{run("llp_k2", pets.LLP, 2, 0, 0, "a", 0.7), run("llp_k4", pets.LLP, 4, 0, 0, "b", 0.68),
-		run("none", pets.None, 0, 0, 0, "c", 0.72)},
-		[]Audit{aud("llp_k2", 0.02, 0, inf, 0.5), aud("llp_k4", 0.01, 0, inf, 0.3)}, Options{})
+	allInf, err := report.Summarize([]report.Run{reporttest.Run("llp_k2", pets.LLP, 2, 0, 0, "a", 0.7), reporttest.Run("llp_k4", pets.LLP, 4, 0, 0, "b", 0.68),
+		reporttest.Run("none", pets.None, 0, 0, 0, "c", 0.72)},
+		[]report.Audit{reporttest.Audit("llp_k2", 0.02, 0, inf, 0.5), reporttest.Audit("llp_k4", 0.01, 0, inf, 0.3)}, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		name   string
-		sum    *Summary
+		sum    *report.Summary
 		metric advMetric
 		points int
 		labels []string
@@ -441,7 +418,7 @@ func TestAUCvsAdvantageEdgeCases(t *testing.T) {
 // The drawn picture shows the series: removing the RR curve's line, or its
 // markers, or its error bars, takes visible ink of its colour away.
 func TestAUCvsAdvantageInk(t *testing.T) {
-	s := quickstart(t)
+	s := reporttest.Quickstart(t)
 	ink := func(change func(*series)) int {
 		f, err := aucVsAdvFigure(s.Rows, metricEAdv, "")
 		if err != nil {
@@ -475,7 +452,7 @@ func TestAUCvsAdvantageInk(t *testing.T) {
 }
 
 func TestAUCvsAdvantageLabels(t *testing.T) {
-	s := quickstart(t)
+	s := reporttest.Quickstart(t)
 	f, err := aucVsAdvFigure(s.Rows, metricEAdv, "")
 	if err != nil {
 		t.Fatal(err)
@@ -497,14 +474,14 @@ func TestAUCBySettingFigure(t *testing.T) {
 	noAudit := synthSummary(t, false)
 	cases := []struct {
 		name    string
-		sum     *Summary
+		sum     *report.Summary
 		panels  []string
 		example string
 	}{
 		{"synthetic grid without audit", noAudit, []string{"RR", "LLP", "LLP+Lap", "LLP+Geom"}, "auc_by_setting"},
-		{"quickstart", quickstart(t), []string{"RR", "LLP", "LLP+Lap", "LLP+Geom"}, ""},
-		{"RR only, single trials", func() *Summary {
-			s, err := Summarize([]Run{rr(1e-3, 0, 0.7), run("none", pets.None, 0, 0, 0, "n", 0.74)}, nil, Options{})
+		{"quickstart", reporttest.Quickstart(t), []string{"RR", "LLP", "LLP+Lap", "LLP+Geom"}, ""},
+		{"RR only, single trials", func() *report.Summary {
+			s, err := report.Summarize([]report.Run{reporttest.RR(1e-3, 0, 0.7), reporttest.Run("none", pets.None, 0, 0, 0, "n", 0.74)}, nil, report.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -583,7 +560,7 @@ func TestAUCBySettingFigure(t *testing.T) {
 }
 
 func TestPosteriorFigures(t *testing.T) {
-	post := synthPosteriors(3, 1000)
+	post := reporttest.SynthPosteriors(3, 1000)
 	f, err := scatterFigure(post, "")
 	if err != nil {
 		t.Fatal(err)
@@ -626,8 +603,8 @@ func TestPosteriorFigures(t *testing.T) {
 	}
 	keepExample(t, c, "advantage_cdfs")
 
-	trivial := slices.DeleteFunc(slices.Clone(post), func(p Posterior) bool { return p.Pet != pets.None && p.Pet != pets.Bot })
-	for _, in := range [][]Posterior{nil, trivial} {
+	trivial := slices.DeleteFunc(slices.Clone(post), func(p report.Posterior) bool { return p.Pet != pets.None && p.Pet != pets.Bot })
+	for _, in := range [][]report.Posterior{nil, trivial} {
 		if _, err := scatterFigure(in, ""); !errors.Is(err, ErrNoData) {
 			t.Fatalf("scatter of %d trivial samples: err %v", len(in), err)
 		}
@@ -643,7 +620,7 @@ func hasTick(ts []plot.Tick, label string) bool {
 
 func TestFiguresWithoutData(t *testing.T) {
 	noAudit := synthSummary(t, false)
-	cleanOnly, err := Summarize([]Run{run("none", pets.None, 0, 0, 0, "n", 0.7), run("bot", pets.Bot, 0, 0, 0, "b", 0.5)}, nil, Options{})
+	cleanOnly, err := report.Summarize([]report.Run{reporttest.Run("none", pets.None, 0, 0, 0, "n", 0.7), reporttest.Run("bot", pets.Bot, 0, 0, 0, "b", 0.5)}, nil, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,7 +726,7 @@ func TestCDFXY(t *testing.T) {
 				t.Fatalf("got %v", got)
 			}
 			for i, w := range tc.want {
-				if !near(got[i].X, w.X) || !near(got[i].Y, w.Y) {
+				if !reporttest.Near(got[i].X, w.X) || !reporttest.Near(got[i].Y, w.Y) {
 					t.Fatalf("point %d: got %v, want %v (all %v)", i, got[i], w, got)
 				}
 			}

@@ -1,4 +1,4 @@
-package report
+package figures
 
 import (
 	"image/color"
@@ -272,27 +272,6 @@ func petGlyph(k pets.Kind) draw.GlyphDrawer {
 		return draw.TriangleGlyph{}
 	}
 	return draw.SquareGlyph{}
-}
-
-// petName is the display name of a mechanism.
-func petName(k pets.Kind) string {
-	switch k {
-	case pets.None:
-		return "no PET"
-	case pets.Bot:
-		return "bot"
-	case pets.RR:
-		return "RR"
-	case pets.LLP:
-		return "LLP"
-	case pets.LLPLap:
-		return "LLP+Lap"
-	case pets.LLPGeom:
-		return "LLP+Geom"
-	case pets.RRPrior:
-		return "RR+prior"
-	}
-	return k.String()
 }
 
 // fmtParam formats a privacy parameter compactly (0.0625, 8, 1e-05, ∞).
