@@ -21,6 +21,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"labelprivacy/internal/atomicfile"
 )
 
 // maxBatchRows bounds the rows of one Arrow record batch we write (1<<20 ≈
@@ -151,7 +153,7 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 	if schema.NumFields() == 0 {
 		return nil, inFile(path, fmt.Errorf("%w: a frame with no columns", ErrSchema))
 	}
-	tmp, err := createTemp(path)
+	tmp, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +219,7 @@ func (w *Writer) CommitAfter(before func(sha256 string) error) error {
 			return err
 		}
 	}
-	return commitTemp(w.tmp, w.path)
+	return atomicfile.Commit(w.tmp, w.path)
 }
 
 // Abort discards everything written. Safe to call after Commit (no-op).

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"labelprivacy/internal/atomicfile"
 )
 
 // ErrIdentity is wrapped when a dataset file's bytes are not the ones its
@@ -97,6 +99,6 @@ func verifiedIdentity(dir string, m *Meta) (string, error) {
 
 func writeCache(path string, cache map[string]cacheEntry) {
 	if b, err := json.Marshal(cache); err == nil {
-		WriteFileAtomic(path, append(b, '\n')) // best effort: a read-only dataset is hashed every time
+		atomicfile.WriteFile(path, append(b, '\n')) // best effort: a read-only dataset is hashed every time
 	}
 }

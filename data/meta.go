@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"labelprivacy/internal/atomicfile"
 )
 
 // Dataset file names inside a dataset directory.
@@ -138,7 +140,7 @@ func WriteMeta(dir string, m *Meta) error {
 	if err != nil {
 		return fmt.Errorf("data: meta: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, MetaFile), append(b, '\n'))
+	return atomicfile.WriteFile(filepath.Join(dir, MetaFile), append(b, '\n'))
 }
 
 // ReadMeta reads dir/meta.json.

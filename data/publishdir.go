@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"labelprivacy/internal/atomicfile"
 )
 
 // A dataset directory is published as a whole: an import or a synthesis
@@ -44,8 +46,8 @@ func publishDataset(out string, build func(dir string) (*Meta, error)) (*Meta, e
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("data: %s exists and is not a directory", out)
 	}
-	removeStaleTemps(out)
-	tmp, err := os.MkdirTemp(parent, tempPrefix(out)+tempOwner+"*")
+	atomicfile.RemoveStale(out)
+	tmp, err := os.MkdirTemp(parent, atomicfile.TempPrefix(out)+atomicfile.Owner+"*")
 	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}

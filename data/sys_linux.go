@@ -2,8 +2,6 @@ package data
 
 import (
 	"errors"
-	"os"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,16 +14,6 @@ func physicalMemory() int64 {
 		return 0
 	}
 	return int64(si.Totalram) * int64(si.Unit)
-}
-
-// pidNamespace identifies the pid namespace we run in ("" if unknown), so
-// that containers sharing a host name never judge each other's pids.
-func pidNamespace() string {
-	l, err := os.Readlink("/proc/self/ns/pid") // "pid:[4026531836]"
-	if err != nil {
-		return ""
-	}
-	return strings.Trim(strings.TrimPrefix(l, "pid:"), "[]")
 }
 
 // statKey identifies the current version of the file at path for the

@@ -15,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"labelprivacy/internal/atomicfile"
 )
 
 // Column is one column of a results Table. Values is []string, []float64,
@@ -127,7 +129,7 @@ func (t *Table) WriteCSV(path string) error {
 	if err := w.Error(); err != nil {
 		return inFile(path, err)
 	}
-	return WriteFileAtomic(path, buf.Bytes())
+	return atomicfile.WriteFile(path, buf.Bytes())
 }
 
 // FormatFloat formats v for CSV: shortest round-trip form, "inf", "-inf", "nan".
@@ -195,7 +197,7 @@ func (t *Table) WriteParquet(path string) error {
 		return inFile(path, err)
 	}
 	defer rec.Release()
-	tmp, err := createTemp(path)
+	tmp, err := atomicfile.Create(path)
 	if err != nil {
 		return err
 	}
@@ -218,7 +220,7 @@ func (t *Table) WriteParquet(path string) error {
 		os.Remove(tmp.Name())
 		return inFile(path, err)
 	}
-	return commitTemp(f, path)
+	return atomicfile.Commit(f, path)
 }
 
 // ReadTable reads a Parquet file written by WriteParquet (or any Parquet

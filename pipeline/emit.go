@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"labelprivacy/data"
+	"labelprivacy/internal/atomicfile"
 )
 
 // Version is the tool version recorded in emitted jobs and outputs.
@@ -215,7 +215,7 @@ func Emit(cfg *Config, o EmitOptions) ([]byte, error) {
 	if err != nil || o.Out == "" {
 		return b, err
 	}
-	if err := data.WriteFileAtomic(o.Out, b); err != nil {
+	if err := atomicfile.WriteFile(o.Out, b); err != nil {
 		return nil, err
 	}
 	if err := os.Chmod(o.Out, mode); err != nil {

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/atomicfile"
 	"labelprivacy/internal/flock"
 	"labelprivacy/report"
 )
@@ -172,7 +173,7 @@ func (c *Config) WriteResolved() (string, error) {
 	}
 	path := filepath.Join(c.Output, "config.resolved.yaml")
 	header := []byte("# The configuration this run resolved (file + TRAIN_* environment + --set).\n")
-	return path, data.WriteFileAtomic(path, append(header, b...))
+	return path, atomicfile.WriteFile(path, append(header, b...))
 }
 
 // dataStage returns the dataset directory: data.path, or a synthetic

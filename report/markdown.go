@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"labelprivacy/data"
+	"labelprivacy/internal/atomicfile"
 
 	"labelprivacy/report/internal/display"
 )
@@ -142,7 +142,7 @@ func WriteMarkdown(path string, md Markdown) error {
 			}
 		}
 	}
-	return data.WriteFileAtomic(path, []byte(b.String()))
+	return atomicfile.WriteFile(path, []byte(b.String()))
 }
 
 // groupLine names a single group's dataset and model config.

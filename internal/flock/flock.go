@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"labelprivacy/internal/atomicfile"
 )
 
 // Mode is shared or exclusive.
@@ -118,7 +120,7 @@ func holders(path string) (live []string, exited int) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if parts[0] == host && pid != os.Getpid() && !processAlive(pid) {
+		if parts[0] == host && pid != os.Getpid() && !atomicfile.ProcessAlive(pid) {
 			exited++
 			os.Remove(p)
 			continue

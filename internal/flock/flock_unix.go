@@ -24,13 +24,3 @@ func lock(f *os.File, m Mode, wait bool) error {
 		}
 	}
 }
-
-// processAlive reports whether a process with this pid exists (EPERM: it
-// exists under another user).
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return true
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
-}

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"labelprivacy/data"
+	"labelprivacy/internal/atomicfile"
 	"labelprivacy/report"
 )
 
@@ -134,7 +134,7 @@ func saveFigure(pathNoExt string, f *figure) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("figures: %s.png: %w", pathNoExt, err)
 	}
-	if err := data.WriteFileAtomic(pathNoExt+".png", buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(pathNoExt+".png", buf.Bytes()); err != nil {
 		return err
 	}
 	svg := vgsvg.New(w, h)
@@ -146,5 +146,5 @@ func saveFigure(pathNoExt string, f *figure) error {
 	if _, err := svg.WriteTo(&buf); err != nil {
 		return fmt.Errorf("figures: %s.svg: %w", pathNoExt, err)
 	}
-	return data.WriteFileAtomic(pathNoExt+".svg", buf.Bytes())
+	return atomicfile.WriteFile(pathNoExt+".svg", buf.Bytes())
 }

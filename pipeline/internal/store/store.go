@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/atomicfile"
 	"labelprivacy/report"
 )
 
@@ -93,7 +94,7 @@ func (st Store) Put(r *report.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := data.WriteFileAtomic(st.ResultPath(r.RunID), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(st.ResultPath(r.RunID), append(b, '\n')); err != nil {
 		return err
 	}
 	os.Remove(st.failurePath(r.RunID))
@@ -115,7 +116,7 @@ func (st Store) PutFailure(f Failure) error {
 	if err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(st.failurePath(f.RunID), append(b, '\n'))
+	return atomicfile.WriteFile(st.failurePath(f.RunID), append(b, '\n'))
 }
 
 // Failed reports whether run id has a failure record.
@@ -166,7 +167,7 @@ func (st Store) PutGrid(g Grid) error {
 	if err != nil {
 		return err
 	}
-	return data.WriteFileAtomic(st.gridPath(), append(b, '\n'))
+	return atomicfile.WriteFile(st.gridPath(), append(b, '\n'))
 }
 
 // ReadGrid returns the recorded grid, or nil when the directory has none

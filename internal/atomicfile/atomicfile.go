@@ -1,4 +1,9 @@
-package data
+// Package atomicfile writes files atomically (a temporary next to the
+// target, fsynced, renamed) with temporaries that name their owner, so a
+// writer removes what a killed writer of the same target left and never a
+// live writer's. It is used by data, pipeline, report and the figures; the
+// process checks it needs (ProcessAlive) serve internal/flock too.
+package atomicfile
 
 import (
 	"fmt"
@@ -26,8 +31,8 @@ import (
 // are removed once untouched for legacyTempAge.
 const legacyTempAge = 24 * time.Hour
 
-// tempOwner is this process's part of its temporaries' names: "<host>~<pid>~".
-var tempOwner = hostID() + "~" + strconv.Itoa(os.Getpid()) + "~"
+// Owner is this process's part of its temporaries' names: "<host>~<pid>~".
+var Owner = hostID() + "~" + strconv.Itoa(os.Getpid()) + "~"
 
 // hostID returns the sanitized host name, plus "@<pid namespace>" if known.
 func hostID() string {
@@ -47,34 +52,35 @@ func hostID() string {
 	return h
 }
 
-func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
+// TempPrefix is the start of the names of path's temporaries.
+func TempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
 
-// createTemp creates a temporary file next to path (same directory, so the
+// Create creates a temporary file next to path (same directory, so the
 // final rename is atomic on POSIX filesystems), creating the directory, after
 // removing path's stale temporaries.
-func createTemp(path string) (*os.File, error) {
+func Create(path string) (*os.File, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	removeStaleTemps(path)
-	f, err := os.CreateTemp(dir, tempPrefix(path)+tempOwner+"*")
+	RemoveStale(path)
+	f, err := os.CreateTemp(dir, TempPrefix(path)+Owner+"*")
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f, nil
 }
 
-// removeStaleTemps removes the temporaries of path left by dead writers of
+// RemoveStale removes the temporaries of path left by dead writers of
 // this host (see the comment at the top of this file). Best effort: a
 // temporary it cannot judge or remove stays.
-func removeStaleTemps(path string) {
-	dir, prefix := filepath.Dir(path), tempPrefix(path)
+func RemoveStale(path string) {
+	dir, prefix := filepath.Dir(path), TempPrefix(path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
-	host := strings.SplitN(tempOwner, "~", 2)[0]
+	host := strings.SplitN(Owner, "~", 2)[0]
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok || !e.Type().IsRegular() && !e.IsDir() {
@@ -101,7 +107,7 @@ func staleTemp(rest, host string) (stale, ok bool) {
 	if err != nil {
 		return false, false
 	}
-	return parts[0] == host && pid != os.Getpid() && !processAlive(pid), true
+	return parts[0] == host && pid != os.Getpid() && !ProcessAlive(pid), true
 }
 
 // legacyStale reports whether an unowned temporary (".<target>.tmp-<digits>",
@@ -114,9 +120,9 @@ func legacyStale(rest string, e os.DirEntry) bool {
 	return err == nil && time.Since(info.ModTime()) > legacyTempAge
 }
 
-// commitTemp syncs and closes tmp, then renames it to path and syncs the
+// Commit syncs and closes tmp, then renames it to path and syncs the
 // directory. On error tmp is removed and path is untouched.
-func commitTemp(tmp *os.File, path string) error {
+func Commit(tmp *os.File, path string) error {
 	err := tmp.Sync()
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -129,7 +135,7 @@ func commitTemp(tmp *os.File, path string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return inFile(path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if d, err := os.Open(filepath.Dir(path)); err == nil {
 		d.Sync()
@@ -138,16 +144,16 @@ func commitTemp(tmp *os.File, path string) error {
 	return nil
 }
 
-// WriteFileAtomic writes b to path via a temporary file and rename.
-func WriteFileAtomic(path string, b []byte) error {
-	tmp, err := createTemp(path)
+// WriteFile writes b to path via a temporary file and rename.
+func WriteFile(path string, b []byte) error {
+	tmp, err := Create(path)
 	if err != nil {
 		return err
 	}
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return inFile(path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return commitTemp(tmp, path)
+	return Commit(tmp, path)
 }

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package atomicfile
+
+func pidNamespace() string { return "" }
