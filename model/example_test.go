@@ -21,7 +21,7 @@ func ExampleTrainGroup() {
 	// Features only: y = 1 with probability σ(2·x0 − x1).
 	const n = 4096
 	rng := rand.New(rand.NewPCG(1, 2))
-	feat := &data.Frame{Rows: n, Features: []string{"x0", "x1"}, X: make([]float32, 2*n)}
+	feat := &data.Features{Rows: n, Names: []string{"x0", "x1"}, X: make([]float32, 2*n)}
 	labels := make([]uint8, n)
 	for i := range n {
 		x0, x1 := rng.NormFloat64(), rng.NormFloat64()

@@ -81,10 +81,10 @@ type GroupConfig struct {
 	// Epochs over every replica's source (0: 1).
 	Epochs int
 	// Features are the shared training features (dense X, or the sparse
-	// indices of kdd_embed). They must carry no raw label or η column: a PET
-	// trainer never sees raw labels (TrainGroup refuses such a frame; pass a
-	// copy with Label and Eta set to nil).
-	Features *data.Frame
+	// indices of kdd_embed). Their type holds no label or release column: a
+	// PET model's trainer never sees raw labels (targets come only from
+	// each replica's Source).
+	Features *data.Features
 	// Replicas (R ≥ 1) must all have the same batches per epoch, rows per
 	// batch and bag size.
 	Replicas []Replica
@@ -258,10 +258,6 @@ func (t *trainer) validate() error {
 	if err := checkFeatures(t.m, cfg.Features); err != nil {
 		return err
 	}
-	if cols := cfg.Features.RawLabelColumns(); len(cols) > 0 {
-		return fmt.Errorf("%w: the training features carry raw columns %v; a trainer must not see raw labels (pass the features without them)",
-			ErrInvalidData, cols)
-	}
 	cfg.Replicas = slices.Clone(cfg.Replicas)
 	s := trainShape{model: t.m.key(), loss: cfg.Loss, adam: cfg.Adam, r: len(cfg.Replicas)}
 	for i := range cfg.Replicas {
@@ -338,8 +334,8 @@ func isGoBackend(be backends.Backend) bool {
 	return ok
 }
 
-// checkFeatures checks that a frame fits the model.
-func checkFeatures(m ModelConfig, f *data.Frame) error {
+// checkFeatures checks that the features fit the model.
+func checkFeatures(m ModelConfig, f *data.Features) error {
 	if f == nil || f.Rows == 0 {
 		return fmt.Errorf("%w: no feature rows", ErrInvalidData)
 	}
@@ -363,7 +359,7 @@ func checkFeatures(m ModelConfig, f *data.Frame) error {
 }
 
 // sparseWidth is the most indices any row has (at least 1).
-func sparseWidth(f *data.Frame) int {
+func sparseWidth(f *data.Features) int {
 	w := 1
 	for i := range f.Rows {
 		w = max(w, int(f.Offsets[i+1]-f.Offsets[i]))

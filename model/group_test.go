@@ -38,7 +38,7 @@ func mustTrain(tb testing.TB, cfg GroupConfig) *Group {
 	return g
 }
 
-func mustPredict(tb testing.TB, g *Group, f *data.Frame) [][]float32 {
+func mustPredict(tb testing.TB, g *Group, f *data.Features) [][]float32 {
 	tb.Helper()
 	p, err := g.Predict(f)
 	if err != nil {
@@ -105,7 +105,7 @@ func TestEndToEndSynthetic(t *testing.T) {
 
 // groupReplicas builds n replicas with their own seeds, learning rates, RR
 // labels (flip probabilities 0.05…0.4) and shuffles.
-func groupReplicas(t *testing.T, feat *data.Frame, y []uint8, n int, loss Loss, bag, batch int) []Replica {
+func groupReplicas(t *testing.T, feat *data.Features, y []uint8, n int, loss Loss, bag, batch int) []Replica {
 	reps := make([]Replica, n)
 	for i := range reps {
 		pi := 0.05 + 0.05*float64(i%8)
@@ -274,8 +274,6 @@ func TestTrainGroupErrors(t *testing.T) {
 	ok := func() Replica {
 		return Replica{Name: "ok", Source: source(t, feat, srcOpts{labels: tr.Y, batch: 64})}
 	}
-	withLabels := *feat
-	withLabels.Label = tr.Y
 	nanFrame := &data.Frame{Rows: 256, BagID: make([]int64, 256), Alpha: make([]float64, 256)}
 	for i := range nanFrame.BagID {
 		nanFrame.BagID[i] = int64(i / 4)
@@ -301,8 +299,6 @@ func TestTrainGroupErrors(t *testing.T) {
 		{"nan loss names the replica", GroupConfig{Model: mlp, Loss: LossPropMatch, Features: feat,
 			Replicas: []Replica{{Name: "bagged", Source: source(t, feat, srcOpts{alpha: bagProportions(tr.Y, 4), bag: 4, batch: 64})}, {Name: "nan-bags", Source: nanSrc}}},
 			ErrNonFiniteLoss, []string{`replica 1 ("nan-bags")`, "non-finite", "targets"}},
-		{"raw labels in the features", GroupConfig{Model: mlp, Loss: LossBCE, Features: &withLabels, Replicas: []Replica{ok()}},
-			ErrInvalidData, []string{"raw", "label"}},
 		{"wrong input dim", GroupConfig{Model: ModelConfig{Kind: KindMLP, InputDim: 5}, Loss: LossBCE, Features: feat, Replicas: []Replica{ok()}},
 			ErrInvalidData, []string{"5 dense features"}},
 		{"propmatch without bags", GroupConfig{Model: mlp, Loss: LossPropMatch, Features: feat, Replicas: []Replica{ok()}},

@@ -31,19 +31,19 @@ func goBackend(tb testing.TB) backends.Backend {
 	return b
 }
 
-// denseFrame is a features-only frame over x (n×dim).
-func denseFrame(x []float32, dim int) *data.Frame {
+// denseFrame is dense features over x (n×dim).
+func denseFrame(x []float32, dim int) *data.Features {
 	names := make([]string, dim)
 	for i := range names {
 		names[i] = fmt.Sprintf("f%d", i)
 	}
-	return &data.Frame{Rows: len(x) / dim, Features: names, X: x}
+	return &data.Features{Rows: len(x) / dim, Names: names, X: x}
 }
 
-// sparseFrame is a features-only frame of padded index rows (mask 0 ends a row).
-func sparseFrame(idx []int32, mask []float32, width int) *data.Frame {
+// sparseFrame is sparse features of padded index rows (mask 0 ends a row).
+func sparseFrame(idx []int32, mask []float32, width int) *data.Features {
 	n := len(idx) / width
-	f := &data.Frame{Rows: n, Offsets: make([]int64, n+1)}
+	f := &data.Features{Rows: n, Offsets: make([]int64, n+1)}
 	for i := range n {
 		for t := range width {
 			if mask[i*width+t] != 0 {
@@ -67,7 +67,7 @@ type srcOpts struct {
 
 // source builds the production batch source over a target-only frame whose
 // rows correspond to the feature rows by position.
-func source(tb testing.TB, feat *data.Frame, o srcOpts) *data.BatchSource {
+func source(tb testing.TB, feat *data.Features, o srcOpts) *data.BatchSource {
 	tb.Helper()
 	f := &data.Frame{Rows: feat.Rows}
 	bo := data.BatchOptions{BatchSize: o.batch, Shuffle: !o.noShuf, Seed: o.seed, DropLast: true, Features: feat, IndexOnly: true}

@@ -316,8 +316,8 @@ func (f *fitter) job(g *Group, pending []*RunSpec, todo int) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	feats := featuresOnly(s.Train)
-	job := &Job{Runs: pending, Test: featuresOnly(s.Test), Group: model.GroupConfig{
+	feats := s.Train.FeaturesOnly()
+	job := &Job{Runs: pending, Test: s.Test.FeaturesOnly(), Group: model.GroupConfig{
 		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.Cfg.Train.Epochs, Features: feats,
 		CheckpointDir: f.st.checkpointDir(groupID(pending)), CheckpointEvery: s.Cfg.Train.CheckpointEvery,
 		SparseEmbedding: s.Cfg.Train.SparseEmbedding,
