@@ -12,7 +12,7 @@ import (
 )
 
 // BenchConfig configures Bench. Zero fields take the defaults of the paper's
-// Higgs benchmark (issue 11): higgs_mlp on 28 features, losses bce,
+// Higgs benchmark: higgs_mlp on 28 features, losses bce,
 // debiased_bce and propmatch (bags of 64), R ∈ {1, 8, 64}, 1024 rows per
 // replica and step, 20 timed steps.
 type BenchConfig struct {
@@ -79,7 +79,7 @@ func (c BenchConfig) withDefaults() BenchConfig {
 // Bench measures training throughput on backend be: for each loss and each
 // R, one group trains Steps steps on synthetic data shaped like the model's
 // (standard normal dense features; uniform bucket indices), each replica
-// with its own targets and order. Call UseFastDotVJP first on backend "go".
+// with its own targets and order.
 func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRow, error) {
 	cfg = cfg.withDefaults()
 	m, err := cfg.Model.WithDefaults()

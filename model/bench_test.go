@@ -99,7 +99,7 @@ func BenchmarkHiggsRRGrid(b *testing.B) {
 				b.Fatal(err)
 			}
 			for _, q := range p {
-				_ = AUC(q, te.Y)
+				_ = testAUC(b, q, te.Y)
 			}
 			g.Close()
 		}

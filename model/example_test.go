@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/stats"
 	"labelprivacy/model"
 )
 
 // Two replicas (two learning rates) of a logistic regression trained in one
 // group on the same features, each on its own randomized-response labels.
 func ExampleTrainGroup() {
-	model.UseFastDotVJP() // once, at start-up
 	be, err := model.NewBackend("go")
 	if err != nil {
 		panic(err)
@@ -61,7 +61,7 @@ func ExampleTrainGroup() {
 		panic(err)
 	}
 	for k, r := range g.Results {
-		fmt.Printf("%s: %d steps, AUC on clean labels > 0.8: %v\n", r.Name, r.Steps, model.AUC(probs[k], labels) > 0.8)
+		fmt.Printf("%s: %d steps, AUC on clean labels > 0.8: %v\n", r.Name, r.Steps, stats.AUC(probs[k], labels) > 0.8)
 	}
 	// Output:
 	// lr=0.01: 32 steps, AUC on clean labels > 0.8: true

@@ -60,7 +60,7 @@ func TestEndToEndSynthetic(t *testing.T) {
 	w, b := trueModel(d, 1, 3)
 	tr := makeLogistic(nTrain, w, b, 2)
 	te := makeLogistic(nTest, w, b, 3)
-	bayes := AUC(te.Eta, te.Y)
+	bayes := testAUC(t, te.Eta, te.Y)
 	var prior float64
 	for _, y := range tr.Y {
 		prior += float64(y)
@@ -93,7 +93,7 @@ func TestEndToEndSynthetic(t *testing.T) {
 				Loss: tc.loss, Epochs: 5, Features: feat,
 				Replicas: []Replica{{Name: tc.name, Seed: 1, LR: 1e-3, Params: tc.params, Source: source(t, feat, o)}}})
 			p := mustPredict(t, g, test)[0]
-			auc := AUC(p, te.Y)
+			auc := testAUC(t, p, te.Y)
 			t.Logf("%-18s test AUC %.4f (Bayes %.4f, gap %.4f) test logloss %.4f train loss %.4f, %d steps, %.0f ex/s",
 				tc.name, auc, bayes, bayes-auc, LogLoss(p, te.Y), g.Results[0].FinalLoss, g.Steps, g.ExamplesPerS)
 			if bayes-auc > tc.maxDrop {
@@ -158,7 +158,11 @@ func TestGroupInvariance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := GroupConfig{Name: tc.name, Model: tc.model, Loss: tc.loss, Epochs: 2, Features: feat, Resident: tc.resident}
 			cfg.Replicas = groupReplicas(t, feat, tr.Y, 8, tc.loss, tc.bag, 128)
-			all := mustPredict(t, mustTrain(t, cfg), test)
+			grp := mustTrain(t, cfg)
+			if grp.Resident != (tc.resident == ResidentAlways) {
+				t.Errorf("features resident: %v, with %v", grp.Resident, tc.resident)
+			}
+			all := mustPredict(t, grp, test)
 			for _, k := range []int{0, 5} {
 				alone := cfg
 				alone.Replicas = groupReplicas(t, feat, tr.Y, 8, tc.loss, tc.bag, 128)[k : k+1]

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"testing"
@@ -9,12 +10,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/stats"
 )
-
-func TestMain(m *testing.M) {
-	UseFastDotVJP()
-	os.Exit(m.Run())
-}
 
 // testBackend is the backend of tests and benchmarks: "go" unless
 // MODEL_TEST_BACKEND names another (e.g. "xla:cpu", "go:ops_parallel").
@@ -29,6 +26,18 @@ func goBackend(tb testing.TB) backends.Backend {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// testAUC is the AUC of a model's scores (internal/stats.AUC, exact and
+// tie-aware); a NaN score, a diverged model, fails the test.
+func testAUC(tb testing.TB, scores []float32, labels []uint8) float64 {
+	tb.Helper()
+	for i, s := range scores {
+		if math.IsNaN(float64(s)) {
+			tb.Fatalf("score %d is NaN", i)
+		}
+	}
+	return stats.AUC(scores, labels)
 }
 
 // denseFrame is dense features over x (n×dim).

@@ -17,11 +17,9 @@ type ModelExecutor struct {
 	be backends.Backend
 }
 
-// NewModelExecutor creates the backend — so a missing XLA plugin fails
-// before any work — after installing the fast Dot gradients
-// (model.UseFastDotVJP) that every graph built afterwards uses.
+// NewModelExecutor creates the backend, so a missing XLA plugin fails
+// before any work.
 func NewModelExecutor(backend string) (*ModelExecutor, error) {
-	model.UseFastDotVJP()
 	be, err := model.NewBackend(backend)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
