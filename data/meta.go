@@ -50,7 +50,7 @@ type Meta struct {
 	// key column; SynthOptions.Groups).
 	Groups int `json:"groups,omitempty"`
 
-	// Content identity (issue 9 §5): SHA-256 (hex) of train.arrow and
+	// Content identity: SHA-256 (hex) of train.arrow and
 	// test.arrow as written, and ContentSHA256 = SHA-256 of the ASCII text
 	// TrainSHA256 followed by TestSHA256. It depends on the files' bytes
 	// only, not on where they lie. It digests labelled data, so it must stay
