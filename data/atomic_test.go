@@ -45,7 +45,7 @@ func TestHelperBlock(t *testing.T) {
 }
 
 // A writer removes the temporaries of its own target left by dead processes
-// of its host, and nothing else (issue 9 §4).
+// of its host, and nothing else.
 func TestStaleTempsRemoved(t *testing.T) {
 	host := strings.SplitN(tempOwner, "~", 2)[0]
 	dead, live := deadPid(t), livePid(t)

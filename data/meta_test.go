@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Load checks test.arrow against train.arrow and meta.json (issue 9 §3: a
+// Load checks test.arrow against train.arrow and meta.json (once a
 // test file with other feature names trained silently to AUC 0.42).
 func TestLoadChecksSplits(t *testing.T) {
 	renamed := func(f *Frame, names ...string) *Frame {
@@ -132,7 +132,7 @@ func mustWriteMeta(t *testing.T, dir string, m *Meta) {
 // A dataset's identity is its content: recorded at synth/import time equal
 // to the files' SHA-256, the same for the same seed in two directories and
 // after a copy, different for other data, and computed from the files for a
-// meta.json written before checksums (issue 9 §5).
+// meta.json written before checksums.
 func TestDatasetIdentity(t *testing.T) {
 	root := t.TempDir()
 	mk := func(name string, seed uint64) (string, *Meta) {
