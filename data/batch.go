@@ -67,11 +67,13 @@ type BatchOptions struct {
 	DropLast bool
 	// Width pads sparse rows to this many indices; 0 uses the widest row.
 	Width int
-	// Features, when set, is the frame the features are gathered from: the
-	// source frame then only supplies targets (a release that stays with the
-	// raw data), and its `row` column, when present, maps each of its rows to
-	// a row of Features (otherwise rows correspond by position).
-	Features *Frame
+	// Features, when set, are the features batches are gathered from (or,
+	// with IndexOnly, the rows RowIDs point into): the source frame then only
+	// supplies targets (a release that stays with the raw data), and its
+	// `row` column, when present, maps each of its rows to a row of Features
+	// (otherwise rows correspond by position). Unset: the source frame's own
+	// features.
+	Features *Features
 	// IndexOnly fills RowIDs and Target but gathers no features (a trainer
 	// with the features resident on its device).
 	IndexOnly bool
@@ -94,9 +96,9 @@ func (e *BagError) Error() string {
 // it (SeekEpoch positions each epoch, Next returns io.EOF at its end), as do
 // the pipeline's predictions. The returned Batch is reused by the next call.
 type BatchSource struct {
-	f     *Frame  // targets (and bags)
-	feat  *Frame  // features
-	rowOf []int64 // feature row of each row of f (nil: the same row)
+	f     *Frame    // targets (and bags)
+	feat  *Features // features
+	rowOf []int64   // feature row of each row of f (nil: the same row)
 	o     BatchOptions
 	units [][]int // rows of each shuffle unit: a single row, or a bag
 	order []int   // unit order of the current epoch
@@ -122,7 +124,7 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	if o.BagSize > 0 && o.BatchSize%o.BagSize != 0 {
 		return nil, fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
 	}
-	s := &BatchSource{f: f, feat: f, o: o}
+	s := &BatchSource{f: f, feat: f.FeaturesOnly(), o: o}
 	if o.Features != nil {
 		s.feat = o.Features
 		if f.Row != nil {

@@ -211,7 +211,7 @@ func TestBatchSourceSparse(t *testing.T) {
 // its batches take features from the dataset frame by row, and IndexOnly
 // batches carry the same rows without copying features.
 func TestBatchSourceFeaturesByRow(t *testing.T) {
-	feat := &Frame{Rows: 4, Features: []string{"a"}, X: []float32{10, 11, 12, 13}}
+	feat := &Features{Rows: 4, Names: []string{"a"}, X: []float32{10, 11, 12, 13}}
 	rel := &Frame{Rows: 4, BagID: []int64{0, 0, 1, 1}, Alpha: []float64{0.5, 0.5, 1, 1}, Row: []int64{3, 0, 2, 1}}
 	for _, tc := range []struct {
 		name      string

@@ -18,7 +18,7 @@ import (
 )
 
 // Damaged dataset files give an error wrapping ErrCorrupt that names the
-// file, from every reader (a damaged footer crashed run and
+// file, from every reader (once a damaged footer crashed run and
 // privatize with a stack trace 6 times out of 6; a random record body gave
 // "slice bounds out of range"; a flipped footer length asked arrow-go for
 // 376 GB, a fatal out-of-memory no recover could catch).

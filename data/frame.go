@@ -140,16 +140,8 @@ func (f *Frame) Validate() error {
 // Slice returns rows [i, j) sharing the underlying arrays (CSR offsets are
 // rebased, so they are copied).
 func (f *Frame) Slice(i, j int) *Frame {
-	d := f.Dim()
-	g := &Frame{Rows: j - i, Features: f.Features, X: f.X[i*d : j*d], Meta: f.Meta}
-	if f.Offsets != nil {
-		lo, hi := f.Offsets[i], f.Offsets[j]
-		g.Indices = f.Indices[lo:hi]
-		g.Offsets = make([]int64, j-i+1)
-		for r := range g.Offsets {
-			g.Offsets[r] = f.Offsets[i+r] - lo
-		}
-	}
+	x := f.FeaturesOnly().Slice(i, j)
+	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta}
 	for _, c := range rowColumns {
 		c.slice(g, f, i, j)
 	}
@@ -169,18 +161,8 @@ func sub[T any](s []T, i, j int) []T {
 // Take returns a new frame with the given rows in the given order (features
 // and every present column copied). Used to drop rows, e.g. an LLP remainder.
 func (f *Frame) Take(rows []int) *Frame {
-	d := f.Dim()
-	g := &Frame{Rows: len(rows), Features: f.Features, X: make([]float32, len(rows)*d), Meta: f.Meta}
-	for r, src := range rows {
-		copy(g.X[r*d:(r+1)*d], f.X[src*d:(src+1)*d])
-	}
-	if f.Offsets != nil {
-		g.Offsets = make([]int64, len(rows)+1)
-		for r, src := range rows {
-			g.Indices = append(g.Indices, f.Indices[f.Offsets[src]:f.Offsets[src+1]]...)
-			g.Offsets[r+1] = int64(len(g.Indices))
-		}
-	}
+	x := f.FeaturesOnly().Take(rows)
+	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta}
 	for _, c := range rowColumns {
 		c.take(g, f, rows)
 	}

@@ -381,8 +381,8 @@ func TestReadSchema(t *testing.T) {
 }
 
 // Progress reports the position in the input file as stored (compressed for
-// gzip) and its size, so that a percentage and an ETA can be shown
-// : positions never decrease, stay below the size while rows
+// gzip) and its size, so that a percentage and an ETA can be shown:
+// positions never decrease, stay below the size while rows
 // remain, and reach it at the end; uncompressed bytes reach the content size.
 func TestImportProgress(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Load checks test.arrow against train.arrow and meta.json (a
+// Load checks test.arrow against train.arrow and meta.json (once a
 // test file with other feature names trained silently to AUC 0.42).
 func TestLoadChecksSplits(t *testing.T) {
 	renamed := func(f *Frame, names ...string) *Frame {

@@ -136,7 +136,7 @@ func TestSynthValidation(t *testing.T) {
 }
 
 // Synth refuses, before writing anything, an output larger than the free
-// space of its filesystem (it filled 75 GB before ENOSPC).
+// space of its filesystem (once it filled 75 GB before ENOSPC).
 func TestSynthChecksFreeSpace(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "new", "ds") // not yet created
 	// A cancelled context: should the check ever be lost, Synth stops after

@@ -46,7 +46,7 @@ func TestTableRoundTrip(t *testing.T) {
 	}
 }
 
-// Identical tables give identical Parquet bytes (metadata was
+// Identical tables give identical Parquet bytes (metadata was once
 // written in map order, 20 writes gave 5 different files).
 func TestTableParquetByteStable(t *testing.T) {
 	dir := t.TempDir()

@@ -68,8 +68,10 @@ const matmulOption = "matmul"
 // built with CGO_ENABLED=0 or with the build tag "noxla" has only the "go"
 // backend.
 //
-// NewBackend does not install UseFastDotVJP: call it once at start-up.
+// NewBackend installs this package's fast gradients (dotvjp.go) in GoMLX's
+// registry, once per process, before any graph is built on the backend.
 func NewBackend(name string) (b backends.Backend, err error) {
+	installFastVJPs()
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = DefaultBackend
@@ -135,13 +137,19 @@ func goOptions(opts string, hasOpts bool) (simplegoOpts, matmul string, err erro
 	return strings.Join(rest, ","), matmul, nil
 }
 
+// isGoBackend reports whether be is GoMLX's pure-Go backend.
+func isGoBackend(be backends.Backend) bool {
+	_, ok := be.(*simplego.Backend)
+	return ok
+}
+
 // Matmul names the matrix-product path backend be runs float32 products
 // on: MatmulAVX2, MatmulSimplego or MatmulXLA.
 func Matmul(be backends.Backend) string {
 	if simplegofast.Enabled(be) {
 		return MatmulAVX2
 	}
-	if _, ok := be.(*simplego.Backend); ok {
+	if isGoBackend(be) {
 		return MatmulSimplego
 	}
 	return MatmulXLA

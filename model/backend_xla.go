@@ -12,10 +12,6 @@ import (
 	"github.com/gomlx/gomlx/backends/xla"
 )
 
-// XLAAvailable reports whether this binary was built with the XLA backend
-// (it needs cgo; the build tag "noxla" leaves it out).
-const XLAAvailable = true
-
 func newXLABackend(name, plugin string) (backends.Backend, error) {
 	xla.EnableAutoInstall(false) // programmatic: a missing plugin is an error, never a download
 	pluginName, _, _ := cutOptions(plugin)

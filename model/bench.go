@@ -12,7 +12,7 @@ import (
 )
 
 // BenchConfig configures Bench. Zero fields take the defaults of the paper's
-// Higgs benchmark (issue 11): higgs_mlp on 28 features, losses bce,
+// Higgs benchmark: higgs_mlp on 28 features, losses bce,
 // debiased_bce and propmatch (bags of 64), R ∈ {1, 8, 64}, 1024 rows per
 // replica and step, 20 timed steps.
 type BenchConfig struct {
@@ -79,7 +79,7 @@ func (c BenchConfig) withDefaults() BenchConfig {
 // Bench measures training throughput on backend be: for each loss and each
 // R, one group trains Steps steps on synthetic data shaped like the model's
 // (standard normal dense features; uniform bucket indices), each replica
-// with its own targets and order. Call UseFastDotVJP first on backend "go".
+// with its own targets and order.
 func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRow, error) {
 	cfg = cfg.withDefaults()
 	m, err := cfg.Model.WithDefaults()
@@ -91,7 +91,7 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 	}
 	rows := cfg.Batch * cfg.Steps
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x62656e6368)) // "bench"
-	feat := &data.Frame{Rows: rows}
+	feat := &data.Features{Rows: rows}
 	if m.Kind == KindKDDEmbed {
 		feat.Offsets = make([]int64, rows+1)
 		feat.Indices = make([]uint32, 0, rows*cfg.Width)
@@ -102,9 +102,9 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 			feat.Offsets[i+1] = int64(len(feat.Indices))
 		}
 	} else {
-		feat.Features = make([]string, m.InputDim)
-		for i := range feat.Features {
-			feat.Features[i] = fmt.Sprintf("x%d", i)
+		feat.Names = make([]string, m.InputDim)
+		for i := range feat.Names {
+			feat.Names[i] = fmt.Sprintf("x%d", i)
 		}
 		feat.X = make([]float32, rows*m.InputDim)
 		for i := range feat.X {
@@ -143,7 +143,7 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 
 // benchSource makes one replica's source: random 0/1 labels (bce,
 // debiased_bce with π = 0.25) or random bag proportions (per-bag losses).
-func benchSource(feat *data.Frame, loss Loss, cfg BenchConfig, rng *rand.Rand) (*data.BatchSource, LossParams, error) {
+func benchSource(feat *data.Features, loss Loss, cfg BenchConfig, rng *rand.Rand) (*data.BatchSource, LossParams, error) {
 	f := &data.Frame{Rows: feat.Rows}
 	o := data.BatchOptions{BatchSize: cfg.Batch, Shuffle: true, Seed: rng.Uint64(), DropLast: true, Features: feat, IndexOnly: true}
 	var p LossParams

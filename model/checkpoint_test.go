@@ -113,7 +113,12 @@ func TestCheckpointResume(t *testing.T) {
 	})
 
 	// A crash can leave a temporary file; a disk can damage a complete one.
-	// Either is set aside and the previous checkpoint used.
+	// Either is set aside and the previous checkpoint used. Step 16's
+	// checkpoint falls between two loss read-backs (LossEvery 50: at the
+	// epoch ends), so resuming from it ends with the uninterrupted run's
+	// final losses only if the checkpoint took in the losses accumulated on
+	// the device since step 10.
+	full := mustTrain(t, f.cfg(t, 2, ""))
 	for _, damage := range []string{"truncated", "flipped byte", "empty", "leftover temporary"} {
 		t.Run("damaged: "+damage, func(t *testing.T) {
 			dir := t.TempDir()
@@ -140,6 +145,9 @@ func TestCheckpointResume(t *testing.T) {
 			g := mustTrain(t, cfg)
 			if g.ResumedFrom != wantStep || g.Steps != 20 {
 				t.Fatalf("resumed from %d to %d; want %d, then 20", g.ResumedFrom, g.Steps, wantStep)
+			}
+			if !slices.EqualFunc(f.predict(t, g), f.predict(t, full), slices.Equal) || !sameLosses(g, full) {
+				t.Fatalf("resumed from step %d: final losses %v, uninterrupted %v (or other predictions)", wantStep, g.Results, full.Results)
 			}
 			inc, _ := os.ReadDir(filepath.Join(dir, "incomplete"))
 			if len(inc) != 1 || len(notices) != 1 || !strings.Contains(notices[0], "set aside") {

@@ -74,9 +74,12 @@
 // CRC-32C); a damaged one is set aside, never loaded. By default a group
 // checkpoints every 10 minutes of wall-clock time.
 //
-// Group.Predict gives every replica's probabilities in one pass; AUC (exact,
-// tie-aware, internal/stats) and LogLoss evaluate them on the host. Bench
-// measures training throughput on any backend.
+// TrainGroup takes its features as data.Features, a type with no label or
+// release column: a PET model's trainer cannot read raw labels, and its
+// targets come only from each replica's batch source (over a release).
+// Group.Predict gives every replica's probabilities in one pass; LogLoss
+// evaluates them on the host. Bench measures training throughput on any
+// backend.
 //
 // # Backends
 //
@@ -85,13 +88,15 @@
 // found through PJRT_PLUGIN_LIBRARY_PATH; never downloaded at run time).
 // The XLA backend needs cgo; building with CGO_ENABLED=0 or -tags noxla
 // leaves it out (backend_noxla.go) and "xla:*" then reports an error.
-// NewBackend changes no process state beyond GoMLX's auto-install switch;
-// BackendEnv lists environment variables a program may want to set first.
+// NewBackend changes no process state beyond GoMLX's auto-install switch
+// and gradient registry; BackendEnv lists environment variables a program
+// may want to set first.
 //
 // On the pure-Go backend GoMLX's gradients of Dot and of the batched
-// DotGeneral materialize a product-sized tensor; UseFastDotVJP (an explicit
-// call, made once by whoever creates a backend) replaces them with
-// DotGeneral products, 12–15× faster (dotvjp.go).
+// DotGeneral materialize a product-sized tensor; this package replaces them
+// in GoMLX's registry with DotGeneral products, 12–15× faster (dotvjp.go).
+// NewBackend and TrainGroup install them, once per process, so no caller
+// has a set-up call to forget.
 //
 // Backend "go" also runs its float32 matrix products on package sgemm's
 // packed AVX2/FMA kernel, through package simplegofast, which NewBackend

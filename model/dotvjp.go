@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best dot-imported.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -16,7 +15,7 @@ import (
 // ReduceSum over the product's full [i,j,k] (or [R,B,i,o]) tensor. XLA fuses
 // that away; the pure-Go backend materializes it, which made dense-layer
 // training ~12× slower than needed (rank-2 Dot) and a batched layer ~15×
-// slower. UseFastDotVJP replaces both VJPs with DotGeneral products:
+// slower. installFastVJPs replaces both VJPs with DotGeneral products:
 //
 //	Dot, x [i,j] · W [j,k]:                grad_x = v·Wᵀ, grad_W = xᵀ·v
 //	DotGeneral, x [R,B,i] · W [R,i,o]      grad_x = v·Wᵀ (contract o),
@@ -31,26 +30,21 @@ import (
 // this one selects against a scalar zero, the same values.
 
 var (
-	fastVJPOnce      sync.Once
-	origDotVJP       VJP // GoMLX's VJPs, captured by UseFastDotVJP
-	origDotGenVJP    VJP
-	origWhereVJP     VJP
-	fastVJPInstalled atomic.Bool
-	// vjpGeneration counts changes of the VJP registry; it is part of the
-	// program cache key, so a program built before UseFastDotVJP is not
-	// reused after it.
-	vjpGeneration atomic.Int64
+	fastVJPOnce   sync.Once
+	origDotVJP    VJP // GoMLX's VJPs, captured by installFastVJPs
+	origDotGenVJP VJP
+	origWhereVJP  VJP
 )
 
-// UseFastDotVJP registers this package's VJPs for NodeTypeDot and
-// NodeTypeDotGeneral in GoMLX's global graph.VJPRegistration. Call it once
-// at program start, before building any graph (whoever creates a backend:
-// the pipeline, tests, benchmarks; NewBackend does not). It is idempotent and
-// safe to call from several goroutines, but it writes GoMLX's registry, so it
-// must not run while another goroutine builds a graph. TrainGroup works
-// without it, 15× slower on backend "go", and says so through
-// GroupConfig.Notices.
-func UseFastDotVJP() {
+// installFastVJPs registers this package's VJPs for NodeTypeDot,
+// NodeTypeDotGeneral and NodeTypeWhere in GoMLX's global
+// graph.VJPRegistration, once per process. NewBackend and TrainGroup call
+// it first, so every graph this package builds has them and no caller has
+// to remember a set-up call. sync.Once makes a concurrent first call wait
+// until the registry is written. It writes GoMLX's registry: a program that
+// builds gradient graphs of its own on other goroutines should create its
+// backend with NewBackend before starting them.
+func installFastVJPs() {
 	fastVJPOnce.Do(func() {
 		origDotVJP = VJPRegistration[NodeTypeDot]
 		origDotGenVJP = VJPRegistration[NodeTypeDotGeneral]
@@ -58,13 +52,8 @@ func UseFastDotVJP() {
 		VJPRegistration[NodeTypeDot] = fastDotVJP
 		VJPRegistration[NodeTypeDotGeneral] = fastDotGeneralVJP
 		VJPRegistration[NodeTypeWhere] = fastWhereVJP
-		fastVJPInstalled.Store(true)
-		vjpGeneration.Add(1)
 	})
 }
-
-// fastDotVJPInstalled reports whether UseFastDotVJP has run.
-func fastDotVJPInstalled() bool { return fastVJPInstalled.Load() }
 
 func fastDotVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape) []*Node {
 	inputs := node.Inputs()

@@ -3,8 +3,12 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"reflect"
 	"testing"
 
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -12,16 +16,19 @@ import (
 
 // withGoMLXVJPs runs fn with GoMLX's own Dot, DotGeneral and Where VJPs
 // registered (the tests of this package do not run in parallel), then
-// restores ours.
+// restores ours. The program cache is emptied on the way in and out, so no
+// program built with one set of VJPs is run with the other.
 func withGoMLXVJPs(fn func()) {
-	VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = origDotVJP, origDotGenVJP
-	VJPRegistration[NodeTypeWhere] = origWhereVJP
-	vjpGeneration.Add(1)
-	defer func() {
-		VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = fastDotVJP, fastDotGeneralVJP
-		VJPRegistration[NodeTypeWhere] = fastWhereVJP
-		vjpGeneration.Add(1)
-	}()
+	installFastVJPs() // captures GoMLX's VJPs
+	setVJPs := func(dot, dotGeneral, where VJP) {
+		VJPRegistration[NodeTypeDot], VJPRegistration[NodeTypeDotGeneral] = dot, dotGeneral
+		VJPRegistration[NodeTypeWhere] = where
+		programs.Lock()
+		programs.m = nil
+		programs.Unlock()
+	}
+	setVJPs(origDotVJP, origDotGenVJP, origWhereVJP)
+	defer setVJPs(fastDotVJP, fastDotGeneralVJP, fastWhereVJP)
 	fn()
 }
 
@@ -157,12 +164,69 @@ func TestFastVJPInTraining(t *testing.T) {
 	}
 	fast := run()
 	var orig [][]float32
-	withGoMLXVJPs(func() { orig = run() }) // a new registry generation: a new program
+	withGoMLXVJPs(func() { orig = run() }) // an emptied cache: a new program
 	for r := range fast {
 		for i := range fast[r] {
 			if d := math.Abs(float64(fast[r][i] - orig[r][i])); d > 1e-4 {
 				t.Fatalf("replica %d prediction %d: fast VJP %v, GoMLX's %v", r, i, fast[r][i], orig[r][i])
 			}
+		}
+	}
+}
+
+// vjpProbeEnv names the entry point TestEntryPointsInstallFastVJPs calls in
+// a fresh test process.
+const vjpProbeEnv = "MODEL_TEST_VJP_PROBE"
+
+// fastVJPsRegistered reports whether GoMLX's registry holds this package's
+// Dot, DotGeneral and Where VJPs.
+func fastVJPsRegistered() bool {
+	is := func(n NodeType, f VJP) bool {
+		return reflect.ValueOf(VJPRegistration[n]).Pointer() == reflect.ValueOf(f).Pointer()
+	}
+	return is(NodeTypeDot, fastDotVJP) && is(NodeTypeDotGeneral, fastDotGeneralVJP) && is(NodeTypeWhere, fastWhereVJP)
+}
+
+// TestEntryPointsInstallFastVJPs: no caller has a set-up call to forget. In
+// a fresh process, where nothing has registered them, NewBackend alone, or
+// TrainGroup on a backend made without NewBackend, leaves this package's
+// VJPs in GoMLX's registry.
+func TestEntryPointsInstallFastVJPs(t *testing.T) {
+	if probe := os.Getenv(vjpProbeEnv); probe != "" {
+		if fastVJPsRegistered() {
+			t.Fatal("the fast VJPs are registered before any entry point ran")
+		}
+		switch probe {
+		case "NewBackend":
+			be, err := NewBackend("go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			be.Finalize()
+		case "TrainGroup":
+			be, err := simplego.New(DefaultGoOptions) // GoMLX's default, ops_parallel, races (DefaultGoOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, b := trueModel(3, 1, 1)
+			tr := makeLogistic(64, w, b, 1)
+			feat := denseFrame(tr.X, 3)
+			g := mustTrain(t, GroupConfig{Name: "probe", Backend: be, Model: ModelConfig{Kind: KindMLP, InputDim: 3, Hidden: []int{4}},
+				Loss: LossBCE, Features: feat, Replicas: []Replica{{Source: source(t, feat, srcOpts{labels: tr.Y, batch: 32})}}})
+			g.Close()
+		default:
+			t.Fatalf("unknown probe %q", probe)
+		}
+		if !fastVJPsRegistered() {
+			t.Fatalf("%s left GoMLX's own VJPs registered", probe)
+		}
+		return
+	}
+	for _, probe := range []string{"NewBackend", "TrainGroup"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEntryPointsInstallFastVJPs$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), vjpProbeEnv+"="+probe)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s in a fresh process: %v\n%s", probe, err, out)
 		}
 	}
 }

@@ -11,8 +11,8 @@ import (
 // the compiled program trains the dense layers and returns the gradient of
 // those sums, and the host applies lazy Adam to the rows the step touched.
 // On backend "go" this replaces 8 gathers and scatters of generic simplego
-// code per step with a few tight loops (issue 12 §2); on XLA the table stays
-// on the device (feedSparseLazy).
+// code per step with a few tight loops; on XLA the table stays on the
+// device (feedSparseLazy).
 //
 // Rows are numbered as in the device table: replica r's rows start at
 // r·(K+1), row K being its trash row. In memory each row keeps its values,

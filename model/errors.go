@@ -41,7 +41,7 @@ func (e *ReplicaError) Error() string {
 
 func (e *ReplicaError) Unwrap() error { return e.Err }
 
-// RowError reports a bad row of a feature frame.
+// RowError reports a bad row of the features (data.Features).
 type RowError struct {
 	Row int
 	Msg string

@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/stats"
 	"labelprivacy/model"
 )
 
 // Two replicas (two learning rates) of a logistic regression trained in one
 // group on the same features, each on its own randomized-response labels.
 func ExampleTrainGroup() {
-	model.UseFastDotVJP() // once, at start-up
 	be, err := model.NewBackend("go")
 	if err != nil {
 		panic(err)
@@ -21,7 +21,7 @@ func ExampleTrainGroup() {
 	// Features only: y = 1 with probability σ(2·x0 − x1).
 	const n = 4096
 	rng := rand.New(rand.NewPCG(1, 2))
-	feat := &data.Frame{Rows: n, Features: []string{"x0", "x1"}, X: make([]float32, 2*n)}
+	feat := &data.Features{Rows: n, Names: []string{"x0", "x1"}, X: make([]float32, 2*n)}
 	labels := make([]uint8, n)
 	for i := range n {
 		x0, x1 := rng.NormFloat64(), rng.NormFloat64()
@@ -61,7 +61,7 @@ func ExampleTrainGroup() {
 		panic(err)
 	}
 	for k, r := range g.Results {
-		fmt.Printf("%s: %d steps, AUC on clean labels > 0.8: %v\n", r.Name, r.Steps, model.AUC(probs[k], labels) > 0.8)
+		fmt.Printf("%s: %d steps, AUC on clean labels > 0.8: %v\n", r.Name, r.Steps, stats.AUC(probs[k], labels) > 0.8)
 	}
 	// Output:
 	// lr=0.01: 32 steps, AUC on clean labels > 0.8: true

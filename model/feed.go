@@ -12,7 +12,7 @@ import (
 // batches (row ids into the shared features, and targets).
 type feeder struct {
 	s       trainShape
-	feat    *data.Frame
+	feat    *data.Features
 	buckets int
 
 	x      []float32 // feedHost: [R·B·D]
@@ -27,7 +27,7 @@ type feeder struct {
 // lazy reports whether the step updates only the touched embedding rows.
 func (s trainShape) lazy() bool { return s.feed == feedSparseLazy || s.feed == feedSparseHost }
 
-func newFeeder(s trainShape, feat *data.Frame, buckets int) *feeder {
+func newFeeder(s trainShape, feat *data.Features, buckets int) *feeder {
 	f := &feeder{s: s, feat: feat, buckets: buckets, target: make([]float32, s.r*s.targets())}
 	switch s.feed {
 	case feedHost:

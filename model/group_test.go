@@ -38,7 +38,7 @@ func mustTrain(tb testing.TB, cfg GroupConfig) *Group {
 	return g
 }
 
-func mustPredict(tb testing.TB, g *Group, f *data.Frame) [][]float32 {
+func mustPredict(tb testing.TB, g *Group, f *data.Features) [][]float32 {
 	tb.Helper()
 	p, err := g.Predict(f)
 	if err != nil {
@@ -60,7 +60,7 @@ func TestEndToEndSynthetic(t *testing.T) {
 	w, b := trueModel(d, 1, 3)
 	tr := makeLogistic(nTrain, w, b, 2)
 	te := makeLogistic(nTest, w, b, 3)
-	bayes := AUC(te.Eta, te.Y)
+	bayes := testAUC(t, te.Eta, te.Y)
 	var prior float64
 	for _, y := range tr.Y {
 		prior += float64(y)
@@ -93,7 +93,7 @@ func TestEndToEndSynthetic(t *testing.T) {
 				Loss: tc.loss, Epochs: 5, Features: feat,
 				Replicas: []Replica{{Name: tc.name, Seed: 1, LR: 1e-3, Params: tc.params, Source: source(t, feat, o)}}})
 			p := mustPredict(t, g, test)[0]
-			auc := AUC(p, te.Y)
+			auc := testAUC(t, p, te.Y)
 			t.Logf("%-18s test AUC %.4f (Bayes %.4f, gap %.4f) test logloss %.4f train loss %.4f, %d steps, %.0f ex/s",
 				tc.name, auc, bayes, bayes-auc, LogLoss(p, te.Y), g.Results[0].FinalLoss, g.Steps, g.ExamplesPerS)
 			if bayes-auc > tc.maxDrop {
@@ -105,7 +105,7 @@ func TestEndToEndSynthetic(t *testing.T) {
 
 // groupReplicas builds n replicas with their own seeds, learning rates, RR
 // labels (flip probabilities 0.05…0.4) and shuffles.
-func groupReplicas(t *testing.T, feat *data.Frame, y []uint8, n int, loss Loss, bag, batch int) []Replica {
+func groupReplicas(t *testing.T, feat *data.Features, y []uint8, n int, loss Loss, bag, batch int) []Replica {
 	reps := make([]Replica, n)
 	for i := range reps {
 		pi := 0.05 + 0.05*float64(i%8)
@@ -158,7 +158,11 @@ func TestGroupInvariance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := GroupConfig{Name: tc.name, Model: tc.model, Loss: tc.loss, Epochs: 2, Features: feat, Resident: tc.resident}
 			cfg.Replicas = groupReplicas(t, feat, tr.Y, 8, tc.loss, tc.bag, 128)
-			all := mustPredict(t, mustTrain(t, cfg), test)
+			grp := mustTrain(t, cfg)
+			if grp.Resident != (tc.resident == ResidentAlways) {
+				t.Errorf("features resident: %v, with %v", grp.Resident, tc.resident)
+			}
+			all := mustPredict(t, grp, test)
 			for _, k := range []int{0, 5} {
 				alone := cfg
 				alone.Replicas = groupReplicas(t, feat, tr.Y, 8, tc.loss, tc.bag, 128)[k : k+1]
@@ -274,8 +278,6 @@ func TestTrainGroupErrors(t *testing.T) {
 	ok := func() Replica {
 		return Replica{Name: "ok", Source: source(t, feat, srcOpts{labels: tr.Y, batch: 64})}
 	}
-	withLabels := *feat
-	withLabels.Label = tr.Y
 	nanFrame := &data.Frame{Rows: 256, BagID: make([]int64, 256), Alpha: make([]float64, 256)}
 	for i := range nanFrame.BagID {
 		nanFrame.BagID[i] = int64(i / 4)
@@ -301,8 +303,6 @@ func TestTrainGroupErrors(t *testing.T) {
 		{"nan loss names the replica", GroupConfig{Model: mlp, Loss: LossPropMatch, Features: feat,
 			Replicas: []Replica{{Name: "bagged", Source: source(t, feat, srcOpts{alpha: bagProportions(tr.Y, 4), bag: 4, batch: 64})}, {Name: "nan-bags", Source: nanSrc}}},
 			ErrNonFiniteLoss, []string{`replica 1 ("nan-bags")`, "non-finite", "targets"}},
-		{"raw labels in the features", GroupConfig{Model: mlp, Loss: LossBCE, Features: &withLabels, Replicas: []Replica{ok()}},
-			ErrInvalidData, []string{"raw", "label"}},
 		{"wrong input dim", GroupConfig{Model: ModelConfig{Kind: KindMLP, InputDim: 5}, Loss: LossBCE, Features: feat, Replicas: []Replica{ok()}},
 			ErrInvalidData, []string{"5 dense features"}},
 		{"propmatch without bags", GroupConfig{Model: mlp, Loss: LossPropMatch, Features: feat, Replicas: []Replica{ok()}},

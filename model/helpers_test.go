@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"testing"
@@ -9,12 +10,8 @@ import (
 	"github.com/gomlx/gomlx/backends"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/stats"
 )
-
-func TestMain(m *testing.M) {
-	UseFastDotVJP()
-	os.Exit(m.Run())
-}
 
 // testBackend is the backend of tests and benchmarks: "go" unless
 // MODEL_TEST_BACKEND names another (e.g. "xla:cpu", "go:ops_parallel").
@@ -31,19 +28,31 @@ func goBackend(tb testing.TB) backends.Backend {
 	return b
 }
 
-// denseFrame is a features-only frame over x (n×dim).
-func denseFrame(x []float32, dim int) *data.Frame {
+// testAUC is the AUC of a model's scores (internal/stats.AUC, exact and
+// tie-aware); a NaN score, a diverged model, fails the test.
+func testAUC(tb testing.TB, scores []float32, labels []uint8) float64 {
+	tb.Helper()
+	for i, s := range scores {
+		if math.IsNaN(float64(s)) {
+			tb.Fatalf("score %d is NaN", i)
+		}
+	}
+	return stats.AUC(scores, labels)
+}
+
+// denseFrame is dense features over x (n×dim).
+func denseFrame(x []float32, dim int) *data.Features {
 	names := make([]string, dim)
 	for i := range names {
 		names[i] = fmt.Sprintf("f%d", i)
 	}
-	return &data.Frame{Rows: len(x) / dim, Features: names, X: x}
+	return &data.Features{Rows: len(x) / dim, Names: names, X: x}
 }
 
-// sparseFrame is a features-only frame of padded index rows (mask 0 ends a row).
-func sparseFrame(idx []int32, mask []float32, width int) *data.Frame {
+// sparseFrame is sparse features of padded index rows (mask 0 ends a row).
+func sparseFrame(idx []int32, mask []float32, width int) *data.Features {
 	n := len(idx) / width
-	f := &data.Frame{Rows: n, Offsets: make([]int64, n+1)}
+	f := &data.Features{Rows: n, Offsets: make([]int64, n+1)}
 	for i := range n {
 		for t := range width {
 			if mask[i*width+t] != 0 {
@@ -67,7 +76,7 @@ type srcOpts struct {
 
 // source builds the production batch source over a target-only frame whose
 // rows correspond to the feature rows by position.
-func source(tb testing.TB, feat *data.Frame, o srcOpts) *data.BatchSource {
+func source(tb testing.TB, feat *data.Features, o srcOpts) *data.BatchSource {
 	tb.Helper()
 	f := &data.Frame{Rows: feat.Rows}
 	bo := data.BatchOptions{BatchSize: o.batch, Shuffle: !o.noShuf, Seed: o.seed, DropLast: true, Features: feat, IndexOnly: true}

@@ -46,7 +46,7 @@ func TestKDDEmbedLearns(t *testing.T) {
 			g := mustTrain(t, GroupConfig{Name: "kdd", Model: ModelConfig{Kind: KindKDDEmbed, Buckets: buckets}, Loss: LossBCE, Epochs: 4,
 				Features: feat, SparseEmbedding: tc.sparse, Resident: tc.resident,
 				Replicas: []Replica{{Seed: 1, LR: 3e-3, Source: source(t, feat, srcOpts{labels: y, batch: 256})}}})
-			auc := AUC(mustPredict(t, g, test)[0], ty)
+			auc := testAUC(t, mustPredict(t, g, test)[0], ty)
 			t.Logf("kdd_embed (%d buckets, %s): test AUC %.4f, train loss %.4f", buckets, name, auc, g.Results[0].FinalLoss)
 			if auc < 0.75 {
 				t.Fatalf("kdd_embed test AUC %.4f, want >= 0.75", auc)

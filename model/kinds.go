@@ -75,9 +75,6 @@ const (
 var kinds = enum[Kind]{what: "model kind", names: []string{"mlp", "higgs_mlp", "kdd_embed"},
 	vals: []Kind{KindMLP, KindHiggsMLP, KindKDDEmbed}}
 
-// Kinds lists the valid model kinds.
-func Kinds() []Kind { return slices.Clone(kinds.vals) }
-
 func (k Kind) String() string { return kinds.str(k, "Kind") }
 
 // ParseKind parses "mlp", "higgs_mlp" or "kdd_embed" (case-insensitive).
@@ -108,9 +105,6 @@ const (
 
 var losses = enum[Loss]{what: "loss", names: []string{"bce", "debiased_bce", "propmatch", "easyllp"},
 	vals: []Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP}}
-
-// Losses lists the valid losses.
-func Losses() []Loss { return slices.Clone(losses.vals) }
 
 func (l Loss) String() string { return losses.str(l, "Loss") }
 
@@ -144,21 +138,16 @@ const (
 	InitHeNormal
 )
 
-// DefaultInit is the initialization with the best test AUC in issue 12's
-// PyTorch comparison on real Higgs rows (0.681 against 0.675 Glorot and
-// 0.658 He).
+// DefaultInit is the initialization with the best test AUC when PyTorch
+// trained higgs_mlp on 6,500 real Higgs rows (Adam 1e-3, batch 128, 8
+// epochs, 1,000 test rows): 0.681, against 0.675 for Glorot and 0.658 for
+// He.
 const DefaultInit = InitUniformFanIn
 
 var inits = enum[Init]{what: "model.init", names: []string{"uniform_fan_in", "glorot_uniform", "he_normal"},
 	vals: []Init{InitUniformFanIn, InitGlorotUniform, InitHeNormal}}
 
-// Inits lists the valid initializations.
-func Inits() []Init { return slices.Clone(inits.vals) }
-
 func (i Init) String() string { return inits.str(i, "Init") }
-
-// ParseInit parses "uniform_fan_in", "glorot_uniform" or "he_normal".
-func ParseInit(s string) (Init, error) { return inits.parse(s) }
 
 // MarshalText implements encoding.TextMarshaler.
 func (i Init) MarshalText() ([]byte, error) { return inits.marshal(i) }
@@ -189,9 +178,6 @@ var residentModes = enum[ResidentMode]{what: "resident mode", names: []string{"a
 
 func (m ResidentMode) String() string { return residentModes.str(m, "ResidentMode") }
 
-// ParseResidentMode parses "auto", "always" or "never".
-func ParseResidentMode(s string) (ResidentMode, error) { return residentModes.parse(s) }
-
 // MarshalText implements encoding.TextMarshaler.
 func (m ResidentMode) MarshalText() ([]byte, error) { return residentModes.marshal(m) }
 
@@ -206,8 +192,10 @@ type Interval struct {
 	Steps int64
 }
 
-// DefaultCheckpointInterval is ten minutes of wall-clock time: about 1% of a
-// KDD12 epoch's time goes to checkpoints even at ~3.6 s each (issue 12 §2).
+// DefaultCheckpointInterval is ten minutes of wall-clock time: a kdd_embed
+// checkpoint (25M parameters and their Adam moments, ~300 MB) takes ~3.6 s
+// on 2 cores, so about 1% of a KDD12 epoch's time goes to checkpoints (every
+// 500 steps instead, it was about an hour per epoch).
 var DefaultCheckpointInterval = Interval{Every: 10 * time.Minute}
 
 // ParseInterval parses a Go duration ("10m", "90s") or a step count ("500",

@@ -31,7 +31,7 @@ func TestParseKind(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range Kinds() {
+	for _, k := range kinds.vals {
 		b, err := k.MarshalText()
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,7 @@ func TestParseLoss(t *testing.T) {
 			}
 		})
 	}
-	for _, l := range Losses() {
+	for _, l := range losses.vals {
 		b, _ := l.MarshalText()
 		var back Loss
 		if err := back.UnmarshalText(b); err != nil || back != l {
@@ -108,7 +108,7 @@ func TestNewBackend(t *testing.T) {
 				t.Fatalf("NewBackend(%q) succeeded, want an error", tc.name)
 			}
 			want := tc.wantErr
-			if !XLAAvailable && strings.HasPrefix(tc.name, "xla:") {
+			if !xlaAvailable && strings.HasPrefix(tc.name, "xla:") {
 				want = []string{"without the XLA backend", `"go"`}
 			}
 			for _, s := range want {
@@ -122,7 +122,7 @@ func TestNewBackend(t *testing.T) {
 }
 
 func TestParseInitAndResident(t *testing.T) {
-	for _, i := range Inits() {
+	for _, i := range inits.vals {
 		b, err := i.MarshalText()
 		if err != nil {
 			t.Fatal(err)
@@ -132,11 +132,12 @@ func TestParseInitAndResident(t *testing.T) {
 			t.Fatalf("round trip of %v: %v, %v", i, back, err)
 		}
 	}
-	if got, err := ParseInit(" He_Normal "); err != nil || got != InitHeNormal {
-		t.Fatalf("ParseInit: %v, %v", got, err)
+	var got Init
+	if err := got.UnmarshalText([]byte(" He_Normal ")); err != nil || got != InitHeNormal {
+		t.Fatalf("Init.UnmarshalText: %v, %v", got, err)
 	}
-	if _, err := ParseInit("xavier"); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "uniform_fan_in") {
-		t.Fatalf("ParseInit(xavier): %v", err)
+	if err := got.UnmarshalText([]byte("xavier")); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "uniform_fan_in") {
+		t.Fatalf("Init.UnmarshalText(xavier): %v", err)
 	}
 	if _, err := Init(0).MarshalText(); err == nil {
 		t.Fatal("Init(0) marshalled")
@@ -145,9 +146,9 @@ func TestParseInitAndResident(t *testing.T) {
 		t.Fatalf("default init %v", m.Init)
 	}
 	for _, s := range []string{"auto", "always", "never"} {
-		m, err := ParseResidentMode(s)
-		if err != nil || m.String() != s {
-			t.Fatalf("ParseResidentMode(%q) = %v, %v", s, m, err)
+		var m ResidentMode
+		if err := m.UnmarshalText([]byte(s)); err != nil || m.String() != s {
+			t.Fatalf("ResidentMode.UnmarshalText(%q) = %v, %v", s, m, err)
 		}
 	}
 }

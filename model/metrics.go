@@ -3,22 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
-
-	"labelprivacy/internal/stats"
 )
-
-// AUC is the exact, tie-aware area under the ROC curve of scores against
-// 0/1 labels (the Mann–Whitney statistic, O(n log n)); NaN when either class
-// is absent. It is internal/stats.AUC, shared with the data and audit
-// stages, plus a check: it panics if a score is NaN (a diverged model).
-func AUC(scores []float32, labels []uint8) float64 {
-	for i, s := range scores {
-		if math.IsNaN(float64(s)) {
-			panic(fmt.Sprintf("model.AUC: score %d is NaN", i))
-		}
-	}
-	return stats.AUC(scores, labels)
-}
 
 // LogLoss is the mean binary cross-entropy −[y log p + (1−y) log(1−p)] of
 // probabilities against 0/1 labels, with p clipped to [eps, 1−eps],

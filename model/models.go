@@ -212,7 +212,7 @@ func (m ModelConfig) StateBytes(r int) int64 {
 
 // batchedDense is x·W + b for every replica at once: x [R, B, in],
 // w [R, in, out], b [R, out] → [R, B, out], one DotGeneral with batch axis 0
-// (whose gradient UseFastDotVJP makes fast).
+// (whose gradient installFastVJPs makes fast).
 func batchedDense(x, w, b *Node) *Node {
 	y := DotGeneral(x, []int{2}, []int{0}, w, []int{1}, []int{0})
 	// An explicit broadcast of b, then a same-shape Add: simplego's implicit

@@ -9,14 +9,13 @@ import (
 )
 
 // predictChunk is the rows per prediction step (no gradients: larger than
-// a training batch is fine). Smaller frames use one chunk of their size.
+// a training batch is fine). Fewer rows use one chunk of their size.
 const predictChunk = 4096
 
 // Predict returns every replica's predicted probabilities σ(logit) for the
 // rows of features, in row order: out[r][i] is replica r's prediction for
-// row i. All replicas run in one pass over the rows, chunk by chunk; the
-// frame's label columns, if any, are not read.
-func (g *Group) Predict(features *data.Frame) (out [][]float32, err error) {
+// row i. All replicas run in one pass over the rows, chunk by chunk.
+func (g *Group) Predict(features *data.Features) (out [][]float32, err error) {
 	defer recoverErr(g.Name, &err)
 	if g.params == nil {
 		return nil, fmt.Errorf("%w: %q", ErrClosed, g.Name)

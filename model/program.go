@@ -62,8 +62,7 @@ func (s trainShape) targets() int {
 // cacheKey keys the process-wide program cache.
 type cacheKey struct {
 	backend backends.Backend
-	shape   any   // trainShape or predictShape
-	vjps    int64 // vjpGeneration when built
+	shape   any // trainShape or predictShape
 }
 
 type cacheEntry struct {
@@ -84,7 +83,6 @@ var programs struct {
 // first use. fresh reports whether this call compiled it (its compile time is
 // then the caller's); concurrent callers wait for one compilation.
 func program(key cacheKey, build func(g *Graph) []*Node) (g *Graph, compileS float64, fresh bool, err error) {
-	key.vjps = vjpGeneration.Load()
 	programs.Lock()
 	if programs.m == nil {
 		programs.m = map[cacheKey]*cacheEntry{}
@@ -118,19 +116,18 @@ func f32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Float32, dims...)
 func i32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Int32, dims...) }
 
 // Training program inputs, in order: params (P = len(graphParams)), Adam
-// first moments (P), second moments (P), loss accumulator [R], then
+// first moments (P), second moments (P), loss accumulator [R], then the
 // stepInputs, then the feed's data inputs, then the targets [R, T].
 // Outputs: params, moments and loss accumulator, updated (3P + 1), and with
 // feedSparseHost the gradient of the embedding sums [R, B, E]. With
 // hostAdam: the parameters' gradients (P), the loss accumulator, then the
 // embedding sums' gradient (feedSparseHost).
-const (
-	inStepScale = iota // [R] lr_r / (1 − β1^t): bias-corrected step size of each replica
-	inVScale           // [] 1/√(1 − β2^t)
-	inFlip             // [R] LossParams.FlipProb
-	inPrior            // [R] LossParams.Prior
-	stepInputs
-)
+//
+// stepInputs counts the inputs between the state and the data, in order:
+// step_scale [R] lr_r / (1 − β1^t), the bias-corrected step size of each
+// replica; v_scale [] 1/√(1 − β2^t); flip_prob [R] (LossParams.FlipProb);
+// prior [R] (LossParams.Prior).
+const stepInputs = 4
 
 // buildTrain builds one Adam step for the whole group.
 func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
@@ -277,4 +274,21 @@ func buildPredict(m ModelConfig, s predictShape) func(g *Graph) []*Node {
 		}
 		return []*Node{Sigmoid(denseStack(layers, h0))}
 	}
+}
+
+// runProgram executes g; outputs come back as buffers the caller owns.
+func runProgram(be backends.Backend, g *Graph, inputs []backends.Buffer, donate []bool) (outs []backends.Buffer, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("executing %s: %v", g.Name(), r)
+		}
+	}()
+	ts := g.RunWithBuffers(inputs, donate, 0)
+	outs = make([]backends.Buffer, len(ts))
+	for i, tt := range ts {
+		if outs[i], err = tt.DonateBuffer(be, 0); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
 }

@@ -24,13 +24,14 @@ type Executor interface {
 // model.TrainGroup takes it, and the test features to predict.
 type Job struct {
 	// Group is complete except for Backend, which the executor supplies.
-	// Group.Replicas[i] trains Runs[i]; Group.Features carry no label, eta
-	// or release column (a PET model's trainer never sees raw labels).
+	// Group.Replicas[i] trains Runs[i]; Group.Features, of type
+	// data.Features, cannot carry a label, eta or release column (a PET
+	// model's trainer never sees raw labels).
 	Group model.GroupConfig
 	// runs are the group's runs, in replica order.
 	runs []*runSpec
-	// Test holds the test features (no label column).
-	Test *data.Frame
+	// Test holds the test features.
+	Test *data.Features
 }
 
 // Outcome is one run's result from the executor.

@@ -17,11 +17,9 @@ type modelExecutor struct {
 	be backends.Backend
 }
 
-// newModelExecutor creates the backend — so a missing XLA plugin fails
-// before any work — after installing the fast Dot gradients
-// (model.UseFastDotVJP) that every graph built afterwards uses.
+// newModelExecutor creates the backend, so a missing XLA plugin fails
+// before any work.
 func newModelExecutor(backend string) (*modelExecutor, error) {
-	model.UseFastDotVJP()
 	be, err := model.NewBackend(backend)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)

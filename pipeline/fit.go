@@ -317,8 +317,8 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	feats := featuresOnly(s.train)
-	job := &Job{runs: pending, Test: featuresOnly(s.test), Group: model.GroupConfig{
+	feats := s.train.FeaturesOnly()
+	job := &Job{runs: pending, Test: s.test.FeaturesOnly(), Group: model.GroupConfig{
 		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.cfg.Train.Epochs, Features: feats,
 		CheckpointDir: f.st.CheckpointDir(groupID(pending)), CheckpointEvery: s.cfg.Train.CheckpointEvery,
 		SparseEmbedding: s.cfg.Train.SparseEmbedding,

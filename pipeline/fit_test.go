@@ -51,9 +51,6 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 	if f.fail {
 		return nil, JobStats{}, errors.New("device on fire")
 	}
-	if cols := g.Features.RawLabelColumns(); len(cols) > 0 || job.Test.RawLabelColumns() != nil {
-		f.t.Errorf("%s: the trainer was handed raw columns %v", g.Name, cols)
-	}
 	if len(g.Replicas) != len(job.runs) {
 		f.t.Fatalf("%s: %d replicas for %d runs", g.Name, len(g.Replicas), len(job.runs))
 	}

@@ -152,7 +152,7 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u relea
 	if err != nil {
 		return nil, nil, err
 	}
-	feats := featuresOnly(s.train)
+	feats := s.train.FeaturesOnly()
 	bs, err := data.NewBatchSource(stage1, data.BatchOptions{BatchSize: plan.BatchSize, Target: plan.Target, Shuffle: true,
 		Seed: plan.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.dataset.Meta.MaxIndices})
 	if err != nil {
@@ -211,11 +211,11 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u relea
 	return rel, md, nil
 }
 
-// predictionFrame is the features (only) of train's rows, then all of
-// test's: what the prior model predicts.
-func predictionFrame(train, test *data.Frame, rows []int) *data.Frame {
-	a, b := featuresOnly(train).Take(rows), featuresOnly(test)
-	f := &data.Frame{Rows: a.Rows + b.Rows, Features: a.Features, X: append(a.X, b.X...)}
+// predictionFrame is the features of train's rows, then all of test's:
+// what the prior model predicts.
+func predictionFrame(train, test *data.Frame, rows []int) *data.Features {
+	a, b := train.FeaturesOnly().Take(rows), test.FeaturesOnly()
+	f := &data.Features{Rows: a.Rows + b.Rows, Names: a.Names, X: append(a.X, b.X...)}
 	if a.Offsets != nil {
 		f.Indices = append(a.Indices, b.Indices...)
 		f.Offsets = append(slices.Clone(a.Offsets), make([]int64, b.Rows)...)

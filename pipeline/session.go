@@ -219,9 +219,3 @@ func bayesNote(m *data.Meta) string {
 	}
 	return fmt.Sprintf(", Bayes AUC %.4f", *m.BayesAUC)
 }
-
-// featuresOnly is f without label, eta or release columns: what a PET
-// model's trainer may see.
-func featuresOnly(f *data.Frame) *data.Frame {
-	return &data.Frame{Rows: f.Rows, Features: f.Features, X: f.X, Indices: f.Indices, Offsets: f.Offsets, Meta: f.Meta}
-}

@@ -44,7 +44,6 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				cfg.Replicas = append(cfg.Replicas, r)
 			}
 			applyBackendEnv(backend, stderr)
-			model.UseFastDotVJP()
 			be, err := model.NewBackend(backend)
 			if err != nil {
 				return fmt.Errorf("--backend: %w", err)

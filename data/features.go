@@ -1,0 +1,64 @@
+package data
+
+// Features are the model inputs of a table's rows, dense features and
+// sparse indices, and nothing else. The type has no field for a label, η,
+// key or release column, so code handed Features (the group trainer, its
+// predictions, the feature side of a batch source) cannot read a raw label:
+// the rule "a PET model's trainer never sees raw labels" is a fact of the
+// types, not a check. (*Frame).FeaturesOnly makes one sharing the frame's
+// memory.
+type Features struct {
+	Rows  int
+	Names []string  // dense feature names, in column order
+	X     []float32 // Rows×len(Names), row-major
+
+	// Sparse features in CSR form: row i holds Indices[Offsets[i]:Offsets[i+1]].
+	Indices []uint32
+	Offsets []int64 // len Rows+1 when Indices is present
+}
+
+// FeaturesOnly returns the frame's dense and sparse features, sharing its
+// arrays; none of its other columns.
+func (f *Frame) FeaturesOnly() *Features {
+	return &Features{Rows: f.Rows, Names: f.Features, X: f.X, Indices: f.Indices, Offsets: f.Offsets}
+}
+
+// Dim is the number of dense features.
+func (f *Features) Dim() int { return len(f.Names) }
+
+// HasSparse reports whether the rows have sparse indices.
+func (f *Features) HasSparse() bool { return f.Offsets != nil }
+
+// Slice returns rows [i, j) sharing the underlying arrays (CSR offsets are
+// rebased, so they are copied).
+func (f *Features) Slice(i, j int) *Features {
+	d := f.Dim()
+	g := &Features{Rows: j - i, Names: f.Names, X: f.X[i*d : j*d]}
+	if f.Offsets != nil {
+		lo, hi := f.Offsets[i], f.Offsets[j]
+		g.Indices = f.Indices[lo:hi]
+		g.Offsets = make([]int64, j-i+1)
+		for r := range g.Offsets {
+			g.Offsets[r] = f.Offsets[i+r] - lo
+		}
+	}
+	return g
+}
+
+// Take returns new features holding the given rows in the given order
+// (copied).
+func (f *Features) Take(rows []int) *Features {
+	d := f.Dim()
+	g := &Features{Rows: len(rows), Names: f.Names, X: make([]float32, len(rows)*d)}
+	for r, src := range rows {
+		copy(g.X[r*d:(r+1)*d], f.X[src*d:(src+1)*d])
+	}
+	if f.Offsets != nil {
+		g.Offsets = make([]int64, len(rows)+1)
+		for r, src := range rows {
+			g.Indices = append(g.Indices, f.Indices[f.Offsets[src]:f.Offsets[src+1]]...)
+			g.Offsets[r+1] = int64(len(g.Indices))
+		}
+	}
+	return g
+}
