@@ -67,12 +67,14 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		if q.cal != nil {
 			a.EtaECE, a.EtaBrier = q.cal.ECE, q.cal.Brier
 		}
-		// EAdv of the same partition under other η: exact, no sampler.
+		// EAdv of the same partition (the same bags; rr_prior's same
+		// priors) under other η: exact, no sampler.
+		exact := audit.Options{Seed: seed, LabelDraws: 1, Bags: opts.Bags, Prior: opts.Prior}
 		other := func(e []float64) (float64, error) {
 			if e == nil {
 				return math.NaN(), nil
 			}
-			r, err := audit.Run(e, set.Mech, audit.Options{Seed: seed, LabelDraws: 1})
+			r, err := audit.Run(e, set.Mech, exact)
 			if err != nil {
 				return 0, fmt.Errorf("audit %s: %w", set.ID, err)
 			}

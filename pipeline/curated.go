@@ -133,7 +133,7 @@ func partitioner(set *setting, f *data.Frame, n int) (llp.Partitioner, error) {
 // applyRelease makes unit u's simulation release: rr_prior's two stages
 // (training its prior model through exec), curated bags, or release.Apply
 // as it always was. It returns the release and its metadata.
-func (s *Session) applyRelease(ctx context.Context, exec Executor, u releaseUnit) (*release.Release, map[string]string, error) {
+func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit) (*release.Release, map[string]string, error) {
 	if u.s.Kind == pets.RRPrior {
 		return s.makeRRPriorRelease(ctx, exec, u)
 	}

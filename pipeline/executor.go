@@ -7,7 +7,7 @@ import (
 	"labelprivacy/model"
 )
 
-// Executor trains the runs of one group as one unit and returns, per run in
+// executor trains the runs of one group as one unit and returns, per run in
 // order, its test-set predictions and training summary. The pipeline forms
 // the groups (Groups), makes the releases, builds each run's batch source
 // and loss parameters from its Plan, and turns the predictions into
@@ -16,13 +16,13 @@ import (
 // whole group, replicas stacked on a leading axis, features resident on the
 // device. Tests use fakes to exercise scheduling, sharding, resume and the
 // targets each run receives without GoMLX.
-type Executor interface {
-	Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error)
+type executor interface {
+	Execute(ctx context.Context, job *groupJob) ([]outcome, jobStats, error)
 }
 
-// Job is one group to train: the model's own group configuration, as
+// groupJob is one group to train: the model's own group configuration, as
 // model.TrainGroup takes it, and the test features to predict.
-type Job struct {
+type groupJob struct {
 	// Group is complete except for Backend, which the executor supplies.
 	// Group.Replicas[i] trains Runs[i]; Group.Features, of type
 	// data.Features, cannot carry a label, eta or release column (a PET
@@ -34,15 +34,15 @@ type Job struct {
 	Test *data.Features
 }
 
-// Outcome is one run's result from the executor.
-type Outcome struct {
+// outcome is one run's result from the executor.
+type outcome struct {
 	Probs     []float32 // P(y=1) for every test row, in order
 	FinalLoss float64   // mean training loss of the last epoch
 	Steps     int64
 }
 
-// JobStats are figures of the whole group.
-type JobStats struct {
+// jobStats are figures of the whole group.
+type jobStats struct {
 	WallS        float64 // the group's wall time
 	CompileS     float64 // building and compiling its programs (0 when cached)
 	CheckpointS  float64 // writing checkpoints

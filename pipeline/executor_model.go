@@ -36,23 +36,23 @@ func (e *modelExecutor) Close() {
 
 // Execute trains the job's runs as one group (one compiled program) and
 // predicts the test set with every replica in one pass.
-func (e *modelExecutor) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
+func (e *modelExecutor) Execute(ctx context.Context, job *groupJob) ([]outcome, jobStats, error) {
 	start := time.Now()
 	cfg := job.Group
 	cfg.Backend = e.be
 	g, err := model.TrainGroup(ctx, cfg)
 	if err != nil {
-		return nil, JobStats{}, err
+		return nil, jobStats{}, err
 	}
 	defer g.Close()
 	probs, err := g.Predict(job.Test)
 	if err != nil {
-		return nil, JobStats{}, err
+		return nil, jobStats{}, err
 	}
-	outs := make([]Outcome, len(g.Results))
+	outs := make([]outcome, len(g.Results))
 	for i, r := range g.Results {
-		outs[i] = Outcome{Probs: probs[i], FinalLoss: r.FinalLoss, Steps: r.Steps}
+		outs[i] = outcome{Probs: probs[i], FinalLoss: r.FinalLoss, Steps: r.Steps}
 	}
-	return outs, JobStats{WallS: time.Since(start).Seconds(), CompileS: g.CompileS, CheckpointS: g.CheckpointS,
+	return outs, jobStats{WallS: time.Since(start).Seconds(), CompileS: g.CompileS, CheckpointS: g.CheckpointS,
 		ExamplesPerS: g.ExamplesPerS, ResumedFrom: g.ResumedFrom}, nil
 }

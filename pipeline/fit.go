@@ -26,8 +26,8 @@ type FitOptions struct {
 	// goes on with the others (sweeps); otherwise the first failure stops
 	// the stage.
 	KeepGoing bool
-	// Executor trains the groups; nil: NewModelExecutor(cfg.Backend).
-	Executor Executor
+	// executor trains the groups; nil: NewModelExecutor(cfg.Backend).
+	executor executor
 }
 
 // ErrFailedRuns is returned (wrapped) when a KeepGoing fit had failures.
@@ -45,7 +45,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if err := st.PutGrid(store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}); err != nil {
 		return nil, err
 	}
-	exec := o.Executor
+	exec := o.executor
 	if exec == nil {
 		me, err := newModelExecutor(s.cfg.Backend) // before any release: a missing plugin fails at once
 		if err != nil {
@@ -205,7 +205,7 @@ func backendKind(name string) string {
 type fitter struct {
 	s      *Session
 	st     store.Store
-	exec   Executor
+	exec   executor
 	groups int // groups trained so far
 	spent  time.Duration
 }
@@ -311,14 +311,14 @@ func (f *fitter) report(spec *runSpec, r *report.Run) {
 // job builds the executor's job for the pending runs of g from their
 // plans: each run's batch source over its release (or the clean labels) and
 // loss parameters.
-func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*Job, error) {
+func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, error) {
 	s := f.s
 	mc, err := s.modelConfig()
 	if err != nil {
 		return nil, err
 	}
 	feats := s.train.FeaturesOnly()
-	job := &Job{runs: pending, Test: s.test.FeaturesOnly(), Group: model.GroupConfig{
+	job := &groupJob{runs: pending, Test: s.test.FeaturesOnly(), Group: model.GroupConfig{
 		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.cfg.Train.Epochs, Features: feats,
 		CheckpointDir: f.st.CheckpointDir(groupID(pending)), CheckpointEvery: s.cfg.Train.CheckpointEvery,
 		SparseEmbedding: s.cfg.Train.SparseEmbedding,

@@ -39,7 +39,7 @@ type received struct {
 	batches []data.Batch // first epoch, copied
 }
 
-func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, error) {
+func (f *fakeExec) Execute(ctx context.Context, job *groupJob) ([]outcome, jobStats, error) {
 	g := job.Group
 	f.mu.Lock()
 	var ids []string
@@ -49,12 +49,12 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 	f.calls = append(f.calls, ids)
 	f.mu.Unlock()
 	if f.fail {
-		return nil, JobStats{}, errors.New("device on fire")
+		return nil, jobStats{}, errors.New("device on fire")
 	}
 	if len(g.Replicas) != len(job.runs) {
 		f.t.Fatalf("%s: %d replicas for %d runs", g.Name, len(g.Replicas), len(job.runs))
 	}
-	var outs []Outcome
+	var outs []outcome
 	for i, run := range job.runs {
 		rep := g.Replicas[i]
 		if run.Plan.Loss != g.Loss {
@@ -68,7 +68,7 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 				break
 			}
 			if err != nil {
-				return nil, JobStats{}, err
+				return nil, jobStats{}, err
 			}
 			steps++
 			if b.X != nil {
@@ -100,9 +100,9 @@ func (f *fakeExec) Execute(ctx context.Context, job *Job) ([]Outcome, JobStats, 
 		for i := range probs {
 			probs[i] = float32(1 / (1 + math.Exp(-float64(job.Test.X[i*job.Test.Dim()]))))
 		}
-		outs = append(outs, Outcome{Probs: probs, FinalLoss: 0.5, Steps: steps})
+		outs = append(outs, outcome{Probs: probs, FinalLoss: 0.5, Steps: steps})
 	}
-	return outs, JobStats{WallS: 1, ExamplesPerS: 100}, nil
+	return outs, jobStats{WallS: 1, ExamplesPerS: 100}, nil
 }
 
 func (f *fakeExec) runs() []string {
@@ -132,7 +132,7 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 	c.Train.Replicas = Replicas{N: 3}
 	s := openTest(t, c)
 	ex := &fakeExec{t: t}
-	res, err := Fit(context.Background(), s, FitOptions{Executor: ex})
+	res, err := Fit(context.Background(), s, FitOptions{executor: ex})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 	}
 	// Rerun: nothing to train, no new release.
 	ex2 := &fakeExec{t: t}
-	if _, err := Fit(context.Background(), s, FitOptions{Executor: ex2}); err != nil || len(ex2.calls) != 0 {
+	if _, err := Fit(context.Background(), s, FitOptions{executor: ex2}); err != nil || len(ex2.calls) != 0 {
 		t.Fatalf("rerun trained %v (%v)", ex2.calls, err)
 	}
 	if e2, _ := pets.ReadLedger(s.ledgerPath()); len(e2) != 6 {
@@ -187,7 +187,7 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 	lost := s.runs[5]
 	os.Remove(store.Store{Dir: c.Output}.ResultPath(lost.ID))
 	ex3 := &fakeExec{t: t}
-	if _, err := Fit(context.Background(), s, FitOptions{Executor: ex3}); err != nil || !slices.Equal(ex3.runs(), []string{lost.ID}) {
+	if _, err := Fit(context.Background(), s, FitOptions{executor: ex3}); err != nil || !slices.Equal(ex3.runs(), []string{lost.ID}) {
 		t.Fatalf("retrained %v, want only %s (%v)", ex3.calls, lost.ID, err)
 	}
 }
@@ -202,7 +202,7 @@ func TestFitShardsAndFailures(t *testing.T) {
 	var all []string
 	for i := range 2 {
 		ex := &fakeExec{t: t}
-		if _, err := Fit(context.Background(), s, FitOptions{Shard: Shard{i, 2}, Executor: ex}); err != nil {
+		if _, err := Fit(context.Background(), s, FitOptions{Shard: Shard{i, 2}, executor: ex}); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, ex.runs()...)
@@ -214,7 +214,7 @@ func TestFitShardsAndFailures(t *testing.T) {
 
 	c2 := testConfig(filepath.Join(t.TempDir(), "out2"))
 	s2 := openTest(t, c2)
-	_, err := Fit(context.Background(), s2, FitOptions{KeepGoing: true, Executor: &fakeExec{t: t, fail: true}})
+	_, err := Fit(context.Background(), s2, FitOptions{KeepGoing: true, executor: &fakeExec{t: t, fail: true}})
 	if !errors.Is(err, ErrFailedRuns) {
 		t.Fatalf("err = %v", err)
 	}

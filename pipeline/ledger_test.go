@@ -27,7 +27,7 @@ func TestSimulationLedgerPerRow(t *testing.T) {
 			c.Privacy.Ledger = filepath.Join(t.TempDir(), "sims.csv")
 		}
 		s := openTest(t, c)
-		if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+		if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 			t.Fatal(err)
 		}
 		want := s.Out(pets.LedgerFile)
@@ -44,7 +44,7 @@ func TestSimulationLedgerPerRow(t *testing.T) {
 		if _, err := os.Stat(pets.KeyPath(want)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+		if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 			t.Fatal(err)
 		}
 		if rows, _ := pets.ReadLedger(want); len(rows) != 6 {
@@ -60,7 +60,7 @@ func TestSimulationBudget(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Privacy.Budget = 3.5
 	s := openTest(t, c)
-	_, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}})
+	_, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}})
 	if !errors.Is(err, pets.ErrBudget) || !strings.Contains(err.Error(), "600 people") {
 		t.Fatalf("fit: %v, want a budget refusal naming 600 people", err)
 	}
@@ -121,7 +121,7 @@ func TestSessionIDColumn(t *testing.T) {
 	if s.train.Dim() != 4 || s.ids == nil || s.ids.Len() != 600 {
 		t.Fatalf("session: %d features, ids %v", s.train.Dim(), s.ids)
 	}
-	if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+	if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := pets.ReadLedgerState(s.ledgerPath(), 1e-6)

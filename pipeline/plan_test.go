@@ -62,7 +62,7 @@ func TestPlanTargetsReachTrainer(t *testing.T) {
 				{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{2}}, {Mechanism: pets.Bot}}
 			s := openTest(t, c)
 			ex := &fakeExec{t: t}
-			if _, err := Fit(context.Background(), s, FitOptions{Executor: ex}); err != nil {
+			if _, err := Fit(context.Background(), s, FitOptions{executor: ex}); err != nil {
 				t.Fatal(err)
 			}
 			trained := 0
@@ -219,7 +219,7 @@ func TestPlanRRPriorAndCuratedBags(t *testing.T) {
 			c.Train.RRPriorTargets = mode
 			s := openTest(t, c)
 			ex := &fakeExec{t: t}
-			if _, err := Fit(context.Background(), s, FitOptions{Executor: ex}); err != nil {
+			if _, err := Fit(context.Background(), s, FitOptions{executor: ex}); err != nil {
 				t.Fatal(err)
 			}
 			priorModels := 0

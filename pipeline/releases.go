@@ -67,7 +67,7 @@ func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
 // SHA-256 is reused; any other is made and published with its ledger row,
 // which composes it per training row (privacy.budget refuses one that
 // would take a row above it).
-func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec Executor) error {
+func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec executor) error {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
 	for _, r := range runs {

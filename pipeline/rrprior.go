@@ -130,7 +130,7 @@ const (
 // makeRRPriorRelease makes the two-stage release of unit u, training its
 // prior model through exec, and writes the test priors beside it. It
 // returns the release and its metadata.
-func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u releaseUnit) (*release.Release, map[string]string, error) {
+func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u releaseUnit) (*release.Release, map[string]string, error) {
 	c, set := s.cfg, u.s
 	ts, err := release.StartRRPrior(s.train.Label, set.Mech, set.StageFraction,
 		release.Options{Noise: pets.NoiseSimulation, Seed: u.seed})
@@ -160,7 +160,7 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec Executor, u relea
 	}
 	name := set.ID + " prior model (stage 1, " + strconv.Itoa(stage1.Rows) + " rows)"
 	st := store.Store{Dir: c.Output}
-	job := &Job{runs: []*runSpec{run}, Test: predictionFrame(s.train, s.test, rows2), Group: model.GroupConfig{
+	job := &groupJob{runs: []*runSpec{run}, Test: predictionFrame(s.train, s.test, rows2), Group: model.GroupConfig{
 		Name: name, Model: mc, Loss: plan.Loss, Epochs: c.Train.Epochs, Features: feats,
 		CheckpointDir: st.CheckpointDir(run.ID), CheckpointEvery: c.Train.CheckpointEvery,
 		SparseEmbedding: c.Train.SparseEmbedding,

@@ -29,7 +29,7 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := Fit(context.Background(), s, FitOptions{Executor: &fakeExec{t: t}}); err != nil {
+	if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 		t.Fatal(err)
 	}
 	st := store.Store{Dir: c.Output}
@@ -71,7 +71,7 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 	}
 	defer s2.Close()
 	ex := &fakeExec{t: t}
-	res, err := Fit(context.Background(), s2, FitOptions{Executor: ex})
+	res, err := Fit(context.Background(), s2, FitOptions{executor: ex})
 	if err != nil {
 		t.Fatal(err)
 	}
