@@ -8,7 +8,6 @@ import (
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -34,12 +33,6 @@ func (osEnv) LookupEnv(k string) (string, bool) { return os.LookupEnv(k) }
 func (osEnv) Environ() []string                 { return os.Environ() }
 
 var keyInMessageRE = regexp.MustCompile(`'([a-z0-9_.\[\]]+)'`)
-
-// removedKeys explain keys earlier versions accepted.
-var removedKeys = map[string]string{
-	"privacy.secure": "releases made inside train run/fit/sweep are seeded simulations for measurement; " +
-		"a release meant to leave the machine comes from `train privatize`, which draws from crypto/rand by default",
-}
 
 // configSource remembers where a config came from, to name it in errors.
 type configSource struct {
@@ -76,21 +69,10 @@ func envName(key string) string {
 }
 
 // suggestEnv proposes the variable of the known key closest to guess (a
-// variable name lowercased, underscores for dots).
-func suggestEnv(guess string, known map[string]bool) string {
-	byUnderscore := map[string]bool{}
-	names := map[string]string{}
-	for k := range known {
-		u := strings.ReplaceAll(k, ".", "_")
-		byUnderscore[u] = true
-		names[u] = envName(k)
-	}
-	if s := suggest(guess, byUnderscore); s != "" {
-		for u, n := range names {
-			if s == fmt.Sprintf(" (did you mean %s?)", u) {
-				return fmt.Sprintf(" (did you mean $%s?)", n)
-			}
-		}
+// variable name without TRAIN_, lowercased).
+func suggestEnv(guess string, defaults pipeline.Config) string {
+	if k := defaults.ClosestKey(guess); k != "" {
+		return fmt.Sprintf(" (did you mean $%s?)", envName(k))
 	}
 	return ""
 }
@@ -106,7 +88,7 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 	v.SetConfigType("yaml")
 	defaults := pipeline.Defaults()
 	known := map[string]bool{}
-	for k, val := range leaves(defaults) {
+	for k, val := range defaults.Keys() {
 		known[k] = true
 		if k != "pets" { // a file's pets list replaces, never merges with, the default
 			v.SetDefault(k, val)
@@ -136,7 +118,7 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 		name, _, _ := strings.Cut(kv, "=")
 		if _, ok := envKeys[name]; strings.HasPrefix(name, envPrefix) && !ok {
 			guess := strings.ToLower(strings.TrimPrefix(name, envPrefix))
-			return nil, fmt.Errorf("%w: $%s names no config key%s", pipeline.ErrConfig, name, suggestEnv(guess, known))
+			return nil, fmt.Errorf("%w: $%s names no config key%s", pipeline.ErrConfig, name, suggestEnv(guess, defaults))
 		}
 	}
 	for k := range known { // TRAIN_<KEY>, parsed as YAML like --set; --set wins
@@ -152,8 +134,11 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 		if !ok || key == "" {
 			return nil, fmt.Errorf("%w: --set %q: want key=value", pipeline.ErrConfig, s)
 		}
-		if !known[key] {
-			return nil, fmt.Errorf("%w: --set %s: unknown key%s", pipeline.ErrConfig, key, suggest(key, known))
+		if err := defaults.CheckKey(key); err != nil || key != "pets" && strings.HasPrefix(key, "pets") {
+			if err == nil {
+				err = fmt.Errorf("unknown key %q (set the whole pets list)", key)
+			}
+			return nil, fmt.Errorf("%w: --set %s: %v", pipeline.ErrConfig, key, err)
 		}
 		if err := setYAML(v, key, val); err != nil {
 			return nil, fmt.Errorf("%w: --set %s: %v", pipeline.ErrConfig, key, err)
@@ -161,11 +146,8 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 		src.sets[key] = true
 	}
 	for _, k := range v.AllKeys() {
-		if why, ok := removedKeys[k]; ok {
-			return nil, fmt.Errorf("%w: %s: %s was removed: %s", pipeline.ErrConfig, src.origin(k), k, why)
-		}
-		if !known[k] && !strings.HasPrefix(k, "pets") {
-			return nil, fmt.Errorf("%w: %s: unknown key %q%s", pipeline.ErrConfig, src.origin(k), k, suggest(k, known))
+		if err := defaults.CheckKey(k); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", pipeline.ErrConfig, src.origin(k), err)
 		}
 	}
 	var cfg pipeline.Config
@@ -304,64 +286,4 @@ func decodeError(src *configSource, err error) error {
 		return fmt.Errorf("%w: %s: %v", pipeline.ErrConfig, src.file, err)
 	}
 	return fmt.Errorf("%w: %s", pipeline.ErrConfig, strings.Join(lines, "; "))
-}
-
-// leaves maps the dotted key of every scalar or list of c to its value
-// (pets, a list of tables, stays one key).
-func leaves(c pipeline.Config) map[string]any {
-	b, _ := yaml.Marshal(c)
-	var m map[string]any
-	_ = yaml.Unmarshal(b, &m)
-	out := map[string]any{}
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, val := range m {
-			if sub, ok := val.(map[string]any); ok {
-				walk(prefix+k+".", sub)
-				continue
-			}
-			out[prefix+k] = val
-		}
-	}
-	walk("", m)
-	return out
-}
-
-// suggest proposes the known key closest to a mistyped one.
-func suggest(key string, known map[string]bool) string {
-	keys := make([]string, 0, len(known))
-	for k := range known {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	best, bestD := "", 4
-	for _, k := range keys {
-		if d := editDistance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %s?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
