@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 a=${1:?usage: same-results.sh REV_A [REV_B] [CONFIG] [--set k=v]…}
 b=${2:-HEAD}
 cfg=${3:-}
+[[ -n $cfg ]] && cfg=$(realpath "$cfg")
 shift $(( $# < 3 ? $# : 3 ))
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/src-a" 2>/dev/null; git worktree remove --force "$work/src-b" 2>/dev/null; rm -rf "$work"' EXIT
