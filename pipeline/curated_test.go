@@ -327,15 +327,7 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 	c.Pets = []PetConfig{{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: 0.25},
 		{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{rule(t, "sorted:x1")}},
 		{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{1}, Bags: []llp.Rule{rule(t, "sorted:x1"), rule(t, "key:group")}}}
-	s, _ := openRec(t, c)
-	runs, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	audits, _, err := Audit(context.Background(), s, runs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, runs, audits := fitAndAudit(t, c)
 	for _, a := range audits {
 		// z < 4: a false failure in about 6e-5 per setting.
 		t.Logf("%s: realized %v ± %v EAdv %v draws %d", a.Setting, a.RealizedGain, a.RealizedGainSE, a.EAdv, a.RealizedDraws)
@@ -370,6 +362,20 @@ func TestAuditSideFiguresUseTheSettingsBags(t *testing.T) {
 	c := curatedConfig(t, filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.TestRows, c.Audit.Examples, c.Audit.CalibrationRows = 600, 300, 300
 	c.Audit.Eta, c.Audit.RealizedDraws = EtaCleanModel, 0
+	_, _, audits := fitAndAudit(t, c)
+	for _, a := range audits {
+		if a.Pet == pets.None || a.Pet == pets.Bot {
+			continue
+		}
+		if a.EtaTrials != 2 || a.EAdvTrialMin != a.EAdv || a.EAdvTrialMax != a.EAdv || math.IsNaN(a.EAdvCalibrated) {
+			t.Errorf("%s: EAdv %v, over %d trials [%v, %v], calibrated %v", a.Setting, a.EAdv, a.EtaTrials, a.EAdvTrialMin, a.EAdvTrialMax, a.EAdvCalibrated)
+		}
+	}
+}
+
+// fitAndAudit opens c, fits it with the fake model and audits it.
+func fitAndAudit(t *testing.T, c *Config) (*Session, []report.Run, []report.Audit) {
+	t.Helper()
 	s, _ := openRec(t, c)
 	runs, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}})
 	if err != nil {
@@ -379,12 +385,5 @@ func TestAuditSideFiguresUseTheSettingsBags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range audits {
-		if a.Pet == pets.None || a.Pet == pets.Bot {
-			continue
-		}
-		if a.EtaTrials != 2 || a.EAdvTrialMin != a.EAdv || a.EAdvTrialMax != a.EAdv || math.IsNaN(a.EAdvCalibrated) {
-			t.Errorf("%s: EAdv %v, over %d trials [%v, %v], calibrated %v", a.Setting, a.EAdv, a.EtaTrials, a.EAdvTrialMin, a.EAdvTrialMax, a.EAdvCalibrated)
-		}
-	}
+	return s, runs, audits
 }
