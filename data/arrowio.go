@@ -263,18 +263,22 @@ func ReadFrame(path string) (*Frame, error) {
 	return fr.Frame, nil
 }
 
+// openRecords opens path as Arrow record batches: a Parquet file by its
+// extension, else an Arrow IPC file.
+func openRecords(path string) (recordReader, error) {
+	if isParquet(path) {
+		return openParquet(path)
+	}
+	return openIPC(path)
+}
+
 // isParquet reports whether path names a Parquet file (by extension).
 func isParquet(path string) bool { return strings.EqualFold(filepath.Ext(path), ".parquet") }
 
 // readFrame reads path into a frameReader (the frame plus the file's fields).
 func readFrame(path string) (fr *frameReader, err error) {
 	defer recoverCorrupt(&err)
-	var rr recordReader
-	if isParquet(path) {
-		rr, err = openParquet(path)
-	} else {
-		rr, err = openIPC(path)
-	}
+	rr, err := openRecords(path)
 	if err != nil {
 		return nil, err
 	}

@@ -166,12 +166,7 @@ func ReadFrameWithIDs(path, idCol string) (*Frame, *IDs, error) {
 // and !required, the file is read as it is (nil IDs).
 func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs, err error) {
 	defer recoverCorrupt(&err)
-	var rr recordReader
-	if isParquet(path) {
-		rr, err = openParquet(path)
-	} else {
-		rr, err = openIPC(path)
-	}
+	rr, err := openRecords(path)
 	if err != nil {
 		return nil, nil, err
 	}
