@@ -14,29 +14,34 @@
 //	         and η against held-out test rows                   → []report.Audit
 //	Report   summary tables (the paper's best-LR rule), figures, report.md
 //
-// Run chains them; Sweep runs one shard of Fit for a cluster array task;
-// SweepStatus and Emit (Slurm array scripts, Kubernetes Indexed Jobs) serve
-// the cluster side;
-// Privatize publishes one release meant to leave the machine.
+// Run chains them (Stages: fit, audit or both, then the report); Sweep
+// runs one shard of Fit for a cluster array task; SweepStatus and Emit
+// (Slurm array scripts, Kubernetes Indexed Jobs) serve the cluster side;
+// Privatize publishes one release meant to leave the machine; MakeDataset,
+// LedgerReport and Bench serve the other commands of cmd/train, which
+// calls nothing but this package.
 //
 // # Identity and seeds
 //
 // A run is a setting × learning rate × trial. Its seed derives from (config
-// seed, setting, trial) only (DeriveSeed), so a trial's models at every
+// seed, setting, trial) only (deriveSeed), so a trial's models at every
 // learning rate share their release, initialization and data order, and a
 // run's copies on another backend or in another group start the same. Its
 // run_id hashes the dataset's content identity (not its path), the config
-// fingerprint (ConfigID: model, init, standardization, epochs, batch size,
+// fingerprint (configFingerprint: model, init, standardization, epochs, batch size,
 // losses, backend …), the setting, the learning rate, the trial and the
 // config seed. Results live in OUT/runs/<run_id>.json, written atomically
-// when a run finishes: a rerun, another shard or a resumed sweep skips
-// finished runs by looking.
+// when a run finishes (pipeline/internal/store, validated when read): a
+// rerun, another shard or a resumed sweep skips finished runs by looking.
+// Each run's training recipe — loss, target column, loss parameters, bag
+// and batch size, release and seeds — is its trainPlan, decided once by
+// planFor.
 //
-// # Groups and the Executor
+// # Groups and the executor
 //
-// Fit trains groups of runs (Groups): runs that share the dataset, the
-// model, the loss (and bag size, for per-bag losses), the batch size and
-// the epochs, up to train.replicas of them. The Executor interface trains
+// Fit trains groups of runs (formGroups): runs whose plans share the loss,
+// the bag size and the batch size, up to train.replicas of them. The
+// executor interface (faked by tests) trains
 // one group as one unit and returns each run's test predictions; the
 // default executor is model.TrainGroup, one compiled program training the
 // whole group with parameters stacked on a replica axis and the features
@@ -48,8 +53,8 @@
 //
 // # Privacy hygiene
 //
-// A PET model's trainer gets the features without any label column and its
-// targets from a release file that holds no raw label; raw test labels are
+// A PET model's trainer gets data.Features, a type without any label
+// column, and its targets from a release file that holds no raw label; raw test labels are
 // used for evaluation and the audit only. Simulation releases are seeded
 // from the config seed (noise "seeded-simulation"); seeds live only in
 // config.resolved.yaml, the run records and the privacy ledger, never in a
