@@ -70,43 +70,101 @@ const matmulOption = "matmul"
 //
 // NewBackend installs this package's fast gradients (dotvjp.go) in GoMLX's
 // registry, once per process, before any graph is built on the backend.
-func NewBackend(name string) (b backends.Backend, err error) {
-	installFastVJPs()
+func NewBackend(name string) (backends.Backend, error) {
+	b, err := ParseBackend(name)
+	if err != nil {
+		return nil, err
+	}
+	return b.Open()
+}
+
+// BackendName is a parsed backend name (the config key backend): "go",
+// "go:<options>" (simplego options plus matmul=auto|avx2|simplego),
+// "xla:<plugin>". The zero value is not a backend; ParseBackend makes one.
+// Its text is the name as given (trimmed), so it names runs and configs
+// exactly as the user wrote it.
+type BackendName struct {
+	name     string // as given, trimmed
+	kind     string // "go" or "xla"
+	simplego string // go: simplego's options
+	matmul   string // go: auto, MatmulAVX2 or MatmulSimplego
+	plugin   string // xla: the PJRT plugin
+}
+
+// ParseBackend parses a backend name ("" is DefaultBackend); the error
+// says which names exist.
+func ParseBackend(name string) (BackendName, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = DefaultBackend
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			b, err = nil, fmt.Errorf("model: creating backend %q: %v", name, r)
-		}
-	}()
+	b := BackendName{name: name}
 	kind, opts, hasOpts := strings.Cut(name, ":")
 	switch kind {
 	case simplego.BackendName:
-		sgOpts, matmul, err := goOptions(opts, hasOpts)
-		if err != nil {
-			return nil, fmt.Errorf("model: backend %q: %w", name, err)
+		if hasOpts && opts == "" {
+			return BackendName{}, fmt.Errorf("%w: backend %q: empty options after \"go:\"", ErrInvalidConfig, name)
 		}
-		b, err = simplego.New(sgOpts)
-		if err != nil {
-			return nil, fmt.Errorf("model: creating backend %q: %w", name, err)
+		var err error
+		if b.simplego, b.matmul, err = goOptions(opts, hasOpts); err != nil {
+			return BackendName{}, fmt.Errorf("model: backend %q: %w", name, err)
 		}
-		if matmul != MatmulSimplego {
-			if err := simplegofast.Enable(b); err != nil && matmul == MatmulAVX2 {
-				b.Finalize()
-				return nil, fmt.Errorf("model: backend %q: %w", name, err)
-			}
-		}
-		return b, nil
+		b.kind = "go"
 	case "xla":
 		if opts == "" {
-			return nil, fmt.Errorf("model: backend %q: name a PJRT plugin, e.g. \"xla:cpu\" or \"xla:cuda\" (backend \"go\" works anywhere)", name)
+			return BackendName{}, fmt.Errorf("%w: backend %q: name a PJRT plugin, e.g. \"xla:cpu\" or \"xla:cuda\" (backend \"go\" works anywhere)", ErrInvalidConfig, name)
 		}
-		return newXLABackend(name, opts)
+		b.kind, b.plugin = "xla", opts
 	default:
-		return nil, fmt.Errorf("model: unknown backend %q: want \"go\", \"xla:cpu\" or \"xla:cuda\"", name)
+		return BackendName{}, fmt.Errorf("%w: unknown backend %q: want \"go\", \"go:<options>\", \"xla:cpu\", \"xla:cuda\" or \"xla:<plugin>\"", ErrInvalidConfig, name)
 	}
+	return b, nil
+}
+
+// String is the name as given.
+func (b BackendName) String() string { return b.name }
+
+// IsGo reports whether b is the pure-Go backend.
+func (b BackendName) IsGo() bool { return b.kind == "go" }
+
+// MarshalText writes the name.
+func (b BackendName) MarshalText() ([]byte, error) { return []byte(b.name), nil }
+
+// UnmarshalText parses a name (ParseBackend).
+func (b *BackendName) UnmarshalText(text []byte) error {
+	v, err := ParseBackend(string(text))
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// Open creates the backend (see NewBackend).
+func (b BackendName) Open() (be backends.Backend, err error) {
+	if b.kind == "" {
+		return nil, fmt.Errorf("%w: no backend named", ErrInvalidConfig)
+	}
+	installFastVJPs()
+	defer func() {
+		if r := recover(); r != nil {
+			be, err = nil, fmt.Errorf("model: creating backend %q: %v", b.name, r)
+		}
+	}()
+	if b.kind == "xla" {
+		return newXLABackend(b.name, b.plugin)
+	}
+	be, err = simplego.New(b.simplego)
+	if err != nil {
+		return nil, fmt.Errorf("model: creating backend %q: %w", b.name, err)
+	}
+	if b.matmul != MatmulSimplego {
+		if err := simplegofast.Enable(be); err != nil && b.matmul == MatmulAVX2 {
+			be.Finalize()
+			return nil, fmt.Errorf("model: backend %q: %w", b.name, err)
+		}
+	}
+	return be, nil
 }
 
 // goOptions splits the options of backend "go" into simplego's (default
@@ -155,27 +213,21 @@ func Matmul(be backends.Backend) string {
 	return MatmulXLA
 }
 
-// MatmulPath is Matmul for the backend NewBackend(name) makes, without
-// making one ("" for a name NewBackend rejects). It may install the
-// kernel (simplegofast.Install), as NewBackend would.
-func MatmulPath(name string) string {
-	kind, opts, hasOpts := strings.Cut(strings.TrimSpace(name), ":")
-	switch kind {
-	case "", simplego.BackendName:
-		_, matmul, err := goOptions(opts, hasOpts)
-		switch {
-		case err != nil:
-			return ""
-		case matmul != MatmulSimplego && simplegofast.Install() == nil:
-			return MatmulAVX2
-		case matmul == MatmulAVX2:
-			return ""
-		}
-		return MatmulSimplego
-	case "xla":
+// Matmul is the package's Matmul for the backend Open makes, without
+// making one. It may install the kernel (simplegofast.Install), as Open
+// would.
+func (b BackendName) Matmul() string {
+	switch {
+	case b.kind == "xla":
 		return MatmulXLA
+	case b.kind == "":
+		return ""
+	case b.matmul != MatmulSimplego && simplegofast.Install() == nil:
+		return MatmulAVX2
+	case b.matmul == MatmulAVX2:
+		return ""
 	}
-	return ""
+	return MatmulSimplego
 }
 
 // MatmulNote says why backend "go" runs simplego's own kernel when the

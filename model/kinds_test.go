@@ -225,7 +225,7 @@ func TestMatmul(t *testing.T) {
 		if got := Matmul(b); got != tc.want {
 			t.Errorf("Matmul(NewBackend(%q)) = %q, want %q", tc.name, got, tc.want)
 		}
-		if got := MatmulPath(tc.name); got != tc.want {
+		if got := mustParseBackend(t, tc.name).Matmul(); got != tc.want {
 			t.Errorf("MatmulPath(%q) = %q, want %q", tc.name, got, tc.want)
 		}
 		b.Finalize()
@@ -234,11 +234,11 @@ func TestMatmul(t *testing.T) {
 			t.Errorf("%q: simplego options %q (%v), want %q", tc.name, got, err, tc.sgOpts)
 		}
 	}
-	if got := MatmulPath("xla:cuda"); got != MatmulXLA {
-		t.Errorf("MatmulPath(xla:cuda) = %q", got)
+	if got := mustParseBackend(t, "xla:cuda").Matmul(); got != MatmulXLA {
+		t.Errorf("Matmul of xla:cuda = %q", got)
 	}
-	if got := MatmulPath("go:matmul=fast"); got != "" {
-		t.Errorf("MatmulPath of a bad option = %q, want \"\"", got)
+	if _, err := ParseBackend("go:matmul=fast"); err == nil {
+		t.Errorf("a bad matmul option parsed")
 	}
 	if sgemm.HasAVX2() {
 		// The test backend (group invariance, determinism, …) runs on sgemm.
@@ -251,4 +251,14 @@ func TestMatmul(t *testing.T) {
 	} else if _, err := NewBackend("go:matmul=avx2"); err == nil {
 		t.Error("matmul=avx2 accepted without AVX2")
 	}
+}
+
+// mustParseBackend parses a backend name a test knows to be valid.
+func mustParseBackend(t *testing.T, name string) BackendName {
+	t.Helper()
+	b, err := ParseBackend(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -22,7 +22,7 @@ import (
 type Config struct {
 	Name    string        `mapstructure:"name" yaml:"name"`
 	Seed    uint64        `mapstructure:"seed" yaml:"seed"`
-	Backend string        `mapstructure:"backend" yaml:"backend"`
+	Backend model.BackendName `mapstructure:"backend" yaml:"backend"`
 	Output  string        `mapstructure:"output" yaml:"output"`
 	Data    DataConfig    `mapstructure:"data" yaml:"data"`
 	Model   ModelConfig   `mapstructure:"model" yaml:"model"`
@@ -189,7 +189,7 @@ type ClusterConfig struct {
 // Defaults returns the value of every key a config file may omit.
 func Defaults() Config {
 	return Config{
-		Name: "run", Seed: 1, Backend: "go", Output: "results/run",
+		Name: "run", Seed: 1, Backend: mustBackend(model.DefaultBackend), Output: "results/run",
 		Data:  DataConfig{Standardize: true, Synth: SynthConfig{Kind: data.SynthLogistic, Rows: 60000, TestRows: 10000, Features: 28}},
 		Model: ModelConfig{Kind: model.KindMLP, Hidden: []int{64, 64}, Init: model.DefaultInit},
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
@@ -271,8 +271,8 @@ func (c *Config) Validate() error {
 	if c.Seed > math.MaxInt64 {
 		return bad("seed", "must be in [0, 2^63), got %d", c.Seed)
 	}
-	if err := checkBackend(c.Backend); err != nil {
-		return bad("backend", "%v", err)
+	if c.Backend.String() == "" {
+		return bad("backend", "must name a backend: go, go:<options>, xla:cpu, xla:cuda or xla:<plugin>")
 	}
 	if strings.TrimSpace(c.Output) == "" {
 		return bad("output", "must not be empty")
@@ -441,18 +441,13 @@ func (c *Config) gridSize() float64 {
 	return float64(c.maxSettings()) * float64(len(c.Train.LearningRates)) * float64(c.Train.Trials)
 }
 
-// checkBackend accepts the names model.NewBackend understands: go,
-// go:<simplego options> (e.g. go:ops_parallel), xla:<plugin> (xla:cpu,
-// xla:cuda, or an absolute plugin path).
-func checkBackend(name string) error {
-	kind, opts, hasOpts := strings.Cut(strings.TrimSpace(name), ":")
-	switch {
-	case kind == "go" && (!hasOpts || opts != ""):
-		return nil
-	case kind == "xla" && opts != "":
-		return nil
+// mustBackend parses a backend name this package spells itself.
+func mustBackend(name string) model.BackendName {
+	b, err := model.ParseBackend(name)
+	if err != nil {
+		panic(err) // programmer bug
 	}
-	return fmt.Errorf("%q is not go, go:<options>, xla:cpu, xla:cuda or xla:<plugin>", name)
+	return b
 }
 
 func kindNames() []string {

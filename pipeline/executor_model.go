@@ -19,8 +19,8 @@ type modelExecutor struct {
 
 // newModelExecutor creates the backend, so a missing XLA plugin fails
 // before any work.
-func newModelExecutor(backend string) (*modelExecutor, error) {
-	be, err := model.NewBackend(backend)
+func newModelExecutor(backend model.BackendName) (*modelExecutor, error) {
+	be, err := backend.Open()
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
 	}

@@ -179,7 +179,7 @@ func (s *Session) Replicas() (int, error) {
 	if !c.Train.Replicas.Auto() {
 		return c.Train.Replicas.N, nil
 	}
-	if backendKind(c.Backend) == "go" {
+	if c.Backend.IsGo() {
 		return 1, nil
 	}
 	mc, err := s.modelConfig()
@@ -192,14 +192,6 @@ func (s *Session) Replicas() (int, error) {
 	return int(min(64, max(1, autoStateBudget/mc.StateBytes(1)))), nil
 }
 
-func backendKind(name string) string {
-	for i := range name {
-		if name[i] == ':' {
-			return name[:i]
-		}
-	}
-	return name
-}
 
 // fitter trains groups of one session.
 type fitter struct {
@@ -266,7 +258,7 @@ func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 	res := &report.Run{RunID: r.ID, Dataset: s.datasetID, ConfigID: s.configID, Model: s.cfg.Model.Kind.String(),
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.cfg.Train.Epochs,
-		Backend: s.cfg.Backend, Replicas: groupSize, TrainLoss: math.NaN(), Matmul: model.MatmulPath(s.cfg.Backend)}
+		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul()}
 	if r.Plan.Loss != 0 {
 		res.Loss = r.Plan.Loss.String()
 	} else {

@@ -338,7 +338,7 @@ type fingerprint struct {
 func configFingerprint(c *Config) string {
 	f := fingerprint{Model: c.Model.Kind.String(), Init: c.Model.Init.String(), Standardize: c.Data.Standardize,
 		Epochs: c.Train.Epochs, BatchSize: c.Train.BatchSize, RRLoss: c.Train.RRLoss.String(), LLPLoss: c.Train.LLPLoss.String(),
-		KeepRemainder: c.Privacy.KeepRemainder, Backend: c.Backend}
+		KeepRemainder: c.Privacy.KeepRemainder, Backend: c.Backend.String()}
 	if c.Model.Kind == model.KindMLP {
 		f.Hidden = c.Model.Hidden
 	}

@@ -49,8 +49,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"empty name", "name", func(c *Config) { c.Name = " " }},
 		{"seed above 2^63", "seed", func(c *Config) { c.Seed = 1 << 63 }},
-		{"backend", "backend", func(c *Config) { c.Backend = "cuda" }},
-		{"empty go options", "backend", func(c *Config) { c.Backend = "go:" }},
+		{"no backend", "backend", func(c *Config) { c.Backend = model.BackendName{} }},
 		{"empty output", "output", func(c *Config) { c.Output = "" }},
 		{"synth rows", "data.synth.rows", func(c *Config) { c.Data.Synth.Rows = 0 }},
 		{"synth test rows", "data.synth.test_rows", func(c *Config) { c.Data.Synth.TestRows = 0 }},
@@ -115,9 +114,15 @@ func TestValidate(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range []string{"go", "go:ops_parallel", "go:parallelism=2", "xla:cuda", "xla:/opt/plugin.so"} {
-		if err := checkBackend(b); err != nil {
-			t.Errorf("backend %q: %v", b, err)
+	// Backend names are parsed once, when decoded (model.ParseBackend).
+	for _, b := range []string{"go", "go:ops_parallel", "go:parallelism=2", "go:matmul=simplego", "xla:cuda", "xla:/opt/plugin.so"} {
+		if got, err := model.ParseBackend(b); err != nil || got.String() != b {
+			t.Errorf("backend %q: %v %v", b, got, err)
+		}
+	}
+	for _, b := range []string{"cuda", "go:", "xla", "xla:", "go:matmul=fast"} {
+		if _, err := model.ParseBackend(b); err == nil {
+			t.Errorf("backend %q parsed", b)
 		}
 	}
 }
@@ -201,7 +206,7 @@ func TestSettingsAndRuns(t *testing.T) {
 	}{
 		{"output", func(c *Config) { c.Output = "elsewhere" }, "sha256:a", true},
 		{"replicas", func(c *Config) { c.Train.Replicas = Replicas{N: 8} }, "sha256:a", true},
-		{"backend", func(c *Config) { c.Backend = "xla:cuda" }, "sha256:a", false},
+		{"backend", func(c *Config) { c.Backend = mustBackend("xla:cuda") }, "sha256:a", false},
 		{"dataset", func(*Config) {}, "sha256:b", false},
 		{"seed", func(c *Config) { c.Seed = 6 }, "sha256:a", false},
 		{"epochs", func(c *Config) { c.Train.Epochs = 3 }, "sha256:a", false},

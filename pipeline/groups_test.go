@@ -119,7 +119,7 @@ func TestReplicasAuto(t *testing.T) {
 		want    int
 	}{{"go", Replicas{}, 1}, {"xla:cuda", Replicas{}, 64}, {"go", Replicas{N: 8}, 8}, {"xla:cuda", Replicas{N: 3}, 3}} {
 		c := testConfig(filepath.Join(t.TempDir(), "out"))
-		c.Backend, c.Train.Replicas = tc.backend, tc.r
+		c.Backend, c.Train.Replicas = mustBackend(tc.backend), tc.r
 		s := openTest(t, c)
 		if got, err := s.Replicas(); err != nil || got != tc.want {
 			t.Fatalf("%s %v: %d (%v), want %d", tc.backend, tc.r, got, err, tc.want)

@@ -107,7 +107,7 @@ func priorRecipe(c *Config, s *setting) string {
 		Standardize, Sparse        bool
 		Epochs, BatchSize          int
 		LR, Fraction               float64
-	}{c.Model.Kind.String(), c.Model.Init.String(), c.Train.RRLoss.String(), c.Backend, c.Model.Hidden,
+	}{c.Model.Kind.String(), c.Model.Init.String(), c.Train.RRLoss.String(), c.Backend.String(), c.Model.Hidden,
 		c.Data.Standardize, c.Train.SparseEmbedding, c.Train.Epochs, c.Train.BatchSize, priorLR(c, s), s.StageFraction})
 }
 

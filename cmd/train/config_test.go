@@ -47,7 +47,7 @@ func TestLoadConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Seed != 1 || cfg.Train.Epochs != 2 || cfg.Backend != "go" || !cfg.Data.Standardize || cfg.Train.CheckpointEvery.Every != 10*time.Minute {
+	if cfg.Seed != 1 || cfg.Train.Epochs != 2 || cfg.Backend.String() != "go" || !cfg.Data.Standardize || cfg.Train.CheckpointEvery.Every != 10*time.Minute {
 		t.Fatalf("defaults not applied: %+v", cfg)
 	}
 	if !reflect.DeepEqual(cfg.Pets[0].Epsilon, []float64{2}) || !reflect.DeepEqual(cfg.Pets[1].K, []int{4, 8}) {

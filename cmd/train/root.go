@@ -37,7 +37,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 			if err != nil {
 				return err
 			}
-			applyBackendEnv(cfg.Backend, stderr)
+			applyBackendEnv(cfg.Backend.String(), stderr)
 			return pipeline.Run(cmd.Context(), cfg, ev, pipeline.StageAll)
 		},
 	}
@@ -73,7 +73,7 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 			if err != nil {
 				return err
 			}
-			applyBackendEnv(cfg.Backend, cmd.ErrOrStderr())
+			applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 			return fn(cmd, cfg)
 		},
 	}
