@@ -140,13 +140,13 @@ type releaseStats struct {
 	units     int
 	// ieVar is Σ IEAdv_i(1 − IEAdv_i) over the attacked examples: a floor
 	// of the variance of Σu (see realize).
-	ieVar float64
-	pitSum    float64 // Σ(v − ½)
-	pitSq     float64 // Σ((v − ½)² − 1/12)
-	pitN      int
-	trials    []canaryTrial // canary releases: in release order
-	bad       *SamplerError
-	err       error
+	ieVar  float64
+	pitSum float64 // Σ(v − ½)
+	pitSq  float64 // Σ((v − ½)² − 1/12)
+	pitN   int
+	trials []canaryTrial // canary releases: in release order
+	bad    *SamplerError
+	err    error
 }
 
 // rworker holds one goroutine's state for the realized releases.

@@ -20,17 +20,17 @@ import (
 // into it. Enum fields use the owning packages' types, so a bad value is
 // rejected when decoded, by the package that defines it.
 type Config struct {
-	Name    string        `mapstructure:"name" yaml:"name"`
-	Seed    uint64        `mapstructure:"seed" yaml:"seed"`
+	Name    string            `mapstructure:"name" yaml:"name"`
+	Seed    uint64            `mapstructure:"seed" yaml:"seed"`
 	Backend model.BackendName `mapstructure:"backend" yaml:"backend"`
-	Output  string        `mapstructure:"output" yaml:"output"`
-	Data    DataConfig    `mapstructure:"data" yaml:"data"`
-	Model   ModelConfig   `mapstructure:"model" yaml:"model"`
-	Train   TrainConfig   `mapstructure:"train" yaml:"train"`
-	Pets    []PetConfig   `mapstructure:"pets" yaml:"pets"`
-	Audit   AuditConfig   `mapstructure:"audit" yaml:"audit"`
-	Privacy PrivacyConfig `mapstructure:"privacy" yaml:"privacy"`
-	Cluster ClusterConfig `mapstructure:"cluster" yaml:"cluster"`
+	Output  string            `mapstructure:"output" yaml:"output"`
+	Data    DataConfig        `mapstructure:"data" yaml:"data"`
+	Model   ModelConfig       `mapstructure:"model" yaml:"model"`
+	Train   TrainConfig       `mapstructure:"train" yaml:"train"`
+	Pets    []PetConfig       `mapstructure:"pets" yaml:"pets"`
+	Audit   AuditConfig       `mapstructure:"audit" yaml:"audit"`
+	Privacy PrivacyConfig     `mapstructure:"privacy" yaml:"privacy"`
+	Cluster ClusterConfig     `mapstructure:"cluster" yaml:"cluster"`
 }
 
 // DataConfig chooses the dataset.

@@ -192,7 +192,6 @@ func (s *Session) Replicas() (int, error) {
 	return int(min(64, max(1, autoStateBudget/mc.StateBytes(1)))), nil
 }
 
-
 // fitter trains groups of one session.
 type fitter struct {
 	s      *Session
