@@ -33,14 +33,14 @@ func (c *Config) checkCuratedPet(i int, p PetConfig) error {
 	switch {
 	case len(p.Bags) > 0 && !k.IsLLP():
 		return bad(key+".bags", "%s takes no bag rule (only llp, llp_lap, llp_geom do)", k)
-	case p.StageFraction != 0 && k != pets.RRPrior:
+	case p.StageFraction != nil && k != pets.RRPrior:
 		return bad(key+".stage_fraction", "%s takes no stage fraction (only rr_prior does)", k)
-	case p.PriorLR != 0 && k != pets.RRPrior:
+	case p.PriorLR != nil && k != pets.RRPrior:
 		return bad(key+".prior_lr", "%s takes no prior learning rate (only rr_prior does)", k)
-	case k == pets.RRPrior && p.StageFraction != 0 && !(p.StageFraction > 0 && p.StageFraction < 1):
-		return bad(key+".stage_fraction", "must be in (0, 1), got %v", p.StageFraction)
-	case k == pets.RRPrior && (p.PriorLR < 0 || math.IsInf(p.PriorLR, 0) || math.IsNaN(p.PriorLR)):
-		return bad(key+".prior_lr", "must be finite and > 0, got %v", p.PriorLR)
+	case p.StageFraction != nil && !(*p.StageFraction > 0 && *p.StageFraction < 1):
+		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, defaultStageFraction)
+	case p.PriorLR != nil && (!(*p.PriorLR > 0) || math.IsInf(*p.PriorLR, 0)):
+		return bad(key+".prior_lr", "must be finite and > 0, got %v (leave the key out for the middle of train.learning_rates)", *p.PriorLR)
 	}
 	if c.Data.Path == "" {
 		var keys []string
