@@ -104,6 +104,60 @@ func (c *Config) checkDatasetBags(dir string, f *data.Frame) error {
 	return nil
 }
 
+// checkKeyGroups refuses, before anything is written, a key:<column> bag
+// rule under which no key group fills one bag of k while leftovers are
+// dropped (privacy.keep_remainder false): among the training rows (the
+// release would fail, after the ledger's key was made) or among the audit
+// examples, the first min(audit.examples, test rows) test rows (the audit
+// would fail after training).
+func (c *Config) checkKeyGroups(dir string, train, test *data.Frame) error {
+	if c.Privacy.KeepRemainder {
+		return nil
+	}
+	n := min(c.Audit.Examples, test.Rows)
+	type largest struct{ train, audit int }
+	seen := map[string]largest{}
+	for i, p := range c.Pets {
+		for j, b := range p.Bags {
+			if b.Kind != llp.RuleKey {
+				continue
+			}
+			lg, ok := seen[b.Column]
+			if !ok {
+				lg = largest{train: largestGroup(train.Key(b.Column)), audit: -1}
+				if keys := test.Key(b.Column); len(keys) >= n {
+					lg.audit = largestGroup(keys[:n])
+				}
+				seen[b.Column] = lg
+			}
+			key := fmt.Sprintf("pets[%d].bags[%d]", i, j)
+			const fix = "lower k, or set privacy.keep_remainder: true to release a group's leftover rows as one smaller bag"
+			for m, k := range p.K {
+				if lg.train < k {
+					return bad(key, "%s: no key group of the %d training rows of %s has k = %d rows (pets[%d].k[%d]; the largest has %d), so no bag could be released: %s",
+						b, train.Rows, dir, k, i, m, lg.train, fix)
+				}
+				if lg.audit >= 0 && lg.audit < k {
+					return bad(key, "%s: no key group of the %d audit examples (the first test rows of %s) has k = %d rows (pets[%d].k[%d]; the largest has %d), so the audit could form no bag: %s",
+						b, n, dir, k, i, m, lg.audit, fix)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// largestGroup is the size of the largest group of equal keys (0 for none).
+func largestGroup(keys []int64) int {
+	count := map[int64]int{}
+	best := 0
+	for _, v := range keys {
+		count[v]++
+		best = max(best, count[v])
+	}
+	return best
+}
+
 // partitioner returns the bag rule of set bound to the first n rows of f
 // (nil for random bags: release.Apply's and audit.Run's own random
 // partition).

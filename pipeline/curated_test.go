@@ -387,3 +387,50 @@ func fitAndAudit(t *testing.T, c *Config) (*Session, []report.Run, []report.Audi
 	}
 	return s, runs, audits
 }
+
+// bags: key:<col> with every group smaller than k (leftovers dropped) is
+// refused at Open, naming the rule, k and the largest group, before
+// anything is written: no ledger, no key file, no release, no resolved
+// config (it once failed at release time and left the ledger's key behind).
+// Too few audit examples per group are refused the same way; with
+// privacy.keep_remainder the groups' rows form smaller bags and Open passes.
+func TestKeyBagsSmallerThanKRefusedAtOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		rows, test, examples int
+		msg                  string
+	}{
+		{"training rows", 300, 2000, 2000, "training rows"},
+		{"audit examples", 4000, 2000, 40, "audit examples"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			c := testConfig(out)
+			c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Data.Synth.Groups = tc.rows, tc.test, 40
+			c.Audit.Examples = tc.examples
+			c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.LLP, K: []int{4, 16}, Bags: []llp.Rule{{}, rule(t, "key:group")}}}
+			_, err := Open(context.Background(), c, Exclusive, nil)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Key != "pets[1].bags[1]" {
+				t.Fatalf("Open: %v, want a FieldError for pets[1].bags[1]", err)
+			}
+			for _, w := range []string{"key:group", "k = 16", "pets[1].k[1]", "the largest has", tc.msg, "privacy.keep_remainder"} {
+				if !strings.Contains(fe.Msg, w) {
+					t.Errorf("message %q lacks %q", fe.Msg, w)
+				}
+			}
+			entries, _ := os.ReadDir(out)
+			for _, e := range entries {
+				if n := e.Name(); n != "data" && !strings.HasPrefix(n, ".lock") {
+					t.Errorf("the refused config left %s in its output", n)
+				}
+			}
+			c.Privacy.KeepRemainder = true
+			s, err := Open(context.Background(), c, Exclusive, nil)
+			if err != nil {
+				t.Fatalf("with keep_remainder: %v", err)
+			}
+			s.Close()
+		})
+	}
+}
