@@ -210,12 +210,6 @@ func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit
 	return rel, rel.Meta(), nil
 }
 
-// sideFilesCurrent reports whether what lives beside u's (current)
-// release is current too: rr_prior's test priors and prior recipe.
-func (s *Session) sideFilesCurrent(u releaseUnit) bool {
-	return u.s.Kind != pets.RRPrior || s.rrPriorCurrent(u)
-}
-
 // mechanismAuditOptions completes the audit options of set on the first n
 // test rows: rr_prior's public priors, curated bags' actual bags. It returns
 // the curated bag rule on those rows (nil for random bags and the other

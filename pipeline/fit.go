@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,8 +36,10 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 
 // Fit makes the releases and trains every run of the shard's groups whose
 // result is missing (finished runs are never retrained), storing each
-// result under runs/. It returns the finished results of the shard's runs
-// in grid order.
+// result under runs/. Every release a stage will read (releaseReaders) is
+// verified against its ledger row first, and one that is damaged or missing
+// is made again, with a warning naming the file. It returns the finished
+// results of the shard's runs in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if o.Shard.N == 0 {
 		o.Shard = allShards
@@ -90,7 +93,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			missing = append(missing, r)
 		}
 	}
-	if err := s.makeReleases(ctx, missing, exec); err != nil {
+	if err := s.makeReleases(ctx, releaseReaders(missing, mineRuns, done), exec); err != nil {
 		return nil, err
 	}
 	f := &fitter{s: s, st: st, exec: exec}
@@ -141,6 +144,22 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		return out, fmt.Errorf("%w: %d of %d runs (see %s/*.failed.json)", ErrFailedRuns, failed, len(mineRuns), st.RunsDir())
 	}
 	return out, nil
+}
+
+// releaseReaders lists the runs whose releases a stage will read, so that
+// Fit verifies (and remakes, saying why) exactly those: the releases of the
+// runs to train, and, finished or not, the trial-0 release of each
+// rr_prior setting, whose test priors the audit reads. Releases of
+// finished runs that nothing reads are not checked: remaking a damaged one
+// would only charge the ledger again.
+func releaseReaders(missing, mine []*runSpec, done map[string]*report.Run) []*runSpec {
+	out := slices.Clone(missing)
+	for _, r := range mine {
+		if done[r.ID] != nil && r.Setting.Kind == pets.RRPrior && r.Trial == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func runIDs(runs []*runSpec) []string {
