@@ -194,6 +194,81 @@ func TestImportHiggsBadInput(t *testing.T) {
 	}
 }
 
+// CSV and libsvm numbers are plain decimals: Go's hexadecimal floats
+// (0x1p3) and digit separators (1_000), which strconv.ParseFloat accepts,
+// are refused naming the file, the line and the column (field).
+func TestImportRefusesNonDecimalNumbers(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(string(higgsCSV(5, 2))), "\n")
+	with := func(line, col int, v string) string {
+		l := append([]string(nil), lines...)
+		f := strings.Split(l[line-1], ",")
+		f[col-1] = v
+		l[line-1] = strings.Join(f, ",")
+		return strings.Join(l, "\n") + "\n"
+	}
+	for _, tc := range []struct {
+		name, in, where, field string
+	}{
+		{"hex float feature", with(3, 5, "0x1p3"), ":3: ", "column 5"},
+		{"digit separators", with(2, 7, "1_000"), ":2: ", "column 7"},
+		{"signed hex", with(4, 2, "-0X1.8P-1"), ":4: ", "column 2"},
+		{"hex label", with(5, 1, "0x1p0"), ":5: ", "column 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := writeFile(t, dir, "in.csv", []byte(tc.in))
+			out := filepath.Join(dir, "ds")
+			_, err := ImportHiggs(context.Background(), ImportOptions{In: in, Out: out, TestRows: 1})
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), in+tc.where) || !strings.Contains(err.Error(), tc.field) ||
+				!strings.Contains(err.Error(), "plain decimal") {
+				t.Fatalf("err = %v, want malformed naming %s%s %s", err, in, tc.where, tc.field)
+			}
+			assertNoPartialFiles(t, out)
+		})
+	}
+	t.Run("libsvm value", func(t *testing.T) {
+		dir := t.TempDir()
+		in := writeFile(t, dir, "in.libsvm", []byte("1 3:1\n0 4:1 9:1_0\n1 2:1\n"))
+		_, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: filepath.Join(dir, "ds"), TestRows: 1})
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), in+":2: ") || !strings.Contains(err.Error(), "field 3") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("plain decimals still parse", func(t *testing.T) {
+		feats := make([]float32, 28)
+		line := "1.0,+2,-.5,3.,1e3,1E-3,-0.0" + strings.Repeat(",0", 22)
+		if y, err := ParseHiggsLine([]byte(line), feats); err != nil || y != 1 || feats[0] != 2 || feats[1] != -0.5 || feats[3] != 1000 {
+			t.Fatalf("%q: %v %v %v", line, y, feats[:6], err)
+		}
+	})
+}
+
+// libsvm imports bound the hashed dimension (MaxHashBuckets) and say it.
+func TestImportLibSVMBoundsHashBuckets(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.libsvm", []byte("1 3:1\n0 4:1\n1 2:1\n"))
+	out := filepath.Join(dir, "ds")
+	_, err := ImportLibSVM(context.Background(), ImportOptions{In: in, Out: out, TestRows: 1, HashBuckets: 4294967295})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "67108864") {
+		t.Fatalf("err = %v, want ErrInvalid naming the bound", err)
+	}
+	assertNoPartialFiles(t, dir+"/ds")
+}
+
+// An empty test set's hint names the flags the importer has: --test-rows
+// for higgs, --test-rows or --test for libsvm.
+func TestImportEmptyTestSetHint(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ImportHiggs(context.Background(), ImportOptions{In: writeFile(t, dir, "h.csv", higgsCSV(3, 1)), Out: filepath.Join(dir, "h"), TestRows: 0})
+	if !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), "--test-rows") || strings.Contains(err.Error(), "--test)") || strings.Contains(err.Error(), "give --test") {
+		t.Fatalf("higgs: err = %v", err)
+	}
+	_, err = ImportLibSVM(context.Background(), ImportOptions{In: writeFile(t, dir, "k.libsvm", []byte("1 3:1\n")), Out: filepath.Join(dir, "k"), TestRows: 0})
+	if !errors.Is(err, ErrEmpty) || !strings.Contains(err.Error(), "or give --test") {
+		t.Fatalf("libsvm: err = %v", err)
+	}
+}
+
 // assertNoPartialFiles checks that a failed run left neither dataset files
 // nor temporaries behind.
 func assertNoPartialFiles(t *testing.T, dir string) {

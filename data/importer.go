@@ -311,7 +311,11 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 		return nil, fmt.Errorf("%w: %s: all %d rows went to the test set (--test-rows %d); no training rows", ErrEmpty, opts.In, s.testN, opts.TestRows)
 	}
 	if s.testN == 0 {
-		return nil, fmt.Errorf("%w: the test set is empty (set --test-rows > 0 or give --test)", ErrEmpty)
+		hint := "set --test-rows > 0 (the paper: 10,000)"
+		if meta.Source == "libsvm" {
+			hint += " or give --test"
+		}
+		return nil, fmt.Errorf("%w: the test set is empty (%s)", ErrEmpty, hint)
 	}
 	if opts.Progress != nil {
 		prog.Rows, prog.Dropped = s.trainN+s.testN, s.dropped
@@ -360,12 +364,22 @@ func ImportHiggs(ctx context.Context, opts ImportOptions) (*Meta, error) {
 // DefaultHashBuckets is the paper's hashed dimension for KDD Cup 2012.
 const DefaultHashBuckets = 500_000
 
+// MaxHashBuckets bounds the hashed dimension: 2^26 = 67,108,864, above KDD
+// Cup 2012's 54,686,452 raw dimensions (so hashing can keep nearly every
+// raw index apart; more buckets than raw indices only add empty rows). At
+// kdd_embed's 50 floats per bucket the table alone is then 13.4 GB, and its
+// Adam moments twice that again.
+const MaxHashBuckets = 1 << 26
+
 // ImportLibSVM imports a libsvm-format file (KDD Cup 2012 as in the libsvm
 // collection) into a dataset with a sparse `indices` column, hashing feature
 // indices into HashBuckets buckets with HashIndex.
 func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
 	if opts.HashBuckets == 0 {
 		opts.HashBuckets = DefaultHashBuckets
+	}
+	if opts.HashBuckets > MaxHashBuckets {
+		return nil, fmt.Errorf("%w: hash buckets %d: more than %d (MaxHashBuckets)", ErrInvalid, opts.HashBuckets, MaxHashBuckets)
 	}
 	like := &Frame{Label: []uint8{}, Offsets: []int64{0}}
 	var ln LibSVMLine

@@ -18,8 +18,27 @@ const HiggsColumns = 1 + 28
 // str views b as a string without copying (b must not change while in use).
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
+// notPlainDecimal reports whether field, which strconv.ParseFloat accepted,
+// uses Go's literal syntax beyond a plain decimal number: a hexadecimal
+// float (0x1p3) or digit separators (1_000). CSV and libsvm numbers are
+// plain decimals ([+-]digits[.digits][e[+-]digits]); a file holding Go
+// literals is not the file the importer was written for.
+func notPlainDecimal(field []byte) bool {
+	f := field
+	if len(f) > 0 && (f[0] == '+' || f[0] == '-') {
+		f = f[1:]
+	}
+	return len(f) > 1 && f[0] == '0' && f[1]|0x20 == 'x' || bytes.IndexByte(field, '_') >= 0
+}
+
+// errNotDecimal is the ErrMalformed error of a non-decimal number.
+func errNotDecimal(where string, field []byte) error {
+	return fmt.Errorf("%w: %s: %q is not a plain decimal number (no hexadecimal floats, no '_' digit separators)", ErrMalformed, where, field)
+}
+
 // ParseHiggsLine parses one UCI Higgs line ("1.000000000000000000e+00,8.69e-01,...")
 // into its 0/1 label and 28 float32 features written to feats (len ≥ 28).
+// Numbers are plain decimals (notPlainDecimal).
 // Errors wrap ErrMalformed (field count, number syntax), ErrInvalid (NaN,
 // ±Inf, or a number beyond float32's ±3.4e38: droppable with DropInvalid) or
 // ErrLabel and name the 1-based column.
@@ -41,6 +60,8 @@ func ParseHiggsLine(line []byte, feats []float32) (uint8, error) {
 		field := line[start:end]
 		v, err := strconv.ParseFloat(str(field), 32)
 		switch {
+		case err == nil && notPlainDecimal(field):
+			return 0, errNotDecimal(fmt.Sprintf("column %d", col+1), field)
 		case err == nil:
 		case len(field) == 0:
 			return 0, fmt.Errorf("%w: column %d is empty", ErrMalformed, col+1)
@@ -155,6 +176,8 @@ func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
 		}
 		val, err := strconv.ParseFloat(str(tok[colon+1:]), 64)
 		switch {
+		case err == nil && notPlainDecimal(tok[colon+1:]):
+			return errNotDecimal(fmt.Sprintf("field %d: value", field), tok[colon+1:])
 		case errors.Is(err, strconv.ErrRange): // beyond ±1.8e308
 			return fmt.Errorf("%w: field %d: value %q is out of float64 range", ErrInvalid, field, tok[colon+1:])
 		case err != nil:

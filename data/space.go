@@ -21,12 +21,21 @@ func (e *SpaceError) Error() string {
 
 func (e *SpaceError) Unwrap() error { return ErrNoSpace }
 
-// Space margin: 5% of the estimate plus 64 MiB, for the estimate's error and
-// for whatever else writes to the filesystem meanwhile.
+// Space margin, for the estimate's error and for whatever else writes to
+// the filesystem meanwhile: 5% of the estimate plus as much again as the
+// estimate, at least 1 MiB (file system blocks, meta.json) and at most
+// 64 MiB. A 1 MB dataset needs about 2.1 MB; a 10 GB one 10.5 GB + 64 MiB.
 const (
-	spaceMarginFrac  = 0.05
-	spaceMarginBytes = 64 << 20
+	spaceMarginFrac     = 0.05
+	spaceMarginMinBytes = 1 << 20
+	spaceMarginMaxBytes = 64 << 20
 )
+
+// spaceNeeded is what an output estimated at est bytes needs free, margin
+// included.
+func spaceNeeded(est float64) float64 {
+	return est*(1+spaceMarginFrac) + min(spaceMarginMaxBytes, max(spaceMarginMinBytes, est))
+}
 
 // checkSpace fails with a *SpaceError when est bytes (plus the margin) do
 // not fit in the free space of out's filesystem. Where free space cannot be
@@ -43,11 +52,16 @@ func checkSpace(out string, est float64) error {
 		}
 		dir = parent
 	}
-	free := diskFree(dir)
+	return fitsIn(dir, est, diskFree(dir))
+}
+
+// fitsIn fails with a *SpaceError when est bytes (plus the margin) do not
+// fit in free bytes of dir's filesystem (free < 0: unknown, no failure).
+func fitsIn(dir string, est float64, free int64) error {
 	if free < 0 {
 		return nil
 	}
-	need := est*(1+spaceMarginFrac) + spaceMarginBytes
+	need := spaceNeeded(est)
 	if need <= float64(free) {
 		return nil
 	}

@@ -162,6 +162,32 @@ func TestSynthChecksFreeSpace(t *testing.T) {
 	}
 }
 
+// The free-space margin scales with the output: a 1 MB dataset fits on a
+// filesystem with 20 MB free (a fixed 64 MiB margin refused it), one with
+// half of its margin missing does not, and large outputs keep 5% + 64 MiB.
+func TestSynthSpaceMarginScales(t *testing.T) {
+	small := SynthOptions{Kind: SynthLogistic, Rows: 40_000, TestRows: 1000, Features: 4}
+	est := synthBytes(small)
+	if est < 0.9e6 || est > 1.2e6 {
+		t.Fatalf("the 1 MB case estimates %.0f bytes", est)
+	}
+	if err := fitsIn("/d", est, 20e6); err != nil {
+		t.Fatalf("a 1 MB dataset on 20 MB free: %v", err)
+	}
+	if err := fitsIn("/d", est, int64(est)+(1<<19)); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("free just above the estimate: err = %v, want a margin", err)
+	}
+	for _, tc := range []struct{ est, min, max float64 }{
+		{1e3, 1e3 + 1<<20, 1.06e3 + 1<<20},
+		{1e6, 2.09e6, 2.1e6},
+		{10e9, 10.5e9 + 64<<20, 10.5e9 + 64<<20},
+	} {
+		if got := spaceNeeded(tc.est); got < tc.min || got > tc.max {
+			t.Errorf("spaceNeeded(%g) = %g, want in [%g, %g]", tc.est, got, tc.min, tc.max)
+		}
+	}
+}
+
 // The size estimate covers the real files within 5% + 64 KiB (a test of the
 // estimate, so that the margin on top of it stays meaningful).
 func TestSynthSizeEstimate(t *testing.T) {

@@ -106,11 +106,12 @@ type PetConfig struct {
 	// sorted:<feature> or key:<column>; a list expands the grid.
 	Bags []llp.Rule `mapstructure:"bags" yaml:"bags,omitempty"`
 	// StageFraction (rr_prior): the share of training rows released in
-	// stage 1, in (0, 1); 0 means DefaultStageFraction.
-	StageFraction float64 `mapstructure:"stage_fraction" yaml:"stage_fraction,omitempty"`
-	// PriorLR (rr_prior): the stage-1 prior model's learning rate; 0 means
-	// the middle of train.learning_rates.
-	PriorLR float64 `mapstructure:"prior_lr" yaml:"prior_lr,omitempty"`
+	// stage 1, in (0, 1); nil (the key left out) means defaultStageFraction.
+	// A pointer, so that an explicit 0 is refused rather than read as unset.
+	StageFraction *float64 `mapstructure:"stage_fraction" yaml:"stage_fraction,omitempty"`
+	// PriorLR (rr_prior): the stage-1 prior model's learning rate, > 0; nil
+	// (the key left out) means the middle of train.learning_rates.
+	PriorLR *float64 `mapstructure:"prior_lr" yaml:"prior_lr,omitempty"`
 }
 
 // EtaSource is where the attacker's η comes from (Section 3).
@@ -315,6 +316,9 @@ func (c *Config) Validate() error {
 	for i, lr := range t.LearningRates {
 		if !(lr > 0) || math.IsInf(lr, 0) {
 			return bad(fmt.Sprintf("train.learning_rates[%d]", i), "must be finite and > 0, got %v", lr)
+		}
+		if j := slices.Index(t.LearningRates, lr); j < i { // a repeat would train (and count) the same runs twice
+			return bad(fmt.Sprintf("train.learning_rates[%d]", i), "repeats %v (train.learning_rates[%d])", lr, j)
 		}
 	}
 	if len(c.Pets) == 0 {

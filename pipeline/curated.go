@@ -33,14 +33,14 @@ func (c *Config) checkCuratedPet(i int, p PetConfig) error {
 	switch {
 	case len(p.Bags) > 0 && !k.IsLLP():
 		return bad(key+".bags", "%s takes no bag rule (only llp, llp_lap, llp_geom do)", k)
-	case p.StageFraction != 0 && k != pets.RRPrior:
+	case p.StageFraction != nil && k != pets.RRPrior:
 		return bad(key+".stage_fraction", "%s takes no stage fraction (only rr_prior does)", k)
-	case p.PriorLR != 0 && k != pets.RRPrior:
+	case p.PriorLR != nil && k != pets.RRPrior:
 		return bad(key+".prior_lr", "%s takes no prior learning rate (only rr_prior does)", k)
-	case k == pets.RRPrior && p.StageFraction != 0 && !(p.StageFraction > 0 && p.StageFraction < 1):
-		return bad(key+".stage_fraction", "must be in (0, 1), got %v", p.StageFraction)
-	case k == pets.RRPrior && (p.PriorLR < 0 || math.IsInf(p.PriorLR, 0) || math.IsNaN(p.PriorLR)):
-		return bad(key+".prior_lr", "must be finite and > 0, got %v", p.PriorLR)
+	case p.StageFraction != nil && !(*p.StageFraction > 0 && *p.StageFraction < 1):
+		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, defaultStageFraction)
+	case p.PriorLR != nil && (!(*p.PriorLR > 0) || math.IsInf(*p.PriorLR, 0)):
+		return bad(key+".prior_lr", "must be finite and > 0, got %v (leave the key out for the middle of train.learning_rates)", *p.PriorLR)
 	}
 	if c.Data.Path == "" {
 		var keys []string
@@ -104,6 +104,60 @@ func (c *Config) checkDatasetBags(dir string, f *data.Frame) error {
 	return nil
 }
 
+// checkKeyGroups refuses, before anything is written, a key:<column> bag
+// rule under which no key group fills one bag of k while leftovers are
+// dropped (privacy.keep_remainder false): among the training rows (the
+// release would fail, after the ledger's key was made) or among the audit
+// examples, the first min(audit.examples, test rows) test rows (the audit
+// would fail after training).
+func (c *Config) checkKeyGroups(dir string, train, test *data.Frame) error {
+	if c.Privacy.KeepRemainder {
+		return nil
+	}
+	n := min(c.Audit.Examples, test.Rows)
+	type largest struct{ train, audit int }
+	seen := map[string]largest{}
+	for i, p := range c.Pets {
+		for j, b := range p.Bags {
+			if b.Kind != llp.RuleKey {
+				continue
+			}
+			lg, ok := seen[b.Column]
+			if !ok {
+				lg = largest{train: largestGroup(train.Key(b.Column)), audit: -1}
+				if keys := test.Key(b.Column); len(keys) >= n {
+					lg.audit = largestGroup(keys[:n])
+				}
+				seen[b.Column] = lg
+			}
+			key := fmt.Sprintf("pets[%d].bags[%d]", i, j)
+			const fix = "lower k, or set privacy.keep_remainder: true to release a group's leftover rows as one smaller bag"
+			for m, k := range p.K {
+				if lg.train < k {
+					return bad(key, "%s: no key group of the %d training rows of %s has k = %d rows (pets[%d].k[%d]; the largest has %d), so no bag could be released: %s",
+						b, train.Rows, dir, k, i, m, lg.train, fix)
+				}
+				if lg.audit >= 0 && lg.audit < k {
+					return bad(key, "%s: no key group of the %d audit examples (the first test rows of %s) has k = %d rows (pets[%d].k[%d]; the largest has %d), so the audit could form no bag: %s",
+						b, n, dir, k, i, m, lg.audit, fix)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// largestGroup is the size of the largest group of equal keys (0 for none).
+func largestGroup(keys []int64) int {
+	count := map[int64]int{}
+	best := 0
+	for _, v := range keys {
+		count[v]++
+		best = max(best, count[v])
+	}
+	return best
+}
+
 // partitioner returns the bag rule of set bound to the first n rows of f
 // (nil for random bags: release.Apply's and audit.Run's own random
 // partition).
@@ -154,12 +208,6 @@ func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit
 			u.s.ID, rel.Dropped, rel.Input))
 	}
 	return rel, rel.Meta(), nil
-}
-
-// sideFilesCurrent reports whether what lives beside u's (current)
-// release is current too: rr_prior's test priors and prior recipe.
-func (s *Session) sideFilesCurrent(u releaseUnit) bool {
-	return u.s.Kind != pets.RRPrior || s.rrPriorCurrent(u)
 }
 
 // mechanismAuditOptions completes the audit options of set on the first n

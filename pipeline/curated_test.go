@@ -32,7 +32,7 @@ func curatedConfig(t *testing.T, out string) *Config {
 	c := testConfig(out)
 	c.Data.Synth.Groups = 5
 	c.Train.BatchSize, c.Train.Trials, c.Train.LearningRates = 70, 2, []float64{0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: 0.25},
+	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.25)},
 		{Mechanism: pets.RR, Epsilon: []float64{1}},
 		{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{{}, rule(t, "sorted:x1")}},
 		{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{2}, Bags: []llp.Rule{rule(t, "key:group")}}}
@@ -249,12 +249,12 @@ func TestCuratedConfigErrors(t *testing.T) {
 		}},
 		{"a feature as key", "pets[2].bags[0]", "integer", func(c *Config) { c.Pets[2].Bags = []llp.Rule{{Kind: llp.RuleKey, Column: "x1"}} }},
 		{"bags repeated", "pets[2].bags[1]", "repeats", func(c *Config) { c.Pets[2].Bags = []llp.Rule{{}, {}} }},
-		{"stage fraction on rr", "pets[1].stage_fraction", "only rr_prior", func(c *Config) { c.Pets[1].StageFraction = 0.5 }},
+		{"stage fraction on rr", "pets[1].stage_fraction", "only rr_prior", func(c *Config) { c.Pets[1].StageFraction = new(0.5) }},
 		{"stage fraction 1", "pets[4].stage_fraction", "(0, 1)", func(c *Config) {
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: 1})
+			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(1.0)})
 		}},
 		{"negative prior lr", "pets[4].prior_lr", "> 0", func(c *Config) {
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}, PriorLR: -1})
+			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}, PriorLR: new(float64(-1))})
 		}},
 		{"same curated setting twice", "pets[4]", "llp_geom_k4_eps1_sorted-x0", func(c *Config) {
 			c.Pets[2].Bags = []llp.Rule{{Kind: llp.RuleSorted, Column: "x0"}}
@@ -300,7 +300,7 @@ func TestCuratedSettingIDs(t *testing.T) {
 		{Mechanism: pets.LLP, K: []int{8}, Bags: []llp.Rule{{}, {Kind: llp.RuleSorted, Column: "x3"}, {Kind: llp.RuleKey, Column: "campaign"}}},
 		{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}},
 		{Mechanism: pets.RRPrior, Epsilon: []float64{0.5, 2}},
-		{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: 0.3, PriorLR: 0.01},
+		{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.3), PriorLR: new(float64(0.01))},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestCuratedSettingIDs(t *testing.T) {
 func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 	c := curatedConfig(t, filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Audit.Examples, c.Audit.CalibrationRows = 2000, 4000, 4000, 0
-	c.Pets = []PetConfig{{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: 0.25},
+	c.Pets = []PetConfig{{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.25)},
 		{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{rule(t, "sorted:x1")}},
 		{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{1}, Bags: []llp.Rule{rule(t, "sorted:x1"), rule(t, "key:group")}}}
 	s, runs, audits := fitAndAudit(t, c)
@@ -386,4 +386,51 @@ func fitAndAudit(t *testing.T, c *Config) (*Session, []report.Run, []report.Audi
 		t.Fatal(err)
 	}
 	return s, runs, audits
+}
+
+// bags: key:<col> with every group smaller than k (leftovers dropped) is
+// refused at Open, naming the rule, k and the largest group, before
+// anything is written: no ledger, no key file, no release, no resolved
+// config (it once failed at release time and left the ledger's key behind).
+// Too few audit examples per group are refused the same way; with
+// privacy.keep_remainder the groups' rows form smaller bags and Open passes.
+func TestKeyBagsSmallerThanKRefusedAtOpen(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		rows, test, examples int
+		msg                  string
+	}{
+		{"training rows", 300, 2000, 2000, "training rows"},
+		{"audit examples", 4000, 2000, 40, "audit examples"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			c := testConfig(out)
+			c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Data.Synth.Groups = tc.rows, tc.test, 40
+			c.Audit.Examples = tc.examples
+			c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.LLP, K: []int{4, 16}, Bags: []llp.Rule{{}, rule(t, "key:group")}}}
+			_, err := Open(context.Background(), c, Exclusive, nil)
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Key != "pets[1].bags[1]" {
+				t.Fatalf("Open: %v, want a FieldError for pets[1].bags[1]", err)
+			}
+			for _, w := range []string{"key:group", "k = 16", "pets[1].k[1]", "the largest has", tc.msg, "privacy.keep_remainder"} {
+				if !strings.Contains(fe.Msg, w) {
+					t.Errorf("message %q lacks %q", fe.Msg, w)
+				}
+			}
+			entries, _ := os.ReadDir(out)
+			for _, e := range entries {
+				if n := e.Name(); n != "data" && !strings.HasPrefix(n, ".lock") {
+					t.Errorf("the refused config left %s in its output", n)
+				}
+			}
+			c.Privacy.KeepRemainder = true
+			s, err := Open(context.Background(), c, Exclusive, nil)
+			if err != nil {
+				t.Fatalf("with keep_remainder: %v", err)
+			}
+			s.Close()
+		})
+	}
 }

@@ -36,8 +36,9 @@ func MakeDataset(ctx context.Context, o DatasetOptions) (*data.Meta, error) {
 	case "higgs":
 		return data.ImportHiggs(ctx, o.Import)
 	case "libsvm":
-		if o.Import.HashBuckets == 0 {
-			return nil, &FieldError{Key: "hash-buckets", Msg: fmt.Sprintf("must be ≥ 1 (the paper's KDD Cup 2012 setting: %d)", data.DefaultHashBuckets)}
+		if b := o.Import.HashBuckets; b == 0 || b > data.MaxHashBuckets {
+			return nil, &FieldError{Key: "hash-buckets", Msg: fmt.Sprintf("must be in [1, %d] (2^26, above KDD Cup 2012's 54,686,452 raw dimensions; the paper: %d), got %d",
+				data.MaxHashBuckets, data.DefaultHashBuckets, b)}
 		}
 		return data.ImportLibSVM(ctx, o.Import)
 	case "synth":

@@ -3,12 +3,16 @@ package pipeline
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"labelprivacy/data"
 	"labelprivacy/internal/atomicfile"
 )
 
@@ -27,10 +31,10 @@ func sweepArgs(config string, sets []string) []string {
 }
 
 // slurmScript is an sbatch script running the sweep of config (an absolute
-// path; sets are passed on to every task) as an array of shards tasks; the
-// logs directory is created, since Slurm opens --output before the script
-// runs.
-func slurmScript(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
+// path; sets are passed on to every task, env is exported in it) as an
+// array of shards tasks; the logs directory is created, since Slurm opens
+// --output before the script runs.
+func slurmScript(cfg *Config, config string, sets, env []string, shards int) ([]byte, error) {
 	c := cfg.Cluster
 	bin := c.Binary
 	if bin == "" {
@@ -74,6 +78,13 @@ func slurmScript(cfg *Config, config string, sets []string, shards int) ([]byte,
 	fmt.Fprintf(&b, "#SBATCH --chdir=%s\n", wd)
 	fmt.Fprintf(&b, "#SBATCH --output=%s/%%A_%%a.out\n", logs)
 	b.WriteString("set -euo pipefail\n")
+	b.WriteString("# The config as emitted: only the TRAIN_* overrides of the environment emit ran in, pinned\n")
+	b.WriteString("# below; any other TRAIN_ variable of the submitting shell (sbatch passes it on) is dropped.\n")
+	b.WriteString("for v in $(compgen -e); do case $v in TRAIN_*) unset \"$v\" ;; esac; done\n")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		b.WriteString("export " + k + "=" + shellQuote(v) + "\n")
+	}
 	b.WriteString("# The shard comes from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT.\n")
 	b.WriteString("exec " + shellQuote(bin))
 	for _, a := range sweepArgs(config, sets) {
@@ -111,9 +122,11 @@ func jobName(name string) string {
 }
 
 // k8sManifest is a Kubernetes Indexed Job running the sweep of config with
-// shards completions (JOB_COMPLETIONS is set for the shard; the config and
-// the output must be on a volume shared by every pod, mounted at workdir).
-func k8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte, error) {
+// shards completions (JOB_COMPLETIONS is set for the shard, and env, the
+// TRAIN_* overrides). The directory emit runs in (cwd) is the volume every
+// pod mounts at workdir: the config must lie under it, and the pods' -c is
+// its path there.
+func k8sManifest(cfg *Config, config, cwd string, sets, env []string, shards int, warn func(string)) ([]byte, error) {
 	c := cfg.Cluster
 	if c.Image == "" {
 		return nil, fmt.Errorf("cluster.image: set the container image that holds the train binary")
@@ -126,6 +139,23 @@ func k8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte,
 	if wd == "" {
 		wd = "/work"
 	}
+	rel, err := filepath.Rel(cwd, config)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("emit k8s: the config %s is outside the current directory %s, which the pods see at workingDir %s "+
+			"(cluster.workdir): run emit from the shared directory that holds the config", config, cwd, wd)
+	}
+	podConfig := path.Join(wd, filepath.ToSlash(rel))
+	for _, p := range []struct{ key, path string }{{"output", cfg.Output}, {"data.path", cfg.Data.Path}, {"privacy.ledger", cfg.Privacy.Ledger}} {
+		if filepath.IsAbs(p.path) && wd != cwd {
+			warn(fmt.Sprintf("%s %s is an absolute path of this host: the pods use it as it is, while this directory (%s) is their %s; "+
+				"make it relative, or mount it at the same path in the pods", p.key, p.path, cwd, wd))
+		}
+	}
+	envs := []map[string]string{{"name": "JOB_COMPLETIONS", "value": fmt.Sprint(shards)}}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envs = append(envs, map[string]string{"name": k, "value": v})
+	}
 	res := map[string]any{"cpu": c.CPUsPerTask}
 	if c.Mem != "" {
 		res["memory"] = k8sQuantity(c.Mem)
@@ -134,8 +164,8 @@ func k8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte,
 		"name":       "sweep",
 		"image":      c.Image,
 		"workingDir": wd,
-		"command":    append([]string{bin}, sweepArgs(config, sets)...),
-		"env":        []map[string]string{{"name": "JOB_COMPLETIONS", "value": fmt.Sprint(shards)}},
+		"command":    append([]string{bin}, sweepArgs(podConfig, sets)...),
+		"env":        envs,
 		"resources":  map[string]any{"requests": res},
 	}
 	if c.GPUs > 0 {
@@ -158,13 +188,49 @@ func k8sManifest(cfg *Config, config string, sets []string, shards int) ([]byte,
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Sweep %q as a Kubernetes Indexed Job: %d completions, one shard each (emitted by %s).\n", cfg.Name, shards, Version)
-	b.WriteString("# The config and the output directory must be on a volume shared by every pod (mount it at workingDir).\n")
+	fmt.Fprintf(&b, "# Mount the shared volume that holds %s (the config is %s there) at workingDir %s in every pod:\n", cwd, rel, wd)
+	b.WriteString("# the output directory must be on it too. TRAIN_* overrides emit ran with are set in env.\n")
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(job); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// gridGroups counts the groups a sweep of cfg forms (shards own whole
+// groups), reading at most the dataset's meta.json. It is exact unless
+// train.replicas is auto on an XLA backend or the dataset is not there yet;
+// then it counts groups of one run, an upper bound.
+func gridGroups(cfg *Config) (int, bool, error) {
+	settings, err := expandSettings(cfg.Pets)
+	if err != nil {
+		return 0, false, err
+	}
+	rows, exact := cfg.Data.Synth.Rows, true
+	if cfg.Data.Path != "" {
+		m, err := data.ReadMeta(cfg.Data.Path)
+		if err != nil {
+			rows, exact = math.MaxInt32, false
+		} else {
+			rows = int(m.TrainRows)
+		}
+	}
+	runs, err := expandRuns(cfg, settings, gridData{TrainRows: rows})
+	if err != nil {
+		return 0, false, err
+	}
+	replicas := 1
+	switch {
+	case !cfg.Train.Replicas.Auto():
+		replicas = cfg.Train.Replicas.N
+	case !cfg.Backend.IsGo():
+		exact = false
+	}
+	if !exact {
+		replicas = 1
+	}
+	return len(formGroups(runs, replicas)), exact, nil
 }
 
 // k8sQuantity turns a Slurm memory size (8G, 500M, 8GB) into a Kubernetes
@@ -184,7 +250,14 @@ type EmitOptions struct {
 	Kind   string   // "slurm" (an sbatch array script) or "k8s" (a Kubernetes Indexed Job)
 	Config string   // the config file (made absolute: the tasks run elsewhere)
 	Sets   []string // --set overrides passed on to every task
-	Shards int      // array tasks / completions, ≥ 1
+	// Env holds the TRAIN_<KEY>=value overrides of the environment the
+	// config was loaded in, set in every task (exported in the sbatch
+	// script, env of the pods): the tasks run the config emitted.
+	Env    []string
+	Shards int // array tasks / completions, ≥ 1
+	// Warn receives notices (more shards than groups, host paths in a
+	// Kubernetes job); nil: dropped.
+	Warn func(string)
 	// Out is the file to write (atomically; an sbatch script executable);
 	// empty: only return the bytes.
 	Out string
@@ -201,16 +274,30 @@ func Emit(cfg *Config, o EmitOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	warn := o.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	env := slices.Sorted(slices.Values(o.Env))
 	var b []byte
 	mode := os.FileMode(0o644)
 	switch o.Kind {
 	case "slurm":
-		b, err = slurmScript(cfg, abs, o.Sets, o.Shards)
+		b, err = slurmScript(cfg, abs, o.Sets, env, o.Shards)
 		mode = 0o755
 	case "k8s":
-		b, err = k8sManifest(cfg, abs, o.Sets, o.Shards)
+		cwd, werr := os.Getwd()
+		if werr != nil {
+			return nil, werr
+		}
+		b, err = k8sManifest(cfg, abs, cwd, o.Sets, env, o.Shards, warn)
 	default:
 		return nil, fmt.Errorf("emit: kind %q is neither slurm nor k8s", o.Kind)
+	}
+	if err == nil {
+		if groups, exact, gerr := gridGroups(cfg); gerr == nil && o.Shards > groups {
+			warn(idleShards(o.Shards, groups, exact))
+		}
 	}
 	if err != nil || o.Out == "" {
 		return b, err

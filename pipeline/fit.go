@@ -7,10 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/flock"
 	"labelprivacy/internal/stats"
 	"labelprivacy/model"
 	"labelprivacy/pets"
@@ -35,8 +37,10 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 
 // Fit makes the releases and trains every run of the shard's groups whose
 // result is missing (finished runs are never retrained), storing each
-// result under runs/. It returns the finished results of the shard's runs
-// in grid order.
+// result under runs/. Every release a stage will read (releaseReaders) is
+// verified against its ledger row first, and one that is damaged or missing
+// is made again, with a warning naming the file. It returns the finished
+// results of the shard's runs in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if o.Shard.N == 0 {
 		o.Shard = allShards
@@ -70,6 +74,9 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if o.Shard != allShards {
 		s.ev.Info("sweep", fmt.Sprintf("shard %s: %d of %s, %d of %s (up to %s per group)",
 			o.Shard, len(mine), count(len(groups), "group"), len(mineRuns), count(len(s.runs), "run"), count(replicas, "model")))
+		if o.Shard.N > len(groups) {
+			s.ev.Warn("sweep", idleShards(o.Shard.N, len(groups), true))
+		}
 	}
 	// Which runs are missing, and their releases.
 	done := map[string]*report.Run{}
@@ -90,46 +97,81 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			missing = append(missing, r)
 		}
 	}
-	if err := s.makeReleases(ctx, missing, exec); err != nil {
+	if err := s.makeReleases(ctx, releaseReaders(missing, mineRuns, done), exec); err != nil {
 		return nil, err
 	}
 	f := &fitter{s: s, st: st, exec: exec}
-	trained, failed := 0, 0
+	trained, failed, byOthers := 0, 0, 0
 	todo := 0
 	for _, g := range mine {
 		if pendingRuns(g, done) != nil {
 			todo++
 		}
 	}
-	for _, g := range mine {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// fit trains g under its group lock (so that two processes given the
+	// same shard never train one group at once), unless the lock is held
+	// and wait is false; it reports whether it took the lock.
+	fit := func(g *runGroup, wait bool) (bool, error) {
+		lock, err := f.lockGroup(ctx, g, wait)
+		if lock == nil || err != nil {
+			return false, err
 		}
-		pending := pendingRuns(g, done)
-		if pending == nil {
-			continue
+		finished := false
+		defer func() { f.unlockGroup(g, lock, finished) }()
+		pending, others, err := f.refresh(g, done) // results another process stored meanwhile
+		byOthers += others
+		if err != nil || pending == nil {
+			finished = err == nil
+			return true, err
 		}
 		results, err := f.fitGroup(ctx, g, pending, todo)
 		if err != nil {
 			if !o.KeepGoing || ctx.Err() != nil {
-				return nil, err
+				return true, err
 			}
 			s.ev.Error("fit", strings.TrimPrefix(err.Error(), "fit: "))
 			for _, r := range pending {
 				if rerr := st.PutFailure(store.Failure{RunID: r.ID, Setting: r.Setting.ID, LR: r.LR, Trial: r.Trial, Error: err.Error()}); rerr != nil {
-					return nil, rerr
+					return true, rerr
 				}
 			}
 			failed += len(pending)
-			continue
+			return true, nil
 		}
 		for _, res := range results {
 			done[res.RunID] = res
 		}
 		trained += len(results)
+		finished = true
+		return true, nil
 	}
-	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 {
-		s.ev.Info("fit", fmt.Sprintf("%s trained, %d already done (skipped), %d failed", count(trained, "run"), skipped, failed))
+	var later []*runGroup // groups another process was training
+	for _, g := range mine {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if pendingRuns(g, done) == nil {
+			continue
+		}
+		took, err := fit(g, false)
+		if err != nil {
+			return nil, err
+		}
+		if !took {
+			later = append(later, g)
+		}
+	}
+	for _, g := range later { // the other process may have died: wait, then train what it left
+		if _, err := fit(g, true); err != nil {
+			return nil, err
+		}
+	}
+	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 || byOthers > 0 {
+		msg := fmt.Sprintf("%s trained, %d already done (skipped), %d failed", count(trained, "run"), skipped, failed)
+		if byOthers > 0 {
+			msg += fmt.Sprintf(", %d finished meanwhile by another process", byOthers)
+		}
+		s.ev.Info("fit", msg)
 	}
 	var out []report.Run
 	for _, r := range mineRuns {
@@ -141,6 +183,32 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		return out, fmt.Errorf("%w: %d of %d runs (see %s/*.failed.json)", ErrFailedRuns, failed, len(mineRuns), st.RunsDir())
 	}
 	return out, nil
+}
+
+// idleShards says that n shards are more than the grid's groups (a shard
+// owns whole groups): n − groups of them have nothing to do.
+func idleShards(n, groups int, exact bool) string {
+	of := count(groups, "group")
+	if !exact {
+		of = "at most " + of
+	}
+	return fmt.Sprintf("%d shards for a grid of %s: %d of them will have nothing to do (%d shards are enough)", n, of, n-groups, groups)
+}
+
+// releaseReaders lists the runs whose releases a stage will read, so that
+// Fit verifies (and remakes, saying why) exactly those: the releases of the
+// runs to train, and, finished or not, the trial-0 release of each
+// rr_prior setting, whose test priors the audit reads. Releases of
+// finished runs that nothing reads are not checked: remaking a damaged one
+// would only charge the ledger again.
+func releaseReaders(missing, mine []*runSpec, done map[string]*report.Run) []*runSpec {
+	out := slices.Clone(missing)
+	for _, r := range mine {
+		if done[r.ID] != nil && r.Setting.Kind == pets.RRPrior && r.Trial == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func runIDs(runs []*runSpec) []string {
@@ -199,6 +267,84 @@ type fitter struct {
 	exec   executor
 	groups int // groups trained so far
 	spent  time.Duration
+}
+
+// groupLockPoll is how often a process waiting for another's group checks
+// the lock (flock's blocking wait cannot be interrupted).
+var groupLockPoll = 2 * time.Second
+
+// lockGroup takes g's group lock. Held by another process, it returns nil
+// (saying so) when wait is false, else polls until the lock is free or ctx
+// is done.
+func (f *fitter) lockGroup(ctx context.Context, g *runGroup, wait bool) (*flock.Lock, error) {
+	path := f.st.GroupLockPath(groupID(g.Runs))
+	said := false
+	for {
+		l, err := flock.Acquire(path, flock.Exclusive, false, "train fit: "+g.Name())
+		var held *flock.HeldError
+		if !errors.As(err, &held) {
+			return l, err
+		}
+		who := strings.Join(held.Holders, "; ")
+		if who == "" {
+			who = "another process"
+		}
+		if !wait {
+			f.s.ev.Info("fit", fmt.Sprintf("%s is being trained by %s: coming back to it after the others", g.Name(), who))
+			return nil, nil
+		}
+		if !said {
+			f.s.ev.Info("fit", fmt.Sprintf("waiting for %s to finish %s", who, g.Name()))
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(groupLockPoll):
+		}
+	}
+}
+
+// unlockGroup releases g's group lock; once the group is finished its lock
+// file goes too (a process that still opens it re-reads the results before
+// training, so it finds nothing to do).
+func (f *fitter) unlockGroup(g *runGroup, l *flock.Lock, finished bool) {
+	path := f.st.GroupLockPath(groupID(g.Runs))
+	if finished {
+		os.Remove(path)
+	}
+	l.Release()
+	if finished {
+		os.Remove(path + ".holders") // only when empty
+	}
+}
+
+// refresh re-reads the results of g's runs not yet done (another process
+// may have stored them since Fit looked) and returns the runs still
+// pending (nil: none) and how many were found finished.
+func (f *fitter) refresh(g *runGroup, done map[string]*report.Run) ([]*runSpec, int, error) {
+	var pending []*runSpec
+	found := 0
+	for _, r := range g.Runs {
+		if done[r.ID] != nil {
+			continue
+		}
+		res, err := f.st.Result(r.ID)
+		var d *store.DamagedRecordError
+		if errors.As(err, &d) {
+			res, err = nil, nil // trained again; Put replaces the record
+		}
+		if err != nil {
+			return nil, found, err
+		}
+		if res != nil {
+			done[r.ID] = res
+			found++
+			continue
+		}
+		pending = append(pending, r)
+	}
+	return pending, found, nil
 }
 
 // fitGroup trains the pending runs of g and stores their results.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"labelprivacy/data"
 	"labelprivacy/model"
@@ -251,4 +252,115 @@ func TestOutputLock(t *testing.T) {
 		t.Fatalf("two shards: %v", err)
 	}
 	b.Close()
+}
+
+// slowExec is fakeExec taking d per group, so that concurrent fits overlap.
+type slowExec struct {
+	*fakeExec
+	d time.Duration
+}
+
+func (e slowExec) Execute(ctx context.Context, job *groupJob) ([]outcome, jobStats, error) {
+	time.Sleep(e.d)
+	return e.fakeExec.Execute(ctx, job)
+}
+
+// Two processes given the same shard (a resubmitted array task, a typo)
+// never train one group at once: each group's lock makes the second skip
+// it, train another and come back for what is left; between them every run
+// is trained exactly once and both return every result of the shard. No
+// group lock file is left behind.
+func TestSameShardTwiceTrainsEachGroupOnce(t *testing.T) {
+	defer func(p time.Duration) { groupLockPoll = p }(groupLockPoll)
+	groupLockPoll = 10 * time.Millisecond
+	out := filepath.Join(t.TempDir(), "out")
+	c := testConfig(out)
+	openTest(t, c).Close() // the dataset first, so both only read it
+	ex := &fakeExec{t: t}
+	shard := Shard{1, 2}
+	var wg sync.WaitGroup
+	var sessions [2]*Session
+	var recs [2]*recorder
+	var results [2][]string
+	var errs [2]error
+	for i := range sessions {
+		rec := &recorder{}
+		s, err := Open(context.Background(), c, Shared, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		sessions[i], recs[i] = s, rec
+	}
+	for i, s := range sessions {
+		wg.Go(func() {
+			res, err := Fit(context.Background(), s, FitOptions{Shard: shard, executor: slowExec{ex, 20 * time.Millisecond}})
+			for _, r := range res {
+				results[i] = append(results[i], r.RunID)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := sessions[0]
+	replicas, _ := s.Replicas()
+	var want, all []string
+	for j, g := range formGroups(s.runs, replicas) {
+		if shard.Owns(j) {
+			for _, r := range g.Runs {
+				all = append(all, r.ID)
+				if r.Setting.Trains() {
+					want = append(want, r.ID)
+				}
+			}
+		}
+	}
+	trained := ex.runs()
+	slices.Sort(trained)
+	slices.Sort(want)
+	if !slices.Equal(trained, want) {
+		t.Fatalf("trained %d runs %v; want each of the shard's %d once", len(trained), trained, len(want))
+	}
+	for i := range results {
+		slices.Sort(results[i])
+		slices.Sort(all)
+		if !slices.Equal(results[i], all) {
+			t.Errorf("process %d returned %d results, want the shard's %d", i, len(results[i]), len(all))
+		}
+	}
+	skipped := 0
+	for _, rec := range recs {
+		for _, m := range rec.info {
+			if strings.Contains(m, "is being trained by pid") {
+				skipped++
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("neither process said it skipped a group another was training")
+	}
+	if left, _ := filepath.Glob(filepath.Join(out, ".locks", "*")); len(left) != 0 {
+		t.Errorf("group locks left behind: %v", left)
+	}
+}
+
+// More shards than groups: every shard warns that some will have nothing
+// to do, naming how many are enough.
+func TestFitWarnsIdleShards(t *testing.T) {
+	c := testConfig(filepath.Join(t.TempDir(), "out"))
+	s, rec := openRec(t, c)
+	groups := len(formGroups(s.runs, 1))
+	n := groups * 10
+	if _, err := Fit(context.Background(), s, FitOptions{Shard: Shard{n - 1, n}, executor: &fakeExec{t: t}}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%d shards for a grid of %d groups: %d of them will have nothing to do (%d shards are enough)", n, groups, n-groups, groups)
+	if !slices.ContainsFunc(rec.warns, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Fatalf("warnings %q lack %q", rec.warns, want)
+	}
 }

@@ -98,9 +98,12 @@ func expandPet(p PetConfig) []*setting {
 			for _, b := range bags {
 				st := &setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
 				if p.Mechanism == pets.RRPrior {
-					st.StageFraction, st.PriorLR = p.StageFraction, p.PriorLR
-					if st.StageFraction == 0 {
-						st.StageFraction = defaultStageFraction
+					st.StageFraction = defaultStageFraction
+					if p.StageFraction != nil {
+						st.StageFraction = *p.StageFraction
+					}
+					if p.PriorLR != nil {
+						st.PriorLR = *p.PriorLR
 					}
 				}
 				st.ID = settingID(st)

@@ -131,7 +131,6 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		return nil, err
 	}
 	md := rel.Meta()
-	md["source_file"] = filepath.Base(o.In)
 	row, err := release.Publish(o.Out, f, md, ledger, entry)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
@@ -115,11 +117,16 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 			return err
 		}
 		path, seed := u.path, u.seed
-		if ok, err := s.releaseCurrent(entries, aborted, path, seed, labels); err != nil {
-			return err
-		} else if ok && s.sideFilesCurrent(u) {
+		chk := s.checkRelease(entries, aborted, u, labels)
+		if chk.current {
 			reused++
 			continue
+		}
+		switch {
+		case chk.damaged:
+			s.ev.Warn("release", chk.why+": made again (a new ledger row: the ledger counts it again, the safe direction)")
+		case chk.why != "":
+			s.ev.Info("release", chk.why+": made again")
 		}
 		rel, md, err := s.applyRelease(ctx, exec, u)
 		if err != nil {
@@ -141,26 +148,46 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 	return nil
 }
 
-// releaseCurrent reports whether path holds the simulation release of
-// these labels (their keyed digest) made with seed: its ledger row is
-// there, not aborted, and the file's bytes are the ones recorded.
-func (s *Session) releaseCurrent(entries []pets.LedgerEntry, aborted map[string]bool, path string, seed uint64, labels string) (bool, error) {
-	want := strconv.FormatUint(seed, 10)
+// releaseCheck is the verdict on a unit's release on disk.
+type releaseCheck struct {
+	current bool   // reuse it
+	why     string // why it is made again ("": made for the first time)
+	// damaged: a file does not match what was recorded of it (or is gone
+	// while its record is there), as opposed to a changed config or data.
+	damaged bool
+}
+
+// checkRelease verifies unit u's release: the last ledger row for its
+// path, not aborted, records these labels (their keyed digest), this seed
+// and simulation noise; the file's SHA-256 is the row's; and what lives
+// beside it is current too (checkSideFiles).
+func (s *Session) checkRelease(entries []pets.LedgerEntry, aborted map[string]bool, u releaseUnit, labels string) releaseCheck {
+	path, want := u.path, strconv.FormatUint(u.seed, 10)
+	_, statErr := os.Stat(path)
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
 		if e.Path != path || e.Status != pets.StatusReleased || aborted[e.ID] {
 			continue
 		}
 		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Labels != labels {
-			return false, nil
+			return releaseCheck{why: fmt.Sprintf("release %s was made from other labels or with another seed", path)}
+		}
+		if errors.Is(statErr, fs.ErrNotExist) {
+			return releaseCheck{why: fmt.Sprintf("release %s is missing (its ledger row %s is there)", path, e.ID), damaged: true}
 		}
 		sum, err := data.FileSHA256(path)
 		if err != nil {
-			return false, nil // missing or unreadable: make it again
+			return releaseCheck{why: fmt.Sprintf("release %s cannot be read (%v)", path, err), damaged: true}
 		}
-		return sum == e.SHA256, nil
+		if sum != e.SHA256 {
+			return releaseCheck{why: fmt.Sprintf("release %s is damaged: its SHA-256 %.12s… differs from its ledger row's %.12s…", path, sum, e.SHA256), damaged: true}
+		}
+		return s.checkSideFiles(u)
 	}
-	return false, nil
+	if statErr == nil {
+		return releaseCheck{why: fmt.Sprintf("release %s has no row in the ledger %s", path, s.ledgerPath()), damaged: true}
+	}
+	return releaseCheck{}
 }
 
 // readRelease reads a simulation release back for training, refusing one

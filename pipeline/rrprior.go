@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -227,16 +229,32 @@ func predictionFrame(train, test *data.Frame, rows []int) *data.Features {
 	return f
 }
 
-// rrPriorCurrent reports whether an rr_prior release at path (whose ledger
-// row already matched) was made with this config's prior recipe and still
-// has its test priors beside it, byte for byte.
-func (s *Session) rrPriorCurrent(u releaseUnit) bool {
-	md, err := data.ReadMetadata(u.path)
-	if err != nil || md[metaPriorRecipe] != priorRecipe(s.cfg, u.s) {
-		return false
+// checkSideFiles verifies what lives beside u's release (whose ledger row
+// and bytes already matched): rr_prior's release must have been made with
+// this config's prior recipe and still have its test priors beside it,
+// byte for byte; the other kinds have nothing beside their release.
+func (s *Session) checkSideFiles(u releaseUnit) releaseCheck {
+	if u.s.Kind != pets.RRPrior {
+		return releaseCheck{current: true}
 	}
-	sum, err := data.FileSHA256(testPriorPath(u.path))
-	return err == nil && sum == md[metaTestPriorSHA]
+	md, err := data.ReadMetadata(u.path)
+	if err != nil {
+		return releaseCheck{why: fmt.Sprintf("release %s: its metadata cannot be read (%v)", u.path, err), damaged: true}
+	}
+	if md[metaPriorRecipe] != priorRecipe(s.cfg, u.s) {
+		return releaseCheck{why: fmt.Sprintf("release %s: its prior model was made with another recipe (model, epochs, batch size, loss, backend, prior learning rate or stage fraction)", u.path)}
+	}
+	tp := testPriorPath(u.path)
+	sum, err := data.FileSHA256(tp)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return releaseCheck{why: fmt.Sprintf("the test priors %s of release %s are missing", tp, u.path), damaged: true}
+	case err != nil:
+		return releaseCheck{why: fmt.Sprintf("the test priors %s of release %s cannot be read (%v)", tp, u.path, err), damaged: true}
+	case sum != md[metaTestPriorSHA]:
+		return releaseCheck{why: fmt.Sprintf("the test priors %s are damaged: their SHA-256 %.12s… differs from the %.12s… release %s records", tp, sum, md[metaTestPriorSHA], u.path), damaged: true}
+	}
+	return releaseCheck{current: true}
 }
 
 // testPriors reads the prior model's test-row predictions of trial t's

@@ -52,8 +52,10 @@ type Session struct {
 	calibration []report.Calibration
 }
 
-// Open validates cfg, takes the output lock, writes config.resolved.yaml,
-// makes or loads the dataset, standardizes it and expands the grid.
+// Open validates cfg, takes the output lock, makes or loads the dataset,
+// checks the config against it (bag rules' columns and key groups, test
+// classes, model), writes config.resolved.yaml, standardizes the data and
+// expands the grid.
 func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -78,11 +80,6 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 		return nil, err
 	}
 	s.lock = l
-	path, err := cfg.WriteResolved()
-	if err != nil {
-		return nil, err
-	}
-	s.ev.Info("config", path)
 	dir, err := s.dataStage(ctx)
 	if err != nil {
 		return nil, err
@@ -95,12 +92,22 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if err := cfg.checkDatasetBags(dir, s.train); err != nil {
 		return nil, err
 	}
+	if err := cfg.checkKeyGroups(dir, s.train, s.test); err != nil {
+		return nil, err
+	}
 	if err := checkTestClasses(dir, s.test.Label); err != nil {
 		return nil, err
 	}
 	if _, err := s.modelConfig(); err != nil {
 		return nil, err
 	}
+	// Written once the config is known to fit the dataset: a refused one
+	// leaves no resolved config claiming it ran.
+	path, err := cfg.WriteResolved()
+	if err != nil {
+		return nil, err
+	}
+	s.ev.Info("config", path)
 	if cfg.Data.Standardize && s.train.Dim() > 0 {
 		if s.std, err = data.FitStandardizer(s.train); err != nil {
 			return nil, fmt.Errorf("data.standardize: %w", err)

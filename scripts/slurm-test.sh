@@ -123,18 +123,26 @@ pets:
 audit: {eta: true, examples: 800, label_draws: 2}
 cluster: {cpus_per_task: 1, mem: 1G, time: "00:10:00", binary: $WORK/train}
 YAML
-./train sweep emit slurm -c sweep.yaml --shards "$SHARDS" --out sweep.sbatch
+# A TRAIN_ override seen by emit only: the script must carry it (and drop
+# the stray one of the submitting shell).
+TRAIN_TRAIN_EPOCHS=2 ./train sweep emit slurm -c sweep.yaml --shards "$SHARDS" --out sweep.sbatch
 cat sweep.sbatch
 log "sbatch --wait (array of $SHARDS tasks)"
-sbatch --wait sweep.sbatch
+TRAIN_TRAIN_BATCH_SIZE=64 sbatch --wait sweep.sbatch
 squeue || true
-./train sweep status -c sweep.yaml
+export TRAIN_TRAIN_EPOCHS=2
+./train sweep status -c sweep.yaml | tee status.txt
+# Every run of this config (2 epochs, batch 128: the stray batch size was dropped) is done.
+awk '$1 == "total" && $2 == 12 && $3 == 0 && $4 == 0 { ok = 1 } END { exit !ok }' status.txt ||
+	{ log "sweep status: not every run of the emitted config is done"; exit 1; }
 ./train audit -c sweep.yaml >/dev/null
 ./train report --in out --out report | tee report.txt
 grep -q '3 settings from 12 runs;' report.txt
 n=$(ls out/runs/*.json | grep -vc failed)
 [ "$n" -eq 12 ] || { log "want 12 run results, found $n"; exit 1; }
+n=$(grep -l '"epochs": 2,' out/runs/*.json | grep -vc failed || true)
+[ "$n" -eq 12 ] || { log "want 12 runs of 2 epochs (TRAIN_TRAIN_EPOCHS carried by emit), found $n"; exit 1; }
 for i in $(seq 0 $((SHARDS - 1))); do
 	grep -h "sweep: shard $i/$SHARDS (from Slurm array task)" out/logs/*.out >/dev/null || { log "no log line from array task $i"; exit 1; }
 done
-log "PASS: $SHARDS array tasks trained 12 runs, each exactly once; report sees all 12"
+log "PASS: $SHARDS array tasks trained 12 runs, each exactly once, with emit's TRAIN_ override; report sees all 12"

@@ -239,3 +239,52 @@ func TestPractitionersConfig(t *testing.T) {
 		}
 	}
 }
+
+// A repeated learning rate would put the same runs in runs.csv twice, and
+// an explicit stage_fraction: 0 or prior_lr: 0 once silently became the
+// default: each is refused naming its key, while leaving the key out still
+// means the default.
+func TestConfigRefusesRepeatsAndExplicitZeros(t *testing.T) {
+	rrPrior := strings.Replace(minimal, "{mechanism: rr, epsilon: 2}", "{mechanism: rr_prior, epsilon: 2XX}", 1)
+	for _, tc := range []struct {
+		name, body string
+		sets, want []string
+	}{
+		{"repeated learning rate", minimal, []string{"train.learning_rates=[0.01, 0.003, 0.010]"},
+			[]string{"--set train.learning_rates", "train.learning_rates[2]", "repeats 0.01", "train.learning_rates[0]"}},
+		{"stage_fraction 0", strings.Replace(rrPrior, "XX", ", stage_fraction: 0", 1), nil,
+			[]string{"cfg.yaml", "pets[0].stage_fraction", "must be in (0, 1), got 0", "leave the key out"}},
+		{"prior_lr 0", strings.Replace(rrPrior, "XX", ", prior_lr: 0", 1), nil,
+			[]string{"cfg.yaml", "pets[0].prior_lr", "must be finite and > 0, got 0"}},
+		{"prior_lr 0 by --set", minimal, []string{"pets=[{mechanism: rr_prior, epsilon: 1, prior_lr: 0.0}]"},
+			[]string{"--set pets", "pets[0].prior_lr", "got 0"}},
+		{"stage_fraction on rr", strings.Replace(minimal, "epsilon: 2}", "epsilon: 2, stage_fraction: 0}", 1), nil,
+			[]string{"cfg.yaml", "pets[0].stage_fraction", "only rr_prior"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadConfig(writeConfig(t, tc.body), tc.sets, mapEnv(nil))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	cfg, err := loadConfig(writeConfig(t, strings.Replace(rrPrior, "XX", "", 1)), nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Pets[0]; p.StageFraction != nil || p.PriorLR != nil {
+		t.Fatalf("keys left out decoded as %v, %v; want unset", p.StageFraction, p.PriorLR)
+	}
+	cfg, err = loadConfig(writeConfig(t, strings.Replace(rrPrior, "XX", ", stage_fraction: 0.3, prior_lr: 0.02", 1)), nil, mapEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cfg.Pets[0]; p.StageFraction == nil || *p.StageFraction != 0.3 || p.PriorLR == nil || *p.PriorLR != 0.02 {
+		t.Fatalf("stage_fraction, prior_lr decoded as %v, %v", p.StageFraction, p.PriorLR)
+	}
+}

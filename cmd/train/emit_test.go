@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -30,7 +34,8 @@ func TestEmitSlurm(t *testing.T) {
 }
 
 func TestEmitK8s(t *testing.T) {
-	cfg := writeSweepConfig(t, filepath.Join(t.TempDir(), "out"), "cluster: {image: reg/lp:1, mem: 4G, gpus: 1}\n")
+	cfg := writeSweepConfig(t, "out", "cluster: {image: reg/lp:1, mem: 4G, gpus: 1}\n")
+	t.Chdir(filepath.Dir(cfg)) // the shared directory the pods mount at /work
 	manifest, err := cli(t, nil, "sweep", "emit", "k8s", "-c", cfg, "--shards", "4")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +67,7 @@ func TestEmitK8s(t *testing.T) {
 	}
 	c := job.Spec.Template.Spec.Containers
 	if job.Kind != "Job" || job.Spec.CompletionMode != "Indexed" || job.Spec.Completions != 4 || len(c) != 1 ||
-		c[0].Image != "reg/lp:1" || strings.Join(c[0].Command, " ") != "train sweep -c "+cfg ||
+		c[0].Image != "reg/lp:1" || strings.Join(c[0].Command, " ") != "train sweep -c /work/sweep.yaml" ||
 		len(c[0].Env) != 1 || c[0].Env[0].Name != "JOB_COMPLETIONS" || c[0].Env[0].Value != "4" ||
 		c[0].Resources.Requests["memory"] != "4Gi" || c[0].Resources.Limits["nvidia.com/gpu"] != 1 {
 		t.Fatalf("manifest:\n%s", manifest)
@@ -103,5 +108,162 @@ func TestSweepStatusFailed(t *testing.T) {
 	}
 	if _, err := os.Stat(failed); err == nil {
 		t.Fatal("the failure record outlived a successful retry")
+	}
+}
+
+// parseSets turns a task's arguments after `sweep -c FILE` into --set
+// values.
+func parseSets(t *testing.T, args []string) []string {
+	t.Helper()
+	var sets []string
+	for i := 0; i < len(args); i += 2 {
+		if args[i] != "--set" || i+1 >= len(args) {
+			t.Fatalf("unexpected task arguments %q", args)
+		}
+		sets = append(sets, args[i+1])
+	}
+	return sets
+}
+
+// The emitted jobs run the config emit loaded: the TRAIN_* overrides of its
+// environment and its --set flags reach every task (they were dropped from
+// the Kubernetes job, whose pods ran another config), and the pods' -c is
+// the config's path inside their workingDir (it was the host's absolute
+// path). Each task's config, loaded from what the job gives it, equals the
+// host's. The sbatch script also drops TRAIN_ variables of the submitting
+// shell that emit did not see.
+func TestEmitCarriesOverrides(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	bin := filepath.Join(dir, "fake-train")
+	got := filepath.Join(dir, "task.txt")
+	// A stand-in for the train binary: records its environment's TRAIN_
+	// variables and its arguments.
+	fake := "#!/bin/sh\nenv | grep '^TRAIN_' | sort > " + got + "\necho --- >> " + got + "\nfor a in \"$@\"; do echo \"$a\" >> " + got + "; done\n"
+	if err := os.WriteFile(bin, []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("cfgs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Replace(sweepConfig, "OUT", "out", 1) + "cluster: {image: reg/lp:1, binary: " + bin + "}\n"
+	if err := os.WriteFile("cfgs/sweep.yaml", []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TRAIN_TRAIN_EPOCHS": "3", "TRAIN_AUDIT_EXAMPLES": "123", "TRAIN_PETS": "[{mechanism: rr, epsilon: 0.5}]"}
+	sets := []string{"train.trials=3", "name=it's"}
+	host, err := loadConfig("cfgs/sweep.yaml", sets, mapEnv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-c", "cfgs/sweep.yaml", "--shards", "2", "--set", sets[0], "--set", sets[1]}
+	sameConfig := func(t *testing.T, file string, sets []string, env map[string]string) {
+		t.Helper()
+		task, err := loadConfig(file, sets, mapEnv(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(task, host) {
+			t.Fatalf("a task's config differs from the emitting host's:\ntask %+v\nhost %+v", *task, *host)
+		}
+	}
+
+	t.Run("k8s", func(t *testing.T) {
+		manifest, err := cli(t, env, append([]string{"sweep", "emit", "k8s"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job struct {
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct {
+							WorkingDir string `yaml:"workingDir"`
+							Command    []string
+							Env        []struct{ Name, Value string }
+						}
+					}
+				}
+			}
+		}
+		if err := yaml.Unmarshal([]byte(manifest), &job); err != nil {
+			t.Fatal(err)
+		}
+		c := job.Spec.Template.Spec.Containers[0]
+		podEnv := map[string]string{}
+		for _, e := range c.Env {
+			podEnv[e.Name] = e.Value
+		}
+		if c.WorkingDir != "/work" || len(c.Command) < 4 || c.Command[3] != "/work/cfgs/sweep.yaml" {
+			t.Fatalf("workingDir %q, command %q: want -c /work/cfgs/sweep.yaml", c.WorkingDir, c.Command)
+		}
+		// The pod's /work is this directory.
+		sameConfig(t, filepath.Join(dir, strings.TrimPrefix(c.Command[3], "/work/")), parseSets(t, c.Command[4:]), podEnv)
+
+		_, err = cli(t, env, "sweep", "emit", "k8s", "-c", filepath.Join(t.TempDir(), "elsewhere.yaml"), "--shards", "2")
+		if err == nil {
+			t.Fatal("a config outside the mounted directory was accepted")
+		}
+	})
+
+	t.Run("slurm", func(t *testing.T) {
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			t.Skip("no bash")
+		}
+		script, err := cli(t, env, append([]string{"sweep", "emit", "slurm"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := filepath.Join(dir, "sweep.sbatch")
+		if err := os.WriteFile(sh, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bash, sh)
+		// What sbatch passes on from the submitting shell: a stray override.
+		cmd.Env = append(os.Environ(), "TRAIN_TRAIN_BATCH_SIZE=7", "TRAIN_TRAIN_EPOCHS=9")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s\n%s", err, out, script)
+		}
+		b, err := os.ReadFile(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		envPart, argPart, _ := strings.Cut(string(b), "---\n")
+		taskEnv := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(envPart), "\n") {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				taskEnv[k] = v
+			}
+		}
+		if !reflect.DeepEqual(taskEnv, env) {
+			t.Fatalf("the task's TRAIN_ variables %v, want exactly %v", taskEnv, env)
+		}
+		a := strings.Split(strings.TrimSuffix(argPart, "\n"), "\n")
+		if len(a) < 3 || a[0] != "sweep" || a[1] != "-c" {
+			t.Fatalf("task arguments %q", a)
+		}
+		sameConfig(t, a[2], parseSets(t, a[3:]), taskEnv)
+	})
+}
+
+// More shards than the grid has groups: emit warns, naming how many are
+// enough (12 runs, one per group on the go backend).
+func TestEmitWarnsIdleShards(t *testing.T) {
+	cfg := writeSweepConfig(t, filepath.Join(t.TempDir(), "out"), "cluster: {binary: /opt/bin/train}\n")
+	var stdout, stderr bytes.Buffer
+	root := newRootCmd(&stdout, &stderr, mapEnv(nil))
+	root.SetArgs([]string{"sweep", "emit", "slurm", "-c", cfg, "--shards", "50"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "50 shards for a grid of 12 groups: 38 of them will have nothing to do (12 shards are enough)"; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr %q lacks %q", stderr.String(), want)
+	}
+	stderr.Reset()
+	root = newRootCmd(&stdout, &stderr, mapEnv(nil))
+	root.SetArgs([]string{"sweep", "emit", "slurm", "-c", cfg, "--shards", "12"})
+	if err := root.ExecuteContext(context.Background()); err != nil || strings.Contains(stderr.String(), "nothing to do") {
+		t.Fatalf("12 shards for 12 groups: %v, %q", err, stderr.String())
 	}
 }

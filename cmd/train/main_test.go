@@ -71,7 +71,7 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	kdd := filepath.Join(dir, "kdd.libsvm")
 	os.WriteFile(kdd, []byte("1 3:1\n0 5:1\n1 7:1\n"), 0o644)
 	if _, err := cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--hash-buckets", "0", "--test-rows", "1"); err == nil ||
-		!strings.Contains(err.Error(), "--hash-buckets must be ≥ 1") {
+		!strings.Contains(err.Error(), "--hash-buckets must be in [1, 67108864]") {
 		t.Fatalf("--hash-buckets 0: err = %v", err)
 	}
 	// An error about an input says "data:" once and its path once.
@@ -82,6 +82,38 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	if _, err := cli(t, nil, "privatize", "--in", filepath.Join(dir, "none.arrow"), "--pet", "rr", "--epsilon", "1", "--out", filepath.Join(dir, "outbox", "r.arrow")); err == nil ||
 		strings.Count(err.Error(), filepath.Join(dir, "none.arrow")) != 1 {
 		t.Fatalf("err = %v, want the path once", err)
+	}
+}
+
+// The import flags' bounds and hints: --hash-buckets above 2^26 is refused
+// with the bound (4294967295 was accepted), and an empty Higgs test set
+// suggests --test-rows only (higgs has no --test flag), libsvm's both.
+func TestCLIImportBoundsAndHints(t *testing.T) {
+	dir := t.TempDir()
+	kdd := filepath.Join(dir, "kdd.libsvm")
+	os.WriteFile(kdd, []byte("1 3:1\n0 5:1\n1 7:1\n"), 0o644)
+	for _, b := range []string{"4294967295", "67108865"} {
+		_, err := cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--hash-buckets", b, "--test-rows", "1")
+		if err == nil || !strings.Contains(err.Error(), "--hash-buckets must be in [1, 67108864]") || !strings.Contains(err.Error(), "got "+b) {
+			t.Fatalf("--hash-buckets %s: err = %v, want the bound named", b, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kdd")); !os.IsNotExist(err) {
+		t.Fatal("a refused import wrote its output")
+	}
+	if _, err := cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--hash-buckets", "67108864", "--test-rows", "1"); err != nil {
+		t.Fatalf("--hash-buckets 2^26: %v", err)
+	}
+	csv := filepath.Join(dir, "HIGGS.csv")
+	line := "1" + strings.Repeat(",0.5", 28) + "\n"
+	os.WriteFile(csv, []byte(line+line), 0o644)
+	_, err := cli(t, nil, "data", "import", "higgs", "--in", csv, "--out", filepath.Join(dir, "higgs"), "--test-rows", "0")
+	if err == nil || !strings.Contains(err.Error(), "--test-rows") || strings.Contains(err.Error(), "--test ") || strings.Contains(err.Error(), "--test)") {
+		t.Fatalf("higgs --test-rows 0: err = %v, want a hint naming --test-rows only", err)
+	}
+	_, err = cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd2"), "--test-rows", "0")
+	if err == nil || !strings.Contains(err.Error(), "or give --test") {
+		t.Fatalf("libsvm --test-rows 0: err = %v, want --test suggested", err)
 	}
 }
 

@@ -113,3 +113,27 @@ func TestCLIPrivatizeRefusesRRPrior(t *testing.T) {
 		t.Fatal("a file was written")
 	}
 }
+
+// A release leaves the machine: its metadata names nothing of where the raw
+// data lives (no source_file, no input path or file name); the ledger,
+// which stays beside the raw data, records the input.
+func TestPrivatizeMetadataNamesNoSource(t *testing.T) {
+	dir := synthDir(t, 60)
+	in := filepath.Join(dir, data.TrainFile)
+	out := filepath.Join(t.TempDir(), "rel.arrow")
+	if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "llp", "--k", "4", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := data.ReadMetadata(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md) == 0 {
+		t.Fatal("no metadata read back")
+	}
+	for k, v := range md {
+		if strings.Contains(k, "source") || strings.Contains(v, data.TrainFile) || strings.Contains(v, dir) {
+			t.Errorf("release metadata %s=%q points back at the raw data %s", k, v, in)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -134,7 +135,8 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 			true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
 				file, _ := cmd.Flags().GetString("config")
 				sets, _ = cmd.Flags().GetStringArray("set")
-				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Shards: shards, Out: out})
+				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Env: trainEnv(lookup), Shards: shards, Out: out,
+					Warn: func(msg string) { ev.Warn("emit", msg) }})
 				if err != nil || out == "" {
 					if err == nil {
 						_, err = cmd.OutOrStdout().Write(b)
@@ -150,6 +152,18 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	}
 	cmd.AddCommand(status, emit)
 	return cmd
+}
+
+// trainEnv lists the TRAIN_<KEY>=value variables of the environment (the
+// config overrides loadConfig applied; it refuses one naming no key).
+func trainEnv(lookup env) []string {
+	var out []string
+	for _, kv := range lookup.Environ() {
+		if strings.HasPrefix(kv, envPrefix) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // resolveShard picks the shard: --shard wins, then a Slurm array task or a

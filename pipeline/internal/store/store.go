@@ -35,6 +35,10 @@ func (st Store) gridPath() string             { return filepath.Join(st.Dir, "gr
 // CheckpointDir is the checkpoint directory of group id.
 func (st Store) CheckpointDir(id string) string { return filepath.Join(st.Dir, "checkpoints", id) }
 
+// GroupLockPath is the lock file of group id, held while a process trains
+// it (OUT/.locks/<id>.lock).
+func (st Store) GroupLockPath(id string) string { return filepath.Join(st.Dir, ".locks", id+".lock") }
+
 // DamagedRecordError is a run record that cannot be a finished run's: not
 // JSON, a missing or invalid field, or a run_id other than its file name.
 type DamagedRecordError struct {
