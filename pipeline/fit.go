@@ -257,7 +257,10 @@ func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 	res := &report.Run{RunID: r.ID, Dataset: s.datasetID, ConfigID: s.configID, Model: s.cfg.Model.Kind.String(),
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.cfg.Train.Epochs,
-		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul()}
+		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul(),
+		ConfigName: s.cfg.Name, Config: configKeys(s.cfg)}
+	prov := s.provenance()
+	res.Provenance = &prov
 	if r.Plan.Loss != 0 {
 		res.Loss = r.Plan.Loss.String()
 	} else {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
@@ -16,15 +17,32 @@ import (
 
 // Report writes the session's summary.csv/.parquet, figures and report.md.
 // Runs outside the config's grid (left in the output by an earlier config)
-// are left out and counted.
+// are left out and counted: report.md says how many.
 func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
 	g := store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}
+	in := g.InGrid()
 	var cals []report.Calibration
 	if audits != nil {
 		cals = s.calibration
 	}
+	stored, _, err := store.Store{Dir: s.cfg.Output}.All()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range stored {
+		if !in(r.RunID) {
+			runs = append(runs, r) // counted as outside the grid, never averaged
+		}
+	}
+	made := s.provenance()
 	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
-		report.Options{InGrid: g.InGrid()}, nil, s.ev)
+		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started})
+}
+
+// reportMeta is what report.md says made it.
+type reportMeta struct {
+	made    *report.Provenance
+	started time.Time
 }
 
 // resultSet is one run directory's results, as `train report` reads them.
@@ -137,12 +155,18 @@ type ReportOptions struct {
 	// AllowMixed keeps runs of different datasets or configs as separate
 	// rows instead of failing.
 	AllowMixed bool
+	// Invocation is the command line that asked for the report (its
+	// provenance in report.md).
+	Invocation Invocation
 }
 
 // ReportSets merges result sets and writes summary.csv/.parquet, figures,
 // report.md and, with Compare, compare.csv/.parquet.
 func ReportSets(o ReportOptions, ev Events) error {
 	ev = orDiscard(ev)
+	started := time.Now()
+	made := &report.Provenance{Tool: Version, Revision: Revision(), Started: started.Format(time.RFC3339),
+		Command: o.Invocation.Command, Env: o.Invocation.Env}
 	load := func(dirs []string) (*resultSet, func(string) bool, error) {
 		var sets []*resultSet
 		for _, d := range dirs {
@@ -179,7 +203,8 @@ func ReportSets(o ReportOptions, ev Events) error {
 			}
 		}
 	}
-	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev)
+	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev,
+		reportMeta{made: made, started: started})
 	return err
 }
 
@@ -190,12 +215,22 @@ type comparison struct {
 }
 
 // writeReport summarizes rs and writes the report files under out.
-func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *comparison, ev Events) (*report.Summary, error) {
+func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *comparison, ev Events, meta reportMeta) (*report.Summary, error) {
 	sum, err := report.Summarize(rs.Runs, rs.Audits, opts)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	md := report.Markdown{Title: title, Summary: sum, Audits: rs.Audits, Calibration: rs.Calibration}
+	counted := rs.Runs
+	if opts.InGrid != nil {
+		counted = nil
+		for _, r := range rs.Runs {
+			if opts.InGrid(r.RunID) {
+				counted = append(counted, r)
+			}
+		}
+	}
+	md := report.Markdown{Title: title, Summary: sum, Audits: rs.Audits, Calibration: rs.Calibration,
+		Made: meta.made, Origins: report.Origins(counted)}
 	if cmp != nil {
 		rows, err := report.Compare(cmp.sums[0], cmp.sums[1], report.CompareOptions{AllowMixed: cmp.allowMixed})
 		if err != nil {
@@ -235,6 +270,9 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	}
 	figs = append(figs, afigs...)
 	md.Figures = figs
+	if !meta.started.IsZero() {
+		md.WallS = time.Since(meta.started).Seconds()
+	}
 	path := filepath.Join(out, "report.md")
 	if err := report.WriteMarkdown(path, md); err != nil {
 		return nil, err

@@ -161,7 +161,8 @@ func TestComparisonTable(t *testing.T) {
 	tab := roundTrip(t, ComparisonTable(cs))
 	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
-		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b"}
+		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b",
+		"tested", "config_name_a", "config_name_b", "config_diff"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v", names)
 	}

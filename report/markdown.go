@@ -38,6 +38,13 @@ type Markdown struct {
 	// Calibration the reliability tables of η.
 	Audits      []Audit
 	Calibration []Calibration
+	// Made is what wrote this report (nil: no provenance is written, as in
+	// golden tests); WallS the seconds from the command's start to the
+	// report (0: not given); Origins what made the runs it reports
+	// (Origins), listed under "Provenance".
+	Made    *Provenance
+	WallS   float64
+	Origins []Origin
 }
 
 // WriteMarkdown writes report.md to path atomically: the title, the
@@ -60,6 +67,9 @@ func WriteMarkdown(path string, md Markdown) error {
 		title = "labelprivacy report"
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
+	if md.Made != nil {
+		b.WriteString(madeLine(md.Made, md.WallS) + "\n\n")
+	}
 	b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
 		"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
 		"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials " +
@@ -142,7 +152,127 @@ func WriteMarkdown(path string, md Markdown) error {
 			}
 		}
 	}
+	writeProvenance(&b, md)
 	return atomicfile.WriteFile(path, []byte(b.String()))
+}
+
+// madeLine is report.md's first line under the title: tool, revision,
+// date, wall time and command.
+func madeLine(p *Provenance, wallS float64) string {
+	s := "*Made by " + p.Tool
+	if p.Revision != "" {
+		s += " (revision " + p.Revision + ")"
+	}
+	if p.Started != "" {
+		s += ", started " + p.Started
+	}
+	if wallS > 0 {
+		s += fmt.Sprintf(", %s wall time", fmtDuration(wallS))
+	}
+	s += ".*"
+	if p.Command != "" {
+		s += " Command: `" + p.Command + "`"
+		if len(p.Env) > 0 {
+			s += " with `" + strings.Join(p.Env, " ") + "`"
+		}
+		s += "."
+	}
+	return s
+}
+
+// fmtDuration formats seconds as "12.3 s", "4 min 5 s" or "2 h 3 min".
+func fmtDuration(s float64) string {
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%.1f s", s)
+	case s < 3600:
+		return fmt.Sprintf("%d min %d s", int(s)/60, int(s)%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(s)/3600, int(s)%3600/60)
+}
+
+// writeProvenance writes the Provenance section: what wrote the report
+// (config, command, environment) and what made its runs.
+func writeProvenance(b *strings.Builder, md Markdown) {
+	if md.Made == nil && len(md.Origins) == 0 {
+		return
+	}
+	b.WriteString("\n## Provenance\n\n")
+	if p := md.Made; p != nil {
+		fmt.Fprintf(b, "This report: %s", p.Tool)
+		if p.Revision != "" {
+			fmt.Fprintf(b, ", revision `%s`", p.Revision)
+		}
+		if p.Started != "" {
+			fmt.Fprintf(b, ", started %s", p.Started)
+		}
+		if md.WallS > 0 {
+			fmt.Fprintf(b, ", total wall time %s", fmtDuration(md.WallS))
+		}
+		b.WriteString(".\n")
+		writeInvocation(b, *p)
+	}
+	if len(md.Origins) > 0 {
+		fmt.Fprintf(b, "\nThe runs reported (%d) were made by:\n\n", sumRuns(md.Origins))
+		for _, o := range md.Origins {
+			if o.Tool == "" {
+				fmt.Fprintf(b, "- %s written before provenance was recorded.\n", countRuns(o.Runs))
+				continue
+			}
+			fmt.Fprintf(b, "- %s: %s", countRuns(o.Runs), o.Tool)
+			if o.Revision != "" {
+				fmt.Fprintf(b, " (revision `%s`)", o.Revision)
+			}
+			if o.Started != "" {
+				fmt.Fprintf(b, ", started %s", o.Started)
+			}
+			if o.Command != "" {
+				fmt.Fprintf(b, ", `%s`", o.Command)
+			}
+			if len(o.Env) > 0 {
+				fmt.Fprintf(b, " with `%s`", strings.Join(o.Env, " "))
+			}
+			if o.ConfigSummary != "" {
+				fmt.Fprintf(b, "; %s", o.ConfigSummary)
+			} else if o.ConfigName != "" {
+				fmt.Fprintf(b, "; config %q", o.ConfigName)
+			}
+			b.WriteString(".\n")
+		}
+	}
+}
+
+// writeInvocation lists a command's line, environment, config file and
+// config summary.
+func writeInvocation(b *strings.Builder, p Provenance) {
+	b.WriteString("\n")
+	if p.Command != "" {
+		fmt.Fprintf(b, "- Command: `%s`\n", p.Command)
+	}
+	if len(p.Env) > 0 {
+		fmt.Fprintf(b, "- Environment: `%s`\n", strings.Join(p.Env, "`, `"))
+	}
+	if p.ConfigFile != "" {
+		fmt.Fprintf(b, "- Config file: `%s`\n", p.ConfigFile)
+	}
+	if p.ConfigSummary != "" {
+		fmt.Fprintf(b, "- Config: %s\n", p.ConfigSummary)
+	}
+}
+
+func sumRuns(os []Origin) int {
+	n := 0
+	for _, o := range os {
+		n += o.Runs
+	}
+	return n
+}
+
+func countRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
 
 // groupLine names a single group's dataset and model config.
