@@ -58,6 +58,11 @@ type Run struct {
 	// Provenance says what made the run (in runs/<run_id>.json only); nil in
 	// records written before it existed.
 	Provenance *Provenance
+	// Curve is the run's learning curve, one point per epoch trained (in
+	// runs/<run_id>.json and learning_curves.csv); nil for bot and for
+	// records written before curves were recorded. A run resumed from a
+	// checkpoint has the epochs trained after the resume.
+	Curve []EpochPoint
 }
 
 // Provenance is what made a result: the tool, its source revision, when,
@@ -276,6 +281,7 @@ var runSchema = schema[Run]{name: "runs", cols: []column[Run]{
 	// metadata (MetaStandardization).
 	omitEmpty(jsonOnly("standardization", func(r *Run) **Standardization { return &r.Standardization })),
 	omitEmpty(jsonOnly("provenance", func(r *Run) **Provenance { return &r.Provenance })),
+	omitEmpty(jsonOnly("curve", func(r *Run) *[]EpochPoint { return &r.Curve })),
 }}
 
 // MetaStandardization is the runs table's metadata key holding the
