@@ -172,6 +172,19 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	return out, nil
 }
 
+// ComparedConfigDiffs lists the distinct config differences of a
+// comparison's rows (Comparison.ConfigDiff), in order of appearance: one
+// line per pair of configs compared, "key: a → b; key: a → b".
+func ComparedConfigDiffs(cs []Comparison) []string {
+	var out []string
+	for _, c := range cs {
+		if c.ConfigDiff != "" && !slices.Contains(out, c.ConfigDiff) {
+			out = append(out, c.ConfigDiff)
+		}
+	}
+	return out
+}
+
 // groupCount is the number of distinct (dataset, config) pairs in s.
 func groupCount(s *Summary) int { return len(groupList(s)) }
 

@@ -130,6 +130,20 @@ func WriteMarkdown(path string, md Markdown) error {
 			"(never with a single trial, whose SE is unknown). "+
 			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb)
 		writeSides(&b, md.Comparison, na, nb)
+		if diffs := ComparedConfigDiffs(md.Comparison); len(diffs) > 0 {
+			fmt.Fprintf(&b, "Config keys that differ (%s → %s): ", cell(na), cell(nb))
+			for i, d := range diffs {
+				if i > 0 {
+					b.WriteString("; and ")
+				}
+				parts := strings.Split(d, configSep)
+				for j, p := range parts {
+					parts[j] = code(p)
+				}
+				b.WriteString(strings.Join(parts, ", "))
+			}
+			b.WriteString(". The figures overlay both sides: " + cell(na) + " dashed with open markers, " + cell(nb) + " solid.\n\n")
+		}
 		writeComparisonTable(&b, md.Comparison, na, nb)
 	}
 
@@ -413,8 +427,11 @@ func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
 	b.WriteString(head + "\n" + align + "\n")
 	for _, c := range cs {
 		sig := ""
-		if c.Significant {
+		switch {
+		case c.Significant:
 			sig = "**yes**"
+		case c.OnlyIn == InBoth && !c.Tested:
+			sig = "n/a" // no standard error on either difference
 		}
 		only := ""
 		switch c.OnlyIn {
