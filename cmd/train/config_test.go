@@ -241,3 +241,27 @@ func TestPractitionersConfig(t *testing.T) {
 		}
 	}
 }
+
+// Every config shipped in configs/ decodes and validates, and higgs.yaml
+// is the paper's model on an imported Higgs slice (its comment's recipe).
+func TestShippedConfigsLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.yaml"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("configs: %v (%v)", files, err)
+	}
+	for _, f := range files {
+		cfg, err := loadConfig(f, nil, mapEnv(nil))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if filepath.Base(f) == "higgs.yaml" {
+			body, _ := os.ReadFile(f)
+			if cfg.Model.Kind.String() != "higgs_mlp" || cfg.Data.Path != "data/higgs-210k" || cfg.Audit.Eta != pipeline.EtaCleanModel ||
+				!strings.Contains(string(body), "train data import higgs --in HIGGS-210k.csv --out data/higgs-210k") ||
+				!strings.Contains(string(body), "HIGGS.csv.gz") {
+				t.Errorf("higgs.yaml: %+v", cfg)
+			}
+		}
+	}
+}

@@ -223,6 +223,18 @@ func setSuffix(sets []Set, i int) string {
 	return " (" + sets[i].Name + ")"
 }
 
+// setTag is a set's short name for legend entries: a comparison side's
+// "A" or "B" (the part of "A: dir (…)" before the colon), else its name.
+func setTag(sets []Set, i int) string {
+	if len(sets) < 2 || sets[i].Name == "" {
+		return ""
+	}
+	if tag, _, ok := strings.Cut(sets[i].Name, ":"); ok && len(tag) <= 3 {
+		return " (" + tag + ")"
+	}
+	return " (" + sets[i].Name + ")"
+}
+
 // family is the panel a mechanism is drawn in when a figure is split by
 // mechanism: RR+prior with RR.
 func family(p pets.Kind) pets.Kind {
@@ -324,7 +336,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 	var refs []refLine
 	items := setLegend(sets)
 	for i, s := range sets {
-		r, it := refLines(s.Rows, crowded, lookOf(i, len(sets)), setSuffix(sets, i))
+		r, it := refLines(s.Rows, crowded, lookOf(i, len(sets)), setTag(sets, i))
 		refs, items = append(refs, r...), append(items, it...)
 	}
 	worst := false
@@ -553,7 +565,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 	items := setLegend(sets)
 	var refs []refLine
 	for i, s := range sets {
-		r, it := refLines(s.Rows, true, lookOf(i, len(sets)), setSuffix(sets, i))
+		r, it := refLines(s.Rows, true, lookOf(i, len(sets)), setTag(sets, i))
 		refs, items = append(refs, r...), append(items, it...)
 	}
 	lo, hi := aucRange(all)
