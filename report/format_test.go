@@ -108,6 +108,7 @@ func TestFileFormatsGolden(t *testing.T) {
 		withProv.Provenance = &Provenance{Tool: "labelprivacy 0.2.0", Revision: "0123456789ab+modified", Started: "2026-01-02T03:04:05Z",
 			Command: "train run -c configs/quickstart.yaml --set 'train.learning_rates=[0.01, 0.001]'", Env: []string{"TRAIN_SEED=7"},
 			ConfigFile: "configs/quickstart.yaml", ConfigSummary: `config "quickstart" (cfg:0123); model mlp [64, 64]`}
+		withProv.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55}, {2, 1.7e18, math.NaN(), math.Inf(1)}}
 		var buf bytes.Buffer
 		for _, r := range []Run{FullRun(), nonFinite, noStd, withProv} {
 			b, err := json.Marshal(r)
@@ -211,5 +212,27 @@ func TestNotApplicableIsNull(t *testing.T) {
 	runs, err := ReadRuns(RoundTrip(t, old))
 	if err != nil || len(runs) != 1 || runs[0].K != 8 || runs[0].Epsilon != 1 {
 		t.Fatalf("first-format runs table: %+v, %v", runs, err)
+	}
+}
+
+// The run record keeps what made the run and its learning curve (NaN and
+// ±Inf included) through JSON.
+func TestRunJSONProvenanceAndCurve(t *testing.T) {
+	r := FullRun()
+	r.ConfigName, r.Config = "q", "train.epochs=2"
+	r.Provenance = &Provenance{Tool: "labelprivacy 0.2.0", Started: "2026-01-02T03:04:05Z", Command: "train fit -c x.yaml", Env: []string{"TRAIN_SEED=7"}}
+	r.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55}, {2, 1.7e18, math.NaN(), math.Inf(1)}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ConfigName != "q" || back.Config != r.Config || back.Provenance == nil || back.Provenance.Command != r.Provenance.Command ||
+		len(back.Provenance.Env) != 1 || len(back.Curve) != 2 || back.Curve[1].TrainLoss != 1.7e18 ||
+		!math.IsNaN(back.Curve[1].TestAUC) || !math.IsInf(back.Curve[1].TestLogLoss, 1) || back.Curve[0] != r.Curve[0] {
+		t.Fatalf("round trip:\n%s\n%+v", b, back)
 	}
 }

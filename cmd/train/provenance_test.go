@@ -68,6 +68,20 @@ func TestProvenance(t *testing.T) {
 	if err != nil || !strings.Contains(string(res), "# Command: "+wantCmd+"\n# Environment: TRAIN_SEED=5\n") {
 		t.Fatalf("config.resolved.yaml (%v):\n%s", err, res)
 	}
+	// train report says its own command, and what made the runs it read.
+	rep := filepath.Join(t.TempDir(), "rep")
+	if _, err := cli(t, nil, "report", "--in", out, "--out", rep); err != nil {
+		t.Fatal(err)
+	}
+	md, err = os.ReadFile(filepath.Join(rep, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Command: `train report --in " + out + " --out " + rep + "`", "The runs reported (4) were made by", wantCmd} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("train report's report.md lacks %q", want)
+		}
+	}
 }
 
 func TestShellQuote(t *testing.T) {
