@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -232,6 +234,19 @@ func TestCompareNamesConfigKeys(t *testing.T) {
 	// One config: no diff.
 	if sb.Rows[0].ConfigDiff != "" || sb.Rows[0].ConfigName != "acceptance" {
 		t.Fatalf("one config: %+v", sb.Rows[0])
+	}
+	// report.md names the configs and the keys, in the summary and the
+	// comparison.
+	md := filepath.Join(t.TempDir(), "report.md")
+	if err := WriteMarkdown(md, Markdown{Summary: mixed, Comparison: rows, CompareNames: [2]string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(md)
+	for _, want := range []string{"`cfg:a` acceptance-bce (train.rr_loss=bce)", "`cfg:b` acceptance (train.rr_loss=debiased_bce)",
+		"Config keys that differ (a → b): `train.rr_loss: bce → debiased_bce`", "| n/a |"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
 	}
 	// Two trials a side: ΔAUC has a standard error and is tested.
 	a2 := append(a, mk("cfg:a", "acceptance-bce", "bce", 1, 0.701))

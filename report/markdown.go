@@ -363,7 +363,14 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 	b.WriteString(head + "\n" + align + "\n")
 	for _, r := range s.Rows {
 		if mixed {
-			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), code(r.ConfigID))
+			cfg := code(r.ConfigID)
+			if r.ConfigName != "" {
+				cfg += " " + cell(r.ConfigName)
+			}
+			if r.ConfigDiff != "" {
+				cfg += " (" + cell(strings.ReplaceAll(r.ConfigDiff, configSep, ", ")) + ")"
+			}
+			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), cfg)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |",
 			code(r.Setting), cell(display.PetName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3),
