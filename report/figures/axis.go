@@ -400,39 +400,6 @@ func paramLabel(pet pets.Kind, k int, eps float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// shade returns base lightened (t=0) through darkened (t=1), for one curve
-// per parameter value within a mechanism.
-func shade(base color.NRGBA, t float64) color.NRGBA {
-	mix := func(a, b uint8, f float64) uint8 { return uint8(math.Round(float64(a)*(1-f) + float64(b)*f)) }
-	out := color.NRGBA{A: 0xff}
-	if t < 0.5 { // towards white
-		f := 0.5 * (0.5 - t) * 2
-		out.R, out.G, out.B = mix(base.R, 255, f), mix(base.G, 255, f), mix(base.B, 255, f)
-	} else { // towards black
-		f := 0.6 * (t - 0.5) * 2
-		out.R, out.G, out.B = mix(base.R, 0, f), mix(base.G, 0, f), mix(base.B, 0, f)
-	}
-	return out
-}
-
-// viridis samples a perceptually uniform sequential colormap, t ∈ [0,1]
-// (the bright yellow end is left out: it is invisible on white).
-func viridis(t float64) color.NRGBA {
-	stops := []color.NRGBA{
-		{0x44, 0x01, 0x54, 0xff}, {0x3b, 0x52, 0x8b, 0xff}, {0x21, 0x90, 0x8d, 0xff},
-		{0x5d, 0xc8, 0x63, 0xff}, {0xb5, 0xcf, 0x1b, 0xff},
-	}
-	t = math.Max(0, math.Min(1, t)) * float64(len(stops)-1)
-	i := int(t)
-	if i >= len(stops)-1 {
-		return stops[len(stops)-1]
-	}
-	f := t - float64(i)
-	a, b := stops[i], stops[i+1]
-	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x)*(1-f) + float64(y)*f)) }
-	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
-}
-
 func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
 
 // ---- legend thumbnails -------------------------------------------------------------
@@ -456,18 +423,5 @@ func lineGlyphThumb(ln *draw.LineStyle, g draw.GlyphStyle) func(draw.Canvas, vg.
 			lineThumb(*ln)(c, r)
 		}
 		glyphThumb(g)(c, r)
-	}
-}
-
-// shadesThumb draws one short bar per colour, left to right (a key for
-// curves shaded by a parameter).
-func shadesThumb(cols []color.Color) func(draw.Canvas, vg.Rectangle) {
-	return func(c draw.Canvas, r vg.Rectangle) {
-		w := (r.Max.X - r.Min.X) / vg.Length(len(cols))
-		y := (r.Min.Y + r.Max.Y) / 2
-		for i, clr := range cols {
-			x := r.Min.X + vg.Length(i)*w
-			c.StrokeLine2(draw.LineStyle{Color: clr, Width: 3}, x, y, x+w, y)
-		}
 	}
 }

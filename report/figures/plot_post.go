@@ -302,7 +302,6 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 	if len(sets) > 1 {
 		items = setLegend(sets)
 	}
-	picked := false
 	for _, rs := range rowsSpec {
 		pa := &panel{title: "Individual expected advantage", x: ieAx.spec("individual expected advantage (probability)"),
 			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}}
@@ -324,7 +323,6 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 					}
 				}
 				if len(shown) < len(of) && lk.primary {
-					picked = true
 					pa.title = fmt.Sprintf("%s (%d of %d settings)", pa.title, len(shown), len(of))
 				}
 			}
@@ -374,7 +372,6 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 		notes = append(notes, "Right panels: right of the dashed line, |Δ log-odds| = ∞ (posterior 0 or 1: the label is exposed); "+
 			"the legend's % ∞ is the audit's, over all its examples.")
 	}
-	_ = picked
 	f.note = strings.Join(notes, " ")
 	return f, nil
 }
