@@ -20,11 +20,33 @@ import (
 )
 
 // Column is one column of a results Table. Values is []string, []float64,
-// []int64 or []bool.
+// []int64 or []bool, or a Nullable of one of these for a column whose
+// cells may be null (not applicable).
 type Column struct {
 	Name   string
 	Values any
 }
+
+// Nullable is the values of a column that may hold nulls: Valid[i] false
+// marks row i null (Values[i] is then the zero value). A null is an empty
+// CSV field and a Parquet null; pandas reads both as NaN.
+type Nullable[T string | float64 | int64 | bool] struct {
+	Values []T
+	Valid  []bool
+}
+
+// NullableOf returns v with row i null where null(v[i]).
+func NullableOf[T string | float64 | int64 | bool](v []T, null func(T) bool) Nullable[T] {
+	n := Nullable[T]{Values: make([]T, len(v)), Valid: make([]bool, len(v))}
+	for i, x := range v {
+		if n.Valid[i] = !null(x); n.Valid[i] {
+			n.Values[i] = x
+		}
+	}
+	return n
+}
+
+func (n Nullable[T]) null(i int) bool { return !n.Valid[i] }
 
 // Table is a small results table (runs, summaries, audits) written as CSV and
 // Parquet that pandas/pyarrow read without adaptation.
@@ -51,8 +73,24 @@ func colLen(v any) int {
 		return len(c)
 	case []bool:
 		return len(c)
+	case Nullable[string]:
+		return nullableLen(c)
+	case Nullable[float64]:
+		return nullableLen(c)
+	case Nullable[int64]:
+		return nullableLen(c)
+	case Nullable[bool]:
+		return nullableLen(c)
 	}
 	return -1
+}
+
+// nullableLen is n's length, or -1 when its slices disagree.
+func nullableLen[T string | float64 | int64 | bool](n Nullable[T]) int {
+	if len(n.Valid) != len(n.Values) {
+		return -1
+	}
+	return len(n.Values)
 }
 
 func (t *Table) check() error {
@@ -77,7 +115,7 @@ func (t *Table) check() error {
 		}
 		seen[c.Name] = true
 		if m := colLen(c.Values); m < 0 {
-			return fmt.Errorf("%w: column %q has unsupported type %T", ErrSchema, c.Name, c.Values)
+			return fmt.Errorf("%w: column %q has unsupported type %T (or a Nullable whose slices differ in length)", ErrSchema, c.Name, c.Values)
 		} else if m != n {
 			return fmt.Errorf("%w: column %q has %d rows, want %d", ErrSchema, c.Name, m, n)
 		}
@@ -87,7 +125,7 @@ func (t *Table) check() error {
 
 // WriteCSV writes the table as CSV with a header, atomically. Floats use the
 // shortest representation that round-trips; ±Inf is "inf"/"-inf" and NaN
-// "nan" (what pandas.read_csv parses as floats).
+// "nan" (what pandas.read_csv parses as floats); a null cell is empty.
 func (t *Table) WriteCSV(path string) error {
 	if err := t.check(); err != nil {
 		return inFile(path, err)
@@ -112,16 +150,7 @@ func (t *Table) WriteCSV(path string) error {
 	rec := make([]string, len(t.Columns))
 	for i := range t.Rows() {
 		for j, c := range t.Columns {
-			switch v := c.Values.(type) {
-			case []string:
-				rec[j] = v[i]
-			case []float64:
-				rec[j] = FormatFloat(v[i])
-			case []int64:
-				rec[j] = strconv.FormatInt(v[i], 10)
-			case []bool:
-				rec[j] = strconv.FormatBool(v[i])
-			}
+			rec[j] = csvCell(c.Values, i)
 		}
 		write(rec)
 	}
@@ -130,6 +159,36 @@ func (t *Table) WriteCSV(path string) error {
 		return inFile(path, err)
 	}
 	return atomicfile.WriteFile(path, buf.Bytes())
+}
+
+// csvCell formats row i of a column's values ("" for a null).
+func csvCell(vals any, i int) string {
+	switch v := vals.(type) {
+	case []string:
+		return v[i]
+	case []float64:
+		return FormatFloat(v[i])
+	case []int64:
+		return strconv.FormatInt(v[i], 10)
+	case []bool:
+		return strconv.FormatBool(v[i])
+	case Nullable[string]:
+		return nullCell(v, i)
+	case Nullable[float64]:
+		return nullCell(v, i)
+	case Nullable[int64]:
+		return nullCell(v, i)
+	case Nullable[bool]:
+		return nullCell(v, i)
+	}
+	return ""
+}
+
+func nullCell[T string | float64 | int64 | bool](n Nullable[T], i int) string {
+	if n.null(i) {
+		return ""
+	}
+	return csvCell(n.Values, i)
 }
 
 // FormatFloat formats v for CSV: shortest round-trip form, "inf", "-inf", "nan".
@@ -162,30 +221,40 @@ func (t *Table) record() (arrow.RecordBatch, error) {
 		}
 	}()
 	for j, c := range t.Columns {
+		nullable := false
 		switch v := c.Values.(type) {
 		case []string:
-			cols[j] = build(array.NewStringBuilder(mem), v)
+			cols[j] = build(array.NewStringBuilder(mem), v, nil)
 		case []float64:
-			cols[j] = build(array.NewFloat64Builder(mem), v)
+			cols[j] = build(array.NewFloat64Builder(mem), v, nil)
 		case []int64:
-			cols[j] = build(array.NewInt64Builder(mem), v)
+			cols[j] = build(array.NewInt64Builder(mem), v, nil)
 		case []bool:
-			cols[j] = build(array.NewBooleanBuilder(mem), v)
+			cols[j] = build(array.NewBooleanBuilder(mem), v, nil)
+		case Nullable[string]:
+			cols[j], nullable = build(array.NewStringBuilder(mem), v.Values, v.Valid), true
+		case Nullable[float64]:
+			cols[j], nullable = build(array.NewFloat64Builder(mem), v.Values, v.Valid), true
+		case Nullable[int64]:
+			cols[j], nullable = build(array.NewInt64Builder(mem), v.Values, v.Valid), true
+		case Nullable[bool]:
+			cols[j], nullable = build(array.NewBooleanBuilder(mem), v.Values, v.Valid), true
 		}
-		fields[j] = arrow.Field{Name: c.Name, Type: cols[j].DataType()}
+		fields[j] = arrow.Field{Name: c.Name, Type: cols[j].DataType(), Nullable: nullable}
 	}
 	md := sortedMetadata(t.Meta)
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, int64(t.Rows())), nil
 }
 
-// build appends v to a fresh builder and returns the array.
+// build appends v (valid: nil, or false for a null) to a fresh builder
+// and returns the array.
 func build[T any, B interface {
 	AppendValues([]T, []bool)
 	NewArray() arrow.Array
 	Release()
-}](b B, v []T) arrow.Array {
+}](b B, v []T, valid []bool) arrow.Array {
 	defer b.Release()
-	b.AppendValues(v, nil)
+	b.AppendValues(v, valid)
 	return b.NewArray()
 }
 
@@ -225,6 +294,7 @@ func (t *Table) WriteParquet(path string) error {
 
 // ReadTable reads a Parquet file written by WriteParquet (or any Parquet
 // file of string, float64, int64 and bool columns) back into a Table. A
+// column holding a null reads as a Nullable, any other as a plain slice. A
 // damaged file gives an error wrapping ErrCorrupt that names it.
 func ReadTable(path string) (*Table, error) {
 	fr, err := readTableFile(path)

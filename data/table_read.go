@@ -45,6 +45,7 @@ func readTableFile(path string) (t *Table, err error) {
 		}
 		t.Columns = append(t.Columns, Column{Name: f.Name, Values: v})
 	}
+	valid := make([][]bool, len(t.Columns)) // per column: nil until a null is seen
 	for b := 0; ; b++ {
 		rec, err := rr.Read()
 		if err == io.EOF {
@@ -80,23 +81,56 @@ func readTableFile(path string) (t *Table, err error) {
 			if !ok {
 				return nil, fmt.Errorf("%w: column %q has type %s in a record batch, %T in the schema", ErrCorrupt, c.Name, col.DataType(), c.Values)
 			}
+			if col.NullN() > 0 && valid[j] == nil {
+				valid[j] = make([]bool, colLen(c.Values)-col.Len(), colLen(c.Values)) // earlier batches: no nulls
+				for i := range valid[j] {
+					valid[j][i] = true
+				}
+			}
+			if valid[j] != nil {
+				for i := range col.Len() {
+					valid[j] = append(valid[j], col.IsValid(i))
+				}
+			}
+		}
+	}
+	for j, v := range valid {
+		if v == nil {
+			continue
+		}
+		c := &t.Columns[j]
+		switch x := c.Values.(type) {
+		case []string:
+			c.Values = Nullable[string]{Values: x, Valid: v}
+		case []float64:
+			c.Values = Nullable[float64]{Values: x, Valid: v}
+		case []int64:
+			c.Values = Nullable[int64]{Values: x, Valid: v}
+		case []bool:
+			c.Values = Nullable[bool]{Values: x, Valid: v}
 		}
 	}
 	return t, t.check()
 }
 
-// appendValues appends a's values to dst, a []T; ok is false if dst holds
-// another type.
+// appendValues appends a's values to dst, a []T (a null as T's zero
+// value); ok is false if dst holds another type.
 func appendValues[T any](dst any, a interface {
 	Len() int
 	Value(int) T
+	IsNull(int) bool
 }) (any, bool) {
 	vals, ok := dst.([]T)
 	if !ok {
 		return dst, false
 	}
+	var zero T
 	for i := range a.Len() {
-		vals = append(vals, a.Value(i))
+		if a.IsNull(i) {
+			vals = append(vals, zero)
+		} else {
+			vals = append(vals, a.Value(i))
+		}
 	}
 	return vals, true
 }

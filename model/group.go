@@ -113,6 +113,21 @@ type GroupConfig struct {
 	// Notices, when set, receives one-line notices (a damaged checkpoint set
 	// aside).
 	Notices func(string)
+	// EpochEnd, when set, is called at the end of every epoch trained in
+	// this call (for learning curves); its time is left out of
+	// ExamplesPerS.
+	EpochEnd func(EpochEnd) error
+}
+
+// EpochEnd is the state of a group at the end of an epoch.
+type EpochEnd struct {
+	Epoch int // 1-based
+	// Losses is each replica's mean training loss over the epoch.
+	Losses []float64
+	// Predict returns every replica's predictions (as Group.Predict) with
+	// the parameters at this epoch's end; nil where the parameters are not
+	// all on the backend (kdd_embed with host embedding tables).
+	Predict func(*data.Features) ([][]float32, error)
 }
 
 // ReplicaResult is one replica's training summary.

@@ -107,6 +107,9 @@ func (l *loop) run(ctx context.Context) error {
 					l.lastEpochLoss[i] = l.epochLossSum[i] / float64(t.spe)
 					l.epochLossSum[i] = 0
 				}
+				if err := l.epochEnd(); err != nil {
+					return err
+				}
 			}
 			l.lastLosses = losses
 			l.meter.report(l.step, losses, false)
@@ -118,6 +121,24 @@ func (l *loop) run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// epochEnd hands the epoch's losses, and predictions with the current
+// parameters, to cfg.EpochEnd; the time it takes is a stall of the meter.
+func (l *loop) epochEnd() error {
+	t := l.t
+	if t.cfg.EpochEnd == nil {
+		return nil
+	}
+	t0 := time.Now()
+	e := EpochEnd{Epoch: int(l.step / t.spe), Losses: append([]float64(nil), l.lastEpochLoss...)}
+	if t.host == nil {
+		view := &Group{Name: t.cfg.Name, be: t.be, m: t.m, r: t.s.r, params: t.state[:len(t.gspecs)]}
+		e.Predict = view.Predict // reads the parameters, never donates them
+	}
+	err := t.cfg.EpochEnd(e)
+	l.meter.stalled(time.Since(t0))
+	return err
 }
 
 // fill puts every replica's batch of step l.step into t.feed (read ahead

@@ -31,6 +31,9 @@ type Config struct {
 	Audit   AuditConfig       `mapstructure:"audit" yaml:"audit"`
 	Privacy PrivacyConfig     `mapstructure:"privacy" yaml:"privacy"`
 	Cluster ClusterConfig     `mapstructure:"cluster" yaml:"cluster"`
+	// Invocation is how this config was given (not a key: set by the
+	// command line, recorded in every result's provenance).
+	Invocation Invocation `mapstructure:"-" yaml:"-"`
 }
 
 // DataConfig chooses the dataset.

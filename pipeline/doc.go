@@ -35,7 +35,12 @@
 // rerun, another shard or a resumed sweep skips finished runs by looking.
 // Each run's training recipe — loss, target column, loss parameters, bag
 // and batch size, release and seeds — is its trainPlan, decided once by
-// planFor.
+// planFor. A result also records what made it (Config.Invocation and
+// Session.provenance: tool, revision, start, command line, TRAIN_*
+// variables, the config in words; configKeys: config_id's keys) and its
+// learning curve (per epoch: training loss, test AUC and log-loss;
+// learning_curves.csv), with a warning when its loss diverges
+// (divergeLimit).
 //
 // # Groups and the executor
 //

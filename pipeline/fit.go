@@ -358,6 +358,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 	if err != nil {
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
 	}
+	w := f.watch(job)
 	outs, gs, err := f.exec.Execute(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
@@ -380,6 +381,10 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		res.CompileS, res.CheckpointS = gs.CompileS, gs.CheckpointS
 		res.GroupExamplesPerS = gs.ExamplesPerS
 		res.ExamplesPerS = gs.ExamplesPerS / float64(len(pending))
+		res.Curve = w.curves[i]
+		if msg := w.diverged(i, res); msg != "" {
+			s.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
+		}
 		if r.Setting.Kind == pets.None {
 			if err := f.st.PutEtaHat(r.ID, o.Probs); err != nil {
 				return nil, err
@@ -397,13 +402,85 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 	return results, nil
 }
 
+// watcher records each run's learning curve (per epoch: training loss,
+// test AUC and log-loss) while its group trains, and the largest loss a
+// trained model could have, against which divergence is judged.
+type watcher struct {
+	curves [][]report.EpochPoint
+	limit  []float64
+}
+
+// watch hooks a watcher into job's epoch ends.
+func (f *fitter) watch(job *groupJob) *watcher {
+	n := len(job.runs)
+	w := &watcher{curves: make([][]report.EpochPoint, n), limit: make([]float64, n)}
+	for i := range w.limit {
+		w.limit[i] = divergeLimit
+		if rho := job.Group.Replicas[i].Params.FlipProb; rho > 0 && rho < 0.5 {
+			w.limit[i] /= 1 - 2*rho // debiased BCE weighs examples by up to 1/(1−2ρ)
+		}
+	}
+	labels := f.s.test.Label
+	job.Group.EpochEnd = func(e model.EpochEnd) error {
+		var probs [][]float32
+		if e.Predict != nil {
+			var err error
+			if probs, err = e.Predict(job.Test); err != nil {
+				return fmt.Errorf("learning curve, epoch %d: %w", e.Epoch, err)
+			}
+		}
+		for i := range min(n, len(e.Losses)) {
+			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN()}
+			if probs != nil {
+				p.TestAUC, p.TestLogLoss = stats.AUC(probs[i], labels), model.LogLoss(probs[i], labels)
+			}
+			w.curves[i] = append(w.curves[i], p)
+		}
+		return nil
+	}
+	return w
+}
+
+// divergeLimit is the largest mean training loss over an epoch, in
+// magnitude, of a model that has not diverged (times 1/(1−2ρ) for debiased
+// BCE). Every loss trained here (BCE, debiased BCE, PropMatch, EasyLLP) is
+// ln 2 ≈ 0.69 for a model that predicts ½ and falls when training works;
+// the shipped configs' runs stay within −15…0.7 (debiased BCE at ε = 0.5
+// and rr_prior's noisy targets overfit below 0), while a learning rate of
+// 1e9 drives the loss to 1e18–1e28 within the first epoch.
+const divergeLimit = 1e4
+
+// diverged says, in words, that run i's training loss diverged ("" when
+// it did not).
+func (w *watcher) diverged(i int, res *report.Run) string {
+	worst, at := res.TrainLoss, 0
+	for _, p := range w.curves[i] {
+		if math.Abs(p.TrainLoss) > math.Abs(worst) || math.IsNaN(worst) {
+			worst, at = p.TrainLoss, p.Epoch
+		}
+	}
+	if !(math.Abs(worst) > w.limit[i]) {
+		return ""
+	}
+	where := "in its last epoch"
+	if at > 0 {
+		where = fmt.Sprintf("in epoch %d", at)
+	}
+	return fmt.Sprintf("the training loss diverged (%.3g %s; a model predicting ½ has %.2f): the learning rate is "+
+		"probably too high, and this run's test AUC %.4f is not that of a trained model (learning_curves.csv has its curve)",
+		worst, where, math.Ln2, res.TestAUC)
+}
+
 // result fills the identity fields of r's result.
 func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 	s := f.s
 	res := &report.Run{RunID: r.ID, Dataset: s.datasetID, ConfigID: s.configID, Model: s.cfg.Model.Kind.String(),
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.cfg.Train.Epochs,
-		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul()}
+		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul(),
+		ConfigName: s.cfg.Name, Config: configKeys(s.cfg)}
+	prov := s.provenance()
+	res.Provenance = &prov
 	if r.Plan.Loss != 0 {
 		res.Loss = r.Plan.Loss.String()
 	} else {
@@ -438,7 +515,11 @@ func (f *fitter) constantRuns(runs []*runSpec) ([]*report.Run, error) {
 }
 
 func (f *fitter) report(spec *runSpec, r *report.Run) {
-	what := fmt.Sprintf("test AUC %.4f  loss %.4f  %.0f ex/s", r.TestAUC, r.TrainLoss, r.ExamplesPerS)
+	loss := fmt.Sprintf("%.4f", r.TrainLoss)
+	if math.Abs(r.TrainLoss) >= 1e4 {
+		loss = fmt.Sprintf("%.3g", r.TrainLoss)
+	}
+	what := fmt.Sprintf("test AUC %.4f  loss %s  %.0f ex/s", r.TestAUC, loss, r.ExamplesPerS)
 	if r.Loss == "constant" {
 		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
 	}
@@ -535,6 +616,13 @@ func writeRunTables(s *Session, runs []report.Run) error {
 	if err := t.WriteParquet(s.Out("runs.parquet")); err != nil {
 		return err
 	}
-	s.ev.Info("fit", fmt.Sprintf("wrote %s, %s", s.Out("runs.csv"), s.Out("runs.parquet")))
+	c := report.CurveTable(runs)
+	if err := c.WriteCSV(s.Out("learning_curves.csv")); err != nil {
+		return err
+	}
+	if err := c.WriteParquet(s.Out("learning_curves.parquet")); err != nil {
+		return err
+	}
+	s.ev.Info("fit", fmt.Sprintf("wrote %s, %s, %s", s.Out("runs.csv"), s.Out("runs.parquet"), s.Out("learning_curves.csv")))
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/report"
 )
 
 // setting is one point of the PET grid: validated parameters and the
@@ -354,6 +355,32 @@ func configFingerprint(c *Config) string {
 		}
 	}
 	return "cfg:" + shortHash(f)
+}
+
+// configKeys is what configFingerprint hashes, as the config keys and
+// values a person would write ("key=value; …", report.Run.Config): the
+// readable form of config_id, from which reports name the keys two configs
+// differ in. A key is listed exactly when its fingerprint field is set.
+func configKeys(c *Config) string {
+	m := map[string]string{
+		"model.kind": c.Model.Kind.String(), "model.init": c.Model.Init.String(),
+		"data.standardize": strconv.FormatBool(c.Data.Standardize), "train.epochs": strconv.Itoa(c.Train.Epochs),
+		"train.batch_size": strconv.Itoa(c.Train.BatchSize), "train.rr_loss": c.Train.RRLoss.String(),
+		"train.llp_loss": c.Train.LLPLoss.String(), "privacy.keep_remainder": strconv.FormatBool(c.Privacy.KeepRemainder),
+		"backend": c.Backend.String(),
+	}
+	if c.Model.Kind == model.KindMLP {
+		m["model.hidden"] = intList(c.Model.Hidden)
+	}
+	if c.Model.Kind == model.KindKDDEmbed {
+		m["train.sparse_embedding"] = strconv.FormatBool(c.Train.SparseEmbedding)
+	}
+	for _, p := range c.Pets {
+		if p.Mechanism == pets.RRPrior {
+			m["train.rr_prior_targets"] = string(c.Train.RRPriorTargets)
+		}
+	}
+	return report.FormatConfig(m)
 }
 
 func shortHash(v any) string {

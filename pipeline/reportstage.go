@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
@@ -16,15 +18,32 @@ import (
 
 // Report writes the session's summary.csv/.parquet, figures and report.md.
 // Runs outside the config's grid (left in the output by an earlier config)
-// are left out and counted.
+// are left out and counted: report.md says how many.
 func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
 	g := store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}
+	in := g.InGrid()
 	var cals []report.Calibration
 	if audits != nil {
 		cals = s.calibration
 	}
+	stored, _, err := store.Store{Dir: s.cfg.Output}.All()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range stored {
+		if !in(r.RunID) {
+			runs = append(runs, r) // counted as outside the grid, never averaged
+		}
+	}
+	made := s.provenance()
 	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
-		report.Options{InGrid: g.InGrid()}, nil, s.ev)
+		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started})
+}
+
+// reportMeta is what report.md says made it.
+type reportMeta struct {
+	made    *report.Provenance
+	started time.Time
 }
 
 // resultSet is one run directory's results, as `train report` reads them.
@@ -137,12 +156,18 @@ type ReportOptions struct {
 	// AllowMixed keeps runs of different datasets or configs as separate
 	// rows instead of failing.
 	AllowMixed bool
+	// Invocation is the command line that asked for the report (its
+	// provenance in report.md).
+	Invocation Invocation
 }
 
 // ReportSets merges result sets and writes summary.csv/.parquet, figures,
 // report.md and, with Compare, compare.csv/.parquet.
 func ReportSets(o ReportOptions, ev Events) error {
 	ev = orDiscard(ev)
+	started := time.Now()
+	made := &report.Provenance{Tool: Version, Revision: Revision(), Started: started.Format(time.RFC3339),
+		Command: o.Invocation.Command, Env: o.Invocation.Env}
 	load := func(dirs []string) (*resultSet, func(string) bool, error) {
 		var sets []*resultSet
 		for _, d := range dirs {
@@ -177,25 +202,116 @@ func ReportSets(o ReportOptions, ev Events) error {
 			if cmp.sums[i], err = report.Summarize(set.Runs, set.Audits, report.Options{InGrid: in, AllowMixed: o.AllowMixed}); err != nil {
 				return fmt.Errorf("report: %s: %w", d, err)
 			}
+			cmp.post[i] = set.Posteriors
 		}
 	}
-	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev)
+	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev,
+		reportMeta{made: made, started: started})
 	return err
 }
 
 type comparison struct {
 	names      [2]string
 	sums       [2]*report.Summary
+	post       [2][]report.Posterior
 	allowMixed bool
 }
 
+// sets are the comparison's two sides as figure sets, A first (drawn
+// dashed with open markers) and B last (solid), each named by its
+// directory and, when the configs differ, its values of the keys that
+// differ.
+func (c *comparison) sets(rows []report.Comparison) []figures.Set {
+	var diff []string
+	for _, r := range rows {
+		if r.ConfigDiff != "" {
+			diff = strings.Split(r.ConfigDiff, "; ")
+			break
+		}
+	}
+	var out []figures.Set
+	for i, side := range []string{"A", "B"} {
+		name := side + ": " + c.names[i]
+		var vals []string
+		for _, d := range diff {
+			key, change, _ := strings.Cut(d, ": ")
+			a, b, _ := strings.Cut(change, " → ")
+			vals = append(vals, key+"="+[]string{a, b}[i])
+		}
+		if len(vals) > 0 {
+			name += " (" + strings.Join(vals, ", ") + ")"
+		}
+		// A side of several groups is drawn group by group.
+		for _, g := range figures.GroupSets(c.sums[i], c.post[i]) {
+			g.Name = strings.TrimSpace(name + " " + g.Name)
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// compareMessage says how many settings differ by more than 2 SE, and
+// what could not be tested: a single trial has no standard error, so a
+// ΔAUC of single trials (and a ΔE[adv] without audits) says nothing.
+func compareMessage(rows []report.Comparison) string {
+	both, tested, aucTested := 0, 0, 0
+	sig := 0
+	for _, r := range rows {
+		if r.OnlyIn != report.InBoth {
+			continue
+		}
+		both++
+		if r.Tested {
+			tested++
+		}
+		if !math.IsNaN(r.DAUCSE) {
+			aucTested++
+		}
+		if r.Significant {
+			sig++
+		}
+	}
+	switch {
+	case both == 0:
+		return fmt.Sprintf("no setting in both sets (%s compared)", count(len(rows), "setting"))
+	case tested == 0:
+		return fmt.Sprintf("none of %s in both sets could be tested: a single trial gives no standard error and "+
+			"neither set is audited; train more trials (train.trials ≥ 2) or audit both sets", count(both, "setting"))
+	}
+	msg := fmt.Sprintf("%d of %s differ by more than 2 SE", sig, count(both, "setting"))
+	var notes []string
+	if tested < both {
+		notes = append(notes, fmt.Sprintf("%d not testable: no standard error", both-tested))
+	}
+	if aucTested == 0 {
+		notes = append(notes, "E[adv] only: single trials give ΔAUC no standard error")
+	} else if aucTested < both {
+		notes = append(notes, fmt.Sprintf("ΔAUC tested for %d, the others have a single trial", aucTested))
+	}
+	if len(notes) > 0 {
+		msg += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return msg
+}
+
 // writeReport summarizes rs and writes the report files under out.
-func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *comparison, ev Events) (*report.Summary, error) {
+func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *comparison, ev Events, meta reportMeta) (*report.Summary, error) {
 	sum, err := report.Summarize(rs.Runs, rs.Audits, opts)
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	md := report.Markdown{Title: title, Summary: sum, Audits: rs.Audits, Calibration: rs.Calibration}
+	counted := rs.Runs
+	if opts.InGrid != nil {
+		counted = nil
+		for _, r := range rs.Runs {
+			if opts.InGrid(r.RunID) {
+				counted = append(counted, r)
+			}
+		}
+	}
+	md := report.Markdown{Title: title, Summary: sum, Audits: rs.Audits, Calibration: rs.Calibration,
+		Made: meta.made, Origins: report.Origins(counted)}
+	figSets := figures.GroupSets(sum, rs.Posteriors)
 	if cmp != nil {
 		rows, err := report.Compare(cmp.sums[0], cmp.sums[1], report.CompareOptions{AllowMixed: cmp.allowMixed})
 		if err != nil {
@@ -209,14 +325,16 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 			return nil, err
 		}
 		md.Comparison, md.CompareNames = rows, cmp.names
-		n := 0
+		for _, d := range report.ComparedConfigDiffs(rows) {
+			ev.Info("compare", "config keys that differ (A → B): "+d)
+		}
 		for _, r := range rows {
 			if r.Significant {
-				n++
 				ev.Info("compare", fmt.Sprintf("%-22s ΔAUC %+.4f ± %.4f  Δadvantage %+.4f ± %.4f  (> 2 SE)", r.Setting, r.DAUC, r.DAUCSE, r.DEAdv, r.DEAdvSE))
 			}
 		}
-		ev.Info("compare", fmt.Sprintf("%d of %s differ by more than 2 SE", n, count(len(rows), "setting")))
+		ev.Info("compare", compareMessage(rows))
+		figSets = cmp.sets(rows)
 	}
 	t := report.SummaryTable(sum)
 	if err := t.WriteCSV(filepath.Join(out, "summary.csv")); err != nil {
@@ -225,7 +343,7 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
 		return nil, err
 	}
-	figs, err := figures.WritePlots(filepath.Join(out, "figures"), sum, rs.Posteriors)
+	figs, err := figures.WriteSets(filepath.Join(out, "figures"), figSets)
 	if err != nil {
 		return nil, err
 	}
@@ -235,6 +353,9 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	}
 	figs = append(figs, afigs...)
 	md.Figures = figs
+	if !meta.started.IsZero() {
+		md.WallS = time.Since(meta.started).Seconds()
+	}
 	path := filepath.Join(out, "report.md")
 	if err := report.WriteMarkdown(path, md); err != nil {
 		return nil, err

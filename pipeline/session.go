@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -50,6 +51,9 @@ type Session struct {
 	peopleKey string    // the key check people were computed with
 	// calibration is set by Audit for Report: the reliability tables of η.
 	calibration []report.Calibration
+	// started is when Open was called (the command's start, for
+	// provenance and the report's wall time).
+	started time.Time
 }
 
 // Open validates cfg, takes the output lock, makes or loads the dataset,
@@ -60,7 +64,7 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg)}
+	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg), started: time.Now()}
 	ok := false
 	defer func() {
 		if !ok {
@@ -179,8 +183,14 @@ func (c *Config) WriteResolved() (string, error) {
 		return "", err
 	}
 	path := filepath.Join(c.Output, "config.resolved.yaml")
-	header := []byte("# The configuration this run resolved (file + TRAIN_* environment + --set).\n")
-	return path, atomicfile.WriteFile(path, append(header, b...))
+	header := "# The configuration this run resolved (file + TRAIN_* environment + --set).\n"
+	if inv := c.Invocation; inv.Command != "" {
+		header += "# Command: " + inv.Command + "\n"
+		for _, e := range inv.Env {
+			header += "# Environment: " + e + "\n"
+		}
+	}
+	return path, atomicfile.WriteFile(path, append([]byte(header), b...))
 }
 
 // dataStage returns the dataset directory: data.path, or a synthetic

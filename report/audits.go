@@ -67,8 +67,8 @@ type Posterior struct {
 var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	strCol("setting", func(a *Audit) *string { return &a.Setting }),
 	kindCol("pet", func(a *Audit) *pets.Kind { return &a.Pet }),
-	intCol("k", func(a *Audit) *int { return &a.K }),
-	f64Col("epsilon", func(a *Audit) *float64 { return &a.Epsilon }),
+	nullIntCol("k", func(a *Audit) *int { return &a.K }),
+	nullF64Col("epsilon", func(a *Audit) *float64 { return &a.Epsilon }),
 	strCol("eta_source", func(a *Audit) *string { return &a.EtaSource }),
 	intCol("n_examples", func(a *Audit) *int { return &a.NExamples }),
 	intCol("n_dropped", func(a *Audit) *int { return &a.NDropped }),
@@ -135,8 +135,8 @@ func ReadAudits(t *data.Table) ([]Audit, error) {
 var posteriorSchema = schema[Posterior]{name: "posteriors", cols: []column[Posterior]{
 	strCol("setting", func(p *Posterior) *string { return &p.Setting }),
 	kindCol("pet", func(p *Posterior) *pets.Kind { return &p.Pet }),
-	intCol("k", func(p *Posterior) *int { return &p.K }),
-	f64Col("epsilon", func(p *Posterior) *float64 { return &p.Epsilon }),
+	nullIntCol("k", func(p *Posterior) *int { return &p.K }),
+	nullF64Col("epsilon", func(p *Posterior) *float64 { return &p.Epsilon }),
 	f64Col("prior", func(p *Posterior) *float64 { return &p.Prior }),
 	f64Col("posterior", func(p *Posterior) *float64 { return &p.Sample.Posterior }),
 	f64Col("ieadv", func(p *Posterior) *float64 { return &p.IEAdv }),

@@ -68,6 +68,15 @@ type Comparison struct {
 	// SE of 0 (an exact audit) makes any nonzero difference significant.
 	Significant bool
 	OnlyIn      Side
+	// Tested: both sides have the setting and at least one of the two
+	// differences has a standard error (an exact audit, or ≥ 2 trials a
+	// side), so Significant says something; false for single trials
+	// without an audit, where nothing could be tested.
+	Tested bool
+	// ConfigNameA and ConfigNameB are the config names of the rows
+	// compared; ConfigDiff the config keys whose values differ between
+	// them, "key: a → b; …" ("" when they agree or are unknown).
+	ConfigNameA, ConfigNameB, ConfigDiff string
 }
 
 // CompareOptions configure Compare.
@@ -128,16 +137,19 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 			AUCA: nan, AUCB: nan, DAUC: nan, DAUCSE: nan, EAdvA: nan, EAdvB: nan, DEAdv: nan, DEAdvSE: nan, OnlyIn: side}
 		if side != OnlyInB {
 			c.AUCA, c.EAdvA = ra.AUCMean, ra.EAdv
-			c.DatasetA, c.ConfigIDA = ra.Dataset, ra.ConfigID
+			c.DatasetA, c.ConfigIDA, c.ConfigNameA = ra.Dataset, ra.ConfigID, ra.ConfigName
 		}
 		if side != OnlyInA {
 			c.AUCB, c.EAdvB = rb.AUCMean, rb.EAdv
-			c.DatasetB, c.ConfigIDB = rb.Dataset, rb.ConfigID
+			c.DatasetB, c.ConfigIDB, c.ConfigNameB = rb.Dataset, rb.ConfigID, rb.ConfigName
 		}
 		if side == InBoth {
 			c.DAUC, c.DAUCSE = rb.AUCMean-ra.AUCMean, math.Hypot(ra.AUCSE, rb.AUCSE)
 			c.DEAdv, c.DEAdvSE = rb.EAdv-ra.EAdv, math.Hypot(ra.EAdvSE, rb.EAdvSE)
 			c.Significant = math.Abs(c.DAUC) > 2*c.DAUCSE || math.Abs(c.DEAdv) > 2*c.DEAdvSE
+			testable := func(d, se float64) bool { return !math.IsNaN(d) && !math.IsNaN(se) }
+			c.Tested = testable(c.DAUC, c.DAUCSE) || testable(c.DEAdv, c.DEAdvSE)
+			c.ConfigDiff = strings.Join(ConfigDiff(ra.Config, rb.Config), configSep)
 		}
 		out = append(out, c)
 	}
@@ -160,6 +172,19 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	return out, nil
 }
 
+// ComparedConfigDiffs lists the distinct config differences of a
+// comparison's rows (Comparison.ConfigDiff), in order of appearance: one
+// line per pair of configs compared, "key: a → b; key: a → b".
+func ComparedConfigDiffs(cs []Comparison) []string {
+	var out []string
+	for _, c := range cs {
+		if c.ConfigDiff != "" && !slices.Contains(out, c.ConfigDiff) {
+			out = append(out, c.ConfigDiff)
+		}
+	}
+	return out
+}
+
 // groupCount is the number of distinct (dataset, config) pairs in s.
 func groupCount(s *Summary) int { return len(groupList(s)) }
 
@@ -176,8 +201,8 @@ func groupList(s *Summary) []string {
 var comparisonSchema = schema[Comparison]{name: "compare", cols: []column[Comparison]{
 	strCol("setting", func(c *Comparison) *string { return &c.Setting }),
 	kindCol("pet", func(c *Comparison) *pets.Kind { return &c.Pet }),
-	intCol("k", func(c *Comparison) *int { return &c.K }),
-	f64Col("epsilon", func(c *Comparison) *float64 { return &c.Epsilon }),
+	nullIntCol("k", func(c *Comparison) *int { return &c.K }),
+	nullF64Col("epsilon", func(c *Comparison) *float64 { return &c.Epsilon }),
 	f64Col("auc_a", func(c *Comparison) *float64 { return &c.AUCA }),
 	f64Col("auc_b", func(c *Comparison) *float64 { return &c.AUCB }),
 	f64Col("d_auc", func(c *Comparison) *float64 { return &c.DAUC }),
@@ -192,6 +217,10 @@ var comparisonSchema = schema[Comparison]{name: "compare", cols: []column[Compar
 	strCol("config_id_a", func(c *Comparison) *string { return &c.ConfigIDA }),
 	strCol("dataset_b", func(c *Comparison) *string { return &c.DatasetB }),
 	strCol("config_id_b", func(c *Comparison) *string { return &c.ConfigIDB }),
+	opt(boolCol("tested", func(c *Comparison) *bool { return &c.Tested })),
+	opt(strCol("config_name_a", func(c *Comparison) *string { return &c.ConfigNameA })),
+	opt(strCol("config_name_b", func(c *Comparison) *string { return &c.ConfigNameB })),
+	opt(strCol("config_diff", func(c *Comparison) *string { return &c.ConfigDiff })),
 }}
 
 // ComparisonTable converts Compare's result into compare.csv /

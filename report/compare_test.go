@@ -2,8 +2,13 @@ package report
 
 import (
 	"errors"
+	"fmt"
+	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,7 +166,8 @@ func TestComparisonTable(t *testing.T) {
 	tab := roundTrip(t, ComparisonTable(cs))
 	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
-		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b"}
+		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b",
+		"tested", "config_name_a", "config_name_b", "config_diff"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v", names)
 	}
@@ -178,5 +184,98 @@ func TestComparisonTable(t *testing.T) {
 	tab.Columns[13].Values = []string{"c"}
 	if _, err := comparisonSchema.fromTable(tab); err == nil {
 		t.Fatal("only_in \"c\" read without error")
+	}
+}
+
+// A comparison of two configs names what differs between them, by key, and
+// so does a summary that keeps both (AllowMixed): the config's name and
+// its values of the keys that differ, not only two hashes. Single trials
+// without an audit are compared but not tested.
+func TestCompareNamesConfigKeys(t *testing.T) {
+	const base = "backend=go; model.kind=mlp; train.epochs=2; train.rr_loss="
+	mk := func(cfg, name, loss string, trial int, auc float64) Run {
+		return Run{RunID: cfg + fmt.Sprint(trial), Dataset: dsA, ConfigID: cfg, Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1,
+			LabelDPEpsilon: 1, LR: 1e-3, Trial: trial, TestAUC: auc, ConfigName: name, Config: base + loss}
+	}
+	a := []Run{mk("cfg:a", "acceptance-bce", "bce", 0, 0.70)}
+	b := []Run{mk("cfg:b", "acceptance", "debiased_bce", 0, 0.72)}
+	sa, err := Summarize(a, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Summarize(b, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Compare(sa, sb, CompareOptions{AllowMixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rows[0]
+	if c.ConfigDiff != "train.rr_loss: bce → debiased_bce" || c.ConfigNameA != "acceptance-bce" || c.ConfigNameB != "acceptance" {
+		t.Fatalf("config diff %q, names %q, %q", c.ConfigDiff, c.ConfigNameA, c.ConfigNameB)
+	}
+	if c.Tested || c.Significant {
+		t.Fatalf("single trials without an audit: tested %v, significant %v", c.Tested, c.Significant)
+	}
+	if got := ComparedConfigDiffs(rows); len(got) != 1 || got[0] != c.ConfigDiff {
+		t.Fatalf("ComparedConfigDiffs %q", got)
+	}
+	mixed, err := Summarize(append(a, b...), nil, Options{AllowMixed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mixed.Rows {
+		want := map[string]string{"acceptance-bce": "train.rr_loss=bce", "acceptance": "train.rr_loss=debiased_bce"}[r.ConfigName]
+		if want == "" || r.ConfigDiff != want || r.Config == "" {
+			t.Fatalf("mixed summary row %q of config %q: diff %q", r.Setting, r.ConfigName, r.ConfigDiff)
+		}
+	}
+	// One config: no diff.
+	if sb.Rows[0].ConfigDiff != "" || sb.Rows[0].ConfigName != "acceptance" {
+		t.Fatalf("one config: %+v", sb.Rows[0])
+	}
+	// report.md names the configs and the keys, in the summary and the
+	// comparison.
+	md := filepath.Join(t.TempDir(), "report.md")
+	if err := WriteMarkdown(md, Markdown{Summary: mixed, Comparison: rows, CompareNames: [2]string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(md)
+	for _, want := range []string{"`cfg:a` acceptance-bce (train.rr_loss=bce)", "`cfg:b` acceptance (train.rr_loss=debiased_bce)",
+		"Config keys that differ (a → b): `train.rr_loss: bce → debiased_bce`", "| n/a |"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// Two trials a side: ΔAUC has a standard error and is tested.
+	a2 := append(a, mk("cfg:a", "acceptance-bce", "bce", 1, 0.701))
+	b2 := append(b, mk("cfg:b", "acceptance", "debiased_bce", 1, 0.721))
+	sa2, _ := Summarize(a2, nil, Options{})
+	sb2, _ := Summarize(b2, nil, Options{})
+	rows2, err := Compare(sa2, sb2, CompareOptions{AllowMixed: true})
+	if err != nil || !rows2[0].Tested || !rows2[0].Significant {
+		t.Fatalf("two trials a side: %+v, %v", rows2[0], err)
+	}
+}
+
+func TestConfigDiff(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want []string
+	}{
+		{"x=1; y=2", "x=1; y=2", nil},
+		{"x=1; y=2", "x=1; y=3", []string{"y: 2 → 3"}},
+		{"model.hidden=[64, 64]; x=1", "x=2", []string{"model.hidden: [64, 64] → (none)", "x: 1 → 2"}},
+		{"", "x=1", nil},
+	}
+	for _, tc := range cases {
+		if got := ConfigDiff(tc.a, tc.b); !slices.Equal(got, tc.want) {
+			t.Errorf("ConfigDiff(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+	m := map[string]string{"b": "[1, 2]", "a": "x"}
+	if s := FormatConfig(m); s != "a=x; b=[1, 2]" || !maps.Equal(ParseConfig(s), m) {
+		t.Fatalf("FormatConfig %q does not round-trip", s)
 	}
 }

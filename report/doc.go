@@ -26,7 +26,19 @@
 // the columns (a test holds it to the schemas). Each keeps the columns of
 // the first file format first, in their order, and appends the newer
 // ones; readers accept files of the first format (the newer fields then
-// read as NaN or zero).
+// read as NaN or zero). A k or ε that does not apply to a mechanism is a
+// null cell (data.Nullable: empty in CSV, a Parquet null, NaN in pandas),
+// read back as 0. CurveTable writes learning_curves.csv/.parquet from the
+// runs' per-epoch curves (Run.Curve).
+//
+// # Configs and provenance
+//
+// Every run carries its config's name and the keys its config_id
+// fingerprints, as "key=value; …" (Run.Config): summaries and comparisons
+// name the keys two configs differ in (Row.ConfigDiff, ConfigDiff,
+// Comparison.ConfigDiff) instead of two hashes. Run.Provenance says what
+// made a run (tool, revision, start, command line, TRAIN_* variables,
+// config in words); Origins groups runs by it for report.md.
 //
 // # The reporting rule
 //
@@ -50,8 +62,10 @@
 //
 // # report.md and figures
 //
-// WriteMarkdown writes report.md deterministically (no timestamps), for
-// diffing and golden tests; the figures it links are drawn by package
+// WriteMarkdown writes report.md from its inputs alone: the provenance
+// (what made the report and its runs, the date, the wall time) comes in as
+// Markdown.Made, WallS and Origins, which golden tests leave out; the
+// figures it links are drawn by package
 // report/figures (the only user of gonum/plot) and passed in as Figure
 // values. Mechanism names, the canonical setting order and percentages are
 // shared with the figures through report/internal/display.

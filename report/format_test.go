@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
@@ -102,8 +103,14 @@ func TestFileFormatsGolden(t *testing.T) {
 		nonFinite.Bags, nonFinite.Matmul = "key:campaign", "avx2"
 		noStd := FullRun()
 		noStd.Standardization = nil
+		withProv := FullRun()
+		withProv.ConfigName, withProv.Config = "quickstart", "backend=go; model.hidden=[64, 64]; train.epochs=2"
+		withProv.Provenance = &Provenance{Tool: "labelprivacy 0.2.0", Revision: "0123456789ab+modified", Started: "2026-01-02T03:04:05Z",
+			Command: "train run -c configs/quickstart.yaml --set 'train.learning_rates=[0.01, 0.001]'", Env: []string{"TRAIN_SEED=7"},
+			ConfigFile: "configs/quickstart.yaml", ConfigSummary: `config "quickstart" (cfg:0123); model mlp [64, 64]`}
+		withProv.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55}, {2, 1.7e18, math.NaN(), math.Inf(1)}}
 		var buf bytes.Buffer
-		for _, r := range []Run{FullRun(), nonFinite, noStd} {
+		for _, r := range []Run{FullRun(), nonFinite, noStd, withProv} {
 			b, err := json.Marshal(r)
 			if err != nil {
 				t.Fatal(err)
@@ -119,4 +126,113 @@ func TestFileFormatsGolden(t *testing.T) {
 		}
 		check(t, "runs.jsonl", buf.Bytes())
 	})
+}
+
+// A mechanism's k or ε that does not apply (k outside the LLP family, ε of
+// none, bot and llp) is a null in every table: an empty CSV field and a
+// Parquet null, which pandas reads as NaN, never as a 0 that looks like a
+// bag size or a privacy level. Files written before (a plain 0) still read.
+func TestNotApplicableIsNull(t *testing.T) {
+	for name, tab := range formatFixtures(t) {
+		if name == "calibration" {
+			continue // no k or ε
+		}
+		t.Run(name, func(t *testing.T) {
+			col := func(tb *data.Table, n string) any {
+				for _, c := range tb.Columns {
+					if c.Name == n {
+						return c.Values
+					}
+				}
+				t.Fatalf("no column %q", n)
+				return nil
+			}
+			kinds := col(tab, "pet").([]string)
+			dir := t.TempDir()
+			if err := tab.WriteParquet(filepath.Join(dir, "t.parquet")); err != nil {
+				t.Fatal(err)
+			}
+			back, err := data.ReadTable(filepath.Join(dir, "t.parquet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tab.WriteCSV(filepath.Join(dir, "t.csv")); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, "t.csv"))
+			rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := rows[0]
+			cell := func(i int, n string) string {
+				for j, h := range head {
+					if h == n {
+						return rows[i+1][j]
+					}
+				}
+				return "?"
+			}
+			for i, p := range kinds {
+				kind, err := pets.ParseKind(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range []struct {
+					name  string
+					apply bool
+				}{{"k", kind.NeedsK()}, {"epsilon", kind.NeedsEpsilon()}} {
+					var valid bool
+					switch v := col(back, c.name).(type) {
+					case data.Nullable[int64]:
+						valid = v.Valid[i]
+					case data.Nullable[float64]:
+						valid = v.Valid[i]
+					default:
+						valid = true // no null in the column
+					}
+					if valid != c.apply || (cell(i, c.name) == "") == c.apply {
+						t.Errorf("row %d (%s): %s is %q in CSV, valid %v in Parquet; want a value only where it applies (%v)",
+							i, p, c.name, cell(i, c.name), valid, c.apply)
+					}
+				}
+			}
+		})
+	}
+	// A runs table of the first format: k and ε a plain 0 where n/a.
+	old := RunsTable([]Run{FullRun()})
+	for i, c := range old.Columns {
+		switch v := c.Values.(type) {
+		case data.Nullable[int64]:
+			old.Columns[i].Values = v.Values
+		case data.Nullable[float64]:
+			old.Columns[i].Values = v.Values
+		}
+	}
+	runs, err := ReadRuns(RoundTrip(t, old))
+	if err != nil || len(runs) != 1 || runs[0].K != 8 || runs[0].Epsilon != 1 {
+		t.Fatalf("first-format runs table: %+v, %v", runs, err)
+	}
+}
+
+// The run record keeps what made the run and its learning curve (NaN and
+// ±Inf included) through JSON.
+func TestRunJSONProvenanceAndCurve(t *testing.T) {
+	r := FullRun()
+	r.ConfigName, r.Config = "q", "train.epochs=2"
+	r.Provenance = &Provenance{Tool: "labelprivacy 0.2.0", Started: "2026-01-02T03:04:05Z", Command: "train fit -c x.yaml", Env: []string{"TRAIN_SEED=7"}}
+	r.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55}, {2, 1.7e18, math.NaN(), math.Inf(1)}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Run
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ConfigName != "q" || back.Config != r.Config || back.Provenance == nil || back.Provenance.Command != r.Provenance.Command ||
+		len(back.Provenance.Env) != 1 || len(back.Curve) != 2 || back.Curve[1].TrainLoss != 1.7e18 ||
+		!math.IsNaN(back.Curve[1].TestAUC) || !math.IsInf(back.Curve[1].TestLogLoss, 1) || back.Curve[0] != r.Curve[0] {
+		t.Fatalf("round trip:\n%s\n%+v", b, back)
+	}
 }

@@ -38,6 +38,13 @@ type Markdown struct {
 	// Calibration the reliability tables of η.
 	Audits      []Audit
 	Calibration []Calibration
+	// Made is what wrote this report (nil: no provenance is written, as in
+	// golden tests); WallS the seconds from the command's start to the
+	// report (0: not given); Origins what made the runs it reports
+	// (Origins), listed under "Provenance".
+	Made    *Provenance
+	WallS   float64
+	Origins []Origin
 }
 
 // WriteMarkdown writes report.md to path atomically: the title, the
@@ -60,6 +67,9 @@ func WriteMarkdown(path string, md Markdown) error {
 		title = "labelprivacy report"
 	}
 	fmt.Fprintf(&b, "# %s\n\n", title)
+	if md.Made != nil {
+		b.WriteString(madeLine(md.Made, md.WallS) + "\n\n")
+	}
 	b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
 		"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
 		"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials " +
@@ -120,6 +130,20 @@ func WriteMarkdown(path string, md Markdown) error {
 			"(never with a single trial, whose SE is unknown). "+
 			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb)
 		writeSides(&b, md.Comparison, na, nb)
+		if diffs := ComparedConfigDiffs(md.Comparison); len(diffs) > 0 {
+			fmt.Fprintf(&b, "Config keys that differ (%s → %s): ", cell(na), cell(nb))
+			for i, d := range diffs {
+				if i > 0 {
+					b.WriteString("; and ")
+				}
+				parts := strings.Split(d, configSep)
+				for j, p := range parts {
+					parts[j] = code(p)
+				}
+				b.WriteString(strings.Join(parts, ", "))
+			}
+			b.WriteString(". The figures overlay both sides: " + cell(na) + " dashed with open markers, " + cell(nb) + " solid.\n\n")
+		}
 		writeComparisonTable(&b, md.Comparison, na, nb)
 	}
 
@@ -142,7 +166,127 @@ func WriteMarkdown(path string, md Markdown) error {
 			}
 		}
 	}
+	writeProvenance(&b, md)
 	return atomicfile.WriteFile(path, []byte(b.String()))
+}
+
+// madeLine is report.md's first line under the title: tool, revision,
+// date, wall time and command.
+func madeLine(p *Provenance, wallS float64) string {
+	s := "*Made by " + p.Tool
+	if p.Revision != "" {
+		s += " (revision " + p.Revision + ")"
+	}
+	if p.Started != "" {
+		s += ", started " + p.Started
+	}
+	if wallS > 0 {
+		s += fmt.Sprintf(", %s wall time", fmtDuration(wallS))
+	}
+	s += ".*"
+	if p.Command != "" {
+		s += " Command: `" + p.Command + "`"
+		if len(p.Env) > 0 {
+			s += " with `" + strings.Join(p.Env, " ") + "`"
+		}
+		s += "."
+	}
+	return s
+}
+
+// fmtDuration formats seconds as "12.3 s", "4 min 5 s" or "2 h 3 min".
+func fmtDuration(s float64) string {
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%.1f s", s)
+	case s < 3600:
+		return fmt.Sprintf("%d min %d s", int(s)/60, int(s)%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(s)/3600, int(s)%3600/60)
+}
+
+// writeProvenance writes the Provenance section: what wrote the report
+// (config, command, environment) and what made its runs.
+func writeProvenance(b *strings.Builder, md Markdown) {
+	if md.Made == nil && len(md.Origins) == 0 {
+		return
+	}
+	b.WriteString("\n## Provenance\n\n")
+	if p := md.Made; p != nil {
+		fmt.Fprintf(b, "This report: %s", p.Tool)
+		if p.Revision != "" {
+			fmt.Fprintf(b, ", revision `%s`", p.Revision)
+		}
+		if p.Started != "" {
+			fmt.Fprintf(b, ", started %s", p.Started)
+		}
+		if md.WallS > 0 {
+			fmt.Fprintf(b, ", total wall time %s", fmtDuration(md.WallS))
+		}
+		b.WriteString(".\n")
+		writeInvocation(b, *p)
+	}
+	if len(md.Origins) > 0 {
+		fmt.Fprintf(b, "\nThe runs reported (%d) were made by:\n\n", sumRuns(md.Origins))
+		for _, o := range md.Origins {
+			if o.Tool == "" {
+				fmt.Fprintf(b, "- %s written before provenance was recorded.\n", countRuns(o.Runs))
+				continue
+			}
+			fmt.Fprintf(b, "- %s: %s", countRuns(o.Runs), o.Tool)
+			if o.Revision != "" {
+				fmt.Fprintf(b, " (revision `%s`)", o.Revision)
+			}
+			if o.Started != "" {
+				fmt.Fprintf(b, ", started %s", o.Started)
+			}
+			if o.Command != "" {
+				fmt.Fprintf(b, ", `%s`", o.Command)
+			}
+			if len(o.Env) > 0 {
+				fmt.Fprintf(b, " with `%s`", strings.Join(o.Env, " "))
+			}
+			if o.ConfigSummary != "" {
+				fmt.Fprintf(b, "; %s", o.ConfigSummary)
+			} else if o.ConfigName != "" {
+				fmt.Fprintf(b, "; config %q", o.ConfigName)
+			}
+			b.WriteString(".\n")
+		}
+	}
+}
+
+// writeInvocation lists a command's line, environment, config file and
+// config summary.
+func writeInvocation(b *strings.Builder, p Provenance) {
+	b.WriteString("\n")
+	if p.Command != "" {
+		fmt.Fprintf(b, "- Command: `%s`\n", p.Command)
+	}
+	if len(p.Env) > 0 {
+		fmt.Fprintf(b, "- Environment: `%s`\n", strings.Join(p.Env, "`, `"))
+	}
+	if p.ConfigFile != "" {
+		fmt.Fprintf(b, "- Config file: `%s`\n", p.ConfigFile)
+	}
+	if p.ConfigSummary != "" {
+		fmt.Fprintf(b, "- Config: %s\n", p.ConfigSummary)
+	}
+}
+
+func sumRuns(os []Origin) int {
+	n := 0
+	for _, o := range os {
+		n += o.Runs
+	}
+	return n
+}
+
+func countRuns(n int) string {
+	if n == 1 {
+		return "1 run"
+	}
+	return fmt.Sprintf("%d runs", n)
 }
 
 // groupLine names a single group's dataset and model config.
@@ -219,7 +363,14 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 	b.WriteString(head + "\n" + align + "\n")
 	for _, r := range s.Rows {
 		if mixed {
-			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), code(r.ConfigID))
+			cfg := code(r.ConfigID)
+			if r.ConfigName != "" {
+				cfg += " " + cell(r.ConfigName)
+			}
+			if r.ConfigDiff != "" {
+				cfg += " (" + cell(strings.ReplaceAll(r.ConfigDiff, configSep, ", ")) + ")"
+			}
+			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), cfg)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |",
 			code(r.Setting), cell(display.PetName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3),
@@ -283,8 +434,11 @@ func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
 	b.WriteString(head + "\n" + align + "\n")
 	for _, c := range cs {
 		sig := ""
-		if c.Significant {
+		switch {
+		case c.Significant:
 			sig = "**yes**"
+		case c.OnlyIn == InBoth && !c.Tested:
+			sig = "n/a" // no standard error on either difference
 		}
 		only := ""
 		switch c.OnlyIn {

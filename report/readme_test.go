@@ -73,6 +73,7 @@ func checkREADMEColumns(t testing.TB, readme string) {
 	schemas := map[string][]string{
 		"runs": runSchema.names(), "audit": auditSchema.names(), "posteriors": posteriorSchema.names(),
 		"calibration": calibrationSchema.names(), "summary": summarySchema.names(), "compare": comparisonSchema.names(),
+		"learning_curves": curveSchema.names(),
 	}
 	full := map[string]bool{}
 	for _, l := range readmeLists(t, readme) {
@@ -108,9 +109,9 @@ func TestREADMEColumnsDrift(t *testing.T) {
 	}
 	good := string(b)
 	for _, tc := range []struct{ name, from, to string }{
-		{"runs column renamed", "checkpoint_s, replicas, matmul, bags`", "checkpoint_s, replicas, matmul, bag_rule`"},
+		{"runs column renamed", "replicas, matmul, bags, config_name, config`", "replicas, matmul, bag_rule, config_name, config`"},
 		{"audit columns swapped", "eadv_trial_min, eadv_trial_max, config_id", "eadv_trial_max, eadv_trial_min, config_id"},
-		{"summary column dropped", "ma_p90, ma_mean`", "ma_mean`"},
+		{"summary column dropped", "ma_p90, ma_mean, config_name", "ma_mean, config_name"},
 		{"compare run not consecutive", "`dataset_a, config_id_a, dataset_b, config_id_b`", "`dataset_a, dataset_b`"},
 		{"list without its table", "`calibration.csv`, one row", "the calibration table, one row"},
 	} {

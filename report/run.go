@@ -51,6 +51,38 @@ type Run struct {
 	// "key:campaign"); "" for other mechanisms and in files written before
 	// curated bags (read as random for the LLP family: BagsOf).
 	Bags string
+	// ConfigName is the config's name key; Config the keys ConfigID
+	// fingerprints with their values, "key=value; key=value" in key order
+	// (ParseConfig reads it). Both "" in files written before they existed.
+	ConfigName, Config string
+	// Provenance says what made the run (in runs/<run_id>.json only); nil in
+	// records written before it existed.
+	Provenance *Provenance
+	// Curve is the run's learning curve, one point per epoch trained (in
+	// runs/<run_id>.json and learning_curves.csv); nil for bot and for
+	// records written before curves were recorded. A run resumed from a
+	// checkpoint has the epochs trained after the resume.
+	Curve []EpochPoint
+}
+
+// Provenance is what made a result: the tool, its source revision, when,
+// the command line with the environment variables that set config keys,
+// and the config in words.
+type Provenance struct {
+	Tool string `json:"tool"` // e.g. "labelprivacy 0.2.0"
+	// Revision is the VCS revision the binary was built from (with
+	// "+modified" for uncommitted changes); "" when the build recorded none
+	// (go run, go test).
+	Revision string `json:"revision,omitempty"`
+	Started  string `json:"started"` // RFC 3339, when the command started
+	// Command is the command line, shell-quoted, every --set included;
+	// Env the TRAIN_* variables that set config keys, NAME=value.
+	Command string   `json:"command"`
+	Env     []string `json:"env,omitempty"`
+	// ConfigFile is the config file read ("" or the embedded default's
+	// name); ConfigSummary the config in a line (model, training, data).
+	ConfigFile    string `json:"config_file,omitempty"`
+	ConfigSummary string `json:"config_summary,omitempty"`
 }
 
 // Standardization is the per-dense-feature mean and standard deviation
@@ -219,8 +251,8 @@ var runSchema = schema[Run]{name: "runs", cols: []column[Run]{
 	strCol("dataset", func(r *Run) *string { return &r.Dataset }),
 	strCol("model", func(r *Run) *string { return &r.Model }),
 	kindCol("pet", func(r *Run) *pets.Kind { return &r.Pet }),
-	intCol("k", func(r *Run) *int { return &r.K }),
-	f64Col("epsilon", func(r *Run) *float64 { return &r.Epsilon }),
+	nullIntCol("k", func(r *Run) *int { return &r.K }),
+	nullF64Col("epsilon", func(r *Run) *float64 { return &r.Epsilon }),
 	f64Col("lr", func(r *Run) *float64 { return &r.LR }),
 	intCol("trial", func(r *Run) *int { return &r.Trial }),
 	intCol("seed", func(r *Run) *uint64 { return &r.Seed }),
@@ -243,9 +275,13 @@ var runSchema = schema[Run]{name: "runs", cols: []column[Run]{
 	opt(intCol("replicas", func(r *Run) *int { return &r.Replicas })),
 	opt(strCol("matmul", func(r *Run) *string { return &r.Matmul })),
 	omitEmpty(opt(strCol("bags", func(r *Run) *string { return &r.Bags }))),
+	omitEmpty(opt(strCol("config_name", func(r *Run) *string { return &r.ConfigName }))),
+	omitEmpty(opt(strCol("config", func(r *Run) *string { return &r.Config }))),
 	// In the JSON record only; the table keeps a shared one in its
 	// metadata (MetaStandardization).
 	omitEmpty(jsonOnly("standardization", func(r *Run) **Standardization { return &r.Standardization })),
+	omitEmpty(jsonOnly("provenance", func(r *Run) **Provenance { return &r.Provenance })),
+	omitEmpty(jsonOnly("curve", func(r *Run) *[]EpochPoint { return &r.Curve })),
 }}
 
 // MetaStandardization is the runs table's metadata key holding the

@@ -249,7 +249,7 @@ func TestRunsTable(t *testing.T) {
 			if !reflect.DeepEqual(names[:len(firstFormat)], firstFormat) {
 				t.Fatalf("first columns %v, want %v", names, firstFormat)
 			}
-			if want := []string{"config_id", "group_examples_per_s", "compile_s", "checkpoint_s", "replicas", "matmul", "bags"}; !reflect.DeepEqual(names[len(firstFormat):], want) {
+			if want := []string{"config_id", "group_examples_per_s", "compile_s", "checkpoint_s", "replicas", "matmul", "bags", "config_name", "config"}; !reflect.DeepEqual(names[len(firstFormat):], want) {
 				t.Fatalf("new columns %v, want %v", names[len(firstFormat):], want)
 			}
 			if _, ok := tab.Meta[MetaStandardization]; ok != tc.wantStd {

@@ -73,6 +73,12 @@ type Row struct {
 	MAP50, MAP90 float64
 	// MAMean is the mean |MA| (NaN when not audited or not recorded).
 	MAMean float64
+	// ConfigName is the name of the config(s) whose runs the row holds
+	// (several, comma-separated, when differently named configs share a
+	// config_id); Config the keys config_id fingerprints (Run.Config);
+	// ConfigDiff, in a summary of several configs, the keys whose values
+	// differ between them with this row's values ("" with one config).
+	ConfigName, Config, ConfigDiff string
 }
 
 // Summary is Summarize's result.
@@ -171,7 +177,17 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 			r.MAP50, r.MAP90, r.MAMean = a.MAP50, a.MAP90, a.MAMean
 			r.EAdvBound = a.EAdvBound
 		}
+		r.ConfigName, r.Config = joinNames(sr.names), sr.params.Config
 		s.Rows = append(s.Rows, r)
+	}
+	configs := map[string]bool{}
+	for _, r := range s.Rows {
+		configs[r.Config] = true
+	}
+	if diff := differingKeys(sortedKeys(configs)); len(diff) > 0 {
+		for i := range s.Rows {
+			s.Rows[i].ConfigDiff = only(s.Rows[i].Config, diff)
+		}
 	}
 	slices.SortFunc(s.Rows, compareRows)
 	return s, nil
@@ -224,6 +240,7 @@ type settingRuns struct {
 	params Run // the first run seen: mechanism, k, ε, label-DP ε
 	runs   int // runs kept (duplicates dropped), NaN AUC included
 	byLR   map[float64][]obs
+	names  map[string]bool // the runs' config names
 }
 
 // best applies the reporting rule. Learning rates are visited in ascending
@@ -283,7 +300,7 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 		seen[dk] = r.TestAUC
 		s := m.settings[key]
 		if s == nil {
-			s = &settingRuns{params: r, byLR: map[float64][]obs{}}
+			s = &settingRuns{params: r, byLR: map[float64][]obs{}, names: map[string]bool{}}
 			m.settings[key] = s
 		} else if p := s.params; m.inconsistent == nil && (p.Pet != r.Pet || p.K != r.K ||
 			!sameFloat(p.Epsilon, r.Epsilon) || !sameFloat(p.LabelDPEpsilon, r.LabelDPEpsilon)) {
@@ -292,6 +309,10 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 				r.RunID, r.Pet, r.K, data.FormatFloat(r.Epsilon), data.FormatFloat(r.LabelDPEpsilon))
 		}
 		s.runs++
+		s.names[r.ConfigName] = true
+		if s.params.Config == "" {
+			s.params.Config = r.Config
+		}
 		if math.IsNaN(r.TestAUC) {
 			m.nanAUC++
 			continue
@@ -336,8 +357,8 @@ const (
 var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	strCol("setting", func(r *Row) *string { return &r.Setting }),
 	kindCol("pet", func(r *Row) *pets.Kind { return &r.Pet }),
-	intCol("k", func(r *Row) *int { return &r.K }),
-	f64Col("epsilon", func(r *Row) *float64 { return &r.Epsilon }),
+	nullIntCol("k", func(r *Row) *int { return &r.K }),
+	nullF64Col("epsilon", func(r *Row) *float64 { return &r.Epsilon }),
 	f64Col("label_dp_epsilon", func(r *Row) *float64 { return &r.LabelDPEpsilon }),
 	f64Col("best_lr", func(r *Row) *float64 { return &r.BestLR }),
 	f64Col("auc_mean", func(r *Row) *float64 { return &r.AUCMean }),
@@ -356,6 +377,9 @@ var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	opt(f64Col("ma_p50", func(r *Row) *float64 { return &r.MAP50 })),
 	opt(f64Col("ma_p90", func(r *Row) *float64 { return &r.MAP90 })),
 	opt(f64Col("ma_mean", func(r *Row) *float64 { return &r.MAMean })),
+	opt(strCol("config_name", func(r *Row) *string { return &r.ConfigName })),
+	opt(strCol("config", func(r *Row) *string { return &r.Config })),
+	opt(strCol("config_diff", func(r *Row) *string { return &r.ConfigDiff })),
 }}
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one

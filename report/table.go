@@ -132,6 +132,91 @@ func intCol[T any, I ~int | ~int64 | ~uint64 | ~uint8](name string, p func(*T) *
 	return mapCol(name, p, func(v I) int64 { return int64(v) }, func(v int64) (I, error) { return I(v), nil }, nil)
 }
 
+// nullIntCol stores an integer field whose 0 means "not applicable" (k
+// outside the LLP family) as a nullable int64 column: 0 is written as a
+// null (an empty CSV field, a Parquet null; NaN in pandas), and a null or
+// a 0 of an older file reads as 0.
+func nullIntCol[T any](name string, p func(*T) *int) column[T] {
+	return nullCol(name, p, func(v int) int64 { return int64(v) }, func(v int64) int { return int(v) })
+}
+
+// nullF64Col is nullIntCol for a float field whose 0 means "not
+// applicable" (a mechanism's ε where it has none).
+func nullF64Col[T any](name string, p func(*T) *float64) column[T] {
+	return nullCol(name, p, same[float64], same[float64])
+}
+
+// nullCol is a column of data.Nullable[V] cells from a field F whose zero
+// value means "not applicable"; a null reads as F's zero value.
+func nullCol[T any, F comparable, V int64 | float64](name string, p func(*T) *F, to func(F) V, from func(V) F) column[T] {
+	var zero F
+	return column[T]{
+		name:  name,
+		field: func(t *T) any { return p(t) },
+		write: func(rows []T) any {
+			n := data.Nullable[V]{Values: make([]V, len(rows)), Valid: make([]bool, len(rows))}
+			for i := range rows {
+				if f := *p(&rows[i]); f != zero {
+					n.Values[i], n.Valid[i] = to(f), true
+				}
+			}
+			return n
+		},
+		read: func(rows []T, vals any) (int, error) {
+			n := vals.(data.Nullable[V])
+			for i := range rows {
+				*p(&rows[i]) = zero
+				if n.Valid[i] {
+					*p(&rows[i]) = from(n.Values[i])
+				}
+			}
+			return 0, nil
+		},
+		missing: func([]T) {},
+	}
+}
+
+// asWanted converts a column's cells read from a file to the type the
+// schema writes when the file holds the same values in another form: a
+// plain slice for a nullable column (a file written before the column
+// became nullable, or one without nulls), and a nullable float or string
+// column for a plain one (nulls read as NaN or "").
+func asWanted(want, vals any) any {
+	switch want.(type) {
+	case data.Nullable[int64]:
+		if v, ok := vals.([]int64); ok {
+			return allValid(v)
+		}
+	case data.Nullable[float64]:
+		if v, ok := vals.([]float64); ok {
+			return allValid(v)
+		}
+	case []float64:
+		if v, ok := vals.(data.Nullable[float64]); ok {
+			out := slices.Clone(v.Values)
+			for i := range out {
+				if !v.Valid[i] {
+					out[i] = math.NaN()
+				}
+			}
+			return out
+		}
+	case []string:
+		if v, ok := vals.(data.Nullable[string]); ok {
+			return v.Values
+		}
+	}
+	return vals
+}
+
+func allValid[V int64 | float64](v []V) data.Nullable[V] {
+	valid := make([]bool, len(v))
+	for i := range valid {
+		valid[i] = true
+	}
+	return data.Nullable[V]{Values: v, Valid: valid}
+}
+
 // kindCol stores a mechanism as its canonical name ("rr", "llp_geom", …).
 func kindCol[T any](name string, p func(*T) *pets.Kind) column[T] {
 	return mapCol(name, p, pets.Kind.String, pets.ParseKind, nil)
@@ -179,10 +264,11 @@ func (s schema[T]) fromTable(t *data.Table) ([]T, error) {
 			continue
 		}
 		want := c.write(nil)
+		vals = asWanted(want, vals)
 		if fmt.Sprintf("%T", want) != fmt.Sprintf("%T", vals) {
 			return nil, fmt.Errorf("%w: report: %s column %q is %T, want %T", data.ErrSchema, what, c.name, vals, want)
 		}
-		if m := (&data.Table{Columns: []data.Column{{Values: vals}}}).Rows(); m != n {
+		if m := (&data.Table{Columns: []data.Column{{Name: c.name, Values: vals}}}).Rows(); m != n {
 			return nil, fmt.Errorf("%w: report: %s column %q has %d rows, want %d", data.ErrSchema, what, c.name, m, n)
 		}
 		if i, err := c.read(rows, vals); err != nil {

@@ -8,10 +8,13 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
@@ -165,7 +168,50 @@ func loadConfig(file string, sets []string, lookup env) (*pipeline.Config, error
 		}
 		return nil, err
 	}
+	cfg.Invocation.ConfigFile = src.file
+	for k := range known {
+		if val, ok := lookup.LookupEnv(envName(k)); ok {
+			cfg.Invocation.Env = append(cfg.Invocation.Env, envName(k)+"="+val)
+		}
+	}
+	slices.Sort(cfg.Invocation.Env)
 	return &cfg, nil
+}
+
+// commandLine is the command line that ran cmd, rebuilt from what cobra
+// parsed (so it is the same in-process and from a shell): the command
+// path, then every flag given, repeatable ones (--set) in their order,
+// each word shell-quoted.
+func commandLine(cmd *cobra.Command) string {
+	words := strings.Fields(cmd.CommandPath())
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				words = append(words, "--"+f.Name, v)
+			}
+			return
+		}
+		if f.Value.Type() == "bool" {
+			words = append(words, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		words = append(words, "--"+f.Name, f.Value.String())
+	})
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes w for a POSIX shell when it holds anything but
+// letters, digits and -_./:=,+@%.
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
 // checkKeyCase refuses a mapping that holds two keys equal up to case:

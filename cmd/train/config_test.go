@@ -192,6 +192,7 @@ func TestResolvedConfigRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Invocation, again.Invocation = pipeline.Invocation{}, pipeline.Invocation{} // how it was given, not a key
 	if !reflect.DeepEqual(cfg, again) {
 		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
 	}
@@ -220,6 +221,7 @@ func TestPractitionersConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Invocation, again.Invocation = pipeline.Invocation{}, pipeline.Invocation{} // how it was given, not a key
 	if !reflect.DeepEqual(cfg, again) {
 		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
 	}
@@ -286,5 +288,29 @@ func TestConfigRefusesRepeatsAndExplicitZeros(t *testing.T) {
 	}
 	if p := cfg.Pets[0]; p.StageFraction == nil || *p.StageFraction != 0.3 || p.PriorLR == nil || *p.PriorLR != 0.02 {
 		t.Fatalf("stage_fraction, prior_lr decoded as %v, %v", p.StageFraction, p.PriorLR)
+	}
+}
+
+// Every config shipped in configs/ decodes and validates, and higgs.yaml
+// is the paper's model on an imported Higgs slice (its comment's recipe).
+func TestShippedConfigsLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.yaml"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("configs: %v (%v)", files, err)
+	}
+	for _, f := range files {
+		cfg, err := loadConfig(f, nil, mapEnv(nil))
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if filepath.Base(f) == "higgs.yaml" {
+			body, _ := os.ReadFile(f)
+			if cfg.Model.Kind.String() != "higgs_mlp" || cfg.Data.Path != "data/higgs-210k" || cfg.Audit.Eta != pipeline.EtaCleanModel ||
+				!strings.Contains(string(body), "train data import higgs --in HIGGS-210k.csv --out data/higgs-210k") ||
+				!strings.Contains(string(body), "HIGGS.csv.gz") {
+				t.Errorf("higgs.yaml: %+v", cfg)
+			}
+		}
 	}
 }

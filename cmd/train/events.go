@@ -15,29 +15,48 @@ import (
 // cliEvents prints the pipeline's events: Info to stdout, Warn and Error to
 // stderr, Progress as one rate-limited status line on a terminal (cut to its
 // width so it never wraps into stale lines) and, in a log (a batch job's
-// stderr), as a plain line once every logProgressEvery.
+// stderr), as a plain line once every logProgressEvery. A line written to
+// a log rather than a terminal starts with its time (ISO 8601, RFC 3339 to
+// the second), so a batch job's log says when each stage happened.
 type cliEvents struct {
 	stdout, stderr io.Writer
 	status         *statusLine
+	// stampOut, stampErr: stdout, stderr are not terminals.
+	stampOut, stampErr bool
 }
 
 func newEvents(stdout, stderr io.Writer) *cliEvents {
-	return &cliEvents{stdout: stdout, stderr: stderr, status: newStatusLine(stderr)}
+	return &cliEvents{stdout: stdout, stderr: stderr, status: newStatusLine(stderr),
+		stampOut: !isTerminal(stdout), stampErr: !isTerminal(stderr)}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// stamp is the prefix of a log line: its time and a space ("" on a
+// terminal).
+func (e *cliEvents) stamp(on bool) string {
+	if !on {
+		return ""
+	}
+	return e.status.now().Format(time.RFC3339) + " "
 }
 
 func (e *cliEvents) Info(stage, msg string) {
 	e.status.clear()
-	fmt.Fprintf(e.stdout, "%s: %s\n", stage, msg)
+	fmt.Fprintf(e.stdout, "%s%s: %s\n", e.stamp(e.stampOut), stage, msg)
 }
 
 func (e *cliEvents) Warn(stage, msg string) {
 	e.status.clear()
-	fmt.Fprintf(e.stderr, "%s: note: %s\n", stage, msg)
+	fmt.Fprintf(e.stderr, "%s%s: note: %s\n", e.stamp(e.stampErr), stage, msg)
 }
 
 func (e *cliEvents) Error(stage, msg string) {
 	e.status.clear()
-	fmt.Fprintf(e.stderr, "%s: error: %s\n", stage, msg)
+	fmt.Fprintf(e.stderr, "%s%s: error: %s\n", e.stamp(e.stampErr), stage, msg)
 }
 
 func (e *cliEvents) Progress(p pipeline.Progress) { e.status.show(p.String()) }
@@ -84,7 +103,7 @@ func (s *statusLine) show(msg string) {
 	if s.fd < 0 {
 		if now.Sub(s.last) >= logProgressEvery {
 			s.last = now
-			fmt.Fprintf(s.w, "progress: %s  [%s]\n", msg, now.Sub(s.start).Round(time.Second))
+			fmt.Fprintf(s.w, "%s progress: %s  [%s]\n", now.Format(time.RFC3339), msg, now.Sub(s.start).Round(time.Second))
 		}
 		return
 	}

@@ -66,13 +66,31 @@ func TestProgressInLogs(t *testing.T) {
 		ev.Progress(p)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 9 || !strings.HasPrefix(lines[0], "progress: fit g step 1  [1m0s]") || strings.Contains(buf.String(), "\r") {
+	first := ev.status.start.Add(time.Minute).Format(time.RFC3339) + " progress: fit g step 1  [1m0s]"
+	if len(lines) != 9 || !strings.HasPrefix(lines[0], first) || strings.Contains(buf.String(), "\r") {
 		t.Fatalf("%d lines in 10 minutes, want 9 (one a minute after the first):\n%s", len(lines), buf.String())
 	}
 	buf.Reset()
 	ev.Error("fit", "2 models of rr_eps1: device on fire")
 	ev.Warn("fit", "resumed")
-	if got := buf.String(); got != "fit: error: 2 models of rr_eps1: device on fire\nfit: note: resumed\n" {
+	// Every line of a log starts with its time (ISO 8601).
+	ts := clock.Format(time.RFC3339)
+	if got := buf.String(); got != ts+" fit: error: 2 models of rr_eps1: device on fire\n"+ts+" fit: note: resumed\n" {
 		t.Fatalf("%q", got)
+	}
+	var out strings.Builder
+	ev.stdout = &out
+	ev.Info("fit", "done")
+	if got := out.String(); got != ts+" fit: done\n" {
+		t.Fatalf("info line in a log: %q", got)
+	}
+	if _, err := time.Parse(time.RFC3339, strings.Fields(out.String())[0]); err != nil {
+		t.Fatalf("the stamp is not RFC 3339: %v", err)
+	}
+	ev.stampOut = false // a terminal: no stamp
+	out.Reset()
+	ev.Info("fit", "done")
+	if out.String() != "fit: done\n" {
+		t.Fatalf("info line on a terminal: %q", out.String())
 	}
 }

@@ -38,6 +38,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 			if err != nil {
 				return err
 			}
+			cfg.Invocation.Command = commandLine(cmd)
 			applyBackendEnv(cfg.Backend.String(), stderr)
 			return pipeline.Run(cmd.Context(), cfg, ev, pipeline.StageAll)
 		},
@@ -56,7 +57,13 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newLedgerCmd(stdout), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
-			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.Version) }},
+			Run: func(*cobra.Command, []string) {
+				v := pipeline.Version
+				if r := pipeline.Revision(); r != "" {
+					v += " (revision " + r + ")"
+				}
+				fmt.Fprintln(stdout, v)
+			}},
 	)
 	return root
 }
@@ -74,6 +81,7 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 			if err != nil {
 				return err
 			}
+			cfg.Invocation.Command = commandLine(cmd)
 			applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 			return fn(cmd, cfg)
 		},
@@ -295,6 +303,10 @@ func newReportCmd(ev *cliEvents) *cobra.Command {
 			}
 			if len(o.In) == 0 && len(o.Compare) == 0 {
 				return fmt.Errorf("give at least one --in DIR (or --compare A B)")
+			}
+			o.Invocation = pipeline.Invocation{Command: commandLine(cmd)}
+			if len(args) == 1 {
+				o.Invocation.Command += " " + shellQuote(args[0])
 			}
 			return pipeline.ReportSets(o, ev)
 		},

@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"slices"
@@ -135,21 +136,110 @@ func (log1pScale) Normalize(min, max, x float64) float64 {
 	return (math.Log1p(x) - lo) / (hi - lo)
 }
 
+// symlogScale is sign(x)·log(1 + |x|/c): linear within a few c of 0,
+// logarithmic beyond, defined at 0 and for negative x. Advantages of a
+// skewed grid span decades (1e-5 … 0.06 on Beta(2,30) η): on a linear axis
+// most settings pile up at 0.
+type symlogScale struct{ c float64 }
+
+func (s symlogScale) f(x float64) float64 {
+	return math.Copysign(math.Log1p(math.Abs(x)/s.c), x)
+}
+
+func (s symlogScale) inv(u float64) float64 {
+	return math.Copysign(s.c*math.Expm1(math.Abs(u)), u)
+}
+
+func (s symlogScale) Normalize(min, max, x float64) float64 {
+	lo, hi := s.f(min), s.f(max)
+	return (s.f(x) - lo) / (hi - lo)
+}
+
+// symlogMinDecades is how many decades the positive values of an axis
+// must span (largest / smallest) before it turns symlog.
+const symlogMinDecades = 1.5
+
+// symlogConstant returns the linear range c of a symlog axis for vals (a
+// power of ten: the smallest positive value's decade, at most 3 decades
+// below the largest, so that the axis has at most 4 labelled decades), or
+// 0 when a linear axis shows them well: fewer than 3 positive values, or
+// spanning less than symlogMinDecades decades.
+func symlogConstant(vals []float64) float64 {
+	var pos []float64
+	for _, v := range vals {
+		if v > 0 && !math.IsInf(v, 0) {
+			pos = append(pos, v)
+		}
+	}
+	if len(pos) < 3 {
+		return 0
+	}
+	lo, hi := slices.Min(pos), slices.Max(pos)
+	if math.Log10(hi/lo) < symlogMinDecades {
+		return 0
+	}
+	return math.Pow(10, math.Floor(math.Log10(math.Max(lo, hi*1e-3))))
+}
+
+// fmtSymTick formats a symlog tick compactly: 1e-5 rather than 1e-05 or
+// 0.00001 (decade ticks sit close together).
+func fmtSymTick(v float64) string {
+	if v != 0 && math.Abs(v) < 1e-3 {
+		e := math.Floor(math.Log10(math.Abs(v)))
+		m := v / math.Pow(10, e)
+		return strconv.FormatFloat(math.Round(m*100)/100, 'g', 3, 64) + "e" + strconv.Itoa(int(e))
+	}
+	return fmtTick(v)
+}
+
+// symlogTicks labels 0, ±c·10^k up to |lo|, hi, and 2× and 5× each decade
+// when there are at most 3 decades.
+func symlogTicks(c, lo, hi float64) []plot.Tick {
+	var decades []float64
+	for d := c; d <= math.Max(hi, -lo)*(1+1e-9); d *= 10 {
+		decades = append(decades, d)
+	}
+	var vals []float64
+	for _, d := range decades {
+		vals = append(vals, d)
+		if len(decades) <= 3 {
+			vals = append(vals, 2*d, 5*d)
+		}
+	}
+	ticks := []plot.Tick{{Value: 0, Label: "0"}}
+	for _, v := range vals {
+		v = math.Round(v/c) * c // no float noise: 0.0001·10 = 0.0010000000000000002
+		if v <= hi*(1+1e-9) {
+			ticks = append(ticks, plot.Tick{Value: v, Label: fmtSymTick(v)})
+		}
+		if -v >= lo*(1+1e-9) && lo < 0 {
+			ticks = append([]plot.Tick{{Value: -v, Label: fmtSymTick(-v)}}, ticks...)
+		}
+	}
+	return ticks
+}
+
 // ---- the advantage axis, with a position for +Inf ------------------------------------
 
 // advAxis lays out an advantage metric that may be +Inf: finite values on
-// [0, finiteMax] (linear or log(1+x)), +Inf at infPos, right of a dashed
-// separator at sepPos, with the tick "∞". Both ends have a margin so that
-// markers and their labels never sit on the axis ends.
+// [0, finiteMax] (linear, symlog or log(1+x)), +Inf at infPos, right of a
+// dashed separator at sepPos, with the tick "∞". Both ends have a margin so
+// that markers and their labels never sit on the axis ends.
 type advAxis struct {
 	log1p                     bool
+	symlog                    float64 // linear range c of a symlog axis (0: none)
 	finiteMax, sepPos, infPos float64
 	min, max                  float64
 	hasInf                    bool
 }
 
+// newAdvAxis lays out vals on a log(1+x) axis (log1p) or else on a linear
+// axis that turns symlog when the values span decades (symlogConstant).
 func newAdvAxis(vals []float64, log1p bool) advAxis {
 	a := advAxis{log1p: log1p}
+	if !log1p {
+		a.symlog = symlogConstant(vals)
+	}
 	for _, v := range vals {
 		if math.IsInf(v, 1) {
 			a.hasInf = true
@@ -166,6 +256,10 @@ func newAdvAxis(vals []float64, log1p bool) advAxis {
 	f, inv := func(x float64) float64 { return x }, func(u float64) float64 { return u }
 	if log1p {
 		f, inv = math.Log1p, math.Expm1
+	}
+	if a.symlog > 0 {
+		s := symlogScale{a.symlog}
+		f, inv = s.f, s.inv
 	}
 	u := f(a.finiteMax)
 	a.min = inv(-0.05 * u)
@@ -216,10 +310,15 @@ func (a advAxis) spec(label string) axisSpec {
 	if a.hasInf {
 		tickMax = a.finiteMax * (1 + 1e-9)
 	}
-	if a.log1p {
+	switch {
+	case a.log1p:
 		s.scale = log1pScale{}
 		s.ticks = log1pTicks(tickMax)
-	} else {
+	case a.symlog > 0:
+		s.scale = symlogScale{a.symlog}
+		s.ticks = symlogTicks(a.symlog, 0, tickMax)
+		s.label += fmt.Sprintf(" (symlog, linear below %s)", fmtSymTick(a.symlog))
+	default:
 		s.ticks = linTicks(0, tickMax)
 	}
 	if a.hasInf {
@@ -301,39 +400,6 @@ func paramLabel(pet pets.Kind, k int, eps float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// shade returns base lightened (t=0) through darkened (t=1), for one curve
-// per parameter value within a mechanism.
-func shade(base color.NRGBA, t float64) color.NRGBA {
-	mix := func(a, b uint8, f float64) uint8 { return uint8(math.Round(float64(a)*(1-f) + float64(b)*f)) }
-	out := color.NRGBA{A: 0xff}
-	if t < 0.5 { // towards white
-		f := 0.5 * (0.5 - t) * 2
-		out.R, out.G, out.B = mix(base.R, 255, f), mix(base.G, 255, f), mix(base.B, 255, f)
-	} else { // towards black
-		f := 0.6 * (t - 0.5) * 2
-		out.R, out.G, out.B = mix(base.R, 0, f), mix(base.G, 0, f), mix(base.B, 0, f)
-	}
-	return out
-}
-
-// viridis samples a perceptually uniform sequential colormap, t ∈ [0,1]
-// (the bright yellow end is left out: it is invisible on white).
-func viridis(t float64) color.NRGBA {
-	stops := []color.NRGBA{
-		{0x44, 0x01, 0x54, 0xff}, {0x3b, 0x52, 0x8b, 0xff}, {0x21, 0x90, 0x8d, 0xff},
-		{0x5d, 0xc8, 0x63, 0xff}, {0xb5, 0xcf, 0x1b, 0xff},
-	}
-	t = math.Max(0, math.Min(1, t)) * float64(len(stops)-1)
-	i := int(t)
-	if i >= len(stops)-1 {
-		return stops[len(stops)-1]
-	}
-	f := t - float64(i)
-	a, b := stops[i], stops[i+1]
-	mix := func(x, y uint8) uint8 { return uint8(math.Round(float64(x)*(1-f) + float64(y)*f)) }
-	return color.NRGBA{mix(a.R, b.R), mix(a.G, b.G), mix(a.B, b.B), 0xff}
-}
-
 func withAlpha(c color.NRGBA, a uint8) color.NRGBA { c.A = a; return c }
 
 // ---- legend thumbnails -------------------------------------------------------------
@@ -357,18 +423,5 @@ func lineGlyphThumb(ln *draw.LineStyle, g draw.GlyphStyle) func(draw.Canvas, vg.
 			lineThumb(*ln)(c, r)
 		}
 		glyphThumb(g)(c, r)
-	}
-}
-
-// shadesThumb draws one short bar per colour, left to right (a key for
-// curves shaded by a parameter).
-func shadesThumb(cols []color.Color) func(draw.Canvas, vg.Rectangle) {
-	return func(c draw.Canvas, r vg.Rectangle) {
-		w := (r.Max.X - r.Min.X) / vg.Length(len(cols))
-		y := (r.Min.Y + r.Max.Y) / 2
-		for i, clr := range cols {
-			x := r.Min.X + vg.Length(i)*w
-			c.StrokeLine2(draw.LineStyle{Color: clr, Width: 3}, x, y, x+w, y)
-		}
 	}
 }

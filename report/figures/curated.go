@@ -32,21 +32,8 @@ func curveGlyph(ck curveKey) draw.GlyphDrawer {
 	return petGlyph(ck.pet)
 }
 
-// curatedShade is the shade (see shade) of a mechanism's i-th curated bag
-// rule: darker than the mechanism's colour (its random bags), so that open
-// markers stay visible.
-func curatedShade(i int) float64 { return []float64{0.9, 0.68, 1, 0.78}[i%4] }
-
 // curated reports whether a bag rule is one other than random.
 func curated(bags string) bool { return bags != "" && bags != "random" }
-
-// randomBags is the bags value of a mechanism's random-bag rows.
-func randomBags(pet pets.Kind) string {
-	if pet.IsLLP() {
-		return "random"
-	}
-	return ""
-}
 
 // bagsText names a curated rule in a label (", sorted:x3 bags"); "" for
 // random bags.

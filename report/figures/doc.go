@@ -23,7 +23,18 @@
 //
 // WriteAuditPlots draws the audit's self-checks: realized_vs_predicted
 // (E[adv] against the gain realized on releases of the production sampler,
-// 95% bars, y = x) and calibration (the reliability diagram of η).
+// 95% bars, y = x) and calibration (the reliability diagram of η, Wilson
+// intervals).
+//
+// Big and skewed grids stay readable by stated rules: an advantage axis
+// whose values span more than 1.5 decades is symlog (symlogConstant); a
+// figure of more than 6 curves or 24 settings becomes one panel per
+// mechanism (crowdedCurves, crowdedPoints); a scatter panel shows at most
+// 4 settings and a CDF row 4 (pickSettings); every curve has its own hue
+// (curveColors); markers that would hide one another are moved apart
+// (dodge). Several result sets (a comparison's sides, the groups of a
+// mixed summary: Set, WriteSets) are overlaid in one figure, the last
+// solid with filled markers, the others dashed with open ones.
 //
 // Each figure is first built as a value (panels of series, error bars,
 // reference lines, ticks, point labels, legend items) that tests inspect;

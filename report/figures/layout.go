@@ -32,9 +32,9 @@ type placedLabel struct {
 
 const labelPad = 1.5 // clearance around a label's box, points
 
-// placeLabels places labels (data coordinates, mapped with tx, ty) inside
-// area, avoiding o and each other.
-func placeLabels(area vg.Rectangle, labels []pointLabel, o obstacles, tx, ty func(float64) vg.Length) (placed []placedLabel, dropped []pointLabel) {
+// placeLabels places labels (at the canvas points pos gives) inside area,
+// avoiding o and each other.
+func placeLabels(area vg.Rectangle, labels []pointLabel, o obstacles, pos func(pointLabel) vg.Point) (placed []placedLabel, dropped []pointLabel) {
 	order := slices.Clone(labels)
 	slices.SortStableFunc(order, func(a, b pointLabel) int { return cmp.Compare(a.prio, b.prio) })
 	inner := vg.Rectangle{Min: vg.Point{X: area.Min.X + 1, Y: area.Min.Y + 1}, Max: vg.Point{X: area.Max.X - 1, Y: area.Max.Y - 1}}
@@ -45,7 +45,7 @@ func placeLabels(area vg.Rectangle, labels []pointLabel, o obstacles, tx, ty fun
 		sty := textStyle(annotSize, l.color)
 		rel := sty.Rectangle(l.text) // box relative to the anchor
 		w, h := rel.Max.X-rel.Min.X, rel.Max.Y-rel.Min.Y
-		p := vg.Point{X: tx(l.x), Y: ty(l.y)}
+		p := pos(l)
 		ok := false
 		for _, dist := range []vg.Length{glyphR + 3, 2.2 * (glyphR + 3)} {
 			for _, d := range dirs {

@@ -56,8 +56,15 @@ type series struct {
 	pts   []xy
 	line  *draw.LineStyle  // nil: points only
 	glyph *draw.GlyphStyle // nil: no markers
-	// xerr, yerr are ± half-widths per point (nil, NaN or ≤ 0: no bar).
+	// xerr, yerr are ± half-widths per point (nil, NaN or ≤ 0: no bar);
+	// yband, when set, replaces yerr by an interval [lo, hi] per point (an
+	// asymmetric one: Wilson's).
 	xerr, yerr []float64
+	yband      [][2]float64
+	// cloud: a point cloud (posterior scatters), whose markers may overlap;
+	// halo: rings drawn around other markers on purpose (the ε-DP worst
+	// case). Other markers never hide one another (see dodge).
+	cloud, halo bool
 }
 
 // refLine is a horizontal (y = v) or vertical (x = v) line across a panel.
@@ -75,6 +82,10 @@ type pointLabel struct {
 	text  string
 	color color.Color
 	prio  int
+	// of, idx: the series and point labelled, when the label should follow
+	// its marker if that is moved (dodge); nil: placed at (x, y).
+	of  *series
+	idx int
 }
 
 // axisSpec is one axis of a panel: fixed range, scale and labelled ticks.
@@ -106,12 +117,25 @@ type panel struct {
 	drawn   drawCounts
 	obst    obstacles
 	legBox  []vg.Rectangle
+	// shift moves the markers that would otherwise hide one another (see
+	// dodge), by series and point; nil when none moved.
+	shift map[*series]map[int]vg.Point
 }
 
 // drawCounts is what the series plotter drew inside the data area.
 type drawCounts struct {
 	segments, glyphs, xbars, ybars int
 	glyphAt                        []vg.Point // centres of the drawn markers
+	// marks are the drawn markers that must stay visible (not cloud or
+	// halo), with their radii; moved counts those dodge moved.
+	marks []mark
+	moved int
+}
+
+// mark is a drawn marker: its centre and radius.
+type mark struct {
+	at vg.Point
+	r  vg.Length
 }
 
 type figure struct {
@@ -299,7 +323,27 @@ func (p *panel) draw(c draw.Canvas) {
 	pc.Max.Y = top
 	pc.Min.X += 2
 	pc.Max.X -= 10 // room for the last x tick label
+	// The x label is drawn here, centred under the data area: gonum centres
+	// it (and sizes the area to fit it) at the axis' data midpoint, which a
+	// log or symlog axis maps far from the middle.
+	// So is the y label, beside it.
+	xl, yl := pl.X.Label.Text, pl.Y.Label.Text
+	pl.X.Label.Text, pl.Y.Label.Text = "", ""
+	ls := textStyle(labelSize, color.Black)
+	ls.XAlign = draw.XCenter
+	lh := lineHeight(labelSize) + 4
+	pc.Min.Y += lh
+	pc.Min.X += lh
 	pl.Draw(pc)
+	if xl != "" {
+		c.FillText(ls, vg.Point{X: (p.area.Min.X + p.area.Max.X) / 2, Y: pc.Min.Y - lh + 2}, xl)
+	}
+	if yl != "" {
+		ys := ls
+		ys.Rotation = math.Pi / 2
+		ys.YAlign = draw.YTop
+		c.FillText(ys, vg.Point{X: pc.Min.X - lh + 2, Y: (p.area.Min.Y + p.area.Max.Y) / 2}, yl)
+	}
 }
 
 // plot builds the gonum plot of a panel.
@@ -369,6 +413,8 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 	n := &s.p.drawn
 	*n = drawCounts{}
 	in := func(pt vg.Point) bool { return c.Contains(pt) }
+	s.p.shift = dodge(s.p.series, tx, ty, c.Rectangle)
+	at := func(sr *series, i int) vg.Point { return s.p.at(sr, i, tx, ty) }
 	for _, sr := range s.p.series {
 		if sr.line == nil || len(sr.pts) < 2 {
 			continue
@@ -391,9 +437,15 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 		}
 		sty := draw.LineStyle{Color: clr, Width: 1}
 		for i, q := range sr.pts {
-			px, py := tx(q.X), ty(q.Y)
-			if e := at(sr.yerr, i); e > 0 {
-				lo, hi := ty(q.Y-e), ty(q.Y+e)
+			pt := at(sr, i)
+			px, py := pt.X, pt.Y
+			if d := pt.Sub(vg.Point{X: tx(q.X), Y: ty(q.Y)}); d.X != 0 || d.Y != 0 {
+				// A moved marker keeps a hairline to its true position.
+				c.StrokeLine2(draw.LineStyle{Color: withAlpha(colNote, 150), Width: 0.5}, tx(q.X), ty(q.Y), px, py)
+				n.moved++
+			}
+			if ylo, yhi, ok := sr.ybar(i); ok {
+				lo, hi := ty(ylo)+(py-ty(q.Y)), ty(yhi)+(py-ty(q.Y))
 				c.StrokeLine2(sty, px, lo, px, hi)
 				c.StrokeLine2(sty, px-capWidth/2, lo, px+capWidth/2, lo)
 				c.StrokeLine2(sty, px-capWidth/2, hi, px+capWidth/2, hi)
@@ -401,8 +453,8 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 					n.ybars++
 				}
 			}
-			if e := at(sr.xerr, i); e > 0 {
-				lo, hi := tx(q.X-e), tx(q.X+e)
+			if e := errAt(sr.xerr, i); e > 0 {
+				lo, hi := tx(q.X-e)+(px-tx(q.X)), tx(q.X+e)+(px-tx(q.X))
 				c.StrokeLine2(sty, lo, py, hi, py)
 				c.StrokeLine2(sty, lo, py-capWidth/2, lo, py+capWidth/2)
 				c.StrokeLine2(sty, hi, py-capWidth/2, hi, py+capWidth/2)
@@ -416,19 +468,105 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 		if sr.glyph == nil {
 			continue
 		}
-		for _, q := range sr.pts {
-			pt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+		for i := range sr.pts {
+			pt := at(sr, i)
 			if in(pt) {
 				c.DrawGlyph(*sr.glyph, pt)
 				n.glyphs++
 				n.glyphAt = append(n.glyphAt, pt)
+				if !sr.cloud && !sr.halo {
+					n.marks = append(n.marks, mark{pt, sr.glyph.Radius})
+				}
 			}
 		}
 	}
 }
 
-// at returns e[i] when it is a usable error half-width, else 0.
-func at(e []float64, i int) float64 {
+// at is where point i of sr is drawn: its position, moved by dodge.
+func (p *panel) at(sr *series, i int, tx, ty func(float64) vg.Length) vg.Point {
+	q := sr.pts[i]
+	pt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+	if d, ok := p.shift[sr][i]; ok {
+		pt = pt.Add(d)
+	}
+	return pt
+}
+
+// dodge moves markers apart so that none hides another: markers are taken
+// in drawing order, and one whose disc would overlap an earlier one's
+// (centres closer than the sum of the radii) moves to the nearest free
+// spot on rings around its position (at 1 to 5 marker widths, 8 to 40
+// directions), staying inside area. Point clouds and halo rings are left as
+// they are. Moves are a few points at most; a hairline joins a moved
+// marker to its true position.
+func dodge(ss []*series, tx, ty func(float64) vg.Length, area vg.Rectangle) map[*series]map[int]vg.Point {
+	var placed []mark
+	var out map[*series]map[int]vg.Point
+	free := func(m mark) bool {
+		if m.at.X < area.Min.X+m.r || m.at.X > area.Max.X-m.r || m.at.Y < area.Min.Y+m.r || m.at.Y > area.Max.Y-m.r {
+			return false
+		}
+		for _, o := range placed {
+			if math.Hypot(float64(m.at.X-o.at.X), float64(m.at.Y-o.at.Y)) < float64(m.r+o.r) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, sr := range ss {
+		if sr.glyph == nil || sr.cloud || sr.halo {
+			continue
+		}
+		r := sr.glyph.Radius + 0.5
+		for i, q := range sr.pts {
+			m := mark{vg.Point{X: tx(q.X), Y: ty(q.Y)}, r}
+			if m.at.X < area.Min.X || m.at.X > area.Max.X || m.at.Y < area.Min.Y || m.at.Y > area.Max.Y {
+				continue
+			}
+			if !free(m) {
+				found := false
+				for ring := 1; ring <= 5 && !found; ring++ {
+					dist := vg.Length(ring) * (2*r + 0.5)
+					n := 8 * ring
+					for k := range n {
+						a := float64(k) * 2 * math.Pi / float64(n)
+						try := mark{m.at.Add(vg.Point{X: dist * vg.Length(math.Cos(a)), Y: dist * vg.Length(math.Sin(a))}), r}
+						if free(try) {
+							if out == nil {
+								out = map[*series]map[int]vg.Point{}
+							}
+							if out[sr] == nil {
+								out[sr] = map[int]vg.Point{}
+							}
+							out[sr][i] = try.at.Sub(m.at)
+							m, found = try, true
+							break
+						}
+					}
+				}
+			}
+			placed = append(placed, m)
+		}
+	}
+	return out
+}
+
+// ybar is point i's vertical bar [lo, hi] (yband, else ± yerr); ok false:
+// none.
+func (s *series) ybar(i int) (lo, hi float64, ok bool) {
+	if i < len(s.yband) {
+		b := s.yband[i]
+		return b[0], b[1], !math.IsNaN(b[0]) && !math.IsNaN(b[1]) && b[1] > b[0]
+	}
+	if e := errAt(s.yerr, i); e > 0 {
+		y := s.pts[i].Y
+		return y - e, y + e, true
+	}
+	return 0, 0, false
+}
+
+// errAt returns e[i] when it is a usable error half-width, else 0.
+func errAt(e []float64, i int) float64 {
 	if i >= len(e) || !(e[i] > 0) || math.IsInf(e[i], 0) {
 		return 0
 	}
@@ -446,7 +584,12 @@ func (l *labelPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 		return
 	}
 	p.obst = p.obstaclesOn(c.Rectangle, tx, ty)
-	p.placed, p.dropped = placeLabels(c.Rectangle, p.labels, p.obst, tx, ty)
+	p.placed, p.dropped = placeLabels(c.Rectangle, p.labels, p.obst, func(l pointLabel) vg.Point {
+		if l.of != nil {
+			return p.at(l.of, l.idx, tx, ty)
+		}
+		return vg.Point{X: tx(l.x), Y: ty(l.y)}
+	})
 	for _, pl := range p.placed {
 		sty := textStyle(annotSize, pl.label.color)
 		c.FillText(sty, pl.anchor, pl.label.text)
@@ -468,15 +611,20 @@ func (p *panel) obstaclesOn(area vg.Rectangle, tx, ty func(float64) vg.Length) o
 	}
 	for _, sr := range p.series {
 		for i, q := range sr.pts {
-			pt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+			truePt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+			pt := p.at(sr, i, tx, ty)
+			d := pt.Sub(truePt)
 			if sr.line != nil && i > 0 {
-				o.segs = append(o.segs, seg{vg.Point{X: tx(sr.pts[i-1].X), Y: ty(sr.pts[i-1].Y)}, pt})
+				o.segs = append(o.segs, seg{vg.Point{X: tx(sr.pts[i-1].X), Y: ty(sr.pts[i-1].Y)}, truePt})
 			}
-			if e := at(sr.yerr, i); e > 0 {
-				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - capWidth/2, Y: ty(q.Y - e)}, Max: vg.Point{X: pt.X + capWidth/2, Y: ty(q.Y + e)}})
+			if d.X != 0 || d.Y != 0 {
+				o.segs = append(o.segs, seg{truePt, pt})
 			}
-			if e := at(sr.xerr, i); e > 0 {
-				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: tx(q.X - e), Y: pt.Y - capWidth/2}, Max: vg.Point{X: tx(q.X + e), Y: pt.Y + capWidth/2}})
+			if lo, hi, ok := sr.ybar(i); ok {
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - capWidth/2, Y: ty(lo) + d.Y}, Max: vg.Point{X: pt.X + capWidth/2, Y: ty(hi) + d.Y}})
+			}
+			if e := errAt(sr.xerr, i); e > 0 {
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: tx(q.X-e) + d.X, Y: pt.Y - capWidth/2}, Max: vg.Point{X: tx(q.X+e) + d.X, Y: pt.Y + capWidth/2}})
 			}
 			if sr.glyph != nil {
 				r := sr.glyph.Radius + 0.5

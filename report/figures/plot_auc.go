@@ -73,9 +73,10 @@ func aucRange(rows []report.Row) (lo, hi float64) {
 	return lo - pad, hi + pad
 }
 
-// refLines returns the dashed no-PET line(s) of rows and, withBot, the
-// dotted bot line(s), and their legend items.
-func refLines(rows []report.Row, withBot bool) ([]refLine, []legendItem) {
+// refLines returns the no-PET line(s) of rows (dashed) and, withBot, the
+// bot line(s) (dotted), in the set's look (a secondary set's in grey), and
+// their legend items.
+func refLines(rows []report.Row, withBot bool, lk look, suffix string) ([]refLine, []legendItem) {
 	var refs []refLine
 	var items []legendItem
 	for _, r := range rows {
@@ -86,8 +87,14 @@ func refLines(rows []report.Row, withBot bool) ([]refLine, []legendItem) {
 		if r.Pet == pets.Bot {
 			sty, what = botStyle, "bot (nothing released)"
 		}
+		if !lk.primary {
+			sty.Color = colBot
+			if r.Pet == pets.None {
+				sty.Dashes = []vg.Length{3, 2}
+			}
+		}
 		refs = append(refs, refLine{horizontal: true, v: r.AUCMean, style: sty})
-		items = append(items, legendItem{text: fmt.Sprintf("%s: AUC %.3f", what, r.AUCMean), thumb: lineThumb(sty)})
+		items = append(items, legendItem{text: fmt.Sprintf("%s%s: AUC %.3f", what, suffix, r.AUCMean), thumb: lineThumb(sty)})
 	}
 	return refs, items
 }
@@ -108,72 +115,151 @@ func curveOf(r report.Row) curveKey {
 	return curveKey{r.Pet, 0, r.Bags}
 }
 
-// curveColors gives each curve its colour: the mechanism's, shaded light
-// (small k) to dark (large k) for the two-parameter mechanisms.
+// curveColors gives each curve its colour: the first curve of each
+// mechanism (in canonical order) the mechanism's own, every further curve
+// (another k, a curated bag rule) a hue of its own from extraHues, so that
+// no two curves of a figure share a colour and none is too light to see.
 func curveColors(keys []curveKey) map[curveKey]color.NRGBA {
-	perPet := map[pets.Kind][]int{}
-	for _, k := range keys {
-		if !slices.Contains(perPet[k.pet], k.k) { // curated curves share their k's shade
-			perPet[k.pet] = append(perPet[k.pet], k.k)
-		}
-	}
 	out := map[curveKey]color.NRGBA{}
-	curatedSeen := map[pets.Kind][]string{}
+	seen := map[pets.Kind]bool{}
+	extra := 0
 	for _, k := range keys {
-		if curated(k.bags) {
-			if !slices.Contains(curatedSeen[k.pet], k.bags) {
-				curatedSeen[k.pet] = append(curatedSeen[k.pet], k.bags)
-			}
-			out[k] = shade(petColor(k.pet), curatedShade(slices.Index(curatedSeen[k.pet], k.bags)))
+		if _, ok := out[k]; ok {
 			continue
 		}
-		ks := perPet[k.pet]
-		t := 0.5
-		if len(ks) > 1 {
-			t = float64(slices.Index(ks, k.k)) / float64(len(ks)-1)
-		}
-		if k.pet == pets.LLPLap || k.pet == pets.LLPGeom {
-			out[k] = shade(petColor(k.pet), t)
-		} else {
+		if !seen[k.pet] {
+			seen[k.pet] = true
 			out[k] = petColor(k.pet)
+			continue
 		}
+		out[k] = extraHues[extra%len(extraHues)]
+		extra++
 	}
 	return out
 }
 
-// shadeLegend is the legend item of a two-parameter mechanism's curves.
-func shadeLegend(pet pets.Kind, keys []curveKey, cols map[curveKey]color.NRGBA, varies string) legendItem {
-	var cs []color.Color
-	var ks []int
-	for _, k := range keys {
-		if k.pet == pet && !curated(k.bags) {
-			cs, ks = append(cs, cols[k]), append(ks, k.k)
-		}
-	}
-	if len(ks) == 0 {
-		return curatedLegend(pet, keys, cols, varies)
-	}
-	text := fmt.Sprintf("%s, k=%d (%s)", display.PetName(pet), ks[0], varies)
-	if len(ks) > 1 {
-		text = fmt.Sprintf("%s, one curve per k=%d…%d light→dark (%s)", display.PetName(pet), ks[0], ks[len(ks)-1], varies)
-	}
-	th := shadesThumb(cs)
-	g := draw.GlyphStyle{Color: cols[curveKey{pet, ks[len(ks)-1], randomBags(pet)}], Radius: glyphR, Shape: petGlyph(pet)}
-	return legendItem{text: text, thumb: func(c draw.Canvas, r vg.Rectangle) {
-		th(c, r)
-		glyphThumb(g)(c, r)
-	}}
+// extraHues are the colours of a mechanism's second and further curves:
+// saturated hues none of the mechanisms uses, dark enough on white.
+var extraHues = []color.NRGBA{
+	{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
+	{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, // brown
+	{R: 0xd6, G: 0x4f, B: 0xb0, A: 0xff}, // pink
+	{R: 0x0e, G: 0x8c, B: 0x99, A: 0xff}, // teal
+	{R: 0x8a, G: 0x8b, B: 0x10, A: 0xff}, // olive
+	{R: 0x2a, G: 0x3d, B: 0x8f, A: 0xff}, // navy
+	{R: 0x80, G: 0x00, B: 0x00, A: 0xff}, // maroon
+	{R: 0x11, G: 0x11, B: 0x11, A: 0xff}, // black
 }
 
-// aucVsAdvFigure is the paper's Figure 3: test AUC against an advantage
-// metric, one point per audited setting (±SE bars: AUC with ≥ 2 trials,
-// E[adv] from the audit), RR one curve across ε, LLP across k, LLP+Lap and
-// LLP+Geom one curve per k across ε, the clean model (and bot) as
-// reference lines. Every point is labelled with its parameters where a
-// label fits without touching anything (the curves' ends first).
+// Set is one result set of a figure: the rows of one (dataset, config)
+// group of a summary, or one side of a comparison, with its posterior
+// samples, under a name that tells it apart ("" when a figure has one).
+// Figures of several sets overlay them: the last set solid with filled
+// markers, the others dashed (dotted, …) with open markers.
+type Set struct {
+	Name       string
+	Rows       []report.Row
+	Posteriors []report.Posterior
+}
+
+// look is how a set is told apart from the others of its figure.
+type look struct {
+	dashes  []vg.Length // nil: solid (or the curve's own dashes)
+	hollow  bool
+	primary bool
+}
+
+// lookOf is set i of n's look: the last is primary (solid, filled).
+func lookOf(i, n int) look {
+	if i == n-1 {
+		return look{primary: true}
+	}
+	return look{dashes: [][]vg.Length{{5, 3}, {1.5, 2.5}, {8, 2, 1.5, 2}}[i%3], hollow: true}
+}
+
+// glyph is g in the set's look (open instead of filled).
+func (l look) glyph(g draw.GlyphStyle) *draw.GlyphStyle {
+	if l.hollow {
+		switch g.Shape.(type) {
+		case draw.CircleGlyph:
+			g.Shape = draw.RingGlyph{}
+		case draw.BoxGlyph:
+			g.Shape = draw.SquareGlyph{}
+		case draw.PyramidGlyph:
+			g.Shape = draw.TriangleGlyph{}
+		}
+	}
+	return &g
+}
+
+// line is a curve's line in the set's look (the set's dashes win).
+func (l look) line(sty draw.LineStyle) *draw.LineStyle {
+	if l.dashes != nil {
+		sty.Dashes = l.dashes
+	}
+	return &sty
+}
+
+// setLegend is the legend entries naming the sets of a figure (none for
+// one set).
+func setLegend(sets []Set) []legendItem {
+	if len(sets) < 2 {
+		return nil
+	}
+	var items []legendItem
+	for i, s := range sets {
+		lk := lookOf(i, len(sets))
+		items = append(items, legendItem{text: s.Name, thumb: lineGlyphThumb(lk.line(draw.LineStyle{Color: colNote, Width: 1.5}),
+			*lk.glyph(draw.GlyphStyle{Color: colNote, Radius: glyphR, Shape: draw.CircleGlyph{}}))})
+	}
+	return items
+}
+
+// setSuffix is " (name)" for a set of a figure of several, else "".
+func setSuffix(sets []Set, i int) string {
+	if len(sets) < 2 || sets[i].Name == "" {
+		return ""
+	}
+	return " (" + sets[i].Name + ")"
+}
+
+// setTag is a set's short name for legend entries: a comparison side's
+// "A" or "B" (the part of "A: dir (…)" before the colon), else its name.
+func setTag(sets []Set, i int) string {
+	if len(sets) < 2 || sets[i].Name == "" {
+		return ""
+	}
+	if tag, _, ok := strings.Cut(sets[i].Name, ":"); ok && len(tag) <= 3 {
+		return " (" + tag + ")"
+	}
+	return " (" + sets[i].Name + ")"
+}
+
+// family is the panel a mechanism is drawn in when a figure is split by
+// mechanism: RR+prior with RR.
+func family(p pets.Kind) pets.Kind {
+	if p == pets.RRPrior {
+		return pets.RR
+	}
+	return p
+}
+
+// Crowding: a figure with more than crowdedCurves curves or crowdedPoints
+// points in one set is drawn as small multiples, one panel per mechanism
+// (RR with RR+prior), each showing the others' settings as grey dots.
+const (
+	crowdedCurves = 6
+	crowdedPoints = 24
+)
+
+// aucVsAdvFigure is the paper's Figure 3 for one result set.
 func aucVsAdvFigure(rows []report.Row, m advMetric, titleSuffix string) (*figure, error) {
-	var pts []report.Row
-	var xs []float64
+	return aucVsAdvSets([]Set{{Rows: rows}}, m, titleSuffix)
+}
+
+// advPoints are a set's settings with an audit and a test AUC, and their
+// x values (and ε-DP worst cases for E[adv]).
+func advPoints(rows []report.Row, m advMetric) (pts []report.Row, xs []float64) {
 	for _, r := range rows {
 		if r.Pet == pets.None || !finiteAUC(r) || !r.Audited {
 			continue
@@ -187,97 +273,198 @@ func aucVsAdvFigure(rows []report.Row, m advMetric, titleSuffix string) (*figure
 			xs = append(xs, b)
 		}
 	}
-	if len(pts) == 0 {
+	return pts, xs
+}
+
+// aucVsAdvSets is the paper's Figure 3: test AUC against an advantage
+// metric, one point per audited setting (±SE bars: AUC with ≥ 2 trials,
+// E[adv] from the audit), RR one curve across ε, LLP across k, LLP+Lap and
+// LLP+Geom one curve per k across ε, the clean model as a reference line,
+// every set overlaid in its look. E[adv] spanning decades gets a symlog
+// axis. A crowded grid (crowdedCurves, crowdedPoints) is split into one
+// panel per mechanism on shared axes, bot becoming a reference line and the
+// other mechanisms' settings grey dots. Every point is labelled with its
+// parameters where a label fits without touching anything (the curves'
+// ends first, the primary set's first).
+func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) {
+	pts := make([][]report.Row, len(sets))
+	var xs []float64
+	var all, cleanRows []report.Row
+	crowded := false
+	for i, s := range sets {
+		var x []float64
+		pts[i], x = advPoints(s.Rows, m)
+		xs = append(xs, x...)
+		all = append(all, pts[i]...)
+		cleanRows = append(cleanRows, rowsOf(s.Rows, pets.None)...)
+		curves := map[curveKey]bool{}
+		for _, r := range pts[i] {
+			curves[curveOf(r)] = true
+		}
+		crowded = crowded || len(curves) > crowdedCurves || len(pts[i]) > crowdedPoints
+	}
+	if len(all) == 0 {
 		return nil, fmt.Errorf("figures: AUC vs %s: no audited setting with a test AUC: %w", m.name(), ErrNoData)
 	}
-	refs, refItems := refLines(rows, false)
 	ax := newAdvAxis(xs, m == metricMAP98)
-
-	byCurve := map[curveKey][]report.Row{}
-	for _, r := range pts {
-		byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
+	keyset := map[curveKey]bool{}
+	for _, r := range all {
+		if !(crowded && r.Pet == pets.Bot) {
+			keyset[curveOf(r)] = true
+		}
 	}
-	keys := sortedCurveKeys(byCurve)
+	keys := sortedCurveKeys(keyset)
 	cols := curveColors(keys)
-
-	p := &panel{}
-	p.refs = append(refs, ax.sep()...)
-	var items []legendItem
-	items = append(items, refItems...)
-	worst := false
-	lastPet := pets.Kind(255)
-	for _, ck := range keys {
-		rs := byCurve[ck]
-		slices.SortFunc(rs, func(a, b report.Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
-		clr := cols[ck]
-		s := &series{name: display.PetName(ck.pet), glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
-		if len(rs) > 1 {
-			w := vg.Length(2)
-			if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
-				w = 1.2
-			}
-			s.line = &draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)}
-		}
-		for i, r := range rs {
-			x := ax.pos(m.of(r))
-			s.pts = append(s.pts, xy{x, r.AUCMean})
-			s.yerr = append(s.yerr, aucSE(r))
-			if m == metricEAdv {
-				s.xerr = append(s.xerr, r.EAdvSE)
-			}
-			p.labels = append(p.labels, curvePointLabel(ck, r, x, i, len(rs), clr))
-		}
-		p.series = append(p.series, s)
-		if m == metricEAdv {
-			// The ε-DP worst case at each DP setting's ε (RR attains it):
-			// a ring, joined to the setting's point by a dotted line.
-			ws := &series{name: display.PetName(ck.pet) + " ε-DP worst case", glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1, Shape: draw.RingGlyph{}}}
-			for _, r := range rs {
-				if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
-					ws.pts = append(ws.pts, xy{b, r.AUCMean})
-					p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, r.AUCMean}, {b, r.AUCMean}},
-						line: &draw.LineStyle{Color: withAlpha(clr, 160), Width: 0.8, Dashes: []vg.Length{1.5, 2}}})
-				}
-			}
-			if len(ws.pts) > 0 {
-				p.series = append(p.series, ws)
-				worst = true
-			}
-		}
-		switch {
-		case (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags):
-			items = append(items, legendItem{text: fmt.Sprintf("%s, k=%d, %s bags (ε varies)", display.PetName(ck.pet), ck.k, ck.bags),
-				thumb: lineGlyphThumb(s.line, *s.glyph)})
-		case ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom:
-			if ck.pet != lastPet {
-				items = append(items, shadeLegend(ck.pet, keys, cols, "ε varies"))
-			}
-		case ck.pet == pets.Bot:
-			items = append(items, legendItem{text: "bot (nothing released)", thumb: glyphThumb(*s.glyph)})
-		default:
-			varies := map[pets.Kind]string{pets.RR: " (ε varies)", pets.LLP: " (k varies)", pets.RRPrior: " (ε varies)"}[ck.pet]
-			items = append(items, legendItem{text: display.PetName(ck.pet) + bagsText(ck.bags) + varies, thumb: lineGlyphThumb(s.line, *s.glyph)})
-		}
-		lastPet = ck.pet
-	}
-	if worst {
-		items = append(items, legendItem{text: "ring: the ε-DP worst case at the same ε (RR attains it)",
-			thumb: glyphThumb(draw.GlyphStyle{Color: colNote, Radius: glyphR + 1, Shape: draw.RingGlyph{}})})
-	}
-	lo, hi := aucRange(append(slices.Clone(pts), rowsOf(rows, pets.None)...))
-	p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: linTicks(lo, hi)}
 	title, xlabel := "Test AUC vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
 	if m == metricMAP98 {
 		title, xlabel = "Test AUC vs 98th-percentile multiplicative advantage",
 			"98th-percentile |multiplicative advantage| = |Δ log-odds| (nats, log(1+x) scale)"
 	}
-	p.x = ax.spec(xlabel)
-	f := &figure{title: title + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: []*panel{p}}
-	if ax.hasInf {
-		f.note = "Points right of the dashed line have an infinite " + m.name() +
-			": more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal)."
+	lo, hi := aucRange(append(slices.Clone(all), cleanRows...))
+	yspec := axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: linTicks(lo, hi)}
+
+	// The panels: one, or one per mechanism family.
+	var fams []pets.Kind
+	for _, k := range keys {
+		if f := family(k.pet); !slices.Contains(fams, f) {
+			fams = append(fams, f)
+		}
 	}
+	if !crowded {
+		fams = []pets.Kind{255}
+	}
+	var refs []refLine
+	items := setLegend(sets)
+	for i, s := range sets {
+		r, it := refLines(s.Rows, crowded, lookOf(i, len(sets)), setTag(sets, i))
+		refs, items = append(refs, r...), append(items, it...)
+	}
+	worst := false
+	var panels []*panel
+	for _, fam := range fams {
+		p := &panel{refs: append(slices.Clone(refs), ax.sep()...), x: ax.spec(xlabel), y: yspec}
+		inFam := func(k curveKey) bool { return !crowded || family(k.pet) == fam }
+		if crowded {
+			p.title = display.PetName(fam)
+			if slices.ContainsFunc(keys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && fam == pets.RR {
+				p.title = "RR and RR+prior"
+			}
+			ctx := &series{name: "other mechanisms", glyph: &draw.GlyphStyle{Color: color.Gray{Y: 190}, Radius: 1.8, Shape: draw.CircleGlyph{}}, cloud: true}
+			for _, r := range pts[len(sets)-1] {
+				if r.Pet != pets.Bot && family(r.Pet) != fam {
+					ctx.pts = append(ctx.pts, xy{ax.pos(m.of(r)), r.AUCMean})
+				}
+			}
+			p.series = append(p.series, ctx)
+		}
+		for si := range sets {
+			lk := lookOf(si, len(sets))
+			byCurve := map[curveKey][]report.Row{}
+			for _, r := range pts[si] {
+				if k := curveOf(r); keyset[k] && inFam(k) {
+					byCurve[k] = append(byCurve[k], r)
+				}
+			}
+			for _, ck := range sortedCurveKeys(byCurve) {
+				rs := byCurve[ck]
+				slices.SortFunc(rs, func(a, b report.Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
+				clr := cols[ck]
+				s := &series{name: display.PetName(ck.pet) + setSuffix(sets, si),
+					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
+				if len(rs) > 1 {
+					w := vg.Length(2)
+					if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
+						w = 1.4
+					}
+					s.line = lk.line(draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)})
+				}
+				for i, r := range rs {
+					x := ax.pos(m.of(r))
+					s.pts = append(s.pts, xy{x, r.AUCMean})
+					s.yerr = append(s.yerr, aucSE(r))
+					if m == metricEAdv {
+						s.xerr = append(s.xerr, r.EAdvSE)
+					}
+					l := curvePointLabel(ck, r, x, i, len(rs), clr)
+					l.of, l.idx = s, i
+					if !lk.primary {
+						l.prio += 3
+					}
+					p.labels = append(p.labels, l)
+				}
+				p.series = append(p.series, s)
+				if m == metricEAdv && lk.primary {
+					// The ε-DP worst case at each DP setting's ε (RR attains it):
+					// a ring, joined to the setting's point by a dotted line.
+					ws := &series{name: display.PetName(ck.pet) + " ε-DP worst case", halo: true,
+						glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}}}
+					for _, r := range rs {
+						if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
+							ws.pts = append(ws.pts, xy{b, r.AUCMean})
+							p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, r.AUCMean}, {b, r.AUCMean}},
+								line: &draw.LineStyle{Color: withAlpha(clr, 160), Width: 0.8, Dashes: []vg.Length{1.5, 2}}})
+						}
+					}
+					if len(ws.pts) > 0 {
+						p.series = append(p.series, ws)
+						worst = true
+					}
+				}
+			}
+		}
+		panels = append(panels, p)
+	}
+	items = append(items, curveLegend(keys, cols, false)...)
+	if worst {
+		items = append(items, legendItem{text: "ring: the ε-DP worst case at the same ε (RR attains it)",
+			thumb: glyphThumb(draw.GlyphStyle{Color: colNote, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}})})
+	}
+	f := &figure{title: title + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: panels}
+	var notes []string
+	if crowded {
+		f.cols = 2
+		f.w, f.cellH = 11*vg.Inch, 4.2*vg.Inch
+		for _, p := range panels {
+			p.x.label = strings.Replace(p.x.label, "expected additive advantage of the Bayes attacker (probability)", "expected additive advantage (probability)", 1)
+			p.x.label = strings.Replace(p.x.label, "98th-percentile |multiplicative advantage| = |Δ log-odds| (nats, log(1+x) scale)", "98th-percentile |Δ log-odds| (nats, log(1+x) scale)", 1)
+		}
+		notes = append(notes, fmt.Sprintf("%d settings: one panel per mechanism on shared axes; the other mechanisms' settings are "+
+			"the grey dots, bot (nothing released) the dotted line.", len(pts[len(sets)-1])))
+	}
+	if ax.hasInf {
+		notes = append(notes, "Points right of the dashed line have an infinite "+m.name()+
+			": more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal).")
+	}
+	f.note = strings.Join(notes, " ")
 	return f, nil
+}
+
+// curveLegend names every curve, with its colour and marker (and line when
+// it has one): "RR (ε varies)", "LLP+Geom, k=8 (ε varies)", "LLP, sorted:x3
+// bags (k varies)". perSetting: the figure plots AUC per setting (ε or k
+// on x), where a curve of a two-parameter mechanism is one k.
+func curveLegend(keys []curveKey, cols map[curveKey]color.NRGBA, perSetting bool) []legendItem {
+	var items []legendItem
+	for _, ck := range keys {
+		g := draw.GlyphStyle{Color: cols[ck], Radius: glyphR, Shape: curveGlyph(ck)}
+		ln := &draw.LineStyle{Color: cols[ck], Width: 1.8, Dashes: bagDashes(ck.bags)}
+		var text string
+		switch {
+		case ck.pet == pets.Bot:
+			text, ln = "bot (nothing released)", nil
+		case ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom:
+			text = fmt.Sprintf("%s, k=%d%s (ε varies)", display.PetName(ck.pet), ck.k, bagsText(ck.bags))
+		case ck.pet == pets.LLP:
+			text = display.PetName(ck.pet) + bagsText(ck.bags) + " (k varies)"
+			if perSetting && curated(ck.bags) || perSetting && ck.bags == "random" {
+				text = display.PetName(ck.pet) + ", " + ck.bags + " bags"
+			}
+		default:
+			text = display.PetName(ck.pet) + bagsText(ck.bags) + " (ε varies)"
+		}
+		items = append(items, legendItem{text: text, thumb: lineGlyphThumb(ln, g)})
+	}
+	return items
 }
 
 // curvePointLabel labels point i of n on a curve: RR and LLP their ε or k
@@ -333,54 +520,83 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 	return keys
 }
 
-// aucBySettingFigure shows the cost side alone, so it is drawn without any
+// aucBySettingFigure is aucBySettingSets for one result set.
+func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) {
+	return aucBySettingSets([]Set{{Rows: rows}}, titleSuffix)
+}
+
+// aucBySettingSets shows the cost side alone, so it is drawn without any
 // audit: one panel per mechanism with the mean test AUC (± SE) of each
 // setting against its parameter (ε, or k for LLP; LLP+Lap and LLP+Geom one
 // curve per k, labelled with k; one curve per bag rule), the clean model and
-// bot as reference lines, one AUC scale for all panels. RR+prior is drawn in
-// RR's panel when both are there.
-func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) {
-	byPet := map[pets.Kind][]report.Row{}
-	hasRR := slices.ContainsFunc(rows, func(r report.Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
-	for _, r := range rows {
-		if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot {
-			pp := r.Pet
-			if pp == pets.RRPrior && hasRR {
-				pp = pets.RR
+// bot as reference lines, one AUC scale for all panels, every set
+// overlaid in its look. RR+prior is drawn in RR's panel when both are
+// there.
+func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
+	byPet := map[pets.Kind]bool{}
+	var all []report.Row
+	hasRR := false
+	for _, s := range sets {
+		hasRR = hasRR || slices.ContainsFunc(s.Rows, func(r report.Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
+	}
+	panelOf := func(p pets.Kind) pets.Kind {
+		if p == pets.RRPrior && hasRR {
+			return pets.RR
+		}
+		return p
+	}
+	keyset := map[curveKey]bool{}
+	for _, s := range sets {
+		for _, r := range s.Rows {
+			if finiteAUC(r) {
+				all = append(all, r)
+				if r.Pet != pets.None && r.Pet != pets.Bot {
+					byPet[panelOf(r.Pet)] = true
+					keyset[curveOf(r)] = true
+				}
 			}
-			byPet[pp] = append(byPet[pp], r)
 		}
 	}
 	if len(byPet) == 0 {
 		return nil, fmt.Errorf("figures: AUC per setting: no privatized setting with a test AUC: %w", ErrNoData)
 	}
-	refs, items := refLines(rows, true)
-	lo, hi := aucRange(rows)
+	keys := sortedCurveKeys(keyset)
+	cols := curveColors(keys)
+	items := setLegend(sets)
+	var refs []refLine
+	for i, s := range sets {
+		r, it := refLines(s.Rows, true, lookOf(i, len(sets)), setTag(sets, i))
+		refs, items = append(refs, r...), append(items, it...)
+	}
+	lo, hi := aucRange(all)
 	yticks := linTicks(lo, hi)
 	var panels []*panel
 	for _, pet := range slices.Sorted(maps.Keys(byPet)) {
-		rs := byPet[pet]
-		byCurve := map[curveKey][]report.Row{}
-		var xs []float64
 		param := func(r report.Row) float64 {
 			if pet == pets.LLP {
 				return float64(r.K)
 			}
 			return r.Epsilon
 		}
-		for _, r := range rs {
-			byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
-			xs = append(xs, param(r))
+		var pkeys []curveKey
+		var xs []float64
+		for _, k := range keys {
+			if panelOf(k.pet) == pet {
+				pkeys = append(pkeys, k)
+			}
 		}
-		keys := sortedCurveKeys(byCurve)
-		cols := curveColors(keys)
+		for _, r := range all {
+			if r.Pet != pets.None && r.Pet != pets.Bot && panelOf(r.Pet) == pet {
+				xs = append(xs, param(r))
+			}
+		}
 		p := &panel{title: display.PetName(pet), refs: refs}
-		if slices.ContainsFunc(keys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && pet == pets.RR {
+		if slices.ContainsFunc(pkeys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && pet == pets.RR {
 			p.title = "RR and RR+prior"
 		}
-		hasCurated := slices.ContainsFunc(keys, func(k curveKey) bool { return curated(k.bags) })
+		hasCurated := slices.ContainsFunc(pkeys, func(k curveKey) bool { return curated(k.bags) })
 		var rules []string // bag rules of the panel, in curve order
-		for _, ck := range keys {
+		for _, ck := range pkeys {
 			if !slices.Contains(rules, ck.bags) {
 				rules = append(rules, ck.bags)
 			}
@@ -388,39 +604,49 @@ func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) 
 		// dodge spreads the curves of different bag rules a few percent
 		// apart along the (log) parameter axis, so that rules sharing a k
 		// stay apart.
-		dodge := func(ck curveKey) float64 {
+		spread := func(ck curveKey) float64 {
 			if !hasCurated {
 				return 1
 			}
 			return math.Pow(1.08, float64(slices.Index(rules, ck.bags))-float64(len(rules)-1)/2)
 		}
-		for _, ck := range keys {
-			cr := byCurve[ck]
-			slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(param(a), param(b)) })
-			clr := cols[ck]
-			s := &series{name: display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags),
-				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)}}
-			if len(cr) > 1 {
-				s.line = &draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)}
-			}
-			for _, r := range cr {
-				s.pts = append(s.pts, xy{param(r) * dodge(ck), r.AUCMean})
-				s.yerr = append(s.yerr, aucSE(r))
-			}
-			p.series = append(p.series, s)
-			if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
-				last := cr[len(cr)-1]
-				var parts []string
-				if ck.k != 0 {
-					parts = append(parts, "k="+strconv.Itoa(ck.k))
+		for si, set := range sets {
+			lk := lookOf(si, len(sets))
+			byCurve := map[curveKey][]report.Row{}
+			for _, r := range set.Rows {
+				if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot && panelOf(r.Pet) == pet {
+					byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
 				}
-				if hasCurated {
-					parts = append(parts, ck.bags)
-				}
-				p.labels = append(p.labels, pointLabel{x: param(last) * dodge(ck), y: last.AUCMean, text: strings.Join(parts, ", "), color: clr, prio: 1})
 			}
-			if ck.pet == pets.RRPrior || (ck.pet == pets.RR && pet == pets.RR && len(keys) > 1) {
-				items = append(items, legendItem{text: display.PetName(ck.pet) + " (ε varies)", thumb: lineGlyphThumb(s.line, *s.glyph)})
+			for _, ck := range sortedCurveKeys(byCurve) {
+				cr := byCurve[ck]
+				slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(param(a), param(b)) })
+				clr := cols[ck]
+				s := &series{name: display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags) + setSuffix(sets, si),
+					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
+				if len(cr) > 1 {
+					s.line = lk.line(draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)})
+				}
+				for _, r := range cr {
+					s.pts = append(s.pts, xy{param(r) * spread(ck), r.AUCMean})
+					s.yerr = append(s.yerr, aucSE(r))
+				}
+				p.series = append(p.series, s)
+				if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
+					var parts []string
+					if ck.k != 0 {
+						parts = append(parts, "k="+strconv.Itoa(ck.k))
+					}
+					if hasCurated {
+						parts = append(parts, ck.bags)
+					}
+					prio := 1
+					if !lk.primary {
+						prio = 4
+					}
+					p.labels = append(p.labels, pointLabel{x: s.pts[len(s.pts)-1].X, y: s.pts[len(s.pts)-1].Y, text: strings.Join(parts, ", "),
+						color: clr, prio: prio, of: s, idx: len(s.pts) - 1})
+				}
 			}
 		}
 		xlabel := "ε (log scale)"
@@ -430,28 +656,16 @@ func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) 
 		p.x = paramAxis(xs, xlabel, len(p.labels) > 0)
 		p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: yticks}
 		panels = append(panels, p)
-		if len(keys) > 1 && keys[0].k != 0 {
-			items = append(items, shadeLegend(pet, keys, cols, "ε varies"))
-		}
-		for _, ck := range keys {
-			if hasCurated && ck.k == keys[0].k {
-				var line *draw.LineStyle
-				if len(byCurve[ck]) > 1 {
-					line = &draw.LineStyle{Color: cols[ck], Width: 1.6, Dashes: bagDashes(ck.bags)}
-				}
-				items = append(items, legendItem{text: display.PetName(ck.pet) + ", " + ck.bags + " bags",
-					thumb: lineGlyphThumb(line, draw.GlyphStyle{Color: cols[ck], Radius: glyphR, Shape: curveGlyph(ck)})})
-			}
-		}
 	}
-	cols := min(len(panels), 3)
+	items = append(items, curveLegend(keys, cols, true)...)
+	ncols := min(len(panels), 3)
 	if len(panels) == 4 {
-		cols = 2
+		ncols = 2
 	}
 	items = append(items, legendItem{text: "mean ± SE over trials at the best learning rate",
 		thumb: lineGlyphThumb(nil, draw.GlyphStyle{Color: colRR, Radius: glyphR, Shape: draw.CircleGlyph{}})})
-	return &figure{title: "Test AUC per privacy setting" + titleSuffix, w: vg.Length(cols) * 4.6 * vg.Inch,
-		cols: cols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}, nil
+	return &figure{title: "Test AUC per privacy setting" + titleSuffix, w: vg.Length(ncols) * 4.6 * vg.Inch,
+		cols: ncols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}, nil
 }
 
 // paramAxis is a log-scale axis over positive parameter values (ε or k),

@@ -29,11 +29,13 @@ var auditJobs = []struct {
 		"x: the audit's exact expected advantage E[adv] (Definition 3.1) on its own bag partition; y: the accuracy gain " +
 			"over the prior-only attacker that the Bayes attacker realized on fresh releases of the audit labels made by " +
 			"the production release code. Bars: 95% intervals (±1.96 SE). Points on y = x: the releases behave as " +
-			"the mechanism's stated likelihood says.",
+			"the mechanism's stated likelihood says. When the advantages span more than 1.5 decades both axes are symlog " +
+			"(linear below the value they name), so y = x stays the diagonal." + crowdCaption,
 		func(a []report.Audit, _ []report.Calibration) (*figure, error) { return realizedFigure(a) }},
 	{"calibration", "Reliability of the attacker's η",
 		"The audit's η on test rows that are neither trained on nor audited, in 10 equal-width bins: x = mean η of " +
-			"the bin, y = fraction labelled 1 (±1.96 binomial SE). Points below y = x: η is too high there. The " +
+			"the bin, y = fraction labelled 1 with its 95% Wilson score interval (which stays within [0, 1] and widens honestly " +
+			"for a bin of few rows, unlike ±1.96 SE). Points below y = x: η is too high there. The " +
 			"audit's figures are those of an attacker who believes η; eadv_calibrated repeats them with η " +
 			"Platt-recalibrated on these rows.",
 		func(_ []report.Audit, c []report.Calibration) (*figure, error) { return calibrationFigure(c) }},
@@ -107,15 +109,35 @@ func realizedFigure(audits []report.Audit) (*figure, error) {
 		if len(byDS) > 1 {
 			p.title = "dataset " + ds
 		}
-		p.x = axisSpec{label: "predicted: exact E[adv] of the audit (± 1.96 SE)", min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
-		p.y = axisSpec{label: "realized accuracy gain over the prior (± 1.96 SE)", min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+		var eadvs []float64
+		for _, a := range as {
+			eadvs = append(eadvs, a.EAdv)
+		}
+		xl, yl := "predicted: exact E[adv] of the audit (± 1.96 SE)", "realized accuracy gain over the prior (± 1.96 SE)"
+		p.x = axisSpec{label: xl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+		p.y = axisSpec{label: yl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+		if c := symlogConstant(eadvs); c > 0 {
+			// Decades apart (a skewed grid): symlog on both axes, so y = x
+			// stays the diagonal and no setting is lost at 0.
+			sc := symlogScale{c}
+			u0, u1 := sc.f(lo), sc.f(hi)
+			padU := 0.06 * (u1 - u0)
+			mn, mx := sc.inv(u0-padU), sc.inv(u1+padU)
+			note := fmt.Sprintf(", symlog: linear below %s", fmtSymTick(c))
+			xl, yl = "predicted: exact E[adv] (± 1.96 SE", "realized gain over the prior (± 1.96 SE"
+			note += ")"
+			p.x = axisSpec{label: xl + note, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
+			p.y = axisSpec{label: yl + note, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
+			lo, hi, pad = mn, mx, 0
+		}
 		p.series = append(p.series, &series{name: "y = x", pts: []xy{{lo - pad, lo - pad}, {hi + pad, hi + pad}}, line: &diagStyle})
 		for _, a := range as {
 			clr := petColor(a.Pet)
 			p.series = append(p.series, &series{name: a.Setting, pts: []xy{{a.EAdv, a.RealizedGain}},
 				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)},
 				xerr:  []float64{z95 * a.EAdvSE}, yerr: []float64{z95 * a.RealizedGainSE}})
-			p.labels = append(p.labels, pointLabel{x: a.EAdv, y: a.RealizedGain, text: paramLabel(a.Pet, a.K, a.Epsilon), color: clr, prio: 1})
+			s := p.series[len(p.series)-1]
+			p.labels = append(p.labels, pointLabel{x: a.EAdv, y: a.RealizedGain, text: paramLabel(a.Pet, a.K, a.Epsilon), color: clr, prio: 1, of: s})
 			if !seenPet[a.Pet] {
 				seenPet[a.Pet] = true
 				items = append(items, legendItem{text: display.PetName(a.Pet), thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)})})
@@ -128,6 +150,21 @@ func realizedFigure(audits []report.Audit) (*figure, error) {
 	cols := min(len(panels), 2)
 	return &figure{title: "Predicted vs realized advantage (releases by the production sampler)",
 		w: vg.Length(cols) * 7 * vg.Inch, cols: cols, cellH: 5.5 * vg.Inch, legend: items, panels: panels}, nil
+}
+
+// wilson is the Wilson score interval of a binomial proportion p observed
+// in n trials at normal quantile z (Wilson 1927): within [0, 1] for every p
+// and n ≥ 1, where the Wald interval p ± z·√(p(1−p)/n) runs below 0 or
+// above 1 for small n and collapses to a point at p = 0 or 1.
+func wilson(p float64, n int, z float64) (lo, hi float64) {
+	if n <= 0 || math.IsNaN(p) {
+		return math.NaN(), math.NaN()
+	}
+	fn := float64(n)
+	den := 1 + z*z/fn
+	mid := (p + z*z/(2*fn)) / den
+	half := z * math.Sqrt(p*(1-p)/fn+z*z/(4*fn*fn)) / den
+	return math.Max(0, mid-half), math.Min(1, mid+half)
 }
 
 func finiteOr0(v float64) float64 {
@@ -150,9 +187,26 @@ func calibrationFigure(cals []report.Calibration) (*figure, error) {
 		if len(cals) > 1 && c.Dataset != "" {
 			p.title = "dataset " + c.Dataset + ", " + p.title
 		}
-		p.x = axisSpec{label: "mean η in the bin (predicted P(y=1))", min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
-		p.y = axisSpec{label: "fraction labelled 1 (± 1.96 SE)", min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
-		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {1, 1}}, line: &diagStyle})
+		// Both axes end at the same round value above every bin and bar, so
+		// that a skewed η (Beta(2,30): all below 0.35) fills the panel and
+		// y = x stays the diagonal.
+		top := 0.0
+		for _, b := range c.Bins {
+			if b.N > 0 {
+				_, hi := wilson(b.Rate, b.N, z95)
+				top = max(top, b.MeanEta, hi)
+			}
+		}
+		end := 1.0
+		for _, v := range []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8} {
+			if top <= v {
+				end = v
+				break
+			}
+		}
+		p.x = axisSpec{label: "mean η in the bin (predicted P(y=1))", min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
+		p.y = axisSpec{label: "fraction labelled 1 (95% Wilson interval)", min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
+		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {end, end}}, line: &diagStyle})
 		s := &series{name: "bins", line: &draw.LineStyle{Color: colLLP, Width: 1.4},
 			glyph: &draw.GlyphStyle{Color: colLLP, Radius: glyphR, Shape: draw.CircleGlyph{}}}
 		for _, b := range c.Bins {
@@ -160,7 +214,8 @@ func calibrationFigure(cals []report.Calibration) (*figure, error) {
 				continue
 			}
 			s.pts = append(s.pts, xy{b.MeanEta, b.Rate})
-			s.yerr = append(s.yerr, z95*math.Sqrt(b.Rate*(1-b.Rate)/float64(b.N)))
+			lo, hi := wilson(b.Rate, b.N, z95)
+			s.yband = append(s.yband, [2]float64{lo, hi})
 			p.labels = append(p.labels, pointLabel{x: b.MeanEta, y: b.Rate, text: fmt.Sprintf("n=%d", b.N), color: colNote, prio: 2})
 		}
 		p.series = append(p.series, s)

@@ -73,8 +73,9 @@ func TestCalibrationFigure(t *testing.T) {
 	if bins == nil || len(bins.pts) != 9 || bins.pts[0] != (xy{0.05, 0.05}) {
 		t.Fatalf("bins %+v", bins)
 	}
-	if want := z95 * math.Sqrt(0.05*0.95/1000); math.Abs(bins.yerr[0]-want) > 1e-12 {
-		t.Errorf("bar %v, want %v", bins.yerr[0], want)
+	// Wilson's 95% interval of 50 in 1000 (computed independently).
+	if b := bins.yband[0]; math.Abs(b[0]-0.03813026239274882) > 1e-12 || math.Abs(b[1]-0.06531382024425081) > 1e-12 {
+		t.Errorf("bar %v, want Wilson's [0.03813, 0.06531]", b)
 	}
 	render(t, f)
 	checkLayout(t, f)
@@ -92,6 +93,31 @@ func TestCalibrationFigure(t *testing.T) {
 	}
 	if figs, err := WriteAuditPlots(t.TempDir(), nil, nil); err != nil || len(figs) != 0 {
 		t.Fatalf("nothing to draw: %v %v", figs, err)
+	}
+}
+
+// Wilson's score interval stays within [0, 1] where the Wald interval
+// (±1.96 SE) of a small bin runs below 0, and is not a point at 0 or 1.
+// Reference values: the textbook 1 of 4 at 95% is [0.0456, 0.6994].
+func TestWilson(t *testing.T) {
+	cases := []struct {
+		p      float64
+		n      int
+		lo, hi float64
+	}{
+		{0.25, 4, 0.04558726080970055, 0.6993581574175981},
+		{0.05, 1000, 0.03813026239274882, 0.06531382024425081},
+		{0, 10, 0, 0.2775327998628892},
+		{1, 3, 0.4385029682449546, 1},
+	}
+	for _, tc := range cases {
+		lo, hi := wilson(tc.p, tc.n, z95)
+		if math.Abs(lo-tc.lo) > 1e-12 || math.Abs(hi-tc.hi) > 1e-12 {
+			t.Errorf("wilson(%v, %d) = [%v, %v], want [%v, %v]", tc.p, tc.n, lo, hi, tc.lo, tc.hi)
+		}
+	}
+	if lo, _ := wilson(0.25, 4, z95); 0.25-z95*math.Sqrt(0.25*0.75/4) >= 0 || lo < 0 {
+		t.Error("the case should show Wald below 0 and Wilson not")
 	}
 }
 

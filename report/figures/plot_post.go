@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -14,10 +15,41 @@ import (
 	"labelprivacy/report/internal/display"
 )
 
+// A crowded posterior figure shows a rule-picked subset of the settings:
+// at most maxScatterSettings per scatter panel, and, when a set has more
+// than maxCDFOnePanel settings, one row of CDF panels per mechanism with at
+// most maxCDFPerRow each, picked by pickSettings. Every setting is in the
+// tables whatever the figures show.
 const (
-	maxPerPanel      = 12   // settings per scatter panel / CDF figure
-	maxScatterPoints = 1000 // per setting; more are thinned with a fixed stride
+	maxScatterSettings = 4
+	maxCDFOnePanel     = 6
+	maxCDFPerRow       = 4
+	maxScatterPoints   = 600 // per setting; more are thinned with a fixed stride
 )
+
+// pickSettings keeps at most n of ss (in canonical (k, ε) order): the
+// first, the last and evenly spaced ones between.
+func pickSettings(ss []*postSetting, n int) []*postSetting { return thin(ss, n) }
+
+// settingColors gives each setting of a panel a distinct colour: the first
+// of each mechanism the mechanism's, the others extraHues.
+func settingColors(ss []*postSetting) []color.NRGBA {
+	out := make([]color.NRGBA, len(ss))
+	seen := map[pets.Kind]bool{}
+	extra := 0
+	for i, s := range ss {
+		if !seen[s.pet] {
+			seen[s.pet], out[i] = true, petColor(s.pet)
+			continue
+		}
+		out[i] = extraHues[extra%len(extraHues)]
+		extra++
+	}
+	return out
+}
+
+// scatterGlyphs are the markers of a scatter panel's settings, in order.
+var scatterGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}}
 
 // postSetting holds the posterior samples of one setting.
 type postSetting struct {
@@ -76,27 +108,47 @@ func thin[T any](xs []T, n int) []T {
 
 var diagStyle = draw.LineStyle{Color: color.Gray{Y: 60}, Width: 1.2, Dashes: []vg.Length{2, 3}}
 
-// scatterFigure draws the paper's Figures 1 and 2 (top): one panel per
-// mechanism, one point per sampled example (x = prior η, y = the Bayes
-// attacker's posterior), coloured by the setting's parameters (a sequential
-// colormap, dark = first in (k, ε) order; named in a legend strip under the
-// panel title), with the y = x diagonal (nothing learned). The x axis ends
-// at a round value above the largest prior (0.05, 0.1, 0.2, …, 0.6, else 1)
-// so that skewed priors such as Beta(2,30) stay readable; y is [0, 1]. A
-// panel shows at most 12 settings (evenly spaced in (k, ε) order when there
-// are more, noted in its title) and 1000 points per setting.
+// scatterFigure is scatterSets for one set of posteriors.
 func scatterFigure(post []report.Posterior, titleSuffix string) (*figure, error) {
-	ss := groupPosteriors(post)
-	if len(ss) == 0 {
-		return nil, fmt.Errorf("figures: posterior scatter: no samples outside none/bot: %w", ErrNoData)
+	return scatterSets([]Set{{Posteriors: post}}, titleSuffix)
+}
+
+// scatterSets draws the paper's Figures 1 and 2 (top): per set, one panel
+// per mechanism, one point per sampled example (x = prior η, y = the Bayes
+// attacker's posterior), with the y = x diagonal (nothing learned). A
+// panel shows at most maxScatterSettings settings (pickSettings: the first
+// and last in (k, ε) order and evenly spaced ones between, named in its
+// title), each in its own colour and marker, named in a legend strip under
+// the panel title, with at most maxScatterPoints points. The x axis ends at
+// a round value above the largest prior (0.05, 0.1, 0.2, …, 0.6, else 1)
+// so that skewed priors such as Beta(2,30) stay readable; y is [0, 1].
+func scatterSets(sets []Set, titleSuffix string) (*figure, error) {
+	type block struct {
+		set int
+		all []*postSetting
 	}
+	var blocks []block
 	var priorMax float64
-	for _, s := range ss {
-		for _, v := range s.prior {
-			if v <= 1 {
-				priorMax = max(priorMax, v)
+	perRow := 0
+	for i, st := range sets {
+		ss := groupPosteriors(st.Posteriors)
+		n := 0
+		for _, s := range ss {
+			for _, v := range s.prior {
+				if v <= 1 {
+					priorMax = max(priorMax, v)
+				}
 			}
+			if len(blocks) == 0 || blocks[len(blocks)-1].set != i || blocks[len(blocks)-1].all[0].pet != s.pet {
+				blocks = append(blocks, block{set: i})
+				n++
+			}
+			blocks[len(blocks)-1].all = append(blocks[len(blocks)-1].all, s)
 		}
+		perRow = max(perRow, n)
+	}
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("figures: posterior scatter: no samples outside none/bot: %w", ErrNoData)
 	}
 	xMax := 1.0
 	for _, c := range []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6} {
@@ -105,34 +157,29 @@ func scatterFigure(post []report.Posterior, titleSuffix string) (*figure, error)
 			break
 		}
 	}
-	var byPet [][]*postSetting
-	for _, s := range ss {
-		if len(byPet) == 0 || byPet[len(byPet)-1][0].pet != s.pet {
-			byPet = append(byPet, nil)
-		}
-		byPet[len(byPet)-1] = append(byPet[len(byPet)-1], s)
-	}
-	cols := min(3, len(byPet))
-	if len(byPet) == 4 {
+	cols := min(3, perRow)
+	if perRow == 4 {
 		cols = 2
 	}
 	cellW := 4.4 * vg.Inch
 	var panels []*panel
 	var header vg.Length
-	for _, all := range byPet {
-		shown := thin(all, maxPerPanel)
-		p := &panel{title: display.PetName(all[0].pet)}
-		if len(shown) < len(all) {
-			p.title += fmt.Sprintf(" (%d of %d settings)", len(shown), len(all))
+	picked := false
+	for _, b := range blocks {
+		shown := pickSettings(b.all, maxScatterSettings)
+		picked = picked || len(shown) < len(b.all)
+		p := &panel{title: display.PetName(b.all[0].pet)}
+		if len(shown) < len(b.all) {
+			p.title += fmt.Sprintf(" (%d of %d settings)", len(shown), len(b.all))
+		}
+		if len(sets) > 1 && sets[b.set].Name != "" {
+			p.title = sets[b.set].Name + ": " + p.title
 		}
 		p.x = axisSpec{label: "prior η = P(y=1 | x)", min: -0.03 * xMax, max: 1.03 * xMax, ticks: linTicks(0, xMax)}
 		p.y = axisSpec{label: "posterior P(y=1 | x, release)", min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
 		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {xMax, xMax}}, line: &diagStyle})
+		clrs := settingColors(shown)
 		for i, s := range shown {
-			clr := petColor(s.pet)
-			if len(shown) > 1 {
-				clr = viridis(float64(i) / float64(len(shown)-1))
-			}
 			var q []xy
 			for j := range s.prior {
 				x, y := s.prior[j], s.posterior[j]
@@ -145,86 +192,187 @@ func scatterFigure(post []report.Posterior, titleSuffix string) (*figure, error)
 			if len(q) == 0 {
 				continue
 			}
-			p.series = append(p.series, &series{name: s.label(), pts: q,
-				glyph: &draw.GlyphStyle{Color: withAlpha(clr, 150), Radius: 1.6, Shape: draw.CircleGlyph{}}})
+			shape := scatterGlyphs[i%len(scatterGlyphs)]
+			p.series = append(p.series, &series{name: s.label(), pts: q, cloud: true,
+				glyph: &draw.GlyphStyle{Color: withAlpha(clrs[i], 140), Radius: 1.9, Shape: shape}})
 			p.legend = append(p.legend, legendItem{text: s.params(),
-				thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: 3.5, Shape: draw.CircleGlyph{}})})
+				thumb: glyphThumb(draw.GlyphStyle{Color: clrs[i], Radius: 3.5, Shape: shape})})
 		}
 		header = max(header, p.headerHeight(cellW))
 		panels = append(panels, p)
 	}
-	return &figure{
+	f := &figure{
 		title:  "Prior vs posterior of the Bayes-optimal label attacker (one point per example)" + titleSuffix,
 		w:      vg.Length(cols) * cellW,
 		cols:   cols,
 		cellH:  3.6*vg.Inch + header,
 		legend: []legendItem{{text: "y = x: nothing learned; posteriors of 0 or 1: label exposed", thumb: lineThumb(diagStyle)}},
 		panels: panels,
-	}, nil
+	}
+	if picked {
+		f.note = fmt.Sprintf("A panel shows at most %d settings: the first and last in (k, ε) order and evenly spaced ones "+
+			"between; at most %d examples each. Every setting is in the tables.", maxScatterSettings, maxScatterPoints)
+	}
+	return f, nil
 }
 
-// cdfFigure draws the paper's Figure 2 (middle and bottom): empirical CDFs
+// cdfFigure is cdfSets for one set of posteriors (the ∞ fractions from
+// rows, the audit's).
+func cdfFigure(post []report.Posterior, rows []report.Row, titleSuffix string) (*figure, error) {
+	return cdfSets([]Set{{Rows: rows, Posteriors: post}}, titleSuffix)
+}
+
+// cdfSets draws the paper's Figure 2 (middle and bottom): empirical CDFs
 // of the individual expected advantage and of |multiplicative advantage|
-// per setting, side by side. One line per setting, coloured by mechanism
-// (shades by parameter). |MA| uses a log(1+x) axis; +Inf values are drawn
-// at the position marked ∞ beyond a dashed separator, where each CDF jumps
-// to 1, and the legend gives each setting's fraction of ∞. At most 12
-// settings are drawn (evenly spaced in canonical order, noted in the title).
-func cdfFigure(post []report.Posterior, titleSuffix string) (*figure, error) {
-	all := groupPosteriors(post)
-	if len(all) == 0 {
-		return nil, fmt.Errorf("figures: advantage CDFs: no samples outside none/bot: %w", ErrNoData)
-	}
-	ss := thin(all, maxPerPanel)
-	count, seen := map[pets.Kind]int{}, map[pets.Kind]int{}
-	for _, s := range ss {
-		count[s.pet]++
-	}
-	var allMA []float64
-	var ieMax float64
-	styles := make([]draw.LineStyle, len(ss))
-	var items []legendItem
-	for i, s := range ss {
-		t := 0.5
-		if n := count[s.pet]; n > 1 {
-			t = 0.15 + 0.7*float64(seen[s.pet])/float64(n-1)
-		}
-		seen[s.pet]++
-		styles[i] = draw.LineStyle{Color: shade(petColor(s.pet), t), Width: 2}
-		allMA = append(allMA, s.absMA...)
-		for _, v := range s.ieadv {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
-				ieMax = max(ieMax, v)
+// per setting, side by side, every set overlaid in its look. Up to
+// maxCDFOnePanel settings share one pair of panels; more get one row of
+// panels per mechanism with at most maxCDFPerRow settings each
+// (pickSettings). Each setting has its own colour within its panels. The
+// advantage axis is symlog when it spans decades; |MA| uses a log(1+x)
+// axis, +Inf values drawn at the position marked ∞ beyond a dashed
+// separator, where each CDF jumps to 1. The legend gives each setting's
+// fraction of ∞ from the audit of all its examples (the row's ma_inf_frac;
+// the curves are drawn from the posterior samples).
+func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
+	per := make([][]*postSetting, len(sets))
+	infOf := make([]map[string]float64, len(sets))
+	total := 0
+	var allMA, allIE []float64
+	for i, st := range sets {
+		per[i] = groupPosteriors(st.Posteriors)
+		total = max(total, len(per[i]))
+		infOf[i] = map[string]float64{}
+		for _, r := range st.Rows {
+			if r.Audited && !math.IsNaN(r.MAInfFrac) {
+				infOf[i][r.Setting] = r.MAInfFrac
 			}
 		}
-		name := s.label()
-		if f := infFrac(s.absMA); f > 0 {
-			name += fmt.Sprintf(" (%s ∞)", display.Percent(f))
+		for _, s := range per[i] {
+			allMA = append(allMA, s.absMA...)
+			allIE = append(allIE, s.ieadv...)
 		}
-		items = append(items, legendItem{text: name, thumb: lineThumb(styles[i])})
+	}
+	if total == 0 {
+		return nil, fmt.Errorf("figures: advantage CDFs: no samples outside none/bot: %w", ErrNoData)
+	}
+	// Rows of panels: one for every setting, or one per mechanism.
+	type rowSpec struct {
+		title string
+		pick  func(ss []*postSetting) []*postSetting
+	}
+	var rowsSpec []rowSpec
+	if total <= maxCDFOnePanel {
+		rowsSpec = []rowSpec{{"", func(ss []*postSetting) []*postSetting { return ss }}}
+	} else {
+		var kinds []pets.Kind
+		for _, ss := range per {
+			for _, s := range ss {
+				if !slices.Contains(kinds, s.pet) {
+					kinds = append(kinds, s.pet)
+				}
+			}
+		}
+		slices.Sort(kinds)
+		for _, k := range kinds {
+			rowsSpec = append(rowsSpec, rowSpec{display.PetName(k), func(ss []*postSetting) []*postSetting {
+				var of []*postSetting
+				for _, s := range ss {
+					if s.pet == k {
+						of = append(of, s)
+					}
+				}
+				return pickSettings(of, maxCDFPerRow)
+			}})
+		}
+	}
+	ieMax := 0.0
+	for _, v := range allIE {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			ieMax = max(ieMax, v)
+		}
 	}
 	if ieMax <= 0 {
 		ieMax = 1
 	}
-	ax := newAdvAxis(allMA, true)
+	ieAx := newAdvAxis(allIE, false)
+	maAx := newAdvAxis(allMA, true)
 	ylab := "fraction of examples ≤ x"
-	pa := &panel{title: "Individual expected advantage",
-		x: axisSpec{label: "individual expected advantage (probability)", min: -0.03 * ieMax, max: 1.04 * ieMax, ticks: linTicks(0, 1.04*ieMax)},
-		y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}}
-	pm := &panel{title: "|Multiplicative advantage|", x: ax.spec("|Δ log-odds| (nats, log(1+x) scale)"),
-		y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}, refs: ax.sep()}
-	for i, s := range ss {
-		pa.series = append(pa.series, &series{name: s.label(), pts: cdfXY(s.ieadv, 0, 1.04*ieMax, 0), line: &styles[i]})
-		pm.series = append(pm.series, &series{name: s.label(), pts: cdfXY(s.absMA, 0, ax.sepPos, ax.infPos), line: &styles[i]})
+	var panels []*panel
+	var items []legendItem
+	if len(sets) > 1 {
+		items = setLegend(sets)
+	}
+	for _, rs := range rowsSpec {
+		pa := &panel{title: "Individual expected advantage", x: ieAx.spec("individual expected advantage (probability)"),
+			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}}
+		pm := &panel{title: "|Multiplicative advantage|", x: maAx.spec("|Δ log-odds| (nats, log(1+x) scale)"),
+			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}, refs: maAx.sep()}
+		if rs.title != "" {
+			pa.title, pm.title = rs.title+": individual expected advantage", rs.title+": |multiplicative advantage|"
+		}
+		var legend []legendItem
+		named := map[string]bool{}
+		for si := range sets {
+			lk := lookOf(si, len(sets))
+			shown := rs.pick(per[si])
+			if rs.title != "" {
+				var of []*postSetting
+				for _, s := range per[si] {
+					if display.PetName(s.pet) == rs.title {
+						of = append(of, s)
+					}
+				}
+				if len(shown) < len(of) && lk.primary {
+					pa.title = fmt.Sprintf("%s (%d of %d settings)", pa.title, len(shown), len(of))
+				}
+			}
+			clrs := settingColors(shown)
+			for i, s := range shown {
+				sty := lk.line(draw.LineStyle{Color: clrs[i], Width: 2})
+				name := s.label() + setSuffix(sets, si)
+				pa.series = append(pa.series, &series{name: name, pts: cdfXY(s.ieadv, 0, ieAx.max, 0), line: sty})
+				pm.series = append(pm.series, &series{name: name, pts: cdfXY(s.absMA, 0, maAx.sepPos, maAx.infPos), line: sty})
+				if named[s.setting] && !lk.primary {
+					continue
+				}
+				named[s.setting] = true
+				text := s.label()
+				f, ok := infOf[si][s.setting]
+				if !ok {
+					f = infFrac(s.absMA)
+				}
+				if f > 0 {
+					text += fmt.Sprintf(" (%s ∞)", display.Percent(f))
+				}
+				legend = append(legend, legendItem{text: text, thumb: lineThumb(draw.LineStyle{Color: clrs[i], Width: 2})})
+			}
+		}
+		if len(rowsSpec) == 1 {
+			items = append(items, legend...)
+		} else {
+			pa.legend = legend
+		}
+		panels = append(panels, pa, pm)
 	}
 	title := "Empirical CDFs of per-example advantage"
-	if len(ss) < len(all) {
-		title += fmt.Sprintf(" (%d of %d settings)", len(ss), len(all))
+	f := &figure{title: title + titleSuffix, w: 12 * vg.Inch, cols: 2, cellH: 4.2 * vg.Inch, legend: items, panels: panels}
+	if len(rowsSpec) > 1 {
+		var hdr vg.Length
+		for _, p := range panels {
+			hdr = max(hdr, p.headerHeight(6*vg.Inch))
+		}
+		f.cellH = 3.3*vg.Inch + hdr
 	}
-	f := &figure{title: title + titleSuffix, w: 12 * vg.Inch, cols: 2, cellH: 4.2 * vg.Inch, legend: items, panels: []*panel{pa, pm}}
-	if ax.hasInf {
-		f.note = "Right panel: right of the dashed line, |Δ log-odds| = ∞ (posterior 0 or 1: the label is exposed)."
+	var notes []string
+	if len(rowsSpec) > 1 {
+		notes = append(notes, fmt.Sprintf("%d settings: one row per mechanism, at most %d settings a row (the first and last in (k, ε) order and "+
+			"evenly spaced ones between); every setting is in the tables.", total, maxCDFPerRow))
 	}
+	if maAx.hasInf {
+		notes = append(notes, "Right panels: right of the dashed line, |Δ log-odds| = ∞ (posterior 0 or 1: the label is exposed); "+
+			"the legend's % ∞ is the audit's, over all its examples.")
+	}
+	f.note = strings.Join(notes, " ")
 	return f, nil
 }
 

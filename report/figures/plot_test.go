@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -20,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"labelprivacy/audit"
 	"labelprivacy/pets"
 	"labelprivacy/report"
 	"labelprivacy/report/internal/display"
@@ -241,6 +243,18 @@ func synthSummary(t *testing.T, audited bool) *report.Summary {
 	return s
 }
 
+// dataSeries are a panel's series of settings: not the grey context dots,
+// the worst-case rings or their dotted joins.
+func dataSeries(p *panel) []*series {
+	var out []*series
+	for _, s := range p.series {
+		if !s.cloud && !s.halo && s.name != "to worst case" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 func TestAUCvsAdvantageFigure(t *testing.T) {
 	full, small := synthSummary(t, true), reporttest.Quickstart(t)
 	cases := []struct {
@@ -249,11 +263,13 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 		metric   advMetric
 		example  string
 		allLabel bool // every point must be labelled
+		crowded  bool // small multiples, bot a reference line
+		symlog   bool
 	}{
-		{"synthetic grid, additive", full, metricEAdv, "auc_vs_eadv", false},
-		{"synthetic grid, ma_p98 with ∞ and a single-point curve", full, metricMAP98, "auc_vs_ma_p98", false},
-		{"quickstart grid, additive", small, metricEAdv, "", true},
-		{"quickstart grid, ma_p98", small, metricMAP98, "quickstart_auc_vs_ma_p98", true},
+		{"synthetic grid, additive", full, metricEAdv, "auc_vs_eadv", false, true, true},
+		{"synthetic grid, ma_p98 with ∞ and a single-point curve", full, metricMAP98, "auc_vs_ma_p98", false, true, false},
+		{"quickstart grid, additive", small, metricEAdv, "", true, false, false},
+		{"quickstart grid, ma_p98", small, metricMAP98, "quickstart_auc_vs_ma_p98", true, false, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -261,32 +277,66 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := f.panels[0]
-			// One series per curve, one point per audited privatized setting.
+			// One series per curve, one point per audited privatized setting
+			// (bot a reference line when crowded), across the panels.
 			wantPts, curves := 0, map[curveKey]bool{}
-			var clean report.Row
+			fams := map[pets.Kind]bool{}
+			var clean, bot report.Row
 			for _, r := range tc.sum.Rows {
-				if r.Pet == pets.None {
+				switch {
+				case r.Pet == pets.None:
 					clean = r
+					continue
+				case r.Pet == pets.Bot && tc.crowded:
+					bot = r
 					continue
 				}
 				wantPts++
 				curves[curveOf(r)] = true
+				fams[family(r.Pet)] = true
 			}
-			pts, withSE, withXSE := 0, 0, 0
-			for _, s := range p.series {
-				pts += len(s.pts)
-				for i := range s.pts {
-					if at(s.yerr, i) > 0 {
-						withSE++
+			if tc.crowded != (len(f.panels) > 1) || tc.crowded && len(f.panels) != len(fams) {
+				t.Fatalf("%d panels for %d mechanism families, crowded %v", len(f.panels), len(fams), tc.crowded)
+			}
+			if tc.crowded && !strings.Contains(f.note, "one panel per mechanism") {
+				t.Errorf("note %q does not state the rule", f.note)
+			}
+			if got := f.panels[0].x.scale != nil && tc.metric == metricEAdv; got != tc.symlog {
+				t.Errorf("symlog x axis %v, want %v", got, tc.symlog)
+			}
+			nSeries, pts, withSE, withXSE, segs := 0, 0, 0, 0, 0
+			for _, p := range f.panels {
+				if len(p.refs) == 0 || !p.refs[0].horizontal || p.refs[0].v != clean.AUCMean {
+					t.Fatalf("no-PET line %+v, want y = %v", p.refs, clean.AUCMean)
+				}
+				if tc.crowded && !slices.ContainsFunc(p.refs, func(l refLine) bool { return l.horizontal && l.v == bot.AUCMean }) {
+					t.Fatalf("%s: no bot line at %v", p.title, bot.AUCMean)
+				}
+				for _, s := range dataSeries(p) {
+					nSeries++
+					pts += len(s.pts)
+					if s.line != nil {
+						segs += len(s.pts) - 1
 					}
-					if at(s.xerr, i) > 0 {
-						withXSE++
+					for i, q := range s.pts {
+						if errAt(s.yerr, i) > 0 {
+							withSE++
+						}
+						if errAt(s.xerr, i) > 0 {
+							withXSE++
+						}
+						e := errAt(s.yerr, i)
+						if q.Y-e < p.y.min || q.Y+e > p.y.max || q.X < p.x.min || q.X > p.x.max {
+							t.Fatalf("%s point %v ± %v outside the axes x [%v, %v] y [%v, %v]", s.name, q, e, p.x.min, p.x.max, p.y.min, p.y.max)
+						}
 					}
 				}
+				if p.y.min != f.panels[0].y.min || p.x.max != f.panels[0].x.max {
+					t.Errorf("%s: axes differ from the first panel's", p.title)
+				}
 			}
-			if len(p.series) != len(curves) || pts != wantPts {
-				t.Fatalf("%d series with %d points, want %d and %d", len(p.series), pts, len(curves), wantPts)
+			if nSeries != len(curves) || pts != wantPts {
+				t.Fatalf("%d series with %d points, want %d and %d", nSeries, pts, len(curves), wantPts)
 			}
 			if withSE != wantPts {
 				t.Fatalf("%d points with AUC error bars, want all %d (3 trials each)", withSE, wantPts)
@@ -294,58 +344,76 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 			if tc.metric == metricEAdv && withXSE == 0 || tc.metric == metricMAP98 && withXSE != 0 {
 				t.Fatalf("%d points with E[adv] error bars", withXSE)
 			}
-			if len(p.refs) == 0 || !p.refs[0].horizontal || p.refs[0].v != clean.AUCMean {
-				t.Fatalf("no-PET line %+v, want y = %v", p.refs, clean.AUCMean)
-			}
-			for _, s := range p.series {
-				for i, q := range s.pts {
-					e := at(s.yerr, i)
-					if q.Y-e < p.y.min || q.Y+e > p.y.max || q.X < p.x.min || q.X > p.x.max {
-						t.Fatalf("%s point %v ± %v outside the axes x [%v, %v] y [%v, %v]", s.name, q, e, p.x.min, p.x.max, p.y.min, p.y.max)
+			// Every point has a label naming its parameters (ε for the
+			// two-parameter mechanisms' points; k and ε where it starts).
+			labels := 0
+			for _, p := range f.panels {
+				labels += len(p.labels)
+				for _, l := range p.labels {
+					if l.text == "" {
+						t.Fatalf("empty label at %v", l)
 					}
 				}
 			}
-			// Every point has a label naming its parameters (ε for the
-			// two-parameter mechanisms' points; k and ε where it starts).
-			if len(p.labels) != wantPts {
-				t.Fatalf("%d labels for %d points", len(p.labels), wantPts)
-			}
-			for _, l := range p.labels {
-				if l.text == "" {
-					t.Fatalf("empty label at %v", l)
-				}
+			if labels != wantPts {
+				t.Fatalf("%d labels for %d points", labels, wantPts)
 			}
 			img := render(t, f)
 			placed, dropped := checkLayout(t, f)
+			checkNoHiddenMarkers(t, f)
 			if tc.allLabel && dropped > 0 {
-				t.Errorf("%d of %d labels left out on a small grid: %v", dropped, placed+dropped, p.dropped)
+				t.Errorf("%d of %d labels left out on a small grid", dropped, placed+dropped)
 			}
-			prio1 := 0
-			for _, l := range p.placed {
-				if l.label.prio == 1 {
-					prio1++
+			prio1, drawnPts, ybars, xbars, drawnSegs := 0, 0, 0, 0, 0
+			for _, p := range f.panels {
+				for _, l := range p.placed {
+					if l.label.prio == 1 {
+						prio1++
+					}
 				}
+				ctx := 0
+				for _, s := range p.series {
+					if s.cloud {
+						ctx += len(s.pts)
+					}
+				}
+				drawnPts += p.drawn.glyphs - ctx
+				ybars, xbars, drawnSegs = ybars+p.drawn.ybars, xbars+p.drawn.xbars, drawnSegs+p.drawn.segments
 			}
 			if prio1 < 4 {
 				t.Errorf("only %d curve-end labels placed", prio1)
 			}
-			segs := 0
-			for _, s := range p.series {
-				if s.line != nil {
-					segs += len(s.pts) - 1
-				}
-			}
-			if p.drawn.ybars != withSE || p.drawn.xbars != withXSE || p.drawn.glyphs != wantPts || p.drawn.segments != segs || segs == 0 {
-				t.Fatalf("drew %d y bars, %d x bars, %d markers, %d segments; want %d, %d, %d, %d",
-					p.drawn.ybars, p.drawn.xbars, p.drawn.glyphs, p.drawn.segments, withSE, withXSE, wantPts, segs)
+			if ybars != withSE || drawnPts != wantPts || drawnSegs != segs || segs == 0 || xbars == 0 && withXSE > 0 {
+				t.Fatalf("drew %d y bars, %d x bars, %d markers, %d segments; want %d, ≤ %d, %d, %d",
+					ybars, xbars, drawnPts, drawnSegs, withSE, withXSE, wantPts, segs)
 			}
 			for _, pet := range []pets.Kind{pets.RR, pets.LLP} {
-				if n := inkOf(img, f, p, petColor(pet)); n < 200 {
-					t.Errorf("%s: only %d pixels of its colour in the data area", display.PetName(pet), n)
+				ink := 0
+				for _, p := range f.panels {
+					ink += inkOf(img, f, p, petColor(pet))
+				}
+				if ink < 200 {
+					t.Errorf("%s: only %d pixels of its colour in the data area", display.PetName(pet), ink)
 				}
 			}
 			keepExample(t, f, tc.example)
 		})
+	}
+}
+
+// checkNoHiddenMarkers: after drawing, no marker's disc overlaps another's
+// in a panel (context dots and halo rings aside).
+func checkNoHiddenMarkers(t *testing.T, f *figure) {
+	t.Helper()
+	for _, p := range f.panels {
+		m := p.drawn.marks
+		for i := range m {
+			for j := range i {
+				if d := math.Hypot(float64(m[i].at.X-m[j].at.X), float64(m[i].at.Y-m[j].at.Y)); d < float64(m[i].r+m[j].r)-0.01 {
+					t.Errorf("%s: markers at %v and %v overlap (distance %.2f < %.2f)", p.title, m[i].at, m[j].at, d, m[i].r+m[j].r)
+				}
+			}
+		}
 	}
 }
 
@@ -572,43 +640,109 @@ func TestPosteriorFigures(t *testing.T) {
 	}
 	for _, p := range f.panels {
 		n := 0
+		colors, shapes := map[color.Color]bool{}, map[string]bool{}
 		for _, s := range p.series[1:] {
 			n += len(s.pts)
+			if len(s.pts) > maxScatterPoints {
+				t.Errorf("%s: %d points, more than %d", s.name, len(s.pts), maxScatterPoints)
+			}
+			colors[s.glyph.Color] = true
+			shapes[fmt.Sprintf("%T", s.glyph.Shape)] = true
 		}
-		if len(p.series) < 2 || n < 1000 || p.drawn.glyphs != n || len(p.legend) != len(p.series)-1 {
-			t.Fatalf("%s: %d series, %d points, %d drawn, %d legend items", p.title, len(p.series), n, p.drawn.glyphs, len(p.legend))
+		settings := len(p.series) - 1
+		if settings < 2 || settings > maxScatterSettings || p.drawn.glyphs != n || len(p.legend) != settings {
+			t.Fatalf("%s: %d settings, %d points, %d drawn, %d legend items", p.title, settings, n, p.drawn.glyphs, len(p.legend))
 		}
-		if inkOf(img, f, p, withAlpha(viridis(0), 150)) < 50 {
+		if len(colors) != settings || len(shapes) != settings {
+			t.Errorf("%s: %d settings in %d colours and %d markers; want each its own", p.title, settings, len(colors), len(shapes))
+		}
+		if inkOf(img, f, p, p.series[1].glyph.Color) < 50 {
 			t.Errorf("%s: no ink of its first setting's colour", p.title)
 		}
 	}
 	keepExample(t, f, "posterior_scatter")
 
-	c, err := cdfFigure(post, "")
+	// More settings of a mechanism than a panel shows: the first, the last
+	// and evenly spaced ones, said in the title and the note.
+	var many []report.Posterior
+	for _, e := range []float64{0.1, 0.25, 0.5, 1, 2, 4, 8} {
+		for i := range 50 {
+			many = append(many, report.Posterior{Setting: fmt.Sprintf("rr_eps%g", e), Pet: pets.RR, Epsilon: e,
+				Sample: audit.Sample{Prior: float64(i) / 60, Posterior: float64(i) / 55}})
+		}
+	}
+	g, err := scatterFigure(many, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown []string
+	for _, it := range g.panels[0].legend {
+		shown = append(shown, it.text)
+	}
+	if want := []string{"ε=0.1", "ε=0.5", "ε=2", "ε=8"}; !slices.Equal(shown, want) || !strings.Contains(g.panels[0].title, "4 of 7") ||
+		!strings.Contains(g.note, "at most 4 settings") {
+		t.Fatalf("crowded scatter shows %q under %q (note %q); want %q", shown, g.panels[0].title, g.note, want)
+	}
+
+	// CDFs: more than 6 settings, one row per mechanism; the ∞ fraction is
+	// the audit's (here 1.7%), not the samples'.
+	rows := []report.Row{{Setting: "llp_k2", Pet: pets.LLP, K: 2, Audited: true, MAInfFrac: 0.017}}
+	c, err := cdfFigure(post, rows, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	img = render(t, c)
 	checkLayout(t, c)
-	if len(c.panels) != 2 || len(c.panels[0].series) != 10 || len(c.legend) != 10 {
-		t.Fatalf("CDF: %d panels, %d series, %d legend items", len(c.panels), len(c.panels[0].series), len(c.legend))
+	if len(c.panels) != 6 || !strings.Contains(c.note, "one row per mechanism") {
+		t.Fatalf("CDF of 10 settings: %d panels (want 3 rows of 2), note %q", len(c.panels), c.note)
 	}
-	if !strings.Contains(c.legend[4].text, "% ∞)") || !hasTick(c.panels[1].x.ticks, "∞") || len(c.panels[1].refs) != 1 {
-		t.Fatalf("CDF of LLP: legend %q, ticks %v", c.legend[4].text, c.panels[1].x.ticks)
-	}
-	for _, p := range c.panels {
-		if p.drawn.segments < 100 || inkOf(img, c, p, c.panels[0].series[0].line.Color) < 50 {
-			t.Fatalf("%s: %d segments drawn", p.title, p.drawn.segments)
+	for i := 0; i < len(c.panels); i += 2 {
+		pa, pm := c.panels[i], c.panels[i+1]
+		if len(pa.series) > maxCDFPerRow || len(pa.series) != len(pm.series) || len(pa.legend) != len(pa.series) {
+			t.Fatalf("%s: %d and %d series, %d legend items", pa.title, len(pa.series), len(pm.series), len(pa.legend))
+		}
+		colors := map[color.Color]bool{}
+		for _, s := range pa.series {
+			colors[s.line.Color] = true
+		}
+		if len(colors) != len(pa.series) {
+			t.Errorf("%s: %d settings share %d colours", pa.title, len(pa.series), len(colors))
+		}
+		for _, p := range []*panel{pa, pm} {
+			ink := 0
+			for _, s := range p.series {
+				ink += inkOf(img, c, p, s.line.Color)
+			}
+			if p.drawn.segments < 20 || ink < 50*len(p.series) {
+				t.Fatalf("%s: %d segments drawn, %d pixels of the settings' colours", p.title, p.drawn.segments, ink)
+			}
 		}
 	}
+	llp := c.panels[2]
+	if !strings.HasPrefix(llp.title, "LLP") || !strings.Contains(llp.legend[0].text, "k=2 (1.7% ∞)") ||
+		!hasTick(c.panels[3].x.ticks, "∞") || len(c.panels[3].refs) != 1 {
+		t.Fatalf("CDF of LLP: %q, legend %q, ticks %v", llp.title, llp.legend[0].text, c.panels[3].x.ticks)
+	}
 	keepExample(t, c, "advantage_cdfs")
+
+	// Six settings or fewer share one pair of panels.
+	few := slices.DeleteFunc(slices.Clone(post), func(p report.Posterior) bool { return p.Pet == pets.LLPGeom || p.K == 32 })
+	c2, err := cdfFigure(few, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	render(t, c2)
+	checkLayout(t, c2)
+	if len(c2.panels) != 2 || len(c2.panels[0].series) != 6 || len(c2.legend) != 6 {
+		t.Fatalf("CDF of 6 settings: %d panels, %d series, %d legend items", len(c2.panels), len(c2.panels[0].series), len(c2.legend))
+	}
 
 	trivial := slices.DeleteFunc(slices.Clone(post), func(p report.Posterior) bool { return p.Pet != pets.None && p.Pet != pets.Bot })
 	for _, in := range [][]report.Posterior{nil, trivial} {
 		if _, err := scatterFigure(in, ""); !errors.Is(err, ErrNoData) {
 			t.Fatalf("scatter of %d trivial samples: err %v", len(in), err)
 		}
-		if _, err := cdfFigure(in, ""); !errors.Is(err, ErrNoData) {
+		if _, err := cdfFigure(in, nil, ""); !errors.Is(err, ErrNoData) {
 			t.Fatalf("CDFs of %d trivial samples: err %v", len(in), err)
 		}
 	}

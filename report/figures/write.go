@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -25,43 +26,44 @@ var ErrNoData = errors.New("figures: no data to plot")
 // figureJob is one figure of WritePlots.
 type figureJob struct {
 	name, title, caption string
-	build                func(rows []report.Row, post []report.Posterior, suffix string) (*figure, error)
+	build                func(sets []Set) (*figure, error)
 }
+
+// crowdCaption is the captions' sentence on crowded grids and markers.
+const crowdCaption = " Markers that would hide one another are moved a few points apart (a hairline joins each to its true position)."
 
 var figureJobs = []figureJob{
 	{"auc_by_setting", "Test AUC per privacy setting",
 		"What each mechanism costs: mean test AUC of the best learning rate (± SE over trials) per setting, one panel " +
-			"per mechanism against its parameter (LLP+Lap and LLP+Geom: one curve per k). Dashed: the model trained on " +
-			"clean labels; dotted, when in the grid: bot (nothing released). Drawn with or without audit results.",
-		func(rows []report.Row, _ []report.Posterior, sfx string) (*figure, error) {
-			return aucBySettingFigure(rows, sfx)
-		}},
+			"per mechanism against its parameter (LLP+Lap and LLP+Geom: one curve per k, each its own colour). Dashed: the model trained on " +
+			"clean labels; dotted, when in the grid: bot (nothing released). Drawn with or without audit results. Several result " +
+			"sets (a comparison, --allow-mixed) are overlaid: the last solid with filled markers, the others dashed with open ones." + crowdCaption,
+		func(sets []Set) (*figure, error) { return aucBySettingSets(sets, "") }},
 	{"auc_vs_eadv", "Test AUC vs expected additive advantage",
 		"Paper Fig. 3. One point per audited setting: x = expected additive advantage of the Bayes-optimal attacker " +
 			"(± SE of the audit), y = mean test AUC of the best learning rate (± SE over trials). RR varies ε, LLP varies " +
-			"k, LLP+Lap/LLP+Geom have one curve per k across ε. Dashed line: the model trained on clean labels.",
-		func(rows []report.Row, _ []report.Posterior, sfx string) (*figure, error) {
-			return aucVsAdvFigure(rows, metricEAdv, sfx)
-		}},
+			"k, LLP+Lap/LLP+Geom have one curve per k across ε. Dashed line: the model trained on clean labels. When the " +
+			"advantages span more than 1.5 decades the x axis is symlog (linear below the value it names, logarithmic above); " +
+			"a grid of more than 6 curves or 24 settings gets one panel per mechanism, the others' settings as grey dots. " +
+			"Several result sets are overlaid as in the figure above." + crowdCaption,
+		func(sets []Set) (*figure, error) { return aucVsAdvSets(sets, metricEAdv, "") }},
 	{"auc_vs_ma_p98", "Test AUC vs 98th-percentile multiplicative advantage",
 		"Paper Fig. 3. As above with x = 98th percentile of |multiplicative advantage| (nats, log(1+x) axis). " +
 			"Settings whose 98th percentile is infinite (more than 2% of labels fully exposed, e.g. LLP with " +
 			"homogeneous bags) are drawn at the position marked ∞, right of the dashed separator.",
-		func(rows []report.Row, _ []report.Posterior, sfx string) (*figure, error) {
-			return aucVsAdvFigure(rows, metricMAP98, sfx)
-		}},
+		func(sets []Set) (*figure, error) { return aucVsAdvSets(sets, metricMAP98, "") }},
 	{"posterior_scatter", "Prior vs posterior",
 		"Paper Figs. 1–2 (top). One point per sampled example: the attacker's posterior P(y=1 | x, release) " +
-			"against the prior η(x). Points on y = x reveal nothing; posteriors of 0 or 1 expose the label.",
-		func(_ []report.Row, post []report.Posterior, sfx string) (*figure, error) {
-			return scatterFigure(post, sfx)
-		}},
+			"against the prior η(x). Points on y = x reveal nothing; posteriors of 0 or 1 expose the label. A panel shows at " +
+			"most 4 settings (the first and last in (k, ε) order and evenly spaced ones between, named in its title when some " +
+			"are left out), each in its own colour and marker.",
+		func(sets []Set) (*figure, error) { return scatterSets(sets, "") }},
 	{"advantage_cdfs", "CDFs of per-example advantage",
 		"Paper Fig. 2 (middle, bottom). Empirical CDFs of the individual expected advantage and of " +
-			"|multiplicative advantage|; infinite values jump to 1 at the ∞ position.",
-		func(_ []report.Row, post []report.Posterior, sfx string) (*figure, error) {
-			return cdfFigure(post, sfx)
-		}},
+			"|multiplicative advantage| over the posterior samples; infinite values jump to 1 at the ∞ position, and the " +
+			"legend's % ∞ is the audit's (all its examples, as in the table). More than 6 settings: one row per mechanism, at " +
+			"most 4 settings a row (picked as in the scatter). The advantage axis is symlog when it spans decades.",
+		func(sets []Set) (*figure, error) { return cdfSets(sets, "") }},
 }
 
 // WritePlots writes the report's figures into dir, each as NAME.png (120
@@ -74,12 +76,19 @@ var figureJobs = []figureJob{
 //	advantage_cdfs     paper Fig. 2, CDFs of per-example advantages
 //
 // A figure with nothing to draw (e.g. no audit yet, no posteriors) is
-// skipped. A summary of several (dataset, config) groups gets one set of
-// figures per group, NAME_1, NAME_2, … in the summary's order, each titled
-// with its dataset and config; the posteriors of a group are those of its
-// dataset and config (posteriors without a dataset or config belong to a
-// summary's only one).
+// skipped. A summary of several (dataset, config) groups (AllowMixed) is
+// drawn as one set per group, overlaid in each figure (GroupSets); the
+// posteriors of a group are those of its dataset and config (posteriors
+// without a dataset or config belong to a summary's only one).
 func WritePlots(dir string, s *report.Summary, post []report.Posterior) ([]report.Figure, error) {
+	return WriteSets(dir, GroupSets(s, post))
+}
+
+// GroupSets splits a summary and its posteriors into one Set per (dataset,
+// config) group, in the summary's order, each named by what sets it apart:
+// its config's name and the keys it differs in (Row.ConfigDiff), and its
+// dataset when the summary has several; "" for a summary of one group.
+func GroupSets(s *report.Summary, post []report.Posterior) []Set {
 	type group struct{ dataset, config string }
 	var groups []group
 	rows := map[group][]report.Row{}
@@ -90,13 +99,9 @@ func WritePlots(dir string, s *report.Summary, post []report.Posterior) ([]repor
 		}
 		rows[g] = append(rows[g], r)
 	}
-	var figs []report.Figure
-	for gi, g := range groups {
-		suffix, titleSuffix := "", ""
-		if len(groups) > 1 {
-			suffix = fmt.Sprintf("_%d", gi+1)
-			titleSuffix = fmt.Sprintf(" — group %d: dataset %s, config %s", gi+1, g.dataset, g.config)
-		}
+	var sets []Set
+	names := map[string]int{}
+	for _, g := range groups {
 		var gp []report.Posterior
 		for _, p := range post {
 			if (p.Dataset == g.dataset || p.Dataset == "" && len(s.Datasets) == 1) &&
@@ -104,20 +109,48 @@ func WritePlots(dir string, s *report.Summary, post []report.Posterior) ([]repor
 				gp = append(gp, p)
 			}
 		}
-		for _, j := range figureJobs {
-			f, err := j.build(rows[g], gp, titleSuffix)
-			if errors.Is(err, ErrNoData) {
-				continue
+		set := Set{Rows: rows[g], Posteriors: gp}
+		if len(groups) > 1 {
+			r := rows[g][0]
+			name := r.ConfigName
+			if name == "" {
+				name = "config " + g.config
 			}
-			if err != nil {
-				return figs, err
+			if r.ConfigDiff != "" {
+				name += " (" + strings.ReplaceAll(r.ConfigDiff, "; ", ", ") + ")"
 			}
-			base := filepath.Join(dir, j.name+suffix)
-			if err := saveFigure(base, f); err != nil {
-				return figs, err
+			if len(s.Datasets) > 1 {
+				name += ", dataset " + g.dataset
 			}
-			figs = append(figs, report.Figure{Path: base + ".png", Title: j.title + titleSuffix, Caption: j.caption})
+			names[name]++
+			if names[name] > 1 {
+				name += fmt.Sprintf(" #%d", names[name])
+			}
+			set.Name = name
 		}
+		sets = append(sets, set)
+	}
+	return sets
+}
+
+// WriteSets writes the report's figures (WritePlots) for result sets drawn
+// together: one set, a comparison's two sides (A first, B last: B is drawn
+// solid), or the groups of a mixed summary.
+func WriteSets(dir string, sets []Set) ([]report.Figure, error) {
+	var figs []report.Figure
+	for _, j := range figureJobs {
+		f, err := j.build(sets)
+		if errors.Is(err, ErrNoData) {
+			continue
+		}
+		if err != nil {
+			return figs, err
+		}
+		base := filepath.Join(dir, j.name)
+		if err := saveFigure(base, f); err != nil {
+			return figs, err
+		}
+		figs = append(figs, report.Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
 	}
 	return figs, nil
 }

@@ -42,15 +42,22 @@ func TestWritePlotsAndReport(t *testing.T) {
 		{"with posteriors", all, post, []string{"auc_by_setting", "auc_vs_eadv", "auc_vs_ma_p98", "posterior_scatter", "advantage_cdfs"}},
 		{"without posteriors", all, nil, []string{"auc_by_setting", "auc_vs_eadv", "auc_vs_ma_p98"}},
 		{"without audit: the AUC figure still", noAudit, nil, []string{"auc_by_setting"}},
-		// Group 1 is dataset B (sorted first): runs only, so only its AUC
-		// figure; group 2 is the synthetic set with audits and posteriors.
-		{"mixed: one set per group", mixed, post, []string{"auc_by_setting_1", "auc_by_setting_2", "auc_vs_eadv_2",
-			"auc_vs_ma_p98_2", "posterior_scatter_2", "advantage_cdfs_2"}},
+		// Two groups (dataset B with runs only, the synthetic set with
+		// audits and posteriors) overlaid in one set of figures, not one
+		// set of files per group.
+		{"mixed: the groups overlaid", mixed, post, []string{"auc_by_setting", "auc_vs_eadv", "auc_vs_ma_p98", "posterior_scatter", "advantage_cdfs"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			figs, err := WritePlots(filepath.Join(dir, "figures"), tc.sum, tc.post)
+			if sets := GroupSets(tc.sum, tc.post); len(sets) > 1 {
+				for i, s := range sets {
+					if s.Name == "" || i > 0 && s.Name == sets[0].Name {
+						t.Fatalf("set %d of a mixed summary is named %q", i, s.Name)
+					}
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
