@@ -37,7 +37,7 @@ import (
 // Cost. The n leave-one-out programs take n·C·Σ_{j<n−1} S(j) multiply-adds and
 // one pass over all members' (m, y) pairs takes n·C·S(n−1); BagWorkC is their
 // sum. NewBagAuditorC refuses a (C, n) whose BagWorkC exceeds MaxBagWork
-// (2^27 ≈ 1.3e8, a few tenths of a second per bag): the largest bags
+// (2^27 ≈ 1.3e8, of the order of 0.1 s per bag on one core): the largest bags
 // accepted (TestBagAuditorLimits) are C = 2: n ≤ 511, C = 3: n ≤ 127,
 // C = 4: n ≤ 59, C = 5: n ≤ 36, C = 10: n ≤ 13, C = 20: n ≤ 7,
 // C = 64: n ≤ 4. At C = 2 the binary audit (O(n) per member) is the tool;
@@ -237,17 +237,26 @@ type BagAuditorC struct {
 	lambda float64
 	gtab   []float64 // llp_geom: gtab[t·(n+1)+v] = P(clip(v+Z, 0, n) = t)
 
-	eta     []float64 // the prepared bag (n·c), nil until Prepare
-	q       []float64 // n·S(n−1): member i's leave-one-out law at q[i·S(n−1):]
+	// The layouts put the n members innermost, so that the loops over
+	// states and classes run over contiguous rows of n values.
+	eta     []float64 // the prepared bag (n·c, member-major), nil until Prepare
+	etaT    []float64 // the same, class-major: etaT[y·n+i] = η_iy
+	q       []float64 // S(n−1)·n: q[m·n+i] = Q_i(m)
 	b0, b1  []float64 // program buffers, S(n−1)
 	w       []float64 // S(n): L(z | N) for the current release
-	acc     []float64 // S(n)
 	tab     []float64 // (c−1)·(n+1): per-coordinate factors of the current release
-	lik     []float64 // n·c
+	lik     []float64 // c·n: lik[y·n+i] ∝ P(z | y_i = y)
+	best    []float64 // n
 	counts  []int     // c
 	rel     []float64 // c−1
 	maxEta  []float64 // n
 	tcounts []int     // c
+
+	// llp: for each level-n state N, the pairs (m, y) with m + e_y = N:
+	// downM[downOff[N]:downOff[N+1]] and downY likewise (built on first use).
+	downOff []int32
+	downM   []int32
+	downY   []uint8
 }
 
 // NewBagAuditorC returns an auditor for bags of n ≥ 1 labels under m (llp,
@@ -270,9 +279,11 @@ func NewBagAuditorC(m *pets.Multiclass, n int) (*BagAuditorC, error) {
 	s1, s := a.x.size[n-1], a.x.size[n]
 	a.q = make([]float64, n*s1)
 	a.b0, a.b1 = make([]float64, s1), make([]float64, s1)
-	a.w, a.acc = make([]float64, s), make([]float64, s)
+	a.w = make([]float64, s)
 	a.tab = make([]float64, (c-1)*(n+1))
 	a.lik = make([]float64, n*c)
+	a.etaT = make([]float64, n*c)
+	a.best = make([]float64, n)
 	a.counts, a.tcounts = make([]int, c), make([]int, c)
 	a.rel = make([]float64, c-1)
 	a.maxEta = make([]float64, n)
@@ -321,7 +332,12 @@ func (a *BagAuditorC) Prepare(eta []float64) error {
 		return err
 	}
 	a.eta = append(a.eta[:0], eta...)
-	c, n, s1 := a.c, a.n, a.x.size[a.n-1]
+	c, n := a.c, a.n
+	for i := range n {
+		for y := range c {
+			a.etaT[y*n+i] = eta[i*c+y]
+		}
+	}
 	for i := range n {
 		_, a.maxEta[i] = argmax(eta[i*c : (i+1)*c])
 		cur := a.b0[:1]
@@ -343,6 +359,7 @@ func (a *BagAuditorC) Prepare(eta []float64) error {
 					continue
 				}
 				row := up[s*c : s*c+c]
+				row = row[:len(ej)]
 				for y, e := range ej {
 					if e != 0 {
 						nxt[row[y]] += p * e
@@ -352,26 +369,27 @@ func (a *BagAuditorC) Prepare(eta []float64) error {
 			cur = nxt
 			level++
 		}
-		copy(a.q[i*s1:(i+1)*s1], cur)
+		for m, v := range cur {
+			a.q[m*n+i] = v
+		}
 	}
 	return nil
 }
 
 // memberLik writes P(z | y_i = y) (up to a factor common to all members and
-// classes) into a.lik from the release factors a.w over level n.
+// classes) into a.lik[y·n+i] from the release factors a.w over level n.
 func (a *BagAuditorC) memberLik() {
-	c, n, s1 := a.c, a.n, a.x.size[a.n-1]
-	up, w := a.x.up[n-1], a.w
-	for i := range n {
-		l := a.lik[i*c : (i+1)*c]
-		clear(l)
-		for s, p := range a.q[i*s1 : (i+1)*s1] {
-			if p == 0 {
-				continue
-			}
-			row := up[s*c : s*c+c]
-			for y, ix := range row {
-				l[y] += p * w[ix]
+	c, n := a.c, a.n
+	up, w, lik := a.x.up[n-1], a.w, a.lik
+	clear(lik)
+	for m := range a.x.size[n-1] {
+		qm := a.q[m*n : m*n+n]
+		for y, ix := range up[m*c : m*c+c] {
+			wv := w[ix]
+			l := lik[y*n : y*n+n]
+			l = l[:len(qm)]
+			for i, qv := range qm {
+				l[i] += qv * wv
 			}
 		}
 	}
@@ -457,13 +475,17 @@ func (a *BagAuditorC) Likelihoods(dst, eta, rel []float64) error {
 		return nil
 	}
 	a.memberLik()
-	copy(dst, a.lik)
+	for y := range a.c {
+		for i := range a.n {
+			dst[i*a.c+y] = a.lik[y*a.n+i]
+		}
+	}
 	return nil
 }
 
 // llpLik writes Q_i(N − e_y) for the released count vector N = a.tcounts.
 func (a *BagAuditorC) llpLik(dst []float64) {
-	c, s1 := a.c, a.x.size[a.n-1]
+	c, n := a.c, a.n
 	for y := range c {
 		if a.tcounts[y] == 0 {
 			for i := range a.n {
@@ -475,7 +497,7 @@ func (a *BagAuditorC) llpLik(dst []float64) {
 		r := a.x.rank(a.tcounts)
 		a.tcounts[y]++
 		for i := range a.n {
-			dst[i*c+y] = a.q[i*s1+r]
+			dst[i*c+y] = a.q[r*n+i]
 		}
 	}
 }
@@ -526,30 +548,53 @@ func (a *BagAuditorC) geomExactWork() float64 {
 	return pts * (float64(a.x.size[a.n])*float64(a.c-1) + float64(a.n*a.c)*float64(a.x.size[a.n-1]))
 }
 
-// exactLLP: IEAdv_i = Σ_N max_y η_iy·Q_i(N − e_y) − max_y η_iy.
+// exactLLP: IEAdv_i = Σ_N max_y η_iy·Q_i(N − e_y) − max_y η_iy, gathering
+// for each count vector N of the bag its (m, y) pairs m + e_y = N.
 func (a *BagAuditorC) exactLLP(out []float64) {
-	c, n, s1 := a.c, a.n, a.x.size[a.n-1]
-	up := a.x.up[n-1]
-	for i := range n {
-		clear(a.acc)
-		ei := a.eta[i*c : (i+1)*c]
-		for s, p := range a.q[i*s1 : (i+1)*s1] {
-			if p == 0 {
-				continue
-			}
-			row := up[s*c : s*c+c]
-			for y, e := range ei {
-				if v := e * p; v > a.acc[row[y]] {
-					a.acc[row[y]] = v
-				}
+	a.buildDown()
+	n := a.n
+	clear(out)
+	best := a.best[:n]
+	for N := range a.x.size[n] {
+		clear(best)
+		for k := a.downOff[N]; k < a.downOff[N+1]; k++ {
+			m, y := int(a.downM[k]), int(a.downY[k])
+			qm, ey := a.q[m*n:m*n+n], a.etaT[y*n:y*n+n]
+			ey, bs := ey[:len(qm)], best[:len(qm)] // no bounds checks below
+			for i, qv := range qm {
+				bs[i] = max(bs[i], ey[i]*qv)
 			}
 		}
-		tot := 0.0
-		for _, v := range a.acc {
-			tot += v
+		for i, b := range best {
+			out[i] += b
 		}
-		out[i] = max(0, tot-a.maxEta[i])
 	}
+	for i := range out {
+		out[i] = max(0, out[i]-a.maxEta[i])
+	}
+}
+
+// buildDown inverts up[n−1] into the per-state lists of exactLLP.
+func (a *BagAuditorC) buildDown() {
+	if a.downOff != nil {
+		return
+	}
+	c, n := a.c, a.n
+	up := a.x.up[n-1]
+	off := make([]int32, a.x.size[n]+1)
+	for _, ix := range up {
+		off[ix+1]++
+	}
+	for N := range a.x.size[n] {
+		off[N+1] += off[N]
+	}
+	pos := slices.Clone(off[:len(off)-1])
+	a.downM, a.downY = make([]int32, len(up)), make([]uint8, len(up))
+	for k, ix := range up {
+		a.downM[pos[ix]], a.downY[pos[ix]] = int32(k/c), uint8(k%c)
+		pos[ix]++
+	}
+	a.downOff = off
 }
 
 // exactGeom enumerates every release z ∈ {0..n}^{C−1}.
@@ -563,13 +608,16 @@ func (a *BagAuditorC) exactGeom(out []float64) {
 	for {
 		a.fillW()
 		a.memberLik()
-		for i := range n {
-			ei, l := a.eta[i*c:(i+1)*c], a.lik[i*c:(i+1)*c]
-			best := 0.0
-			for y, e := range ei {
-				best = max(best, e*l[y])
+		best := a.best[:n]
+		clear(best)
+		for y := range c {
+			ey, l := a.etaT[y*n:y*n+n], a.lik[y*n:y*n+n]
+			for i, e := range ey {
+				best[i] = max(best[i], e*l[i])
 			}
-			out[i] += best
+		}
+		for i, b := range best {
+			out[i] += b
 		}
 		// Next z (mixed radix n+1), refreshing the changed rows of tab.
 		d := 0
@@ -603,7 +651,7 @@ func (a *BagAuditorC) exactGeom(out []float64) {
 // right of n each density is one exponential, integrating to
 // ½η_y·Σ_x w_y(x)e^{−λx} and ½η_y·Σ_x w_y(x)e^{−λ(n−x)}.
 func (a *BagAuditorC) exactLap2(out []float64) {
-	n, s1, lam := a.n, a.x.size[a.n-1], a.lambda
+	n, lam := a.n, a.lambda
 	up, top := a.x.up[n-1], a.x.top
 	var w [2][]float64
 	w[0], w[1] = make([]float64, n+1), make([]float64, n+1)
@@ -618,9 +666,10 @@ func (a *BagAuditorC) exactLap2(out []float64) {
 	for i := range n {
 		clear(w[0])
 		clear(w[1])
-		for s, p := range a.q[i*s1 : (i+1)*s1] {
+		for m := range a.x.size[n-1] {
+			p := a.q[m*n+i]
 			for y := range 2 {
-				w[y][top[int(up[s*2+y])*2+1]] += p
+				w[y][top[int(up[m*2+y])*2+1]] += p
 			}
 		}
 		e := a.eta[i*2 : i*2+2]
@@ -685,10 +734,9 @@ func (a *BagAuditorC) estimate(res *BagResultC, R int, rng *rand.Rand) {
 		a.memberLik()
 		dm := 0.0
 		for i := range n {
-			ei, l := a.eta[i*c:(i+1)*c], a.lik[i*c:(i+1)*c]
 			s, best := 0.0, 0.0
-			for y, e := range ei {
-				v := e * l[y]
+			for y := range c {
+				v := a.etaT[y*n+i] * a.lik[y*n+i]
 				s += v
 				best = max(best, v)
 			}

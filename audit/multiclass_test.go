@@ -885,14 +885,24 @@ func ExampleBagAuditorC_Audit() {
 	// Output: 0.50 0.00 0.00 exact=true
 }
 
-// BenchmarkBagAuditC times one bag at C = 10, k = 8: the exact llp audit
-// (the n leave-one-out count-vector programs plus the exact sum), the
-// programs alone (Prepare), and one sampled release of the estimate
+// denseBag is a bag whose members give every class a positive probability
+// (the count-vector programs' worst case: no zero to skip).
+func denseBag(r *rand.Rand, c, n int) []float64 {
+	eta := make([]float64, 0, n*c)
+	for range n {
+		eta = append(eta, mcEta(r, c, 1, false)...)
+	}
+	return eta
+}
+
+// BenchmarkBagAuditC times one bag at C = 10, k = 8 with dense η: the exact
+// llp audit (the n leave-one-out count-vector programs plus the exact sum),
+// the programs alone (Prepare), and one sampled release of the estimate
 // (llp_geom; its release space 9^9 is far past exact enumeration).
 func BenchmarkBagAuditC(b *testing.B) {
 	const c, n = 10, 8
 	r := rand.New(rand.NewPCG(1, 2))
-	eta := mcBag(r, c, n)
+	eta := denseBag(r, c, n)
 	for _, p := range []pets.Params{{Kind: pets.LLP, K: n}, {Kind: pets.LLPGeom, K: n, Epsilon: 2}} {
 		m := mcMech(p, c)
 		a, err := NewBagAuditorC(m, n)
@@ -931,15 +941,16 @@ func BenchmarkBagAuditC(b *testing.B) {
 	}
 }
 
-// BenchmarkBagAuditCGrid times the exact llp audit of one bag over a grid
-// of (C, k), to find the largest that runs in about a millisecond.
+// BenchmarkBagAuditCGrid times the exact llp audit of one bag with dense η
+// over a grid of (C, k), to find the largest that runs in about a
+// millisecond.
 func BenchmarkBagAuditCGrid(b *testing.B) {
-	for _, sh := range [][2]int{{3, 8}, {3, 16}, {3, 24}, {3, 32}, {4, 8}, {4, 12}, {4, 16}, {5, 8}, {5, 10},
-		{10, 4}, {10, 5}, {10, 6}, {10, 8}, {20, 3}, {20, 4}, {64, 2}, {64, 3}} {
+	for _, sh := range [][2]int{{2, 64}, {2, 128}, {3, 16}, {3, 24}, {3, 32}, {4, 12}, {4, 16}, {5, 8}, {5, 10}, {5, 12},
+		{10, 5}, {10, 6}, {10, 7}, {10, 8}, {20, 3}, {20, 4}, {64, 2}, {64, 3}} {
 		c, n := sh[0], sh[1]
 		b.Run(fmt.Sprintf("C=%d/k=%d", c, n), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
-			eta := mcBag(r, c, n)
+			eta := denseBag(r, c, n)
 			a, err := NewBagAuditorC(mcMech(pets.Params{Kind: pets.LLP, K: n}, c), n)
 			if err != nil {
 				b.Fatal(err)
