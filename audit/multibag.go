@@ -88,7 +88,6 @@ type countIndex struct {
 	c, n int
 	size []int     // size[j] = S(j)
 	up   [][]int32 // up[j][s·c+y] = rank of state s + e_y at level j+1, j < n
-	top  []uint16  // level n: top[s·c+y] = count of class y in state s
 	nb   [][]int64 // nb[p][r] = N(r, p), p = 1..c, r = 0..n
 }
 
@@ -155,8 +154,6 @@ func newCountIndex(c, n int) *countIndex {
 		})
 		x.up[j] = up
 	}
-	x.top = make([]uint16, 0, x.size[n]*c)
-	x.each(n, func(v []uint16) { x.top = append(x.top, v...) })
 	return x
 }
 
@@ -245,6 +242,8 @@ type BagAuditorC struct {
 	b0, b1  []float64 // program buffers, S(n−1)
 	w       []float64 // S(n): L(z | N) for the current release
 	tab     []float64 // (c−1)·(n+1): per-coordinate factors of the current release
+	suf0    []float64 // c+1: suf0[i] = Π_{c' ≥ i} tab_{c'}[0] (fillW)
+	widx    int       // fillW's cursor
 	lik     []float64 // c·n: lik[y·n+i] ∝ P(z | y_i = y)
 	best    []float64 // n
 	counts  []int     // c
@@ -281,6 +280,7 @@ func NewBagAuditorC(m *pets.Multiclass, n int) (*BagAuditorC, error) {
 	a.b0, a.b1 = make([]float64, s1), make([]float64, s1)
 	a.w = make([]float64, s)
 	a.tab = make([]float64, (c-1)*(n+1))
+	a.suf0 = make([]float64, c+1)
 	a.lik = make([]float64, n*c)
 	a.etaT = make([]float64, n*c)
 	a.best = make([]float64, n)
@@ -395,16 +395,45 @@ func (a *BagAuditorC) memberLik() {
 	}
 }
 
-// fillW sets a.w[N] = Π_{c≥1} tab_c[N_c] over the level-n count vectors N.
+// fillW sets a.w[N] = Π_{c≥1} tab_c[N_c] over the level-n count vectors N,
+// in rank (lexicographic) order, by prefix products along the enumeration
+// tree; a prefix that has used all n labels ends in the precomputed product
+// of the remaining classes' factors at count 0. No per-state count vectors
+// are stored (at C = 64, n = 4 they would take 98 MB).
 func (a *BagAuditorC) fillW() {
-	c, n1, top := a.c, a.n+1, a.x.top
-	for s := range a.w {
-		v := top[s*c : s*c+c]
-		p := 1.0
-		for cl := 1; cl < c; cl++ {
-			p *= a.tab[(cl-1)*n1+int(v[cl])]
+	c, n1 := a.c, a.n+1
+	a.suf0[c] = 1
+	for cl := c - 1; cl >= 1; cl-- {
+		a.suf0[cl] = a.suf0[cl+1] * a.tab[(cl-1)*n1]
+	}
+	a.suf0[0] = a.suf0[1]
+	a.widx = 0
+	a.fillFrom(0, a.n, 1)
+}
+
+// fillFrom writes the states whose classes before i hold n − r labels with
+// factor product prod.
+func (a *BagAuditorC) fillFrom(i, r int, prod float64) {
+	c := a.c
+	switch {
+	case r == 0:
+		a.w[a.widx] = prod * a.suf0[i]
+		a.widx++
+		return
+	case i == c-1:
+		a.w[a.widx] = prod * a.tab[(c-2)*(a.n+1)+r]
+		a.widx++
+		return
+	}
+	if i == 0 { // class 0: no factor
+		for v := 0; v <= r; v++ {
+			a.fillFrom(1, r-v, prod)
 		}
-		a.w[s] = p
+		return
+	}
+	t := a.tab[(i-1)*(a.n+1) : i*(a.n+1)]
+	for v := 0; v <= r; v++ {
+		a.fillFrom(i+1, r-v, prod*t[v])
 	}
 }
 
@@ -652,7 +681,7 @@ func (a *BagAuditorC) exactGeom(out []float64) {
 // ½η_y·Σ_x w_y(x)e^{−λx} and ½η_y·Σ_x w_y(x)e^{−λ(n−x)}.
 func (a *BagAuditorC) exactLap2(out []float64) {
 	n, lam := a.n, a.lambda
-	up, top := a.x.up[n-1], a.x.top
+	up := a.x.up[n-1]
 	var w [2][]float64
 	w[0], w[1] = make([]float64, n+1), make([]float64, n+1)
 	ex := make([]float64, n+1) // e^{−λd}
@@ -669,7 +698,7 @@ func (a *BagAuditorC) exactLap2(out []float64) {
 		for m := range a.x.size[n-1] {
 			p := a.q[m*n+i]
 			for y := range 2 {
-				w[y][top[int(up[m*2+y])*2+1]] += p
+				w[y][n-int(up[m*2+y])] += p // the state of rank N is (N, n−N)
 			}
 		}
 		e := a.eta[i*2 : i*2+2]
