@@ -57,7 +57,7 @@ func CheckEtaC(eta []float64, c int) error {
 
 // IEAdvBoundC returns the largest individual expected advantage (Definition
 // 3.1) that any ε-label-DP mechanism can give the Bayes attacker on an
-// example whose class probabilities are eta (len C):
+// example whose class probabilities are eta (len C ≤ pets.MaxClasses):
 //
 //	IEAdvBoundC(η, ε) = max_{k=1..C} M_k·e^ε/(e^ε+k−1) − M_1,
 //

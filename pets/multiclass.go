@@ -12,13 +12,13 @@ import (
 // reducing exactly to the binary mechanism at C = 2 (same law and, given the
 // same Rand stream, the same release bit for bit):
 //
-//   - rr: k-ary randomized response (Warner's RR on C symbols): keep the
+//   - rr: k-ary randomized response (k-RR of Kairouz, Oh and Viswanath): keep the
 //     label with probability e^ε/(e^ε+C−1), otherwise release one of the
 //     C−1 other classes uniformly. P(z|y) = e^ε/(e^ε+C−1) if z = y,
 //     1/(e^ε+C−1) otherwise; every likelihood ratio is 1 or e^{±ε}, so it is
 //     ε-label-DP.
 //   - rr_prior: RRWithPrior (Ghazi et al., "Deep Learning with Label
-//     Differential Privacy", NeurIPS 2021, Algorithm 2), see PriorSet.
+//     Differential Privacy", NeurIPS 2021), see PriorSet.
 //   - llp, llp_lap, llp_geom: a bag of n labels releases the counts of
 //     classes 1..C−1 (class 0's count, n − Σ, is implied since n is public),
 //     as proportions α_c = count_c/n, exactly or with noise on each count;
@@ -37,7 +37,7 @@ type Multiclass struct {
 	// rr, rr_prior: for a set of j = 1..C classes, keep[j] = e^ε/(e^ε+j−1)
 	// and other[j] = 1/(e^ε+j−1) (P(z|y) for z = y and z ≠ y inside the
 	// set), flip[j] = (j−1)/(e^ε+j−1) = 1 − keep[j] and flipWord[j] its
-	// 2^64-scaled threshold (see flip); index 0 unused.
+	// 2^64-scaled threshold (see flipWith); index 0 unused.
 	keep, other, flip []float64
 	flipWord          []uint64
 	expEps            float64 // e^ε
@@ -91,8 +91,9 @@ func NewMulticlass(p Params, classes int) (*Multiclass, error) {
 // Classes returns C.
 func (m *Multiclass) Classes() int { return m.c }
 
-// Mechanism returns the binary mechanism of the same parameters (its Kind,
-// K, Epsilon and Params are this mechanism's too).
+// Mechanism returns the binary mechanism of the same parameters: its Kind,
+// K, Epsilon and Params are this mechanism's too, its release methods take
+// binary labels only.
 func (m *Multiclass) Mechanism() *Mechanism { return m.m }
 
 // Kind returns the mechanism kind.
@@ -385,7 +386,7 @@ func (m *Multiclass) RRPriorLikelihood(s PriorSet, z, y uint8) float64 {
 // the same stream (sets[i].K == 1 ⇔ argmax[i]). Panics for other kinds,
 // bad labels or priors, or mismatched lengths.
 //
-// Privacy (Ghazi et al. 2021, Theorem 3.1): Y depends on the prior only.
+// Privacy: Y depends on the prior only.
 // For z ∉ Y every likelihood is 0; for z ∈ Y they take the values
 // e^ε/(e^ε+k−1), 1/(e^ε+k−1) and 1/k, whose pairwise ratios are at most
 // e^ε (k·e^ε ≥ e^ε+k−1 for k ≥ 1): ε-label-DP.
