@@ -56,4 +56,5 @@
 // O(n·k) time and O(k) memory per worker besides the inputs, the bag
 // permutation, a fixed 3.3 MB |I| histogram per worker and the samples.
 // Results depend only on the seed, not on the number of workers.
+// Labels with C classes: multiclass.go (per example, IEAdvBoundC) and multibag.go (bags).
 package audit

@@ -23,6 +23,7 @@
 //     e^ε/(1+e^ε), RR(ε) otherwise (PriorBranch, ReleaseRRPrior); ε-label-DP.
 //     The prior comes from a model trained on an earlier stage's release
 //     (package release, StartRRPrior).
+//   - C classes (Multiclass): k-ary rr, RRWithPrior, bags of class counts; at C = 2 the binary releases bit for bit.
 //
 // Every per-bag function takes the bag's actual size n (1 ≤ n), because a
 // kept remainder bag may be smaller than k: noise scales and clipping use n.

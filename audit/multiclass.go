@@ -1,0 +1,256 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"labelprivacy/pets"
+)
+
+// Labels with C classes (2 ≤ C ≤ pets.MaxClasses). The attacker's knowledge
+// of example i is a vector η_i ∈ Δ_C, η_iy = P(y_i = y | x_i). With a
+// release z and the mechanism's likelihood P(z | y_i = y) (mixed over the
+// other labels of a bag), the Bayes attacker (Lemma A.1) guesses
+// argmax_y P(y_i = y | z), with posterior
+//
+//	P(y_i = y | z) = η_iy·P(z | y) / Σ_{y'} η_iy'·P(z | y'),
+//
+// and Definition 3.1's individual expected advantage is
+//
+//	IEAdv_i = E_z[max_y P(y_i = y | z)] − max_y η_iy
+//	        = Σ_z max_y η_iy·P(z | y) − max_y η_iy      (z discrete; ∫ dz otherwise).
+//
+// At C = 2 with η_i = (1−η, η) these are the binary audit's quantities.
+
+// EtaTolerance is how far from 1 the sum of an η vector may be for CheckEtaC
+// (float32 softmax outputs sum to 1 within ~1e-6). IEAdv is computed with η
+// as given: a sum off by δ moves it by at most δ.
+const EtaTolerance = 1e-4
+
+// CheckEtaC returns an error wrapping ErrInvalidInput if eta (n vectors of
+// c entries, flat: eta[i·c+y] = η_iy) has the wrong length, an entry that is
+// not a finite number in [0, 1], or a vector whose sum is farther than
+// EtaTolerance from 1. The error names the first bad example (EtaError
+// carries its flat index).
+func CheckEtaC(eta []float64, c int) error {
+	if c < 2 || c > pets.MaxClasses {
+		return &ParamError{Param: "classes", Msg: fmt.Sprintf("must be in [2, %d], got %d", pets.MaxClasses, c)}
+	}
+	if len(eta)%c != 0 {
+		return &ParamError{Param: "eta", Msg: fmt.Sprintf("length %d is not a multiple of %d classes", len(eta), c)}
+	}
+	for i := 0; i < len(eta); i += c {
+		s := 0.0
+		for j, v := range eta[i : i+c] {
+			if !(v >= 0 && v <= 1) {
+				return &EtaError{Index: i + j, Value: v}
+			}
+			s += v
+		}
+		if math.Abs(s-1) > EtaTolerance {
+			return &ParamError{Param: "eta", Msg: fmt.Sprintf("example %d: class probabilities sum to %v, not 1", i/c, s)}
+		}
+	}
+	return nil
+}
+
+// IEAdvBoundC returns the largest individual expected advantage (Definition
+// 3.1) that any ε-label-DP mechanism can give the Bayes attacker on an
+// example whose class probabilities are eta (len C ≤ pets.MaxClasses):
+//
+//	IEAdvBoundC(η, ε) = max_{k=1..C} M_k·e^ε/(e^ε+k−1) − M_1,
+//
+// M_k the sum of the k largest η_y. It is attained by RRWithPrior with the
+// prior η (pets.Multiclass.PriorSet), and at C = 2 it is IEAdvBound
+// (Theorem 3.5's (min(η,1−η) − π)⁺). ε = +Inf gives 1 − M_1, ε = 0 gives 0.
+// It is evaluated in tail form, T_1 − T_k·u_k − (k−1)/(e^ε+k−1) with
+// T_k = 1 − M_k and u_k = e^ε/(e^ε+k−1), so small advantages are not lost
+// to cancellation.
+//
+// Proof. Fix everything the mechanism sees besides y_i (the other labels,
+// the bags: independent of y_i). Any attacker, randomized or not, maps the
+// release to a guess; merging releases by the guess gives a C→C channel
+// Q(c | y) = P(guess c | y_i = y), and ε-label-DP of the release implies
+// Q(c | y) ≤ e^ε·Q(c | y') for all c, y, y' (post-processing; mixing over
+// the other labels keeps the inequality). Its success probability is
+// Σ_y η_y·q_y with q_y = Q(y | y). For each y,
+// 1 − q_y = Σ_{c≠y} Q(c | y) ≥ e^{−ε}·Σ_{c≠y} q_c, i.e.
+// q_y + e^{−ε}(S − q_y) ≤ 1 with S = Σ_c q_c; with δ = e^{−ε} all C
+// constraints together say N(q) = (1−δ)·max_y q_y + δ·Σ_y q_y ≤ 1 (and q ≥ 0).
+// Write q by its level sets: with the values of q sorted v_1 ≥ … ≥ v_C ≥
+// v_{C+1} = 0 and A_j the classes of the j largest,
+// q = Σ_j (v_j − v_{j+1})·1_{A_j}, and N is linear along this decomposition:
+// N(q) = Σ_j (v_j − v_{j+1})·N(1_{A_j}), N(1_{A_j}) = 1 − δ + jδ. So q is a
+// sub-convex combination (weights λ_j = (v_j − v_{j+1})·N(1_{A_j}), Σλ_j =
+// N(q) ≤ 1) of the points u_j·1_{A_j}, u_j = 1/(1−δ+jδ) = e^ε/(e^ε+j−1),
+// and of 0. A linear objective with η ≥ 0 is therefore at most
+// max_j u_j·η(A_j) ≤ max_k u_k·M_k: the LP's optimum sits at a breakpoint
+// S_k = k·u_k, q = u_k on the top k classes. Subtracting the uninformed
+// attacker's M_1 gives the bound. RRWithPrior with prior η chooses the k
+// maximising M_k·u_k, and guessing its release is right with probability
+// M_k·u_k, so the bound is attained. At C = 2: max(M_1, e^ε/(e^ε+1)) − M_1
+// = (min(η,1−η) − π)⁺. ∎
+func IEAdvBoundC(eta []float64, eps float64) float64 {
+	var sorted [pets.MaxClasses]float64
+	c := len(eta)
+	s := sorted[:c]
+	copy(s, eta)
+	sortDesc(s)
+	var tail [pets.MaxClasses + 1]float64 // tail[k] = T_k
+	for k := c - 1; k >= 0; k-- {
+		tail[k] = tail[k+1] + s[k]
+	}
+	if math.IsInf(eps, 1) {
+		return tail[1]
+	}
+	E := math.Exp(eps)
+	best := 0.0 // k = 1
+	for k := 2; k <= c; k++ {
+		d := E + float64(k-1)
+		best = max(best, tail[1]-tail[k]*(E/d)-float64(k-1)/d)
+	}
+	return best
+}
+
+// sortDesc sorts a short slice in decreasing order (insertion sort).
+func sortDesc(s []float64) {
+	for i := 1; i < len(s); i++ {
+		x := s[i]
+		j := i
+		for ; j > 0 && s[j-1] < x; j-- {
+			s[j] = s[j-1]
+		}
+		s[j] = x
+	}
+}
+
+// argmax returns the first index of the largest entry and the entry.
+func argmax(v []float64) (int, float64) {
+	bi, bv := 0, v[0]
+	for i, x := range v[1:] {
+		if x > bv {
+			bi, bv = i+1, x
+		}
+	}
+	return bi, bv
+}
+
+// IEAdvRRC returns the exact IEAdv of k-ary randomized response (rr on C
+// classes, m.Kind() == pets.RR) for an example with class probabilities eta
+// (len C): with u = e^ε/(e^ε+C−1), v = 1/(e^ε+C−1), y* = argmax η and
+// M_1 = η_{y*},
+//
+//	IEAdv = Σ_z max_y η_y·P(z|y) − M_1 = Σ_{z ≠ y*} (u·η_z − v·M_1)⁺,
+//
+// because max_y η_y·P(z|y) = max(u·η_z, v·M_1) for z ≠ y* and u·M_1 for
+// z = y*, and M_1 − u·M_1 = (C−1)·v·M_1. Terms are non-negative, so there is
+// no cancellation. At C = 2 it is Theorem 3.5, (min(η,1−η) − π)⁺.
+// Panics if m is not rr or len(eta) ≠ C.
+func IEAdvRRC(eta []float64, m *pets.Multiclass) float64 {
+	if m.Kind() != pets.RR || len(eta) != m.Classes() {
+		panic(fmt.Sprintf("audit: IEAdvRRC: %v with %d class probabilities", m, len(eta)))
+	}
+	u, v := m.RRLikelihood(0, 0), m.RRLikelihood(1, 0)
+	ys, m1 := argmax(eta)
+	s := 0.0
+	for z, e := range eta {
+		if z != ys {
+			s += max(0, u*e-v*m1)
+		}
+	}
+	return s
+}
+
+// IEAdvRRPriorC returns the exact IEAdv of rr_prior (RRWithPrior) for an
+// example with class probabilities eta (len C) whose public prior gave the
+// set s (m.PriorSet(prior)): Σ_{z∈Y} max_y η_y·P(z|y) − max_y η_y, with
+// P(z|y) of pets.Multiclass.RRPriorLikelihood (releases outside Y have
+// probability 0). O(C·k). A set of size 1 (the argmax branch) gives 0.
+// Panics if m is not rr_prior or len(eta) ≠ C.
+func IEAdvRRPriorC(eta []float64, m *pets.Multiclass, s pets.PriorSet) float64 {
+	if m.Kind() != pets.RRPrior || len(eta) != m.Classes() {
+		panic(fmt.Sprintf("audit: IEAdvRRPriorC: %v with %d class probabilities", m, len(eta)))
+	}
+	if s.K == 1 {
+		return 0
+	}
+	_, m1 := argmax(eta)
+	tot := 0.0
+	for mask := s.Mask; mask != 0; mask &= mask - 1 {
+		z := uint8(bits.TrailingZeros64(mask))
+		best := 0.0
+		for y, e := range eta {
+			best = max(best, e*m.RRPriorLikelihood(s, z, uint8(y)))
+		}
+		tot += best
+	}
+	return max(0, tot-m1)
+}
+
+// ExampleLikelihoodsC writes P(z | y) for y = 0..C−1 into dst (len C) for a
+// released label z of rr (s ignored) or rr_prior (s the row's PriorSet).
+// Panics for other kinds.
+func ExampleLikelihoodsC(dst []float64, m *pets.Multiclass, s pets.PriorSet, z uint8) {
+	switch m.Kind() {
+	case pets.RR:
+		for y := range dst {
+			dst[y] = m.RRLikelihood(z, uint8(y))
+		}
+	case pets.RRPrior:
+		for y := range dst {
+			dst[y] = m.RRPriorLikelihood(s, z, uint8(y))
+		}
+	default:
+		panic("audit: ExampleLikelihoodsC on " + m.String())
+	}
+}
+
+// PosteriorC writes the Bayes posterior P(y | z) = η_y·lik_y / Σ_y' η_y'·lik_y'
+// into dst (len C; dst may alias eta or lik) from the class probabilities
+// eta and the likelihoods lik_y = P(z | y) (any common positive factor);
+// the prior when every η_y·lik_y is 0 (a release the model deems
+// impossible).
+func PosteriorC(dst, eta, lik []float64) {
+	s := 0.0
+	for y, e := range eta {
+		s += e * lik[y]
+	}
+	if s == 0 {
+		copy(dst, eta)
+		return
+	}
+	for y, e := range eta {
+		dst[y] = e * lik[y] / s
+	}
+}
+
+// MultAdvC returns the multiplicative advantage (Definition 3.6) of a
+// realized release for C classes: the largest change of log posterior odds
+// over pairs of classes,
+//
+//	max_{a,b} I_{a,b} = max_{a,b} [log P(a|z)/P(b|z) − log η_a/η_b]
+//	                  = max_{a,b} log lik_a/lik_b = log max lik − log min lik,
+//
+// over the classes with η_y > 0 (where the posterior odds are defined), or
+// over every class when eta is nil, the likelihood-ratio form that does not
+// depend on η (the binary audit's |I| at C = 2, continuous at η ∈ {0,1}).
+// For an ε-label-DP mechanism it is ≤ ε for every release. +Inf when some
+// likelihood is 0 and another is not (the release rules a class out), 0 if
+// all are 0 (unreachable for a realized release).
+func MultAdvC(eta, lik []float64) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for y, l := range lik {
+		if eta != nil && !(eta[y] > 0) {
+			continue
+		}
+		lo, hi = min(lo, l), max(hi, l)
+	}
+	switch {
+	case hi == 0:
+		return 0
+	case lo == 0:
+		return math.Inf(1)
+	}
+	return math.Log(hi) - math.Log(lo)
+}
