@@ -49,7 +49,9 @@ import (
 //
 // Validity (confidence ≥ 1 − alpha for any label-free choice of guesses).
 // Let V be everything the attacker sees (the releases and the public
-// design: positions, fixed labels, η, priors) and T = A(V) its guesses.
+// design: positions, fixed labels, η, priors; which canaries are played,
+// how many releases and the cut at Options.Canaries depend on no coin) and
+// T = A(V) its guesses.
 // Each coin S_i enters one release; given all other labels (the other
 // coins included) that release is ε-label-DP in S_i and the other releases
 // do not depend on it, so P(V ∈ E | S_i = 1, S_<i) ≤ e^ε·P(V ∈ E | S_i = 0,
