@@ -37,7 +37,8 @@ type Options struct {
 	// Draws M ≥ 1: releases attacked for the realized advantage (with a
 	// Sampler).
 	Draws int
-	// Canaries ≥ 0: canary trials for EpsLower (with a Sampler; 0: none).
+	// Canaries ≥ 0: canaries of each canary game, for EpsLower and
+	// EpsLowerRealBags (with a Sampler; 0: none).
 	Canaries int
 	// Bags, for the LLP family, are the bags of the audit examples that the
 	// release's own bag rule forms on them (curated bags: llp.Sorted,
@@ -100,12 +101,19 @@ type Summary struct {
 	RealizedGainSE float64
 	RealizedZ      float64
 
-	// Canaries is the number of canary trials attacked; EpsLower the
-	// empirical lower bound on ε they give at 95% confidence
-	// (Clopper–Pearson, canary.go): +Inf is impossible, 0 when the attack
-	// shows nothing. NaN without a Sampler and for none.
-	Canaries int
-	EpsLower float64
+	// Canaries is the number of canaries played in each canary game
+	// (canary.go). EpsLower is the empirical lower bound on ε at 95%
+	// confidence from the controlled game (every label but the canaries'
+	// fixed and known; the one-run bound of Steinke, Nasr and Jagielski):
+	// what the releases certify about the mechanism's ε. EpsLowerRealBags,
+	// for the LLP family, is the same canaries' bound when their bag-mates
+	// are audit examples with labels drawn from η (the paper's setting: the
+	// attacker does not know them); NaN for the other kinds. Both are
+	// finite and ≥ 0 (0: the attack shows nothing); NaN without a Sampler
+	// and for none.
+	Canaries         int
+	EpsLower         float64
+	EpsLowerRealBags float64
 
 	// |MA| quantiles (nearest rank: the value of rank ⌈q·N⌉ among the N
 	// realized |MA| values, +Inf ranking highest, so a quantile may be +Inf),
@@ -264,7 +272,8 @@ func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
 	if err := r.run(); err != nil {
 		return nil, err
 	}
-	r.sum.RealizedGain, r.sum.RealizedGainSE, r.sum.RealizedZ, r.sum.EpsLower = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	r.sum.RealizedGain, r.sum.RealizedGainSE, r.sum.RealizedZ = math.NaN(), math.NaN(), math.NaN()
+	r.sum.EpsLower, r.sum.EpsLowerRealBags = math.NaN(), math.NaN()
 	if opts.Sampler != nil && r.kind != kNone {
 		if err := r.realize(); err != nil {
 			return nil, err

@@ -53,7 +53,7 @@ func newBagWork(k int, eps float64) *bagWork {
 // IEAdv_i = min(η,1−η) − Σ_z min(P(y_i=1, z), P(y_i=0, z)) (Lemma A.1 with
 // the Bayes attacker), z ranging over the releases of the mechanism.
 func (w *bagWork) member(kind kindCode, e float64) float64 {
-	leaveOneOut(w.q, w.p, e)
+	w.leaveOut(kind, e)
 	f := 1 - e
 	var lost float64 // Σ_z min(joint1, joint0): the Bayes attacker's error
 	switch kind {
@@ -64,16 +64,26 @@ func (w *bagWork) member(kind kindCode, e float64) float64 {
 			prev = v
 		}
 	case kGeom:
-		w.fillFB()
-		w.fillGeom()
 		for r, v1 := range w.f1 {
 			lost += min(e*v1, f*w.f0[r])
 		}
 	case kLap:
-		w.fillFB()
 		lost = w.lapLost(e, f)
 	}
 	return max(0, min(e, f)-lost)
+}
+
+// leaveOut computes the leave-one-out law of a member of prior e (w.p must
+// hold the bag-sum law) and the tables likelihoods reads, in O(k).
+func (w *bagWork) leaveOut(kind kindCode, e float64) {
+	leaveOneOut(w.q, w.p, e)
+	switch kind {
+	case kGeom:
+		w.fillFB()
+		w.fillGeom()
+	case kLap:
+		w.fillFB()
+	}
 }
 
 // fillFB fills fq and bq from q.

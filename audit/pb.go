@@ -11,6 +11,10 @@ func pbPMF(p, eta []float64) {
 	p = p[:len(eta)+1]
 	p[0] = 1
 	for j, e := range eta {
+		if e == 0 { // a known 0 (the controlled canary game): p is unchanged
+			p[j+1] = 0
+			continue
+		}
 		f := 1 - e
 		p[j+1] = p[j] * e
 		for s := j; s >= 1; s-- {

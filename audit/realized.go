@@ -42,8 +42,8 @@ import (
 //     term floors the variance where the guess rarely changes);
 //     |RealizedZ| > GuardZ fails the audit when there are at least
 //     GuardMinUnits units (normal tail 1.1e-9).
-//  3. ε (canary.go): the canary attack's lower bound on ε at confidence
-//     1 − GuardAlpha must not exceed the mechanism's ε.
+//  3. ε (canary.go): the controlled canary game's lower bound on ε at
+//     confidence 1 − GuardAlpha must not exceed the mechanism's ε.
 //
 // RealizedGain is the plain mean of the M per-release accuracy gains, the
 // number to set beside EAdv: on the audit's own partition EAdv is one
@@ -129,7 +129,17 @@ var maxAttacked = MaxAttackedPerRelease
 // Stream constants of the realized releases.
 const (
 	streamRealized = 0x452821e638d01377
-	streamCanary   = 0xbe5466cf34e90c6c
+	streamCanary   = 0xbe5466cf34e90c6c // canary positions, coins and release seeds (both games)
+	streamMates    = 0xc0ac29b7c97c50dd // the real-bags game: the other labels, drawn from η
+)
+
+// game is what a release of realize plays.
+type game uint8
+
+const (
+	gameRealized   game = iota // the realized attack: every label drawn from η
+	gameControlled             // canaries; every other label 0, known (canary.go)
+	gameRealBags               // LLP family: the same canaries among labels drawn from η
 )
 
 // releaseStats is what one release adds to the checks.
@@ -144,27 +154,32 @@ type releaseStats struct {
 	pitSum float64 // Σ(v − ½)
 	pitSq  float64 // Σ((v − ½)² − 1/12)
 	pitN   int
-	trials []canaryTrial // canary releases: in release order
+	trials []canaryTrial // canary games: in release order, at most limit
+	limit  int
 	bad    *SamplerError
 	err    error
 }
 
 // rworker holds one goroutine's state for the realized releases.
 type rworker struct {
-	r      *runner
-	src    rand.PCG
-	rng    *rand.Rand
-	works  map[int]*bagWork // by bag size
-	labels []uint8
-	eta    []float64 // canary releases: η with the canaries at ½
-	canary []bool
-	seen   []bool
+	r        *runner
+	src      rand.PCG
+	rng      *rand.Rand
+	mateSrc  rand.PCG
+	mates    *rand.Rand
+	works    map[int]*bagWork // by bag size
+	labels   []uint8
+	eta      []float64 // canary games: the attacker's η (canaries ½, the others 0 or η)
+	canary   []bool
+	seen     []bool
+	canaryAt []int // scanBags: the canaries of the current bag (bag positions)
 }
 
 func (r *runner) newRWorker() *rworker {
 	n := len(r.eta)
 	w := &rworker{r: r, works: map[int]*bagWork{}, labels: make([]uint8, n), seen: make([]bool, n)}
 	w.rng = rand.New(&w.src)
+	w.mates = rand.New(&w.mateSrc)
 	if r.opts.Canaries > 0 {
 		w.eta, w.canary = make([]float64, n), make([]bool, n)
 	}
@@ -217,7 +232,7 @@ func (r *runner) realize() error {
 	}
 	M := r.opts.Draws
 	draws := make([]releaseStats, M)
-	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, false, &draws[d]) })
+	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, gameRealized, &draws[d]) })
 
 	var pitSum, pitSq float64
 	pitN := 0
@@ -250,27 +265,59 @@ func (r *runner) realize() error {
 		s.RealizedZ = uSum / math.Sqrt(v)
 	}
 
-	var cs canaryCounts
-	if C := r.opts.Canaries; C > 0 {
-		var trials []canaryTrial
-		for next := 0; len(trials) < C && next < MaxCanaryReleases; {
-			batch := min(len(ws), MaxCanaryReleases-next)
-			outs := make([]releaseStats, batch)
-			r.parallel(ws, batch, func(w *rworker, i int) { w.release(next+i, true, &outs[i]) })
-			for i := range outs {
-				o := &outs[i]
-				if err := r.releaseErr(o, next+i, "canary release"); err != nil {
-					return err
+	var controlled []canaryTrial
+	if r.opts.Canaries > 0 && r.canaryPositions() == 0 {
+		s.Canaries, s.EpsLower = 0, 0 // rr_prior with every audit example on the argmax branch
+	}
+	if C := r.opts.Canaries; C > 0 && r.canaryPositions() > 0 {
+		games := []game{gameControlled}
+		if r.kind >= kLLP {
+			games = append(games, gameRealBags)
+		}
+		trials := make([][]canaryTrial, len(games))
+		// Each round plays as many releases as should complete the
+		// canaries (at 90% of the expected count per release), whatever
+		// the workers, and each release keeps at most the canaries still
+		// wanted: the canaries played depend on the seed alone.
+		per := 0.9 * float64(r.canaryPositions()) * r.canaryRate()
+		for next := 0; len(trials[0]) < C && next < MaxCanaryReleases; {
+			need := C - len(trials[0])
+			batch := min(MaxCanaryReleases-next, max(1, int(math.Ceil(float64(need)/per))))
+			for g, gm := range games {
+				outs := make([]releaseStats, batch)
+				for i := range outs {
+					outs[i].limit = need
 				}
-				pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
-				trials = append(trials, o.trials...)
+				r.parallel(ws, batch, func(w *rworker, i int) { w.release(next+i, gm, &outs[i]) })
+				for i := range outs {
+					o := &outs[i]
+					if err := r.releaseErr(o, next+i, "canary release"); err != nil {
+						return err
+					}
+					// The real-bags releases share their seeds with the
+					// controlled ones (the same bags, the same noise): their
+					// PIT values are not independent of those, so only the
+					// controlled game's enter the likelihood check.
+					if gm == gameControlled {
+						pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
+					}
+					trials[g] = append(trials[g], o.trials...)
+				}
 			}
 			next += batch
 		}
-		trials = trials[:min(C, len(trials))]
-		cs = countCanaries(trials)
-		s.Canaries = len(trials)
-		s.EpsLower = cs.epsLower(1 - EpsConfidence)
+		// Both games play the same canaries (the production partition
+		// depends on the seed alone); count them alike in any case.
+		c := C
+		for _, t := range trials {
+			c = min(c, len(t))
+		}
+		controlled = trials[0][:c]
+		s.Canaries = c
+		s.EpsLower = oneRunBound(controlled, 1-EpsConfidence).eps
+		if len(trials) > 1 {
+			s.EpsLowerRealBags = oneRunBound(trials[1][:c], 1-EpsConfidence).eps
+		}
 	}
 
 	// The checks, most specific first.
@@ -290,10 +337,10 @@ func (r *runner) realize() error {
 		}
 	}
 	if s.Canaries > 0 {
-		if g := cs.epsLower(GuardAlpha); g > r.m.Epsilon() {
+		if g := oneRunBound(controlled, GuardAlpha); g.eps > r.m.Epsilon() {
 			return r.mismatch("epsilon", fmt.Sprintf(
-				"%d canary trials show ε ≥ %.3f at confidence 1 − %g (stated ε = %g; the 95%% bound is %.3f)",
-				s.Canaries, g, GuardAlpha, r.m.Epsilon(), s.EpsLower))
+				"%d canaries show ε ≥ %.3f at confidence 1 − %g (%d of %d guesses right; stated ε = %g; the 95%% bound is %.3f)",
+				s.Canaries, g.eps, GuardAlpha, g.right, g.guesses, r.m.Epsilon(), s.EpsLower))
 		}
 	}
 	if units >= GuardMinUnits && math.Abs(s.RealizedZ) > GuardZ {
@@ -336,40 +383,82 @@ func meanSE(v []float64) (mean, se float64) {
 	return mean, math.Sqrt(ss / float64(len(v)-1) / float64(len(v)))
 }
 
-// release draws labels (and canaries) for release number idx, has the
-// sampler release them and scans what it shows.
-func (w *rworker) release(idx int, canary bool, out *releaseStats) {
-	r := w.r
-	stream := uint64(streamRealized)
-	if canary {
-		stream = streamCanary
+// canaryOK reports whether audit position i may hold a canary: every
+// position but rr_prior's on the argmax branch of its public prior (which
+// releases that prior's argmax whatever the label).
+func (r *runner) canaryOK(i int) bool {
+	if r.kind != kRRPrior {
+		return true
 	}
-	w.src.Seed(r.opts.Seed^stream, mix.SplitMix64(uint64(idx)))
-	eta := r.eta
-	if canary {
-		// rr and bot: every example is a canary; the LLP family: each with
-		// probability 1/k (about one per bag, the rest of the bag real).
-		p := 1.0
-		if r.kind >= kLLP {
-			p = 1 / float64(r.k)
+	_, argmax := r.m.PriorBranch(r.opts.Prior[i])
+	return !argmax
+}
+
+// canaryRate is the probability that a position that may hold a canary
+// does in a canary release: 1 for rr, rr_prior and bot, canaryRate for the
+// LLP family.
+func (r *runner) canaryRate() float64 {
+	if r.kind >= kLLP {
+		return canaryRate(r.k, len(r.eta), r.opts.Canaries)
+	}
+	return 1
+}
+
+// canaryPositions counts the positions that may hold a canary.
+func (r *runner) canaryPositions() int {
+	c := 0
+	for i := range r.eta {
+		if r.canaryOK(i) {
+			c++
 		}
-		copy(w.eta, r.eta)
-		for i := range w.canary {
-			w.canary[i] = p == 1 || w.rng.Float64() < p
-			if w.canary[i] {
-				w.eta[i] = 0.5
+	}
+	return c
+}
+
+// release draws the labels of release number idx of game g, has the
+// sampler release them and scans what it shows. The canary games draw the
+// canary positions, their coins and the sampler's seed from the same
+// stream, so both play the same canaries in the same bags; the real-bags
+// game draws the other labels from η on a stream of its own.
+func (w *rworker) release(idx int, g game, out *releaseStats) {
+	r := w.r
+	eta := r.eta
+	var seed uint64
+	if g == gameRealized {
+		w.src.Seed(r.opts.Seed^streamRealized, mix.SplitMix64(uint64(idx)))
+		for i, e := range eta {
+			w.labels[i] = 0
+			if w.rng.Float64() < e {
+				w.labels[i] = 1
 			}
 		}
+		seed = w.rng.Uint64()
+	} else {
+		p := r.canaryRate()
+		w.src.Seed(r.opts.Seed^streamCanary, mix.SplitMix64(uint64(idx)))
+		w.mateSrc.Seed(r.opts.Seed^streamMates, mix.SplitMix64(uint64(idx)))
+		for i := range eta {
+			c := r.canaryOK(i) && (p == 1 || w.rng.Float64() < p)
+			w.canary[i] = c
+			y, e := uint8(0), 0.0 // controlled: the other labels are 0
+			switch {
+			case c:
+				e = 0.5
+				if w.rng.Float64() < 0.5 {
+					y = 1
+				}
+			case g == gameRealBags:
+				e = eta[i]
+				if w.mates.Float64() < e {
+					y = 1
+				}
+			}
+			w.labels[i], w.eta[i] = y, e
+		}
+		seed = w.rng.Uint64()
 		eta = w.eta
 	}
-	for i, e := range eta {
-		y := uint8(0)
-		if w.rng.Float64() < e {
-			y = 1
-		}
-		w.labels[i] = y
-	}
-	rel, err := r.opts.Sampler.Release(w.labels, r.m, w.rng.Uint64())
+	rel, err := r.opts.Sampler.Release(w.labels, r.m, seed)
 	if err != nil {
 		out.err = err
 		return
@@ -379,9 +468,9 @@ func (w *rworker) release(idx int, canary bool, out *releaseStats) {
 		return
 	}
 	if r.kind >= kLLP {
-		w.scanBags(rel, eta, canary, out)
+		w.scanBags(rel, eta, g != gameRealized, out)
 	} else {
-		w.scanRows(rel, eta, canary, out)
+		w.scanRows(rel, eta, g != gameRealized, out)
 	}
 }
 
@@ -480,7 +569,9 @@ func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *relea
 			}
 		}
 		if canary {
-			out.trials = append(out.trials, canaryTrial{y: y, s: logLR(l1, l0)})
+			if w.canary[i] && len(out.trials) < out.limit {
+				out.trials = append(out.trials, canaryTrial{y: y, s: logLR(l1, l0)})
+			}
 			continue
 		}
 		e := eta[i]
@@ -535,14 +626,22 @@ func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *relea
 			return
 		}
 		if canary {
+			// Every canary of the bag, scored against the others as
+			// coins and the rest at their η (0 in the controlled game).
+			w.canaryAt = w.canaryAt[:0]
 			for j, i := range members {
-				if w.canary[i] { // the first canary of the bag: one trial per bag
-					pbPMF(b.p, b.eta)
-					b.member(r.kind, b.eta[j])
-					l1, l0 := b.likelihoods(r.kind, t)
-					out.trials = append(out.trials, canaryTrial{y: w.labels[i], s: logLR(l1, l0)})
-					break
+				if w.canary[i] {
+					w.canaryAt = append(w.canaryAt, j)
 				}
+			}
+			if len(w.canaryAt) == 0 || len(out.trials) >= out.limit {
+				continue
+			}
+			pbPMF(b.p, b.eta)
+			for _, j := range w.canaryAt {
+				b.leaveOut(r.kind, b.eta[j])
+				l1, l0 := b.likelihoods(r.kind, t)
+				out.trials = append(out.trials, canaryTrial{y: w.labels[members[j]], s: logLR(l1, l0)})
 			}
 			continue
 		}

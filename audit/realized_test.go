@@ -13,9 +13,13 @@ import (
 )
 
 // releaseSampler is the production sampler as the pipeline wires it:
-// release.Apply with simulation noise. epsScale ≠ 0 is the test-only hook
-// that makes it release at epsScale·ε while the audit is told ε.
-type releaseSampler struct{ epsScale float64 }
+// release.Apply with simulation noise (rr_prior: release.ApplyRRPrior with
+// the priors). epsScale ≠ 0 is the test-only hook that makes it release at
+// epsScale·ε while the audit is told ε.
+type releaseSampler struct {
+	epsScale float64
+	prior    []float64
+}
 
 func (s releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*Released, error) {
 	if s.epsScale != 0 && m.Kind().NeedsEpsilon() {
@@ -23,7 +27,14 @@ func (s releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) 
 		p.Epsilon *= s.epsScale
 		m = testutil.MustNew(p)
 	}
-	rel, err := release.Apply(labels, m, release.Options{Noise: pets.NoiseSimulation, Seed: seed})
+	o := release.Options{Noise: pets.NoiseSimulation, Seed: seed}
+	var rel *release.Release
+	var err error
+	if m.Kind() == pets.RRPrior {
+		rel, err = release.ApplyRRPrior(labels, s.prior, m, o)
+	} else {
+		rel, err = release.Apply(labels, m, o)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -154,11 +165,11 @@ func TestGuardFailsWrongSampler(t *testing.T) {
 	}{
 		{"rr at 4ε", pets.Params{Kind: pets.RR, Epsilon: 1}, releaseSampler{epsScale: 4}, "has mean"},
 		{"rr ε=4 at 16ε", pets.Params{Kind: pets.RR, Epsilon: 4}, releaseSampler{epsScale: 4}, "has mean"},
-		{"llp_geom at 4ε", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, releaseSampler{epsScale: 4}, "less noisy"},
+		{"llp_geom at 4ε", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, releaseSampler{epsScale: 4}, "probability integral transform"},
 		{"llp_lap at 4ε", pets.Params{Kind: pets.LLPLap, K: 8, Epsilon: 1}, releaseSampler{epsScale: 4}, "less noisy"},
 		{"llp_lap secure at 4ε", pets.Params{Kind: pets.LLPLap, K: 32, Epsilon: 0.5, Secure: true}, releaseSampler{epsScale: 4}, "less noisy"},
 		{"rr at ε/4", pets.Params{Kind: pets.RR, Epsilon: 1}, releaseSampler{epsScale: 0.25}, "has mean"},
-		{"llp_geom at ε/4", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, releaseSampler{epsScale: 0.25}, "more noisy"},
+		{"llp_geom at ε/4", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, releaseSampler{epsScale: 0.25}, "probability integral transform"},
 		{"llp_geom with shuffled bags", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, lyingSampler{func(rel *Released, r *rand.Rand) {
 			r.Shuffle(len(rel.Row), func(i, j int) { rel.Row[i], rel.Row[j] = rel.Row[j], rel.Row[i] })
 		}}, "more noisy"},
@@ -201,10 +212,12 @@ func TestGuardFailsWrongSampler(t *testing.T) {
 
 // TestGuardNoFalseFailures runs the full self-check on an honest sampler
 // over many seeds: no audit fails (each check's false-failure rate is
-// ≤ 1e-9, so over these 150 audits ≤ 6e-7), eps_lower stays ≤ ε for the
-// DP kinds, and the guard's RealizedZ behaves as a standard normal (its sd
-// over the audits within [0.6, 1.5]: the sd of 150 N(0,1) draws leaves
-// that range with probability < 1e-9).
+// ≤ 1e-9, so over these 150 audits ≤ 6e-7), the 95% eps_lower of the DP
+// kinds exceeds ε in at most 16 of their 125 audits (each does with
+// probability ≤ 5%; 17 or more of 125 has probability 1.7e-4; measured
+// over 1000 seeds at this size: 4–6%), and the guard's RealizedZ behaves
+// as a standard normal (its sd over the audits within [0.6, 1.5]: the sd
+// of 150 N(0,1) draws leaves that range with probability < 1e-9).
 func TestGuardNoFalseFailures(t *testing.T) {
 	seeds := 25
 	if testing.Short() {
@@ -212,6 +225,7 @@ func TestGuardNoFalseFailures(t *testing.T) {
 	}
 	eta := uniformEta(1000, 13)
 	var zs []float64
+	above, dp := 0, 0
 	for _, p := range []pets.Params{
 		{Kind: pets.RR, Epsilon: 1}, {Kind: pets.RR, Epsilon: 0.2}, {Kind: pets.LLP, K: 4},
 		{Kind: pets.LLPGeom, K: 4, Epsilon: 2}, {Kind: pets.LLPLap, K: 4, Epsilon: 2}, {Kind: pets.LLPLap, K: 4, Epsilon: 2, Secure: true},
@@ -222,11 +236,18 @@ func TestGuardNoFalseFailures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s seed %d: %v", m, seed, err)
 			}
-			if m.Kind() != pets.LLP && res.EpsLower > m.Epsilon() {
-				t.Errorf("%s seed %d: eps_lower %v > ε", m, seed, res.EpsLower)
+			if m.Kind() != pets.LLP {
+				dp++
+				if res.EpsLower > m.Epsilon() {
+					above++
+					t.Logf("%s seed %d: eps_lower %v > ε", m, seed, res.EpsLower)
+				}
 			}
 			zs = append(zs, res.RealizedZ)
 		}
+	}
+	if above*125 > 16*dp {
+		t.Errorf("eps_lower above ε in %d of %d audits", above, dp)
 	}
 	_, se := meanSE(zs)
 	sd := se * math.Sqrt(float64(len(zs)))

@@ -104,6 +104,7 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	opt(f64Col("eadv_trial_max", func(a *Audit) *float64 { return &a.EAdvTrialMax })),
 	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
 	opt(f64Col("ma_mean", func(a *Audit) *float64 { return &a.MAMean })),
+	opt(f64Col("eps_lower_real_bags", func(a *Audit) *float64 { return &a.EpsLowerRealBags })),
 }}
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
@@ -111,10 +112,11 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 // README's "Audit"): the first format's first, then dataset,
 // label_dp_epsilon and the audit's details, the self-checks (eadv_bound:
 // the ε-DP worst case; realized_*: the attack through the production
-// sampler; canaries, eps_lower: the empirical ε lower bound), the quality
-// of η (calibration_rows, eta_*, eadv_calibrated, eadv_true,
-// eadv_trial_*), config_id and ma_mean. ma_* may be +Inf; eadv_se and
-// every figure that does not apply NaN.
+// sampler; canaries, eps_lower: the empirical ε lower bound of the
+// controlled canary game), the quality of η (calibration_rows, eta_*,
+// eadv_calibrated, eadv_true, eadv_trial_*), config_id, ma_mean and
+// eps_lower_real_bags (the canaries among real bag-mates, LLP family).
+// ma_* may be +Inf; eadv_se and every figure that does not apply NaN.
 func AuditTable(audits []Audit) *data.Table {
 	return auditSchema.toTable(audits, map[string]string{})
 }

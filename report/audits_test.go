@@ -49,7 +49,7 @@ func fullAudit() Audit {
 			NBags: 12, LabelDraws: 3, EAdv: 0.0193, EAdvSE: math.NaN(), SEUnit: "bag", MAP50: 0.5, MAP90: 2, MAP98: math.Inf(1),
 			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288,
 			EAdvBound: math.NaN(), RealizedDraws: 20, RealizedGain: 0.0187, RealizedGainSE: 0.0009, RealizedZ: -0.4,
-			Canaries: 1200, EpsLower: 1.7},
+			Canaries: 1200, EpsLower: 1.7, EpsLowerRealBags: 0.9},
 		CalibrationRows: 500, EtaECE: 0.021, EtaBrier: 0.18, EAdvCalibrated: 0.0171, EAdvTrue: 0.0175,
 		EtaTrials: 3, EAdvTrialMin: 0.0188, EAdvTrialMax: 0.0199}
 }
@@ -65,7 +65,7 @@ func TestAuditTable(t *testing.T) {
 		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
 		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count",
 		"eadv_bound", "realized_draws", "realized_gain", "realized_gain_se", "realized_z", "canaries", "eps_lower",
-		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean"}
+		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
@@ -100,6 +100,17 @@ func TestAuditTable(t *testing.T) {
 	if g := got[0]; !math.IsNaN(g.RealizedGain) || !math.IsNaN(g.EpsLower) || !math.IsNaN(g.EtaECE) || !math.IsNaN(g.EAdvBound) ||
 		g.Canaries != 0 || g.RealizedDraws != 0 || g.EAdv != 0.0193 || g.MACount != 288 {
 		t.Fatalf("format before the self-checks read as %+v", g)
+	}
+
+	// The format before the real-bags canary game (through ma_mean) reads
+	// eps_lower_real_bags as NaN and keeps eps_lower.
+	prev := AuditTable(in[:1])
+	prev.Columns = prev.Columns[:len(prev.Columns)-1]
+	if got, err = ReadAudits(prev); err != nil {
+		t.Fatal(err)
+	}
+	if g := got[0]; !math.IsNaN(g.EpsLowerRealBags) || g.EpsLower != 1.7 {
+		t.Fatalf("format before eps_lower_real_bags read as %+v", g)
 	}
 
 	bad := AuditTable(in)

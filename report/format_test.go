@@ -28,7 +28,7 @@ func formatFixtures(t *testing.T) map[string]*data.Table {
 	c.Standardization = nil
 	au, av := FullAudit(), FullAudit()
 	av.Setting, av.Pet, av.Kind, av.K, av.Summary.K, av.Epsilon, av.Summary.Epsilon = "rr_eps1", pets.RR, pets.RR, 0, 0, 1, 1
-	av.MAP98, av.MAInfFrac, av.SEUnit, av.EAdvSE, av.MAMean = 1, 0, "example", 0.0001, 1
+	av.MAP98, av.MAInfFrac, av.SEUnit, av.EAdvSE, av.MAMean, av.EpsLowerRealBags = 1, 0, "example", 0.0001, 1, math.NaN()
 	post := []Posterior{
 		{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1,
 			Sample: audit.Sample{Index: 3, Prior: 0.2, Label: 1, Release: 0, Posterior: 0.084, IEAdv: 0.05, AbsMA: 1}},

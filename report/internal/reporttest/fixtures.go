@@ -80,25 +80,26 @@ func Quickstart(t testing.TB) *report.Summary {
 // CheckedAudits is a quickstart-like audit with the self-checks (realized
 // attack, ε-DP worst case, canaries) and η's quality.
 func CheckedAudits() []report.Audit {
-	mk := func(setting string, pet pets.Kind, k int, eps, eadv, real, bound, epsLo float64) report.Audit {
+	mk := func(setting string, pet pets.Kind, k int, eps, eadv, real, bound, epsLo, epsLoReal float64) report.Audit {
 		a := report.Audit{Dataset: DatasetA, Setting: setting, Pet: pet, K: k, Epsilon: eps, EtaSource: "clean_model(lr=0.001)"}
 		a.Summary = audit.Summary{Kind: pet, K: k, Epsilon: eps, EAdv: eadv, EAdvSE: eadv / 50, EAdvBound: bound,
 			RealizedDraws: 20, RealizedGain: real, RealizedGainSE: eadv / 30, RealizedZ: (real - eadv) / (eadv / 30),
-			Canaries: 10000, EpsLower: epsLo}
+			Canaries: 10000, EpsLower: epsLo, EpsLowerRealBags: epsLoReal}
 		a.CalibrationRows, a.EtaECE, a.EtaBrier, a.EAdvCalibrated, a.EAdvTrue = 10000, 0.0165, 0.153, eadv*1.02, eadv*1.04
 		a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
 		return a
 	}
-	none := mk("none", pets.None, 0, 0, 0.2157, math.NaN(), math.NaN(), math.NaN())
-	none.Summary.Epsilon, none.RealizedDraws, none.Canaries, none.RealizedGainSE, none.RealizedZ = math.Inf(1), 0, 0, math.NaN(), math.NaN()
-	llp := mk("llp_k8", pets.LLP, 8, 0, 0.0398, 0.0400, math.NaN(), 2.76)
+	nan := math.NaN()
+	none := mk("none", pets.None, 0, 0, 0.2157, nan, nan, nan, nan)
+	none.Summary.Epsilon, none.RealizedDraws, none.Canaries, none.RealizedGainSE, none.RealizedZ = math.Inf(1), 0, 0, nan, nan
+	llp := mk("llp_k8", pets.LLP, 8, 0, 0.0398, 0.0400, nan, 7.89, 2.76)
 	llp.Summary.Epsilon = math.Inf(1)
 	return []report.Audit{
 		none,
-		mk("rr_eps1", pets.RR, 0, 1, 0.0400, 0.0398, 0.0400, 0.908),
-		mk("rr_eps4", pets.RR, 0, 4, 0.198, 0.1966, 0.198, 3.83),
+		mk("rr_eps1", pets.RR, 0, 1, 0.0400, 0.0398, 0.0400, 0.962, nan),
+		mk("rr_eps4", pets.RR, 0, 4, 0.198, 0.1966, 0.198, 3.87, nan),
 		llp,
-		mk("llp_geom_k8_eps1", pets.LLPGeom, 8, 1, 0.0168, 0.0164, 0.0400, 0.45),
+		mk("llp_geom_k8_eps1", pets.LLPGeom, 8, 1, 0.0168, 0.0164, 0.0400, 0.947, 0.45),
 	}
 }
 
