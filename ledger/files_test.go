@@ -17,10 +17,10 @@ import (
 // fixture is a ledger with history: 41 rr(1) releases of people 0..9, the
 // files' bytes after 40 and after 41 releases.
 type fixture struct {
-	l                  *testLedger
-	path               string
-	csv40, people40    []byte
-	csv, people, key   []byte
+	l                 *testLedger
+	path              string
+	csv40, people40   []byte
+	csv, people, key  []byte
 	restore, snapshot func()
 }
 

@@ -194,8 +194,17 @@ func TestLedgerRefuses(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o640); err != nil {
 				t.Fatal(err)
 			}
-			l := openTestLedger(t, path, Options{})
+			o, _ := Open(path, Options{})
+			l := &testLedger{o, newKeys(fixedKey)}
 			_, err := l.Record(l.rel("new", span(0, 3), pets.Params{Kind: pets.RR, Epsilon: 1}))
+			for name, err2 := range map[string]error{"Keys": second(l.Keys()), "Rows": second(l.Rows()), "State": second(l.State(0))} {
+				if name == "Keys" && tc.line != 1 {
+					continue // Keys reads the header only
+				}
+				if errors.Is(err2, ErrKey) || !errors.Is(err2, ErrFormat) {
+					t.Errorf("%s: %v, want the format refused first", name, err2)
+				}
+			}
 			var le *Error
 			if !errors.As(err, &le) || !errors.Is(err, ErrFormat) || le.Line != tc.line ||
 				!strings.Contains(err.Error(), tc.wantMsg) || !strings.Contains(err.Error(), path) {

@@ -84,6 +84,9 @@ func (l *Ledger) Path() string { return l.path }
 // has rows or people but no key is an error wrapping ErrKey: a new key
 // could neither recognise anyone recorded nor verify anything.
 func (l *Ledger) Keys() (*Keys, error) {
+	if err := l.checkHeader(); err != nil {
+		return nil, err
+	}
 	kp := KeyPath(l.path)
 	k, err := readKey(kp)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
@@ -109,6 +112,28 @@ func (l *Ledger) Keys() (*Keys, error) {
 		return nil, fmt.Errorf("ledger: create %s: %w", PeoplePath(l.path), err)
 	}
 	return createKey(kp)
+}
+
+// checkHeader refuses, before anything else, a file at the ledger's path
+// that is not a ledger of this format (an earlier format, another file).
+func (l *Ledger) checkHeader() error {
+	f, err := os.Open(l.path)
+	if err != nil {
+		return nil // missing or unreadable: said later, where it matters
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := f.Read(b)
+	if b = b[:n]; bytes.HasPrefix(b, []byte(headerLine())) {
+		return nil
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i+1]
+	}
+	if _, err := parseCSV(l.path, b); err != nil {
+		return err
+	}
+	return formatErr(l.path, 1, "%s", describeForeign(b))
 }
 
 // recorded says what a ledger without a key holds ("" for nothing).
@@ -151,6 +176,9 @@ func (ld *loaded) prevMAC() []byte {
 
 // open opens, locks and loads the ledger (see Ledger).
 func (l *Ledger) open(write bool) (*loaded, error) {
+	if err := l.checkHeader(); err != nil {
+		return nil, err
+	}
 	k, err := readKey(KeyPath(l.path))
 	if errors.Is(err, fs.ErrNotExist) {
 		if what := l.recorded(); what != "" {

@@ -290,7 +290,7 @@ func (p *people) readRow(d *dec, typ byte) error {
 	if typ == recSnapshot && row == 0 && len(line) == 0 {
 		return nil
 	}
-	if row != uint64(p.lastRow)+1 {
+	if typ != recSnapshot && row != uint64(p.lastRow)+1 || row > 1<<40 {
 		return peopleErr(p.path, "a record names ledger row %d after row %d (damaged)", row, p.lastRow)
 	}
 	e, err := parseLine(line)

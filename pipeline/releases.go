@@ -3,12 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
 	"labelprivacy/release"
 )
@@ -28,34 +28,34 @@ func (s *Session) ledgerPath() string {
 	if s.cfg.Privacy.Ledger != "" {
 		return s.cfg.Privacy.Ledger
 	}
-	return s.Out(pets.LedgerFile)
+	return s.Out(ledger.File)
 }
+
+// identity is the ledger's rule for the training rows.
+func (s *Session) identity() ledger.Identity { return identityOf(s.ids, s.std != nil) }
 
 // personKeys returns the ledger key of every training row (computed once
 // per key): its id (data.id_column) or its feature values as the models
 // see them (standardized when data.standardize).
-func (s *Session) personKeys(k *pets.Keys) []uint64 {
+func (s *Session) personKeys(k *ledger.Keys) []uint64 {
 	if s.people == nil || s.peopleKey != k.Check() {
-		domain := domainRaw
-		if s.std != nil {
-			domain = domainStandardized
-		}
-		s.people, s.peopleKey = personKeys(k, s.train, s.ids, domain), k.Check()
+		s.people, s.peopleKey = personKeys(k, s.train, s.ids, s.identity()), k.Check()
 		s.peopleAll = nil
 	}
 	return s.people
 }
 
-// releasePeople returns the person keys of a release's rows; a release of
-// every training row (rr, bot, LLP without a dropped remainder) shares one
-// sorted, deduplicated copy, which Ledger.Record leaves as it is.
-func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
+// releasePeople returns the person key of each of a release's rows. A
+// release of every training row through one draw per row (rr, bot) shares
+// one sorted copy, which Ledger.Record sorts again in one scan; the LLP
+// family passes its rows in bag order, with the bags (release.Draws).
+func (s *Session) releasePeople(k *ledger.Keys, rel *release.Release) []uint64 {
 	all := s.personKeys(k)
-	if rel.Rows() != len(all) {
+	if rel.Rows() != len(all) || rel.Draws() != nil {
 		return coveredPeople(all, rel.Covered())
 	}
 	if s.peopleAll == nil {
-		s.peopleAll = pets.SortKeys(slices.Clone(all))
+		s.peopleAll = slices.Clone(all)
 	}
 	return s.peopleAll
 }
@@ -85,27 +85,25 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 		return err
 	}
 	defer lock.Release()
-	ledger, err := pets.NewLedger(s.ledgerPath(), s.cfg.Privacy.DeltaPrime)
+	l, err := ledger.Open(s.ledgerPath(), ledger.Options{DeltaPrime: s.cfg.Privacy.DeltaPrime, Budget: s.cfg.Privacy.Budget})
+	if err != nil {
+		return fmt.Errorf("privacy: %w", err)
+	}
+	keys, err := l.Keys()
 	if err != nil {
 		return err
 	}
-	if err := ledger.SetBudget(s.cfg.Privacy.Budget); err != nil {
-		return fmt.Errorf("privacy.budget: %w", err)
-	}
-	keys, err := ledger.Keys()
-	if err != nil {
+	if err := l.Check(s.identity()); err != nil {
 		return err
 	}
 	labels := keys.Labels(s.train.Label)
-	var entries []pets.LedgerEntry
-	if _, err := os.Stat(s.ledgerPath()); err == nil {
-		if entries, err = pets.ReadLedger(s.ledgerPath()); err != nil {
-			return err
-		}
+	entries, err := l.Rows()
+	if err != nil {
+		return err
 	}
 	aborted := map[string]bool{}
 	for _, e := range entries {
-		if e.Status == pets.StatusAborted {
+		if e.Status == ledger.StatusAborted {
 			aborted[e.ID] = true
 		}
 	}
@@ -126,9 +124,9 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 			return fmt.Errorf("release %s: %w", path, err)
 		}
 		entry := rel.Entry(path, seed)
-		entry.Input, entry.Labels, entry.KeyCheck = s.dataset.Dir, labels, keys.Check()
+		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
 		entry.People = s.releasePeople(keys, rel)
-		row, err := release.Publish(path, rel.Simulation(), md, ledger, entry)
+		row, err := release.Publish(path, rel.Simulation(), md, l, entry)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}
@@ -144,11 +142,11 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 // releaseCurrent reports whether path holds the simulation release of
 // these labels (their keyed digest) made with seed: its ledger row is
 // there, not aborted, and the file's bytes are the ones recorded.
-func (s *Session) releaseCurrent(entries []pets.LedgerEntry, aborted map[string]bool, path string, seed uint64, labels string) (bool, error) {
+func (s *Session) releaseCurrent(entries []ledger.Row, aborted map[string]bool, path string, seed uint64, labels string) (bool, error) {
 	want := strconv.FormatUint(seed, 10)
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Path != path || e.Status != pets.StatusReleased || aborted[e.ID] {
+		if e.Path != path || e.Status != ledger.StatusReleased || aborted[e.ID] {
 			continue
 		}
 		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Labels != labels {
