@@ -40,6 +40,9 @@ type PrivatizeOptions struct {
 	// Force replaces an existing Out (never In, a dataset's file or a file
 	// beside the ledger).
 	Force bool
+	// LookupEnv reads the environment for the default ledger; nil:
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Privatized describes a published release.
@@ -100,7 +103,11 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	}
 	ledgerPath, defaulted := o.Ledger, false
 	if ledgerPath == "" {
-		if ledgerPath, err = ledger.DefaultPath(os.LookupEnv); err != nil {
+		lookup := o.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		if ledgerPath, err = ledger.DefaultPath(lookup); err != nil {
 			return nil, err
 		}
 		defaulted = true

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"labelprivacy/data"
-	"labelprivacy/pets"
+	"labelprivacy/ledger"
 )
 
 // cli runs the command line in-process with a controlled environment.
@@ -133,7 +133,7 @@ func TestCLIDefaultRun(t *testing.T) {
 			t.Fatalf("second run lacks %q:\n%s", want, out)
 		}
 	}
-	if entries, err := pets.ReadLedger(filepath.Join(outDir, pets.LedgerFile)); err != nil || len(entries) != 4 {
+	if entries, err := ledger.Read(filepath.Join(outDir, ledger.File)); err != nil || len(entries) != 4 {
 		t.Fatalf("ledger after two runs: %d rows (%v), want the 4 releases once", len(entries), err)
 	}
 	// --compare takes "A B" as well as "A,B".

@@ -196,12 +196,7 @@ leaves the machine.`,
 				o.Seed = &seed
 				fmt.Fprintf(stderr, "privatize: warning: --seed %d makes this release reproducible: anyone who learns or guesses the seed can regenerate its noise and recover the labels. Do not let it leave the machine; drop --seed for a crypto/rand release.\n", seed)
 			}
-			if o.Ledger == "" {
-				var err error
-				if o.Ledger, err = ledger.DefaultPath(lookup.LookupEnv); err != nil {
-					return err
-				}
-			}
+			o.LookupEnv = lookup.LookupEnv
 			p, err := pipeline.Privatize(o)
 			if err != nil {
 				return privatizeFlagError(err)
