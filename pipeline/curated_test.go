@@ -12,8 +12,8 @@ import (
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
-	"labelprivacy/llp"
 	"labelprivacy/ledger"
+	"labelprivacy/llp"
 	"labelprivacy/pets"
 	"labelprivacy/report"
 )

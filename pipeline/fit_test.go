@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"labelprivacy/data"
-	"labelprivacy/model"
 	"labelprivacy/ledger"
+	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
 )
