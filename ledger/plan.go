@@ -39,8 +39,9 @@ type candidate struct {
 	class, ch int32
 }
 
-// maxCand bounds the candidates pass 1 keeps (16 MiB).
-const maxCand = 1 << 20
+// maxCand bounds the candidates pass 1 keeps (1 MiB): plenty for the
+// people an LLP release drops, and a second pass beyond.
+const maxCand = 1 << 16
 
 // plan computes the row r would get (pass 1 over the people: every
 // person counted, the snapshot's MAC verified), the ops, and applies the

@@ -14,6 +14,7 @@ import (
 	"labelprivacy/data"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
+	"labelprivacy/release"
 )
 
 // stateOf reads and verifies the ledger at path whole.
@@ -138,6 +139,13 @@ func TestSessionIDColumn(t *testing.T) {
 	if err != nil || st.People != 300 {
 		t.Fatalf("%v people (%v), want 300 ids", st.People, err)
 	}
+	// Each id has two rows, each charged: 6 releases at ε = 1 cost every
+	// person basic 12 (rows in one bag as one draw at 2ε, or two at ε).
+	for _, c := range st.Classes {
+		if c.Comp.Basic != 12 || c.Releases != 6 {
+			t.Fatalf("class %+v, want basic 12 over 6 releases", c)
+		}
+	}
 }
 
 func widenLabels(l []uint8) []int64 {
@@ -254,5 +262,40 @@ func TestPersonKeys(t *testing.T) {
 		if one := personKeys(k, big.Slice(i, i+1), nil, ledger.ByFeatures); i%4999 == 0 && one[0] != kb2[i] {
 			t.Fatalf("row %d: parallel key differs", i)
 		}
+	}
+}
+
+// releasePeople: for training rows of distinct people, an LLP release
+// that drops its remainder passes the sorted keys of exactly the rows it
+// covers, without draws (they change no charge); with a person in two
+// rows it passes the rows in release order with their bags.
+func TestReleasePeople(t *testing.T) {
+	s := openTest(t, testConfig(filepath.Join(t.TempDir(), "out")))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), ledger.File), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := pets.New(pets.Params{Kind: pets.LLPGeom, K: 7, Epsilon: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := release.Apply(s.train.Label, m, release.Options{Noise: pets.NoiseSimulation, Seed: 3})
+	if err != nil || rel.Dropped == 0 {
+		t.Fatalf("%v, dropped %d", err, rel.Dropped)
+	}
+	keys, draws := s.releasePeople(k, rel)
+	want := coveredPeople(s.personKeys(k), rel.Covered())
+	slices.Sort(want)
+	if draws != nil || !slices.Equal(keys, want) {
+		t.Fatalf("distinct rows: %d keys (draws %v), want the %d covered, sorted", len(keys), draws != nil, len(want))
+	}
+	s.peopleDistinct = false // as if a person had two rows
+	keys, draws = s.releasePeople(k, rel)
+	if !slices.Equal(draws, rel.Draws()) || !slices.Equal(keys, coveredPeople(s.personKeys(k), rel.Covered())) {
+		t.Fatal("repeated people: want the rows in release order with their bags")
 	}
 }

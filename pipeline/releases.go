@@ -45,19 +45,46 @@ func (s *Session) personKeys(k *ledger.Keys) []uint64 {
 	return s.people
 }
 
-// releasePeople returns the person key of each of a release's rows. A
-// release of every training row through one draw per row (rr, bot) shares
-// one sorted copy, which Ledger.Record sorts again in one scan; the LLP
-// family passes its rows in bag order, with the bags (release.Draws).
-func (s *Session) releasePeople(k *ledger.Keys, rel *release.Release) []uint64 {
+// releasePeople returns the person key of each of a release's rows and
+// their draws for the ledger (release.Draws). When no person has two
+// training rows, draws change no charge, and the keys are taken from one
+// sorted copy of the training rows' (less the rows a release leaves out),
+// which Ledger.Record checks in one scan instead of sorting 10M keys per
+// release; otherwise the rows go in release order with their draws.
+func (s *Session) releasePeople(k *ledger.Keys, rel *release.Release) ([]uint64, []int64) {
 	all := s.personKeys(k)
-	if rel.Rows() != len(all) || rel.Draws() != nil {
-		return coveredPeople(all, rel.Covered())
-	}
 	if s.peopleAll == nil {
 		s.peopleAll = slices.Clone(all)
+		slices.Sort(s.peopleAll)
+		s.peopleDistinct = len(slices.Compact(slices.Clone(s.peopleAll))) == len(s.peopleAll)
 	}
-	return s.peopleAll
+	switch {
+	case rel.Rows() == len(all) && (rel.Draws() == nil || s.peopleDistinct):
+		return s.peopleAll, nil
+	case !s.peopleDistinct:
+		return coveredPeople(all, rel.Covered()), rel.Draws()
+	}
+	in := make([]bool, len(all))
+	for _, r := range rel.Covered() {
+		in[r] = true
+	}
+	var left []uint64
+	for i, x := range in {
+		if !x {
+			left = append(left, all[i])
+		}
+	}
+	slices.Sort(left)
+	out := make([]uint64, 0, rel.Rows())
+	j := 0
+	for _, key := range s.peopleAll { // distinct: each left key drops one
+		if j < len(left) && left[j] == key {
+			j++
+			continue
+		}
+		out = append(out, key)
+	}
+	return out, nil
 }
 
 // makeReleases makes (or finds) the simulation release of every
@@ -125,7 +152,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 		}
 		entry := rel.Entry(path, seed)
 		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
-		entry.People = s.releasePeople(keys, rel)
+		entry.People, entry.Draws = s.releasePeople(keys, rel)
 		row, err := release.Publish(path, rel.Simulation(), md, l, entry)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)

@@ -79,7 +79,7 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "data:") != 1 || strings.Count(err.Error(), kdd) != 1 {
 		t.Fatalf("err = %v, want one data: prefix and the path once", err)
 	}
-	if _, err := cli(t, nil, "privatize", "--in", filepath.Join(dir, "none.arrow"), "--pet", "rr", "--epsilon", "1", "--out", filepath.Join(dir, "outbox", "r.arrow")); err == nil ||
+	if _, err := cli(t, userEnv(t), "privatize", "--in", filepath.Join(dir, "none.arrow"), "--pet", "rr", "--epsilon", "1", "--out", filepath.Join(dir, "outbox", "r.arrow")); err == nil ||
 		strings.Count(err.Error(), filepath.Join(dir, "none.arrow")) != 1 {
 		t.Fatalf("err = %v, want the path once", err)
 	}
