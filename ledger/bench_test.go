@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -33,7 +34,9 @@ func cpuTime() time.Duration {
 //   - sorted: the same sorted slice every release (a session's shared
 //     copy of its training rows);
 //   - llp-drop: an LLP release in bags of 64 that drops 63 people, other
-//     ones each time (a bag id per row; the people file lists them).
+//     ones each time (a bag id per row; the people file lists them);
+//   - llp-drop-sorted: the same as a session passes it when no person has
+//     two training rows: its sorted copy less the 63, no bag ids.
 //
 // The caller's work (filling the keys, choosing the dropped) is outside
 // the timer.
@@ -42,7 +45,7 @@ func BenchmarkRecord(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("LEDGER_BENCH_PEOPLE")); err == nil && v > 0 {
 		n = v
 	}
-	for _, tc := range []string{"unsorted", "sorted", "llp-drop"} {
+	for _, tc := range []string{"unsorted", "sorted", "llp-drop", "llp-drop-sorted"} {
 		b.Run(tc, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), File)
 			l, err := Open(path, Options{})
@@ -74,6 +77,11 @@ func BenchmarkRecord(b *testing.B) {
 			}
 			var draws []int64
 			kept := (n - 63) / 64 * 64
+			var sorted, covered []uint64
+			if tc == "llp-drop-sorted" {
+				sorted = slices.Clone(people) // sorted by the first Record
+				covered = make([]uint64, 0, kept)
+			}
 			if tc == "llp-drop" {
 				draws = make([]int64, kept)
 				for j := range draws {
@@ -100,6 +108,18 @@ func BenchmarkRecord(b *testing.B) {
 						people[x], people[j] = people[j], people[x]
 					}
 					r = rel(fmt.Sprint(i), people[:kept], draws, geom)
+				case "llp-drop-sorted":
+					skip := map[int]bool{}
+					for len(skip) < n-kept {
+						skip[drop.IntN(n)] = true
+					}
+					covered = covered[:0]
+					for j, x := range sorted {
+						if !skip[j] {
+							covered = append(covered, x)
+						}
+					}
+					r = rel(fmt.Sprint(i), covered, nil, geom)
 				}
 				b.StartTimer()
 				c := cpuTime()
