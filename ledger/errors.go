@@ -102,6 +102,9 @@ func (e *BudgetError) Error() string {
 	} else {
 		s += fmt.Sprintf("; the %s most charged would reach ε = %.4g", people(e.AtWorst), e.Would)
 	}
+	if e.Releases == 0 {
+		return "ledger: " + s + " (in their first release)"
+	}
 	return "ledger: " + s + fmt.Sprintf(" (they carry ε = %.4g now, over %d releases)", e.Current, e.Releases)
 }
 

@@ -507,7 +507,11 @@ func TestBudgetErrorCounts(t *testing.T) {
 		t.Fatalf("%q\nwant %q", be.Error(), want)
 	}
 	be.AtWorst = 5000
-	if !strings.Contains(be.Error(), "5,000 people would go above it, to ε = 6") {
+	if !strings.Contains(be.Error(), "5,000 people would go above it, to ε = 6 (they carry") {
+		t.Fatalf("%q", be.Error())
+	}
+	be.Releases, be.Current = 0, 0
+	if !strings.HasSuffix(be.Error(), "to ε = 6 (in their first release)") {
 		t.Fatalf("%q", be.Error())
 	}
 }

@@ -462,6 +462,18 @@ func TestDeltaPrimeBounded(t *testing.T) {
 	if _, err := cli(t, env, "ledger", "--delta-prime", "0.5"); err == nil || !strings.Contains(err.Error(), "delta_prime") {
 		t.Fatalf("train ledger --delta-prime 0.5: %v", err)
 	}
+	// δ' = 1e-3 over a release of 2,000 people (above 1/2,000) is
+	// accepted with a warning.
+	big := filepath.Join(synthDir(t, 2000), data.TrainFile)
+	var stderr bytes.Buffer
+	root := newRootCmd(&bytes.Buffer{}, &stderr, mapEnv(userEnv(t)))
+	root.SetArgs([]string{"privatize", "--in", big, "--pet", "rr", "--epsilon", "1", "--delta-prime", "1e-3", "--out", filepath.Join(outDir, "big.arrow")})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "warning: the ledger's δ' = 0.001 is above 1/2000") {
+		t.Fatalf("no warning for δ' above 1/people: %q", stderr.String())
+	}
 }
 
 // privatize never destroys and never ships a ledger: each refused --out
@@ -664,7 +676,12 @@ func TestPrivatizeRefusesBrokenLedger(t *testing.T) {
 	}
 	lp := userLedger(env)
 	csvBytes, _ := os.ReadFile(lp)
-	restore := func() { os.WriteFile(lp, csvBytes, 0o640); os.Chmod(ledger.KeyPath(lp), 0o600) }
+	keyBytes, _ := os.ReadFile(ledger.KeyPath(lp))
+	restore := func() {
+		os.WriteFile(lp, csvBytes, 0o640)
+		os.WriteFile(ledger.KeyPath(lp), keyBytes, 0o600)
+		os.Chmod(ledger.KeyPath(lp), 0o600)
+	}
 	lines := strings.SplitAfter(string(csvBytes), "\n")
 	for _, tc := range []struct {
 		name   string
@@ -678,6 +695,7 @@ func TestPrivatizeRefusesBrokenLedger(t *testing.T) {
 		}, []string{"line 4", "row 3 fails its MAC"}},
 		{"a row deleted", func() { os.WriteFile(lp, []byte(lines[0]+strings.Join(lines[2:], "")), 0o640) }, []string{"line 2", "row 1 fails its MAC"}},
 		{"key readable by others", func() { os.Chmod(ledger.KeyPath(lp), 0o644) }, []string{"chmod 600"}},
+		{"key damaged", func() { os.WriteFile(ledger.KeyPath(lp), []byte("not a key\n"), 0o600) }, []string{"is not a ledger key file"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer restore()
@@ -689,6 +707,9 @@ func TestPrivatizeRefusesBrokenLedger(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Fatalf("privatize: %v, want %q", err, w)
 				}
+			}
+			if strings.Count(err.Error(), "ledger: ") > 1 || strings.Count(err.Error(), "ledger: key") > 1 {
+				t.Fatalf("a doubled prefix: %q", err)
 			}
 			if _, err := cli(t, env, "ledger"); err == nil || !strings.Contains(err.Error(), tc.want[0]) {
 				t.Fatalf("train ledger: %v", err)
