@@ -325,7 +325,9 @@ func FuzzReadLedger(f *testing.F) {
 // in plain go test.
 func FuzzPeopleFile(f *testing.F) {
 	l := newTestLedger(f, Options{})
-	for i, ids := range [][]int{span(0, 40), span(20, 60), span(0, 60), span(5, 60)} {
+	defer func(v int) { compactMinListed = v }(compactMinListed)
+	compactMinListed = 50 // a snapshot after the third release, records after it
+	for i, ids := range [][]int{span(0, 40), span(20, 60), span(0, 60), span(5, 60), span(10, 30)} {
 		if _, err := l.Record(l.rel(strconv.Itoa(i), ids, pets.Params{Kind: pets.RR, Epsilon: 1})); err != nil {
 			f.Fatal(err)
 		}
@@ -333,6 +335,9 @@ func FuzzPeopleFile(f *testing.F) {
 	valid, err := os.ReadFile(PeoplePath(l.Path()))
 	if err != nil {
 		f.Fatal(err)
+	}
+	if valid[peopleHeaderLen] != recSnapshot || bytes.Count(valid, []byte{recRelease}) == 0 {
+		f.Fatal("the seed corpus lacks a snapshot followed by records")
 	}
 	f.Add(valid)
 	for _, cut := range []int{0, 8, 30, len(valid) / 2, len(valid) - 1} {

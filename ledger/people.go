@@ -78,8 +78,8 @@ const (
 	opSplitUncovered
 )
 
-// Compaction thresholds.
-const (
+// Compaction thresholds (variables for tests).
+var (
 	compactMinListed = 1 << 16
 	compactRecords   = 4096
 )

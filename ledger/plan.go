@@ -209,7 +209,7 @@ func (pl *plan) write(ld *loaded, line []byte) error {
 	if p.base != nil {
 		baseN = p.base.n
 	}
-	if uint64(p.listed)+pl.listed > max(baseN/4, compactMinListed) || p.records+1 >= compactRecords {
+	if uint64(p.listed)+pl.listed > max(baseN/4, uint64(compactMinListed)) || p.records+1 >= compactRecords {
 		return pl.writeSnapshot(ld, line, persons)
 	}
 	var chs []byte
