@@ -52,11 +52,11 @@ import (
 // does not cover (listed) move to a new class holding the old history. New
 // people each get a new class. A release therefore appends a few bytes per
 // person who changes class, not a copy of the people: a release of 10M
-// people already in one class appends one record of about 500 bytes (mostly
-// the row's line). When the people
-// listed since the snapshot exceed a quarter of it (or 4,096 records
-// follow it), the file is rewritten as one snapshot (temporary file,
-// fsync, rename), merging equal histories.
+// people already in one class appends one record of about 500 bytes
+// (mostly the row's line). When the people listed since the snapshot
+// exceed a quarter of it (or 4,096 records follow it), the file is
+// rewritten as one snapshot (temporary file, fsync, rename), merging equal
+// histories.
 
 const (
 	peopleMagic     = "LPPEOPLE"
