@@ -169,12 +169,11 @@ func checkMode(path string, st fs.FileInfo, mask fs.FileMode, what, fix string) 
 	if runtime.GOOS == "windows" || st.Mode().Perm()&mask == 0 {
 		return nil
 	}
-	err := fmt.Errorf("%s %s has mode %04o: %s must not be readable by others (run: chmod %s %s)",
-		what, path, st.Mode().Perm(), what, fix, path)
+	msg := fmt.Sprintf("mode %04o: a %s must not be readable by others (run: chmod %s %s)", st.Mode().Perm(), what, fix, path)
 	if what == "key" {
-		return fmt.Errorf("%w: %v", ErrKey, err)
+		return fmt.Errorf("%w: %s has %s", ErrKey, path, msg)
 	}
-	return &Error{Path: path, Msg: err.Error()}
+	return &Error{Path: path, Msg: msg}
 }
 
 // readKey reads a key file. Errors wrap ErrKey (and fs.ErrNotExist when

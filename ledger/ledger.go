@@ -231,7 +231,7 @@ func (ld *loaded) load(write bool) error {
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if err := checkMode(l.path, st, 0o007, "ledger", "o-rwx"); err != nil {
+	if err := checkMode(l.path, st, 0o007, "ledger CSV", "o-rwx"); err != nil {
 		return err
 	}
 	b, err := readAll(ld.f)
