@@ -343,7 +343,7 @@ func TestKeyErrorPrefix(t *testing.T) {
 	os.Remove(KeyPath(path))
 	os.WriteFile(KeyPath(path), []byte("not a key\n"), 0o600)
 	l, _ := Open(path, Options{})
-	for name, err := range map[string]error{"Keys": second(l.Keys()), "Rows": second(l.Rows())} {
+	for name, err := range map[string]error{"Keys": second(l.Keys()), "Rows": second(l.Rows()), "State": second(l.State(0))} {
 		if !errors.Is(err, ErrKey) || strings.Count(err.Error(), "ledger: key") != 1 || strings.Count(err.Error(), "ledger: ") != 1 {
 			t.Errorf("%s: %q", name, err)
 		}
