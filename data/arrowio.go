@@ -167,6 +167,31 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 	return &Writer{path: path, tmp: tmp, w: w, schema: schema, hash: h}, nil
 }
 
+// FrameSHA256 returns the hex SHA-256 of the Arrow IPC file that
+// WriteFrame would write for f and meta, writing nothing: the writer is
+// deterministic, so a write-ahead log can record a file's digest before a
+// byte of it exists (WriteFrameAfter then hands over the written file's
+// digest to check).
+func FrameSHA256(f *Frame, meta map[string]string) (string, error) {
+	schema := Schema(f, meta)
+	if schema.NumFields() == 0 {
+		return "", fmt.Errorf("%w: a frame with no columns", ErrSchema)
+	}
+	h := sha256.New()
+	w, err := ipc.NewFileWriter(h, ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return "", err
+	}
+	fw := &Writer{path: "(digest)", w: w, schema: schema}
+	if err := fw.Write(f); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // Write appends f's rows (validated) in record batches of at most 1<<20 rows.
 func (w *Writer) Write(f *Frame) error {
 	if err := f.Validate(); err != nil {

@@ -2,9 +2,6 @@ package pets
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 )
 
@@ -110,67 +107,6 @@ func BenchmarkGeometric(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 		})
 	}
-}
-
-// BenchmarkLedgerRecord: one Record of a release covering every one of n
-// people already in the ledger (their second release): the release's keys
-// sorted, two passes over the people file, the new file written, fsynced
-// and renamed, the CSV row appended. n = 100,000 by default;
-// LEDGER_BENCH_PEOPLE=10000000 gives the 10M-row figure (run it with
-// -benchtime=1x under /usr/bin/time -v for the peak RSS).
-func BenchmarkLedgerRecord(b *testing.B) {
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("LEDGER_BENCH_PEOPLE")); err == nil && v > 0 {
-		n = v
-	}
-	l := newTestLedger(b, 1e-6)
-	pcg := rand.NewPCG(1, 2)
-	src := rand.New(pcg)
-	keys := make([]uint64, n)
-	fill := func() {
-		for i := range keys {
-			keys[i] = src.Uint64()
-		}
-	}
-	rel := func(id string) Release {
-		return Release{ID: id, Input: "train.arrow", Labels: l.keys.Labels([]uint8{1}), Rows: n, People: keys,
-			KeyCheck: l.keys.Check(), Mech: mustNew(Params{Kind: RR, Epsilon: 1}), Noise: NoiseSecure,
-			Path: "out/r.arrow", SHA256: digest}
-	}
-	pcg.Seed(1, 2)
-	fill()
-	if _, err := l.Record(rel("first")); err != nil {
-		b.Fatal(err)
-	}
-	i := 0
-	for b.Loop() {
-		i++
-		pcg.Seed(1, 2) // the same people, in a fresh random order
-		fill()
-		if _, err := l.Record(rel(fmt.Sprintf("r%d", i))); err != nil {
-			b.Fatal(err)
-		}
-	}
-	st, _ := os.Stat(PeoplePath(l.Path()))
-	b.ReportMetric(float64(st.Size())/float64(n), "people_file_B/person")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/person")
-}
-
-// BenchmarkPersonHasher: the keyed fingerprint of one row of 28 float32
-// features (Higgs), HMAC-SHA-256.
-func BenchmarkPersonHasher(b *testing.B) {
-	k := newKeys(fixedKey)
-	h := k.NewPersonHasher()
-	x := make([]float32, 28)
-	for i := range x {
-		x[i] = float32(i) * 0.37
-	}
-	var s uint64
-	for b.Loop() {
-		x[0]++
-		s += h.Row("row", x, nil)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
 // BenchmarkCompose: the PLD composition of histories a ledger meets (the

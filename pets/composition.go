@@ -20,6 +20,27 @@ type Step struct {
 // StepOf returns the step of a release through m.
 func StepOf(m *Mechanism) Step { return Step{Kind: m.Kind(), Epsilon: m.Epsilon()} }
 
+// Group returns the step that charges rows ≥ 1 labels of one person
+// released through a single draw of s's mechanism (rows of one person in
+// one bag of an LLP release): Step{s.Kind, rows·ε}. It is an upper bound
+// for every kind. By group privacy the draw is (rows·ε)-DP in that
+// person's labels. For llp_lap it is exact: the bag's proportion moves by
+// at most rows/k, and the Laplace PLD at rows·ε is that of sensitivity
+// rows. For rr, llp_geom and rr_prior, the PLD of a step is RR's at its ε,
+// and RR(rows·ε) dominates every pure (rows·ε)-DP pair (Kairouz, Oh &
+// Viswanath 2015, Theorem 2.1), so composing it stays an upper bound.
+// Note that rows independent draws (rows of one person in different bags,
+// or rr rows) are rows steps of s, not one Group step: their composition is
+// tighter. Composing rows steps of s for one draw would under-count (the
+// two-sided geometric at sensitivity 2 has δ(0) = 1−e^{−ε}, two RR(ε) draws
+// (1−e^{−ε})/(1+e^{−ε}); tested).
+func (s Step) Group(rows int) Step {
+	if rows == 1 || s.Epsilon == 0 {
+		return s
+	}
+	return Step{Kind: s.Kind, Epsilon: float64(rows) * s.Epsilon}
+}
+
 // Composition is the label-DP cost of a history of releases covering one
 // person, each ε_i-label-DP. Every bound is an (ε, δ')-DP guarantee (Basic
 // even (ε, 0)); Total is the smallest. Every field is +Inf as soon as one

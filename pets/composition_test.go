@@ -375,3 +375,51 @@ func TestComposeErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStepGroup pins the charge of several rows of one person in one
+// draw: for the two-sided geometric on a bag sum (llp_geom), m of the
+// person's rows in one bag shift the sum by up to m; the pair (s+Z, s+m+Z)
+// is dominated by RR(m·ε) — the PLD of Step.Group(m) — at every ε' (both
+// directions, unclipped and clipped), while m independent RR(ε) draws,
+// which is what charging m separate steps would compose, lie below it
+// (they would under-count: with a = e^{−ε} and m = 2, the geometric has
+// δ(0) = 1 − a, two RR(ε) draws (1 − a)/(1 + a)).
+func TestStepGroup(t *testing.T) {
+	const h = 1e-4
+	for _, eps := range []float64{0.25, 1, 2} {
+		for _, m := range []int{2, 3} {
+			g := Step{Kind: LLPGeom, Epsilon: eps}.Group(m)
+			if g.Epsilon != float64(m)*eps || g.Kind != LLPGeom {
+				t.Fatalf("Group(%d) of ε=%v: %+v", m, eps, g)
+			}
+			group := rrPLD(g.Epsilon, 1, h)
+			indep := rrPLD(eps, m, h)
+			w := int(80/eps) + 5
+			u0, um := geomOutputs(eps, 0, -1, w), geomOutputs(eps, m, -1, w)
+			for _, x := range []float64{0, eps / 2, eps, 1.5 * eps} {
+				for dir, pair := range [][2][]float64{{u0, um}, {um, u0}} {
+					exact := hockey(pair[0], pair[1], x)
+					if got := group.delta(x); got < exact-1e-12 {
+						t.Errorf("ε=%v m=%d ε'=%v dir %d: RR(mε) δ %v below the geometric's %v", eps, m, x, dir, got, exact)
+					}
+					for s := 0; s+m <= 8; s++ { // clipped to [0, 8]: post-processing
+						c0, c1 := geomOutputs(eps, s, 8, 0), geomOutputs(eps, s+m, 8, 0)
+						if got := hockey(c0, c1, x); got > group.delta(x)+1e-12 {
+							t.Errorf("ε=%v m=%d s=%d ε'=%v: clipped δ %v above RR(mε)'s %v", eps, m, s, x, got, group.delta(x))
+						}
+					}
+				}
+			}
+			if exact := hockey(u0, um, 0); !(indep.delta(0) < exact-1e-3) {
+				t.Errorf("ε=%v m=%d: %d independent RR(ε) have δ(0) %v, not below the geometric's %v: the test lost its point",
+					eps, m, m, indep.delta(0), exact)
+			}
+		}
+	}
+	if s := (Step{Kind: RR, Epsilon: 1}).Group(1); s != (Step{Kind: RR, Epsilon: 1}) {
+		t.Fatalf("Group(1) = %+v", s)
+	}
+	if s := (Step{Kind: Bot}).Group(5); s.Epsilon != 0 {
+		t.Fatalf("bot group %+v", s)
+	}
+}

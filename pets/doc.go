@@ -31,11 +31,13 @@
 // Besides sampling, the package provides the debiasing used for training
 // (Debias: E[α_noise | α_clip] of LLP+Geom, Appendix C, which makes the
 // released proportion mean-zero noisy as Theorems D.1/D.2 of Appendix D
-// require), privacy accounting of a person's history of releases (Compose:
-// basic, advanced and privacy-loss-distribution composition) and a
-// per-person privacy ledger (Ledger). The exact
-// likelihoods P(release | labels) that tests check samplers against live in
-// internal/oracle; the audit computes its own in O(k) per bag member.
+// require) and privacy accounting of a person's history of releases
+// (Compose: basic, advanced and privacy-loss-distribution composition;
+// Step.Group charges several rows of one person in one draw). The
+// per-person privacy ledger that records releases and composes them is
+// package ledger. The exact likelihoods P(release | labels) that tests
+// check samplers against live in internal/oracle; the audit computes its
+// own in O(k) per bag member.
 //
 // Randomness comes from a caller-supplied Rand: a seeded *math/rand/v2.Rand
 // for reproducible experiments, or NewSecureRand (crypto/rand) for
@@ -46,66 +48,4 @@
 // Params.Secure the Laplace mechanism samples on a power-of-two grid, which
 // is not vulnerable to the floating-point attack on textbook Laplace
 // sampling (Mironov, CCS 2012).
-//
-// # The privacy ledger
-//
-// The ledger is three files beside the raw data (LedgerFile, KeyPath,
-// PeoplePath), never beside a release: privacy_ledger.csv, one row per
-// release (and one more for a release aborted); privacy_ledger.key, a
-// random 32-byte HMAC-SHA-256 key created with the ledger (mode 0600); and
-// privacy_ledger.people, every person the ledger has seen with its release
-// history. A person is a row of the released data, identified by an id
-// column when there is one, otherwise by the values of its features
-// (PersonHasher), so permuted, subset and re-imported copies of the same
-// people are the same people; identical rows are one person (over-counting,
-// the safe direction). Everything stored is keyed: whoever holds the ledger
-// (and a release) but not the key cannot test guesses of labels or people.
-//
-// Each release records the people it covers; people with the same release
-// history share one class record, so a release of n people costs one pass
-// over the people file (about 7 bytes per person) and no copy per release.
-// Each CSV row reports the worst covered person: columns, in order:
-//
-//	id                  release id (unique; an aborted release repeats it)
-//	status              released | aborted
-//	input               the labelled file released
-//	labels              Keys.Labels: hmac-sha256: + hex HMAC of the row count
-//	                    and the labels (reuse checks; useless without the key)
-//	rows, people        release rows; distinct people among them
-//	mechanism, k        none | bot | rr | llp | llp_lap | llp_geom; bag size (0
-//	                    outside the LLP family)
-//	epsilon             label-DP ε of this release (inf for none and llp, 0
-//	                    for bot)
-//	noise               secure (crypto/rand) | seeded (explicit seed: whoever
-//	                    learns it can undo the release) | seeded-simulation
-//	                    (seeded from a config inside a measurement run)
-//	seed                decimal uint64 seed; empty for secure (read it as a
-//	                    string: pandas turns large seeds into floats)
-//	path, sha256        release file and hex SHA-256 of its bytes
-//	releases            the worst covered person's live releases (this one
-//	                    included; for an aborted row, excluded)
-//	people_at_worst     covered people whose eps_total equals the worst
-//	eps_total           min of the bounds below: that person is
-//	                    (eps_total, δ')-label-DP over all releases so far
-//	eps_total_basic     Σ ε (Composition.Basic), (ε, 0)-DP
-//	eps_total_drv       Dwork–Rothblum–Vadhan √(2 ln(1/δ')Σε²) + Σε(e^ε−1)
-//	eps_total_drv_quad  the same with the mean loss bounded by 2ε² (the form
-//	                    of Roth and Smith's lecture notes on adaptive data
-//	                    analysis): √(2 ln(1/δ')Σε²) + Σ2ε²
-//	eps_total_pld       privacy loss distribution composition (pld.go), an
-//	                    upper bound within PLDError (≤ 1e-4 per rounding) of
-//	                    the exact optimal ε of these mechanisms
-//	delta_prime         δ' of the totals
-//	time                RFC 3339 UTC with nanoseconds
-//	reason              why an aborted release was aborted; empty otherwise
-//
-// Once a person is in a release that is not DP (llp, none), every total of
-// that person is inf from then on. Infinite values are written "inf", which
-// pandas.read_csv reads as a float. Write-ahead: the people file is
-// rewritten and the row appended, under one exclusive flock, before the
-// release file is renamed into place; a crash in between over-counts. A
-// budget (Ledger.SetBudget) refuses a release that would take any person
-// above it, writing nothing. Ledgers of the two earlier formats (per
-// mechanism; per label column under a plain SHA-256) are refused with
-// instructions: they record no people and cannot be converted.
 package pets

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/ledger"
 	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
@@ -165,7 +166,8 @@ type AuditConfig struct {
 
 // PrivacyConfig holds release-wide settings.
 type PrivacyConfig struct {
-	// DeltaPrime is δ' of the advanced composition bound in the ledger.
+	// DeltaPrime is δ' of the ledger's (ε, δ') totals, in (0, 1e-3]; it must
+	// be the ledger's own (fixed by its first release).
 	DeltaPrime float64 `mapstructure:"delta_prime" yaml:"delta_prime"`
 	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
 	// smaller last bag instead of dropping them.
@@ -388,8 +390,9 @@ func (c *Config) Validate() error {
 	if c.Cluster.GPUs < 0 {
 		return bad("cluster.gpus", "must be ≥ 0, got %d", c.Cluster.GPUs)
 	}
-	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime < 1) {
-		return bad("privacy.delta_prime", "must be in (0, 1), got %v", c.Privacy.DeltaPrime)
+	if !(c.Privacy.DeltaPrime > 0 && c.Privacy.DeltaPrime <= ledger.MaxDeltaPrime) {
+		return bad("privacy.delta_prime", "must be in (0, %g] (a larger δ' buys small totals with a real chance that they fail), got %v",
+			ledger.MaxDeltaPrime, c.Privacy.DeltaPrime)
 	}
 	if b := c.Privacy.Budget; !(b >= 0) || math.IsInf(b, 0) {
 		return bad("privacy.budget", "must be finite and ≥ 0 (0: no budget), got %v", b)

@@ -12,6 +12,7 @@ import (
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
+	"labelprivacy/ledger"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 	"labelprivacy/report"
@@ -58,12 +59,12 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ledger := func() []pets.LedgerEntry {
-		e, err := pets.ReadLedger(s.ledgerPath())
+	rows := func() []ledger.Row {
+		e, err := ledger.Read(s.ledgerPath())
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []pets.LedgerEntry
+		var out []ledger.Row
 		for _, x := range e {
 			if x.Mechanism == pets.RRPrior {
 				out = append(out, x)
@@ -71,7 +72,7 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 		}
 		return out
 	}
-	l := ledger()
+	l := rows()
 	if len(l) != 2 {
 		t.Fatalf("%d rr_prior ledger rows, want 2", len(l))
 	}
@@ -102,7 +103,7 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 	if err := s2.makeReleases(context.Background(), s2.runs, &fakeExec{t: t}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ledger()); n != 2 {
+	if n := len(rows()); n != 2 {
 		t.Fatalf("a rerun wrote %d rr_prior ledger rows, want 2", n)
 	}
 	set := s2.runs[0].Setting
@@ -117,7 +118,7 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 	if err := s2.makeReleases(context.Background(), s2.runs, &fakeExec{t: t}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ledger()); n != 3 {
+	if n := len(rows()); n != 3 {
 		t.Fatalf("after losing a test-prior file: %d rr_prior ledger rows, want 3", n)
 	}
 	s2.Close()
@@ -126,7 +127,7 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 	if err := s3.makeReleases(context.Background(), s3.runs, &fakeExec{t: t}); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(ledger()); n != 5 {
+	if n := len(rows()); n != 5 {
 		t.Fatalf("after a recipe change: %d rr_prior ledger rows, want 5", n)
 	}
 }

@@ -65,12 +65,13 @@
 // config.resolved.yaml, the run records and the privacy ledger, never in a
 // release file.
 //
-// The privacy ledger composes per person (pets.Ledger). Privatize keeps it
-// beside its input (the raw data) and refuses an --out that would destroy
-// data or ship the ledger; a session keeps its simulation releases' ledger
-// in the output directory (privacy.ledger), identifying training rows by
-// data.id_column or by their features as the models see them. LedgerReport
-// states what a ledger guarantees.
+// The privacy ledger composes per person (package ledger). Privatize
+// records in the user's default ledger (ledger.DefaultPath) unless told
+// another, and refuses an --out that would destroy data or ship the
+// ledger; a session keeps its simulation releases' ledger in the output
+// directory (privacy.ledger), identifying training rows by data.id_column
+// or by their features as the models see them. LedgerReport verifies a
+// ledger and states what it guarantees.
 // # Mechanisms beyond the paper
 //
 // rr_prior (randomized response with a prior, Ghazi et al. 2021, LP-2ST):

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"labelprivacy/data"
+	"labelprivacy/ledger"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
@@ -155,7 +156,7 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 		}
 	}
 	// 3 settings that release × 2 trials, each once.
-	entries, err := pets.ReadLedger(s.ledgerPath())
+	entries, err := ledger.Read(s.ledgerPath())
 	if err != nil || len(entries) != 6 {
 		t.Fatalf("ledger: %d rows (%v), want 6", len(entries), err)
 	}
@@ -181,7 +182,7 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 	if _, err := Fit(context.Background(), s, FitOptions{executor: ex2}); err != nil || len(ex2.calls) != 0 {
 		t.Fatalf("rerun trained %v (%v)", ex2.calls, err)
 	}
-	if e2, _ := pets.ReadLedger(s.ledgerPath()); len(e2) != 6 {
+	if e2, _ := ledger.Read(s.ledgerPath()); len(e2) != 6 {
 		t.Fatalf("a rerun added ledger rows: %d", len(e2))
 	}
 	// A lost result is retrained, alone.

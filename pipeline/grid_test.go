@@ -95,6 +95,8 @@ func TestValidate(t *testing.T) {
 		{"gpus", "cluster.gpus", func(c *Config) { c.Cluster.GPUs = -1 }},
 		{"delta prime 0", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 0 }},
 		{"delta prime 1", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 1 }},
+		{"delta prime 0.5 (the finding: it admitted a third ε = 1 under budget 1.5)", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 0.5 }},
+		{"delta prime just above 1e-3", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 1.0001e-3 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig("o")
@@ -109,7 +111,7 @@ func TestValidate(t *testing.T) {
 	// The edges of the ranges are accepted.
 	c := testConfig("o")
 	c.Pets[1].Epsilon = []float64{MinEpsilon, pets.MaxEpsilon}
-	c.Privacy.DeltaPrime = 0.5
+	c.Privacy.DeltaPrime = 1e-3 // ledger.MaxDeltaPrime
 	c.Audit.Samples = 0
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)

@@ -12,8 +12,19 @@ import (
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
+	"labelprivacy/release"
 )
+
+// stateOf reads and verifies the ledger at path whole.
+func stateOf(path string) (*ledger.State, error) {
+	l, err := ledger.Open(path, ledger.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return l.State(0)
+}
 
 // The simulation releases of a fit compose per training row in the
 // output directory's ledger: testConfig's 3 releasing settings × 2 trials
@@ -30,24 +41,24 @@ func TestSimulationLedgerPerRow(t *testing.T) {
 		if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 			t.Fatal(err)
 		}
-		want := s.Out(pets.LedgerFile)
+		want := s.Out(ledger.File)
 		if elsewhere {
 			want = c.Privacy.Ledger
 		}
-		st, err := pets.ReadLedgerState(want, 1e-6)
+		st, err := stateOf(want)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(st.Rows) != 6 || st.People != 600 || len(st.Classes) != 1 || st.Classes[0].Comp.Basic != 6 {
 			t.Fatalf("ledger %s: %d rows, %d people, classes %+v", want, len(st.Rows), st.People, st.Classes)
 		}
-		if _, err := os.Stat(pets.KeyPath(want)); err != nil {
+		if _, err := os.Stat(ledger.KeyPath(want)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 			t.Fatal(err)
 		}
-		if rows, _ := pets.ReadLedger(want); len(rows) != 6 {
+		if rows, _ := ledger.Read(want); len(rows) != 6 {
 			t.Fatalf("a rerun added ledger rows: %d", len(rows))
 		}
 	}
@@ -61,10 +72,10 @@ func TestSimulationBudget(t *testing.T) {
 	c.Privacy.Budget = 3.5
 	s := openTest(t, c)
 	_, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}})
-	if !errors.Is(err, pets.ErrBudget) || !strings.Contains(err.Error(), "600 people") {
+	if !errors.Is(err, ledger.ErrBudget) || !strings.Contains(err.Error(), "600 people") {
 		t.Fatalf("fit: %v, want a budget refusal naming 600 people", err)
 	}
-	if rows, _ := pets.ReadLedger(s.ledgerPath()); len(rows) != 3 {
+	if rows, _ := ledger.Read(s.ledgerPath()); len(rows) != 3 {
 		t.Fatalf("%d ledger rows, want the 3 within the budget", len(rows))
 	}
 }
@@ -124,9 +135,16 @@ func TestSessionIDColumn(t *testing.T) {
 	if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := pets.ReadLedgerState(s.ledgerPath(), 1e-6)
+	st, err := stateOf(s.ledgerPath())
 	if err != nil || st.People != 300 {
 		t.Fatalf("%v people (%v), want 300 ids", st.People, err)
+	}
+	// Each id has two rows, each charged: 6 releases at ε = 1 cost every
+	// person basic 12 (rows in one bag as one draw at 2ε, or two at ε).
+	for _, c := range st.Classes {
+		if c.Comp.Basic != 12 || c.Releases != 6 {
+			t.Fatalf("class %+v, want basic 12 over 6 releases", c)
+		}
 	}
 }
 
@@ -177,22 +195,22 @@ func TestValidatePrivacyBudget(t *testing.T) {
 // releases, how many people carry it; non-DP releases and an empty ledger
 // said as such.
 func TestLedgerStatement(t *testing.T) {
-	cls := func(people int, total float64, releases int) pets.HistoryClass {
-		return pets.HistoryClass{People: people, Releases: make([]string, releases), Comp: pets.Composition{Total: total}}
+	cls := func(people int, total float64, releases int) ledger.Class {
+		return ledger.Class{People: people, Releases: releases, Comp: pets.Composition{Total: total}}
 	}
 	for _, tc := range []struct {
-		classes []pets.HistoryClass
+		classes []ledger.Class
 		want    string
 	}{
 		{nil, "no release is recorded"},
-		{[]pets.HistoryClass{cls(1999, 2.77543, 40), cls(1, 2.1, 30)},
+		{[]ledger.Class{cls(1999, 2.77543, 40), cls(1, 2.1, 30)},
 			"each person's label is (2.7754, 1e-6)-label-DP over 40 releases; 1,999 people carry the most"},
-		{[]pets.HistoryClass{cls(1, 3, 3), cls(12000, 2, 2)},
+		{[]ledger.Class{cls(1, 3, 3), cls(12000, 2, 2)},
 			"each person's label is (3, 1e-6)-label-DP over 3 releases; 1 person carries the most"},
-		{[]pets.HistoryClass{cls(10, math.Inf(1), 1), cls(5, math.Inf(1), 2), cls(100, 1, 1)},
+		{[]ledger.Class{cls(10, math.Inf(1), 1), cls(5, math.Inf(1), 2), cls(100, 1, 1)},
 			"15 of 115 people had their labels released without a DP guarantee"},
 	} {
-		st := &pets.LedgerState{DeltaPrime: 1e-6, Classes: tc.classes}
+		st := &ledger.State{DeltaPrime: 1e-6, Classes: tc.classes}
 		for _, c := range tc.classes {
 			st.People += c.People
 		}
@@ -206,7 +224,7 @@ func TestLedgerStatement(t *testing.T) {
 // order, and −0 is 0; a changed value, another domain (standardized) or an
 // id are other keys; ids of equal canonical bytes are one person.
 func TestPersonKeys(t *testing.T) {
-	l, err := pets.NewLedger(filepath.Join(t.TempDir(), pets.LedgerFile), 1e-6)
+	l, err := ledger.Open(filepath.Join(t.TempDir(), ledger.File), ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,14 +236,14 @@ func TestPersonKeys(t *testing.T) {
 	a := &data.Frame{Rows: 3, Features: []string{"x", "y"}, X: []float32{1, 2, 3, 0, 5, 6}}
 	b := &data.Frame{Rows: 3, Features: []string{"y", "x"}, X: []float32{2, 1, negZero, 3, 6, 5}}
 	c := &data.Frame{Rows: 3, Features: []string{"x", "y"}, X: []float32{1, 2, 3, 0, 5, 6.0000005}}
-	ka, kb, kc := personKeys(k, a, nil, domainRaw), personKeys(k, b, nil, domainRaw), personKeys(k, c, nil, domainRaw)
+	ka, kb, kc := personKeys(k, a, nil, ledger.ByFeatures), personKeys(k, b, nil, ledger.ByFeatures), personKeys(k, c, nil, ledger.ByFeatures)
 	if !slices.Equal(ka, kb) {
 		t.Fatalf("reordered columns: %x vs %x", ka, kb)
 	}
 	if ka[2] == kc[2] || ka[0] != kc[0] {
 		t.Fatalf("a changed value: %x vs %x", ka, kc)
 	}
-	if ks := personKeys(k, a, nil, domainStandardized); ks[0] == ka[0] {
+	if ks := personKeys(k, a, nil, ledger.ByStandardizedFeatures); ks[0] == ka[0] {
 		t.Fatal("the standardized domain matches raw rows")
 	}
 	if ka[0] == ka[1] || ka[1] == ka[2] {
@@ -236,13 +254,48 @@ func TestPersonKeys(t *testing.T) {
 	for i := range big.X {
 		big.X[i] = float32(i % 5000)
 	}
-	kb2 := personKeys(k, big, nil, domainRaw)
+	kb2 := personKeys(k, big, nil, ledger.ByFeatures)
 	for i := range big.Rows {
 		if kb2[i] != kb2[i%5000] {
 			t.Fatalf("row %d key differs from its equal row %d", i, i%5000)
 		}
-		if one := personKeys(k, big.Slice(i, i+1), nil, domainRaw); i%4999 == 0 && one[0] != kb2[i] {
+		if one := personKeys(k, big.Slice(i, i+1), nil, ledger.ByFeatures); i%4999 == 0 && one[0] != kb2[i] {
 			t.Fatalf("row %d: parallel key differs", i)
 		}
+	}
+}
+
+// releasePeople: for training rows of distinct people, an LLP release
+// that drops its remainder passes the sorted keys of exactly the rows it
+// covers, without draws (they change no charge); with a person in two
+// rows it passes the rows in release order with their bags.
+func TestReleasePeople(t *testing.T) {
+	s := openTest(t, testConfig(filepath.Join(t.TempDir(), "out")))
+	l, err := ledger.Open(filepath.Join(t.TempDir(), ledger.File), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := l.Keys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := pets.New(pets.Params{Kind: pets.LLPGeom, K: 7, Epsilon: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := release.Apply(s.train.Label, m, release.Options{Noise: pets.NoiseSimulation, Seed: 3})
+	if err != nil || rel.Dropped == 0 {
+		t.Fatalf("%v, dropped %d", err, rel.Dropped)
+	}
+	keys, draws := s.releasePeople(k, rel)
+	want := coveredPeople(s.personKeys(k), rel.Covered())
+	slices.Sort(want)
+	if draws != nil || !slices.Equal(keys, want) {
+		t.Fatalf("distinct rows: %d keys (draws %v), want the %d covered, sorted", len(keys), draws != nil, len(want))
+	}
+	s.peopleDistinct = false // as if a person had two rows
+	keys, draws = s.releasePeople(k, rel)
+	if !slices.Equal(draws, rel.Draws()) || !slices.Equal(keys, coveredPeople(s.personKeys(k), rel.Covered())) {
+		t.Fatal("repeated people: want the rows in release order with their bags")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
 )
 
@@ -16,38 +17,38 @@ import (
 const maxClassLines = 20
 
 // LedgerReport writes what the privacy ledger at path (a ledger file, or a
-// directory holding privacy_ledger.csv) says: its releases and people, one
-// line per person-history class (people, releases, mechanisms and every
-// bound, the largest total first) and a statement in words of the
-// guarantee every person has. δ' = deltaPrime, or when 0 that of the
-// ledger's last row (1e-6 for an empty ledger). It returns the ledger's
-// state.
-func LedgerReport(w io.Writer, path string, deltaPrime float64) (*pets.LedgerState, error) {
+// directory holding privacy_ledger.csv) says, after verifying it whole
+// (its MAC chain, its people file, every person): its releases and people,
+// one line per person-history class (people, releases, mechanisms and
+// every bound, the largest total first) and a statement in words of the
+// guarantee every person has. δ' = deltaPrime, or when 0 the ledger's own
+// (fixed by its first release). It returns the ledger's state.
+func LedgerReport(w io.Writer, path string, deltaPrime float64) (*ledger.State, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, pets.LedgerFile)
+		path = filepath.Join(path, ledger.File)
 	}
-	if deltaPrime == 0 {
-		deltaPrime = 1e-6
-		if rows, err := pets.ReadLedger(path); err == nil && len(rows) > 0 {
-			deltaPrime = rows[len(rows)-1].DeltaPrime
-		} else if err != nil {
-			return nil, err
-		}
+	l, err := ledger.Open(path, ledger.Options{})
+	if err != nil {
+		return nil, err
 	}
-	st, err := pets.ReadLedgerState(path, deltaPrime)
+	st, err := l.State(deltaPrime)
 	if err != nil {
 		return nil, err
 	}
 	released, aborted := 0, 0
 	for _, r := range st.Rows {
-		if r.Status == pets.StatusAborted {
+		if r.Status == ledger.StatusAborted {
 			aborted++
 		} else {
 			released++
 		}
 	}
-	fmt.Fprintf(w, "ledger %s: %d releases (%d aborted), %s people in %d history classes; totals at δ' = %s\n",
-		path, released-aborted, aborted, thousands(st.People), len(st.Classes), fmtDelta(deltaPrime))
+	at := "the ledger's own"
+	if st.DeltaPrime != st.Own {
+		at = "asked; the ledger's own is " + fmtDelta(st.Own)
+	}
+	fmt.Fprintf(w, "ledger %s: %d releases (%d aborted, still counted), %s people in %d history classes; totals at δ' = %s (%s)\n",
+		path, released, aborted, thousands(st.People), len(st.Classes), fmtDelta(st.DeltaPrime), at)
 	if len(st.Classes) > 0 {
 		fmt.Fprintf(w, "%12s %9s %10s %10s %10s %10s %16s  %s\n", "people", "releases", "eps_total", "basic", "drv", "drv_quad", "pld", "mechanisms")
 	}
@@ -57,7 +58,7 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*pets.LedgerSta
 			break
 		}
 		p := c.Comp
-		fmt.Fprintf(w, "%12s %9d %10s %10s %10s %10s %16s  %s\n", thousands(c.People), len(c.Releases), fmtEpsilon(p.Total),
+		fmt.Fprintf(w, "%12s %9d %10s %10s %10s %10s %16s  %s\n", thousands(c.People), c.Releases, fmtEpsilon(p.Total),
 			fmtEpsilon(p.Basic), fmtEpsilon(p.DRV), fmtEpsilon(p.DRVQuad), fmtPLD(p), mechanisms(c.Steps))
 	}
 	fmt.Fprintln(w, ledgerStatement(st))
@@ -65,7 +66,7 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*pets.LedgerSta
 }
 
 // ledgerStatement says in words what a ledger guarantees each person.
-func ledgerStatement(st *pets.LedgerState) string {
+func ledgerStatement(st *ledger.State) string {
 	if len(st.Classes) == 0 {
 		return "no release is recorded: every person's label is untouched"
 	}
@@ -85,7 +86,7 @@ func ledgerStatement(st *pets.LedgerState) string {
 			thousands(at), thousands(st.People))
 	}
 	return fmt.Sprintf("each person's label is (%s, %s)-label-DP over %d releases; %s",
-		fmtEpsilon(worst.Comp.Total), fmtDelta(st.DeltaPrime), len(worst.Releases), carry)
+		fmtEpsilon(worst.Comp.Total), fmtDelta(st.DeltaPrime), worst.Releases, carry)
 }
 
 // mechanisms summarizes a history, e.g. "rr(ε=0.1)×40 llp_lap(ε=1)".

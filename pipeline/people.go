@@ -7,23 +7,29 @@ import (
 	"sync"
 
 	"labelprivacy/data"
-	"labelprivacy/pets"
+	"labelprivacy/ledger"
 )
 
-// PersonHasher domains of rows known only by their features: the values in
-// the dataset's files (privatize, and sessions without standardization) or
-// standardized ones (sessions with data.standardize), never matched with
-// each other.
-const (
-	domainRaw          = "row"
-	domainStandardized = "standardized-row"
-)
+// identityOf is the ledger's rule for who a person is: an id column when
+// there is one, else the feature values as stored in the dataset's files
+// (privatize, and sessions without standardization) or standardized
+// (sessions with data.standardize), never matched with each other.
+func identityOf(ids *data.IDs, standardized bool) ledger.Identity {
+	switch {
+	case ids != nil:
+		return ledger.ByID
+	case standardized:
+		return ledger.ByStandardizedFeatures
+	}
+	return ledger.ByFeatures
+}
 
 // personKeys returns the privacy ledger's key of every row of f: its id
-// when ids is not nil, otherwise its feature values (dense values in the
-// order of the sorted feature names, so a copy with its columns reordered
-// is the same people; sparse indices sorted). Rows are hashed in parallel.
-func personKeys(k *pets.Keys, f *data.Frame, ids *data.IDs, domain string) []uint64 {
+// when ids is not nil, otherwise its feature values under rule (dense
+// values in the order of the sorted feature names, so a copy with its
+// columns reordered is the same people; sparse indices sorted). Rows are
+// hashed in parallel.
+func personKeys(k *ledger.Keys, f *data.Frame, ids *data.IDs, rule ledger.Identity) []uint64 {
 	out := make([]uint64, f.Rows)
 	d := f.Dim()
 	perm := make([]int, d)
@@ -53,7 +59,7 @@ func personKeys(k *pets.Keys, f *data.Frame, ids *data.IDs, domain string) []uin
 				if f.Offsets != nil {
 					idx = f.Indices[f.Offsets[i]:f.Offsets[i+1]]
 				}
-				out[i] = h.Row(domain, x, idx)
+				out[i] = h.Row(rule, x, idx)
 			}
 		})
 	}

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/atomicfile"
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
 	"labelprivacy/release"
 )
@@ -21,30 +24,39 @@ type PrivatizeOptions struct {
 	// who learns or guesses the seed undoes it. Nil: crypto/rand.
 	Seed          *uint64
 	KeepRemainder bool
-	DeltaPrime    float64 // δ' of the ledger's (ε, δ') totals
-	// Ledger is the privacy ledger's file; empty: privacy_ledger.csv in
-	// the directory of In (the ledger stays with the raw data).
+	// DeltaPrime is δ' of the ledger's (ε, δ') totals; 0: the ledger's own
+	// (ledger.DefaultDeltaPrime for a new ledger).
+	DeltaPrime float64
+	// Ledger is the privacy ledger's file; empty: the user's default
+	// (ledger.DefaultPath), one per user, where every release of the same
+	// people composes whatever folder or copy it comes from.
 	Ledger string
 	// IDColumn names In's column identifying people (not a feature, never
 	// shipped); empty: a person is known by its feature values.
 	IDColumn string
-	// Budget refuses a release that would take anyone above this ε (at
-	// DeltaPrime); 0: no budget.
+	// Budget refuses a release that would take anyone above this ε (at the
+	// ledger's δ'); 0: no budget.
 	Budget float64
 	// Force replaces an existing Out (never In, a dataset's file or a file
 	// beside the ledger).
 	Force bool
+	// LookupEnv reads the environment for the default ledger; nil:
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Privatized describes a published release.
 type Privatized struct {
 	Path, Ledger string
 	Release      *release.Release
-	Entry        pets.LedgerEntry
+	Entry        ledger.Row
+	// Warnings are things the user should know (δ' above 1/people).
+	Warnings []string
 }
 
-// ErrRefused is wrapped by privatize's refusals of an --out (and of an ε
-// outside the config's range, which is a *pets.ParamError).
+// ErrRefused is wrapped by privatize's refusals of an --out, an input or a
+// mechanism (and of an ε outside the config's range, which is a
+// *FieldError).
 var ErrRefused = errors.New("privatize: refused")
 
 func refuse(format string, args ...any) error {
@@ -54,24 +66,31 @@ func refuse(format string, args ...any) error {
 // releaseExts are the file names privatize writes (all Arrow IPC files).
 var releaseExts = []string{".arrow", ".feather", ".ipc"}
 
-// ledgerPathFor is the default ledger of a labelled file: privacy_ledger.csv
-// in its directory.
-func ledgerPathFor(in string) string { return filepath.Join(filepath.Dir(in), pets.LedgerFile) }
-
 // Privatize releases the labels of o.In through the mechanism and publishes
 // the shippable file at o.Out (features and release columns, random row
-// order, no seed), recording it write-ahead in the privacy ledger (beside
-// the input by default), per person. It refuses, before writing anything,
-// an ε outside [MinEpsilon, MaxEpsilon], an Out that is the input, lies in
-// a dataset directory or in the ledger's directory (or one holding a
-// ledger), is not named .arrow/.feather/.ipc, or exists (unless Force),
-// and, with a budget, a release that would take anyone above it.
+// order, no seed), recorded first in the privacy ledger (the user's default
+// unless o.Ledger), each row charged to its person. Before writing
+// anything it refuses: an ε outside [MinEpsilon, MaxEpsilon]; llp with
+// k = 1 (each bag is one row: it ships every raw label); an Out that is
+// the input, is not named .arrow/.feather/.ipc, exists (unless Force), or
+// lies anywhere under a dataset directory or the ledger's folder; a ledger
+// anywhere under Out's folder (links followed); without o.Ledger, a
+// ledger left beside the input by an earlier version; a ledger of another
+// identity rule or δ'; features that are not finite; with a budget, a
+// release that would take anyone above it. A later Privatize removes the
+// temporaries a killed one left (recorded releases, never complete
+// unrecorded ones).
 func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
 	p.Secure = p.Kind == pets.LLPLap
-	if p.Kind == pets.RRPrior {
+	switch {
+	case p.Kind == pets.RRPrior:
 		return nil, &FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
 			"train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize"}
+	case p.Kind == pets.LLP && p.K == 1:
+		return nil, &FieldError{Key: "k", Msg: "llp with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
+			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
+			"mechanism (llp_geom or llp_lap, which are ε-DP at any k, or rr)"}
 	}
 	if p.Kind.NeedsEpsilon() {
 		if err := checkEpsilon(p.Epsilon); err != nil {
@@ -82,18 +101,27 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, paramField(err)
 	}
-	ledgerPath := o.Ledger
+	ledgerPath, defaulted := o.Ledger, false
 	if ledgerPath == "" {
-		ledgerPath = ledgerPathFor(o.In)
+		lookup := o.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		if ledgerPath, err = ledger.DefaultPath(lookup); err != nil {
+			return nil, err
+		}
+		defaulted = true
+	}
+	if defaulted {
+		if err := checkOldLedger(o.In, ledgerPath); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkOut(o.In, o.Out, ledgerPath, o.Force); err != nil {
 		return nil, err
 	}
-	ledger, err := pets.NewLedger(ledgerPath, o.DeltaPrime)
+	l, err := ledger.Open(ledgerPath, ledger.Options{DeltaPrime: o.DeltaPrime, Budget: o.Budget})
 	if err != nil {
-		return nil, err
-	}
-	if err := ledger.SetBudget(o.Budget); err != nil {
 		return nil, err
 	}
 	in, ids, err := data.ReadFrameWithIDs(o.In, o.IDColumn)
@@ -103,10 +131,18 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if in.Label == nil {
 		return nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
 	}
-	keys, err := ledger.Keys()
+	if err := checkFinite(o.In, in); err != nil {
+		return nil, err
+	}
+	rule := identityOf(ids, false)
+	keys, err := l.Keys()
 	if err != nil {
 		return nil, err
 	}
+	if err := l.Check(rule); err != nil { // before hashing anyone
+		return nil, err
+	}
+	removeDeadTemps(l)
 	opts := release.Options{Noise: pets.NoiseSecure, KeepRemainder: o.KeepRemainder}
 	var seed uint64
 	if o.Seed != nil {
@@ -117,29 +153,79 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
-	entry := rel.Entry(o.Out, seed)
-	entry.Input, _ = filepath.Abs(o.In)
-	entry.Labels, entry.KeyCheck = keys.Labels(in.Label), keys.Check()
-	entry.People = coveredPeople(personKeys(keys, in, ids, domainRaw), rel.Covered())
-	if o.Budget > 0 {
-		if err := ledger.Check(&entry); err != nil { // before anything is written
-			return nil, err
-		}
+	absOut, err := filepath.Abs(o.Out)
+	if err != nil {
+		return nil, err
 	}
+	entry := rel.Entry(absOut, seed)
+	entry.Input, _ = filepath.Abs(o.In)
+	entry.Labels, entry.KeyCheck, entry.Identity = keys.Labels(in.Label), keys.Check(), rule
+	entry.People = coveredPeople(personKeys(keys, in, ids, rule), rel.Covered())
 	f, err := rel.Ship(in)
 	if err != nil {
 		return nil, err
 	}
-	md := rel.Meta()
-	row, err := release.Publish(o.Out, f, md, ledger, entry)
+	row, err := release.Publish(o.Out, f, rel.Meta(), l, entry)
 	if err != nil {
 		return nil, err
 	}
-	return &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row}, nil
+	out := &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row}
+	if row.DeltaPrime > 1/float64(row.People) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the ledger's δ' = %g is above 1/%d (one over the people of this release): "+
+			"a guarantee that fails with probability δ' may then fail for a whole person; keep δ' well below 1/people "+
+			"(a new ledger with a smaller --delta-prime)", row.DeltaPrime, row.People))
+	}
+	return out, nil
+}
+
+// checkFinite refuses NaN or ±Inf features (every importer refuses them;
+// a file written otherwise would carry them into a release).
+func checkFinite(path string, f *data.Frame) error {
+	d := f.Dim()
+	for i, v := range f.X {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return refuse("%s row %d: feature %q is %v: features must be finite (every importer refuses them; "+
+				"fix or drop the row, e.g. train data import --drop-invalid)", path, i/d, f.Features[i%d], v)
+		}
+	}
+	return nil
+}
+
+// checkOldLedger refuses the default ledger while a ledger sits beside the
+// input, where earlier versions kept it: the people recorded there would
+// not be counted in the default one.
+func checkOldLedger(in, defaultLedger string) error {
+	for _, p := range []string{in, realPath(in)} {
+		old := filepath.Join(filepath.Dir(p), ledger.File)
+		if fileExists(old) && !sameFile(old, defaultLedger) {
+			return refuse("a privacy ledger %s sits beside --in, where earlier versions kept it; the default ledger is now "+
+				"%s (one per user, so that copies and re-imports of the same people compose), which does not count the "+
+				"releases recorded there. Name the ledger to use with --ledger", old, defaultLedger)
+		}
+	}
+	return nil
+}
+
+// removeDeadTemps removes the temporaries that killed writers (of this
+// host, dead) left beside the releases the ledger names: a release killed
+// after its row was recorded and before its file was renamed into place.
+func removeDeadTemps(l *ledger.Ledger) {
+	rows, err := l.Rows()
+	if err != nil {
+		return
+	}
+	var paths []string
+	for _, r := range rows {
+		if r.Noise != pets.NoiseSimulation && filepath.IsAbs(r.Path) {
+			paths = append(paths, r.Path)
+		}
+	}
+	atomicfile.RemoveStaleFor(paths)
 }
 
 // checkOut refuses an --out that would destroy data or ship the ledger.
-func checkOut(in, out, ledger string, force bool) error {
+// Paths are compared after following links.
+func checkOut(in, out, ledgerPath string, force bool) error {
 	absIn, err := filepath.Abs(in)
 	if err != nil {
 		return err
@@ -148,22 +234,32 @@ func checkOut(in, out, ledger string, force bool) error {
 	if err != nil {
 		return err
 	}
-	outDir := filepath.Dir(absOut)
+	outDir := realPath(filepath.Dir(absOut))
+	ledgerDir := realPath(filepath.Dir(ledgerPath))
 	stIn, inErr := os.Stat(absIn)
 	stOut, outErr := os.Lstat(absOut)
 	switch {
 	case absIn == absOut || (inErr == nil && outErr == nil && os.SameFile(stIn, stOut)):
 		return refuse("--out %s is the input --in %s: privatize never overwrites its input", out, in)
-	case fileExists(filepath.Join(outDir, data.MetaFile)):
+	}
+	if ds := datasetAbove(outDir); ds != "" {
 		return refuse("--out %s is in the dataset directory %s (it holds %s): privatize never writes into a dataset; "+
-			"write the release to a folder of its own", out, filepath.Dir(out), data.MetaFile)
-	case sameDir(outDir, filepath.Dir(ledger)):
+			"write the release to a folder of its own", out, ds, data.MetaFile)
+	}
+	switch {
+	case isUnder(outDir, ledgerDir):
 		return refuse("--out %s is in the folder of the privacy ledger %s: the ledger and its key would ship with the "+
-			"release; write the release to a folder of its own (or keep the ledger elsewhere with --ledger)", out, ledger)
-	case fileExists(filepath.Join(outDir, pets.LedgerFile)):
-		return refuse("--out %s is in a folder that holds a privacy ledger (%s): it would ship with the release; "+
-			"move the ledger next to the raw data (and name it with --ledger) or write the release elsewhere",
-			out, filepath.Join(filepath.Dir(out), pets.LedgerFile))
+			"release; write the release to a folder of its own (or keep the ledger elsewhere with --ledger)", out, ledgerPath)
+	case isUnder(ledgerDir, outDir):
+		return refuse("the privacy ledger %s lies under --out's folder %s: the ledger and its key would ship with the "+
+			"release (whoever holds both recovers the labels); keep the ledger outside the folder you ship", ledgerPath, filepath.Dir(out))
+	}
+	for _, name := range []string{ledger.File, strings.TrimSuffix(ledger.File, ".csv") + ".key"} {
+		if fileExists(filepath.Join(outDir, name)) {
+			return refuse("--out %s is in a folder that holds a privacy ledger's file (%s): it would ship with the release; "+
+				"move the ledger next to the raw data (and name it with --ledger) or write the release elsewhere",
+				out, filepath.Join(filepath.Dir(out), name))
+		}
 	}
 	ext := strings.ToLower(filepath.Ext(out))
 	okExt := false
@@ -187,17 +283,64 @@ func checkOut(in, out, ledger string, force bool) error {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// sameDir reports whether a and b name the same directory (also through
-// links); two missing directories compare by cleaned absolute path.
-func sameDir(a, b string) bool {
+func sameFile(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(sa, sb)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// realPath returns p absolute with every link of its longest existing
+// prefix followed (the rest, not yet created, appended as is).
+func realPath(p string) string {
+	p, _ = filepath.Abs(p)
+	var rest []string
+	for d := p; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				r = filepath.Join(r, rest[i])
+			}
+			return r
+		}
+		if filepath.Dir(d) == d {
+			return p
+		}
+		rest = append(rest, filepath.Base(d))
 	}
-	aa, _ := filepath.Abs(a)
-	bb, _ := filepath.Abs(b)
-	return aa == bb
+}
+
+// isUnder reports whether the directory child is dir or lies below it
+// (both real paths; directories compared by identity too, so a bind mount
+// or a second name counts).
+func isUnder(child, dir string) bool {
+	sd, errD := os.Stat(dir)
+	for d := child; ; d = filepath.Dir(d) {
+		if d == dir {
+			return true
+		}
+		if errD == nil {
+			if sc, err := os.Stat(d); err == nil && os.SameFile(sc, sd) {
+				return true
+			}
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
+
+// datasetAbove returns the dataset directory (one whose meta.json is a
+// dataset's) that dir is or lies below, or "".
+func datasetAbove(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fileExists(filepath.Join(d, data.MetaFile)) {
+			if _, err := data.ReadMeta(d); err == nil {
+				return d
+			}
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
 }
 
 // paramField turns a mechanism parameter error into a *FieldError naming

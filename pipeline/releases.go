@@ -11,6 +11,7 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
 	"labelprivacy/release"
 )
@@ -30,36 +31,63 @@ func (s *Session) ledgerPath() string {
 	if s.cfg.Privacy.Ledger != "" {
 		return s.cfg.Privacy.Ledger
 	}
-	return s.Out(pets.LedgerFile)
+	return s.Out(ledger.File)
 }
+
+// identity is the ledger's rule for the training rows.
+func (s *Session) identity() ledger.Identity { return identityOf(s.ids, s.std != nil) }
 
 // personKeys returns the ledger key of every training row (computed once
 // per key): its id (data.id_column) or its feature values as the models
 // see them (standardized when data.standardize).
-func (s *Session) personKeys(k *pets.Keys) []uint64 {
+func (s *Session) personKeys(k *ledger.Keys) []uint64 {
 	if s.people == nil || s.peopleKey != k.Check() {
-		domain := domainRaw
-		if s.std != nil {
-			domain = domainStandardized
-		}
-		s.people, s.peopleKey = personKeys(k, s.train, s.ids, domain), k.Check()
+		s.people, s.peopleKey = personKeys(k, s.train, s.ids, s.identity()), k.Check()
 		s.peopleAll = nil
 	}
 	return s.people
 }
 
-// releasePeople returns the person keys of a release's rows; a release of
-// every training row (rr, bot, LLP without a dropped remainder) shares one
-// sorted, deduplicated copy, which Ledger.Record leaves as it is.
-func (s *Session) releasePeople(k *pets.Keys, rel *release.Release) []uint64 {
+// releasePeople returns the person key of each of a release's rows and
+// their draws for the ledger (release.Draws). When no person has two
+// training rows, draws change no charge, and the keys are taken from one
+// sorted copy of the training rows' (less the rows a release leaves out),
+// which Ledger.Record checks in one scan instead of sorting 10M keys per
+// release; otherwise the rows go in release order with their draws.
+func (s *Session) releasePeople(k *ledger.Keys, rel *release.Release) ([]uint64, []int64) {
 	all := s.personKeys(k)
-	if rel.Rows() != len(all) {
-		return coveredPeople(all, rel.Covered())
-	}
 	if s.peopleAll == nil {
-		s.peopleAll = pets.SortKeys(slices.Clone(all))
+		s.peopleAll = slices.Clone(all)
+		slices.Sort(s.peopleAll)
+		s.peopleDistinct = len(slices.Compact(slices.Clone(s.peopleAll))) == len(s.peopleAll)
 	}
-	return s.peopleAll
+	switch {
+	case rel.Rows() == len(all) && (rel.Draws() == nil || s.peopleDistinct):
+		return s.peopleAll, nil
+	case !s.peopleDistinct:
+		return coveredPeople(all, rel.Covered()), rel.Draws()
+	}
+	in := make([]bool, len(all))
+	for _, r := range rel.Covered() {
+		in[r] = true
+	}
+	var left []uint64
+	for i, x := range in {
+		if !x {
+			left = append(left, all[i])
+		}
+	}
+	slices.Sort(left)
+	out := make([]uint64, 0, rel.Rows())
+	j := 0
+	for _, key := range s.peopleAll { // distinct: each left key drops one
+		if j < len(left) && left[j] == key {
+			j++
+			continue
+		}
+		out = append(out, key)
+	}
+	return out, nil
 }
 
 // makeReleases makes (or finds) the simulation release of every
@@ -87,27 +115,25 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 		return err
 	}
 	defer lock.Release()
-	ledger, err := pets.NewLedger(s.ledgerPath(), s.cfg.Privacy.DeltaPrime)
+	l, err := ledger.Open(s.ledgerPath(), ledger.Options{DeltaPrime: s.cfg.Privacy.DeltaPrime, Budget: s.cfg.Privacy.Budget})
+	if err != nil {
+		return fmt.Errorf("privacy: %w", err)
+	}
+	keys, err := l.Keys()
 	if err != nil {
 		return err
 	}
-	if err := ledger.SetBudget(s.cfg.Privacy.Budget); err != nil {
-		return fmt.Errorf("privacy.budget: %w", err)
-	}
-	keys, err := ledger.Keys()
-	if err != nil {
+	if err := l.Check(s.identity()); err != nil {
 		return err
 	}
 	labels := keys.Labels(s.train.Label)
-	var entries []pets.LedgerEntry
-	if _, err := os.Stat(s.ledgerPath()); err == nil {
-		if entries, err = pets.ReadLedger(s.ledgerPath()); err != nil {
-			return err
-		}
+	entries, err := l.Rows()
+	if err != nil {
+		return err
 	}
 	aborted := map[string]bool{}
 	for _, e := range entries {
-		if e.Status == pets.StatusAborted {
+		if e.Status == ledger.StatusAborted {
 			aborted[e.ID] = true
 		}
 	}
@@ -133,9 +159,9 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 			return fmt.Errorf("release %s: %w", path, err)
 		}
 		entry := rel.Entry(path, seed)
-		entry.Input, entry.Labels, entry.KeyCheck = s.dataset.Dir, labels, keys.Check()
-		entry.People = s.releasePeople(keys, rel)
-		row, err := release.Publish(path, rel.Simulation(), md, ledger, entry)
+		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
+		entry.People, entry.Draws = s.releasePeople(keys, rel)
+		row, err := release.Publish(path, rel.Simulation(), md, l, entry)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}
@@ -161,12 +187,12 @@ type releaseCheck struct {
 // path, not aborted, records these labels (their keyed digest), this seed
 // and simulation noise; the file's SHA-256 is the row's; and what lives
 // beside it is current too (checkSideFiles).
-func (s *Session) checkRelease(entries []pets.LedgerEntry, aborted map[string]bool, u releaseUnit, labels string) releaseCheck {
+func (s *Session) checkRelease(entries []ledger.Row, aborted map[string]bool, u releaseUnit, labels string) releaseCheck {
 	path, want := u.path, strconv.FormatUint(u.seed, 10)
 	_, statErr := os.Stat(path)
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Path != path || e.Status != pets.StatusReleased || aborted[e.ID] {
+		if e.Path != path || e.Status != ledger.StatusReleased || aborted[e.ID] {
 			continue
 		}
 		if e.Noise != pets.NoiseSimulation || e.Seed != want || e.Labels != labels {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
 )
@@ -60,7 +61,7 @@ func TestFitRemakesDamagedReleasesAndPriors(t *testing.T) {
 		byKind[r.Setting.Kind] = r
 	}
 	ledgerRows := func() int {
-		e, err := pets.ReadLedger(s.ledgerPath())
+		e, err := ledger.Read(s.ledgerPath())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +122,7 @@ func TestFitRemakesDamagedReleasesAndPriors(t *testing.T) {
 	if n := ledgerRows(); n != rows+1 {
 		t.Fatalf("%d ledger rows, want %d (the rr release remade, the llp one not)", n, rows+1)
 	}
-	e, _ := pets.ReadLedger(s.ledgerPath())
+	e, _ := ledger.Read(s.ledgerPath())
 	last := e[len(e)-1]
 	if sum, err := data.FileSHA256(rr.Plan.Release); err != nil || last.Path != rr.Plan.Release || sum != last.SHA256 {
 		t.Fatalf("the remade release %s does not match its new ledger row %+v (%v)", rr.Plan.Release, last, err)

@@ -47,8 +47,10 @@ type Session struct {
 	lock      *flock.Lock
 	ids       *data.IDs // the training rows' data.id_column, or nil
 	people    []uint64  // the ledger's key of each training row (personKeys)
-	peopleAll []uint64  // people sorted and deduplicated (releasePeople)
-	peopleKey string    // the key check people were computed with
+	peopleAll []uint64  // people sorted (releasePeople)
+	// peopleDistinct: no person has two training rows.
+	peopleDistinct bool
+	peopleKey      string // the key check people were computed with
 	// calibration is set by Audit for Report: the reliability tables of η.
 	calibration []report.Calibration
 	// started is when Open was called (the command's start, for

@@ -40,9 +40,10 @@
 // are released by RRWithPrior; the release records each row's prior,
 // branch and stage (public quantities).
 //
-// Publish writes ahead: the file is written under a temporary name, its
-// ledger row (with the file's SHA-256 and the totals of the people it
-// covers, Covered) is appended, and only then is the file renamed into place; a
-// rename that fails marks the row aborted. A release is therefore never
-// published without its ledger row.
+// Publish records first: the file's SHA-256 is computed without writing
+// it, its ledger row (with the totals of the people it covers, Covered,
+// each row charged, rows of one bag as one draw, Draws) is appended, and
+// only then is the file written and renamed into place; a write that
+// fails marks the row aborted (the charge stays). A release therefore
+// never exists anywhere, not even as a temporary, without its ledger row.
 package release

@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/faultpoint"
+	"labelprivacy/ledger"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
@@ -263,11 +265,17 @@ func (r *Release) Meta() map[string]string {
 // not covered). The slice is shared: do not modify it.
 func (r *Release) Covered() []int { return r.rows }
 
+// Draws returns the noise draw of each release row for the ledger: the
+// bag id of the LLP family (rows of a bag share one proportion; ids are
+// non-decreasing in release order), nil when every row is its own draw
+// (rr, rr_prior, bot). The slice is shared: do not modify it.
+func (r *Release) Draws() []int64 { return r.bagID }
+
 // Entry is the ledger record of publishing r at path; the caller adds the
 // ledger's identities of the labels and of the people covered (Input,
-// Labels, People, KeyCheck).
-func (r *Release) Entry(path string, seed uint64) pets.Release {
-	e := pets.Release{ID: newID(), Rows: r.Rows(), Mech: r.Mech, Noise: r.Noise, Path: path}
+// Labels, Identity, People, KeyCheck).
+func (r *Release) Entry(path string, seed uint64) ledger.Release {
+	e := ledger.Release{ID: newID(), Draws: r.Draws(), Mech: r.Mech, Noise: r.Noise, Path: path}
 	if r.Noise != pets.NoiseSecure {
 		e.Seed = strconv.FormatUint(seed, 10)
 	}
@@ -282,36 +290,46 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Ledger records releases before they are published (*pets.Ledger).
+// Ledger records releases before they are published (*ledger.Ledger).
 type Ledger interface {
-	Record(pets.Release) (pets.LedgerEntry, error)
-	Abort(id, reason string) (pets.LedgerEntry, error)
+	Record(ledger.Release) (ledger.Row, error)
+	Abort(id, reason string) (ledger.Row, error)
 }
 
-// Publish writes f (with metadata md) to path, write-ahead: the file is
-// written under a temporary name, e is recorded in the ledger with the
-// file's SHA-256, and only then is the file renamed into place. If the
-// ledger refuses, nothing is published; if the rename fails, the ledger row
-// is marked aborted. A crash between the two leaves a ledger row for a file
-// that never appeared: the ledger over-counts, the safe direction. Returns
-// the ledger row.
-func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e pets.Release) (pets.LedgerEntry, error) {
-	var row pets.LedgerEntry
-	recorded := false
-	err := data.WriteFrameAfter(path, f, md, func(sum string) error {
-		e.SHA256 = sum
-		var err error
-		if row, err = l.Record(e); err != nil {
-			return fmt.Errorf("release: %s not published: %w", path, err)
+// Publish writes f (with metadata md) to path, recorded first: the file's
+// SHA-256 is computed without writing it (data.FrameSHA256), e is recorded
+// in the ledger with it, and only then is the file written (under a
+// temporary name, mode 0600, in path's folder), its digest checked and
+// renamed into place. If the ledger refuses, nothing is written; if the
+// write fails, the ledger row is marked aborted (it keeps its charge) and
+// the temporary removed. A crash after the row leaves at most a recorded
+// temporary, which the next writer of that path removes (and Privatize,
+// atomicfile.RemoveStaleFor, those of every path the ledger names): no
+// complete release ever sits anywhere without its ledger row. Returns the
+// ledger row.
+func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e ledger.Release) (ledger.Row, error) {
+	sum, err := data.FrameSHA256(f, md)
+	if err != nil {
+		return ledger.Row{}, fmt.Errorf("release: %s: %w", path, err)
+	}
+	e.SHA256 = sum
+	row, err := l.Record(e)
+	if err != nil {
+		return row, fmt.Errorf("release: %s not published: %w", path, err)
+	}
+	faultpoint.Hit("release.recorded")
+	err = data.WriteFrameAfter(path, f, md, func(got string) error {
+		if got != sum {
+			return fmt.Errorf("release: %s: the file written has SHA-256 %s, the ledger recorded %s", path, got, sum)
 		}
-		recorded = true
+		faultpoint.Hit("release.written")
 		return nil
 	})
-	if err != nil && recorded {
+	if err != nil {
 		if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
 			return row, fmt.Errorf("release: %w (and marking its ledger row aborted failed: %v)", err, aerr)
 		}
-		return row, fmt.Errorf("release: %w (its ledger row is marked aborted)", err)
+		return row, fmt.Errorf("release: %w (its ledger row is marked aborted; the release still counts)", err)
 	}
-	return row, err
+	return row, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"labelprivacy/data"
 	"labelprivacy/internal/testutil"
+	"labelprivacy/ledger"
 	"labelprivacy/pets"
 )
 
@@ -30,24 +31,27 @@ func synth(t testing.TB, rows int) *data.Frame {
 	return ds.Train
 }
 
-// memLedger records in memory (Publish's write-ahead contract).
+// memLedger records in memory (Publish's record-first contract).
 type memLedger struct {
-	rows    []pets.LedgerEntry
-	refuse  error
-	onAbort func()
+	rows     []ledger.Row
+	refuse   error
+	onRecord func()
 }
 
-func (l *memLedger) Record(r pets.Release) (pets.LedgerEntry, error) {
-	if l.refuse != nil {
-		return pets.LedgerEntry{}, l.refuse
+func (l *memLedger) Record(r ledger.Release) (ledger.Row, error) {
+	if l.onRecord != nil {
+		l.onRecord()
 	}
-	e := pets.LedgerEntry{ID: r.ID, Status: pets.StatusReleased, Path: r.Path, SHA256: r.SHA256, Seed: r.Seed, Noise: r.Noise}
+	if l.refuse != nil {
+		return ledger.Row{}, l.refuse
+	}
+	e := ledger.Row{ID: r.ID, Status: ledger.StatusReleased, Path: r.Path, SHA256: r.SHA256, Seed: r.Seed, Noise: r.Noise}
 	l.rows = append(l.rows, e)
 	return e, nil
 }
 
-func (l *memLedger) Abort(id, reason string) (pets.LedgerEntry, error) {
-	e := pets.LedgerEntry{ID: id, Status: pets.StatusAborted, Reason: reason}
+func (l *memLedger) Abort(id, reason string) (ledger.Row, error) {
+	e := ledger.Row{ID: id, Status: ledger.StatusAborted, Reason: reason}
 	l.rows = append(l.rows, e)
 	return e, nil
 }
@@ -286,9 +290,12 @@ func TestRejects(t *testing.T) {
 	}
 }
 
-// Publish writes ahead: a ledger that refuses leaves nothing published; a
-// rename that fails leaves the row aborted and no file.
-func TestPublishWriteAhead(t *testing.T) {
+// Publish records first: when the ledger records the release no byte of
+// it exists (not even a temporary: a complete unrecorded release once sat
+// as a hidden file in the outbox, and tar or rsync would ship it), and the
+// SHA-256 it records is the file's; a ledger that refuses leaves nothing;
+// a write that fails leaves the row aborted and no file.
+func TestPublishRecordsFirst(t *testing.T) {
 	f := synth(t, 100)
 	rel, err := Apply(f.Label, testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1}), Options{Noise: pets.NoiseSecure})
 	if err != nil {
@@ -297,22 +304,25 @@ func TestPublishWriteAhead(t *testing.T) {
 	frame, _ := rel.Ship(f)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.arrow")
+	empty := func() {
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("the outbox holds %v when the release is recorded", left)
+		}
+	}
 
-	l := &memLedger{refuse: errors.New("disk full")}
+	l := &memLedger{refuse: errors.New("disk full"), onRecord: empty}
 	if _, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0)); err == nil {
 		t.Fatal("a refusing ledger: no error")
 	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Fatalf("a release refused by the ledger left %v", left)
-	}
+	empty()
 
-	l = &memLedger{}
+	l = &memLedger{onRecord: empty}
 	row, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum, _ := data.FileSHA256(path)
-	if len(l.rows) != 1 || row.SHA256 != sum || row.Status != pets.StatusReleased {
+	if len(l.rows) != 1 || row.SHA256 != sum || row.Status != ledger.StatusReleased {
 		t.Fatalf("ledger %+v, file sha %s", l.rows, sum)
 	}
 
@@ -322,10 +332,46 @@ func TestPublishWriteAhead(t *testing.T) {
 	if _, err := Publish(blocked, frame, rel.Meta(), l, rel.Entry(blocked, 0)); err == nil || !strings.Contains(err.Error(), "aborted") {
 		t.Fatalf("failed rename: err = %v", err)
 	}
-	if len(l.rows) != 2 || l.rows[1].Status != pets.StatusAborted || l.rows[1].ID != l.rows[0].ID {
+	if len(l.rows) != 2 || l.rows[1].Status != ledger.StatusAborted || l.rows[1].ID != l.rows[0].ID {
 		t.Fatalf("ledger after a failed rename: %+v", l.rows)
 	}
 	if pend, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(pend) != 0 {
 		t.Fatalf("pending files left: %v", pend)
 	}
+}
+
+// The digest recorded before writing is the written file's, for every
+// layout (LLP bags, the simulation layout, metadata): the writer is
+// deterministic.
+func TestFrameSHA256MatchesFile(t *testing.T) {
+	f := synth(t, 300)
+	for _, p := range []pets.Params{{Kind: pets.RR, Epsilon: 1}, {Kind: pets.LLPGeom, K: 8, Epsilon: 1}, {Kind: pets.Bot}} {
+		rel, err := Apply(f.Label, testutil.MustNew(p), Options{Noise: pets.NoiseSeeded, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, frame := range []*data.Frame{must(rel.Ship(f)), rel.Simulation()} {
+			want, err := data.FrameSHA256(frame, rel.Meta())
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "r.arrow")
+			if err := data.WriteFrame(path, frame, rel.Meta()); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := data.FileSHA256(path); got != want {
+				t.Fatalf("%v: file %s, computed %s", p, got, want)
+			}
+		}
+	}
+	if g := (&Release{bagID: []int64{0, 0, 1}}).Draws(); !slices.Equal(g, []int64{0, 0, 1}) {
+		t.Fatal(g)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"labelprivacy/data"
-	"labelprivacy/pets"
+	"labelprivacy/ledger"
 )
 
 // cli runs the command line in-process with a controlled environment.
@@ -79,7 +79,7 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "data:") != 1 || strings.Count(err.Error(), kdd) != 1 {
 		t.Fatalf("err = %v, want one data: prefix and the path once", err)
 	}
-	if _, err := cli(t, nil, "privatize", "--in", filepath.Join(dir, "none.arrow"), "--pet", "rr", "--epsilon", "1", "--out", filepath.Join(dir, "outbox", "r.arrow")); err == nil ||
+	if _, err := cli(t, userEnv(t), "privatize", "--in", filepath.Join(dir, "none.arrow"), "--pet", "rr", "--epsilon", "1", "--out", filepath.Join(dir, "outbox", "r.arrow")); err == nil ||
 		strings.Count(err.Error(), filepath.Join(dir, "none.arrow")) != 1 {
 		t.Fatalf("err = %v, want the path once", err)
 	}
@@ -165,7 +165,7 @@ func TestCLIDefaultRun(t *testing.T) {
 			t.Fatalf("second run lacks %q:\n%s", want, out)
 		}
 	}
-	if entries, err := pets.ReadLedger(filepath.Join(outDir, pets.LedgerFile)); err != nil || len(entries) != 4 {
+	if entries, err := ledger.Read(filepath.Join(outDir, ledger.File)); err != nil || len(entries) != 4 {
 		t.Fatalf("ledger after two runs: %d rows (%v), want the 4 releases once", len(entries), err)
 	}
 	// --compare takes "A B" as well as "A,B".

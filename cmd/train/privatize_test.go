@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"labelprivacy/data"
-	"labelprivacy/pets"
+	"labelprivacy/ledger"
 )
 
 func synthDir(t *testing.T, rows int) string {
@@ -22,17 +22,30 @@ func synthDir(t *testing.T, rows int) string {
 	return dir
 }
 
+// userEnv is a user's environment of its own: HOME and XDG_DATA_HOME in
+// t.TempDir(), so the default ledger is the test's.
+func userEnv(t *testing.T) map[string]string {
+	home := t.TempDir()
+	return map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, "xdg")}
+}
+
+// userLedger is the default ledger of env.
+func userLedger(env map[string]string) string {
+	return filepath.Join(env["XDG_DATA_HOME"], "labelprivacy", ledger.File)
+}
+
 // `train privatize` draws from crypto/rand by default (two calls, different
-// bytes, no seed in the file), warns on --seed, and its ledger (beside the
-// input) composes every release of the same people: two rr(1), then five
+// bytes, no seed in the file), warns on --seed, and its ledger (the
+// user's) composes every release of the same people: two rr(1), then five
 // ε-DP releases (rr 1, llp_geom 8/1, llp_lap 8/1, rr 0.5, rr 1) total 6.5,
 // and a non-DP llp release makes the total infinite.
 func TestCLIPrivatizeLedger(t *testing.T) {
+	env := userEnv(t)
 	in := filepath.Join(synthDir(t, 200), data.TrainFile)
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
 	for _, out := range []string{a, b} {
-		if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "rr", "--epsilon", "1", "--out", out); err != nil {
+		if _, err := cli(t, env, "privatize", "--in", in, "--pet", "rr", "--epsilon", "1", "--out", out); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +64,7 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 		}
 	}
 
-	ledger := filepath.Join(t.TempDir(), "l")
+	outDir := filepath.Join(t.TempDir(), "l")
 	var stderr bytes.Buffer
 	for i, args := range [][]string{
 		{"--pet", "rr", "--epsilon", "1"},
@@ -61,8 +74,8 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 		{"--pet", "rr", "--epsilon", "1"},
 	} {
 		stderr.Reset()
-		root := newRootCmd(&bytes.Buffer{}, &stderr, mapEnv(nil))
-		root.SetArgs(append([]string{"privatize", "--in", in, "--out", filepath.Join(ledger, "r"+string(rune('0'+i))+".arrow")}, args...))
+		root := newRootCmd(&bytes.Buffer{}, &stderr, mapEnv(env))
+		root.SetArgs(append([]string{"privatize", "--in", in, "--out", filepath.Join(outDir, "r"+string(rune('0'+i))+".arrow")}, args...))
 		if err := root.ExecuteContext(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +83,7 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 			t.Fatalf("release %d (seeded %v): stderr %q", i, seeded, stderr.String())
 		}
 	}
-	ledgerFile := filepath.Join(filepath.Dir(in), pets.LedgerFile)
-	entries, err := pets.ReadLedger(ledgerFile)
+	entries, err := ledger.Read(userLedger(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,19 +94,19 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 	if entries[5].Seed != "7" || entries[2].Seed != "" {
 		t.Fatalf("seeds in the ledger: %q, %q", entries[5].Seed, entries[2].Seed)
 	}
-	if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "llp", "--k", "8", "--out", filepath.Join(ledger, "llp.arrow")); err != nil {
+	if _, err := cli(t, env, "privatize", "--in", in, "--pet", "llp", "--k", "8", "--out", filepath.Join(outDir, "llp.arrow")); err != nil {
 		t.Fatal(err)
 	}
-	entries, _ = pets.ReadLedger(ledgerFile)
+	entries, _ = ledger.Read(userLedger(env))
 	if e := entries[len(entries)-1]; !math.IsInf(e.EpsTotalBasic, 1) {
 		t.Fatalf("after a non-DP release the basic total is %v, want +Inf", e.EpsTotalBasic)
 	}
 
-	_, err = cli(t, nil, "privatize", "--in", in, "--pet", "rr", "--epsilon", "-1", "--out", filepath.Join(dir, "x.arrow"))
+	_, err = cli(t, env, "privatize", "--in", in, "--pet", "rr", "--epsilon", "-1", "--out", filepath.Join(dir, "x.arrow"))
 	if err == nil || !strings.Contains(err.Error(), "--epsilon") {
 		t.Fatalf("err = %v, want it to name --epsilon", err)
 	}
-	_, err = cli(t, nil, "privatize", "--in", in, "--pet", "llp", "--out", filepath.Join(dir, "x.arrow"))
+	_, err = cli(t, env, "privatize", "--in", in, "--pet", "llp", "--out", filepath.Join(dir, "x.arrow"))
 	if err == nil || !strings.Contains(err.Error(), "--k") {
 		t.Fatalf("err = %v, want it to name --k", err)
 	}
@@ -105,7 +117,7 @@ func TestCLIPrivatizeLedger(t *testing.T) {
 func TestCLIPrivatizeRefusesRRPrior(t *testing.T) {
 	in := filepath.Join(synthDir(t, 50), data.TrainFile)
 	out := filepath.Join(t.TempDir(), "r.arrow")
-	_, err := cli(t, nil, "privatize", "--in", in, "--pet", "rr_prior", "--epsilon", "1", "--out", out)
+	_, err := cli(t, userEnv(t), "privatize", "--in", in, "--pet", "rr_prior", "--epsilon", "1", "--out", out)
 	if err == nil || !strings.Contains(err.Error(), "train run") {
 		t.Fatalf("error %v, want a refusal naming train run", err)
 	}
@@ -121,7 +133,7 @@ func TestPrivatizeMetadataNamesNoSource(t *testing.T) {
 	dir := synthDir(t, 60)
 	in := filepath.Join(dir, data.TrainFile)
 	out := filepath.Join(t.TempDir(), "rel.arrow")
-	if _, err := cli(t, nil, "privatize", "--in", in, "--pet", "llp", "--k", "4", "--out", out); err != nil {
+	if _, err := cli(t, userEnv(t), "privatize", "--in", in, "--pet", "llp", "--k", "4", "--out", out); err != nil {
 		t.Fatal(err)
 	}
 	md, err := data.ReadMetadata(out)
@@ -135,5 +147,52 @@ func TestPrivatizeMetadataNamesNoSource(t *testing.T) {
 		if strings.Contains(k, "source") || strings.Contains(v, data.TrainFile) || strings.Contains(v, dir) {
 			t.Errorf("release metadata %s=%q points back at the raw data %s", k, v, in)
 		}
+	}
+}
+
+// llp with k = 1 is the identity (each bag's proportion is its one raw
+// label, ε = ∞): privatize refuses it, as it refuses none, naming --k,
+// and writes nothing; llp_geom at k = 1 (ε-DP) is accepted.
+func TestPrivatizeRefusesLLPk1(t *testing.T) {
+	env := userEnv(t)
+	in := filepath.Join(synthDir(t, 50), data.TrainFile)
+	out := filepath.Join(t.TempDir(), "r.arrow")
+	_, err := cli(t, env, "privatize", "--in", in, "--pet", "llp", "--k", "1", "--out", out)
+	if err == nil || !strings.HasPrefix(err.Error(), "--k: ") || !strings.Contains(err.Error(), "every label") {
+		t.Fatalf("error %v, want --k refused for shipping every label", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a file was written")
+	}
+	if _, err := os.Stat(userLedger(env)); err == nil {
+		t.Fatal("a ledger was created for a refused release")
+	}
+	if _, err := cli(t, env, "privatize", "--in", in, "--pet", "llp_geom", "--k", "1", "--epsilon", "1", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Features that are not finite are refused, naming the file, the row and
+// the feature (every importer refuses them; a file written by another
+// tool could carry them into a release).
+func TestPrivatizeRefusesNaNFeatures(t *testing.T) {
+	env := userEnv(t)
+	in := filepath.Join(synthDir(t, 50), data.TrainFile)
+	f, err := data.ReadFrame(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "nan.arrow")
+	f.X[7*f.Dim()+2] = float32(math.NaN())
+	if err := data.WriteFrame(bad, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.arrow")
+	_, err = cli(t, env, "privatize", "--in", bad, "--pet", "rr", "--epsilon", "1", "--out", out)
+	if err == nil || !strings.Contains(err.Error(), bad+" row 7: feature \""+f.Features[2]+"\" is NaN") {
+		t.Fatalf("error %v, want the NaN named by file, row and feature", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a file was written")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"labelprivacy/ledger"
 	"labelprivacy/pipeline"
 )
 
@@ -54,7 +55,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll),
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
-		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newLedgerCmd(stdout), newReportCmd(ev),
+		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) {
@@ -184,7 +185,7 @@ func resolveShard(flag string, lookup env) (pipeline.Shard, string, error) {
 	return pipeline.ShardFromEnv(lookup.LookupEnv)
 }
 
-func newPrivatizeCmd(stdout, stderr io.Writer) *cobra.Command {
+func newPrivatizeCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
 	var o pipeline.PrivatizeOptions
 	var seed uint64
 	cmd := &cobra.Command{
@@ -195,15 +196,18 @@ features and the release (label_rr; or bag_id, alpha and, for llp_geom, alpha_de
 in a random order, never the raw label, an id column, a seed or a hash of the labels. Bags and
 noise come from crypto/rand. Nothing but the release file is written to --out's folder.
 
-The release is recorded, before it is renamed into place, in the privacy ledger: by default
-privacy_ledger.csv beside --in (with its key, privacy_ledger.key, and its people file); --ledger
-names another. The ledger composes per person: a person is a row, known by --id-column when the
-data has one, else by its feature values, so copies of the same people in another order, a
-subset or another folder compose. --budget E refuses, before writing anything, a release that
-would take anyone above ε = E.
+The release is recorded in the privacy ledger before a byte of it is written: by default the
+user's ledger, $XDG_DATA_HOME/labelprivacy/privacy_ledger.csv (else
+~/.local/share/labelprivacy/), with its key and people file beside it; --ledger names another.
+The ledger composes per person, each row charged: a person is an id (--id-column) or a row's
+feature values, so copies of the same people in another order, a subset, a link, a re-import
+or another folder compose. --budget E refuses, before writing anything, a release that would
+take anyone above ε = E. The ledger verifies itself (a MAC chain over its rows) and refuses to
+go on when a file of it was edited, lost or replaced.
 
-privatize never destroys: it refuses an --out that is --in, lies in a dataset directory or in
-the ledger's folder, is not named .arrow (.feather, .ipc), or exists (unless --force).
+privatize never destroys or leaks: it refuses an --out that is --in, lies under a dataset
+directory or the ledger's folder, has the ledger under its folder, is not named .arrow
+(.feather, .ipc), or exists (unless --force); llp with --k 1 (it ships the raw labels).
 
 --seed S makes the release reproducible instead: anyone who learns or guesses S (and has this
 program) can regenerate the noise and undo it. Use it for experiments, never for data that
@@ -214,9 +218,13 @@ leaves the machine.`,
 				o.Seed = &seed
 				fmt.Fprintf(stderr, "privatize: warning: --seed %d makes this release reproducible: anyone who learns or guesses the seed can regenerate its noise and recover the labels. Do not let it leave the machine; drop --seed for a crypto/rand release.\n", seed)
 			}
+			o.LookupEnv = lookup.LookupEnv
 			p, err := pipeline.Privatize(o)
 			if err != nil {
 				return privatizeFlagError(err)
+			}
+			for _, w := range p.Warnings {
+				fmt.Fprintf(stderr, "privatize: warning: %s\n", w)
 			}
 			r := p.Release
 			fmt.Fprintf(stdout, "privatize: wrote %s (%s, %d rows", p.Path, r.Mech, r.Rows())
@@ -239,8 +247,8 @@ leaves the machine.`,
 	f.IntVar(&o.Params.K, "k", 0, "bag size (llp family)")
 	f.Uint64Var(&seed, "seed", 0, "make the release reproducible from this seed (default: crypto/rand; see above)")
 	f.BoolVar(&o.KeepRemainder, "keep-remainder", false, "keep the n mod k leftover rows as a smaller last bag (default: drop and count)")
-	f.Float64Var(&o.DeltaPrime, "delta-prime", 1e-6, "δ' of the ledger's (ε, δ') totals")
-	f.StringVar(&o.Ledger, "ledger", "", "privacy ledger file (default: privacy_ledger.csv beside --in)")
+	f.Float64Var(&o.DeltaPrime, "delta-prime", 0, "δ' of a new ledger's (ε, δ') totals, ≤ 1e-3 (default: the ledger's own; 1e-6 for a new one)")
+	f.StringVar(&o.Ledger, "ledger", "", "privacy ledger file (default: the user's, $XDG_DATA_HOME/labelprivacy/privacy_ledger.csv)")
 	f.StringVar(&o.IDColumn, "id-column", "", "column of --in identifying people (not a feature, never shipped; default: people known by their features)")
 	f.Float64Var(&o.Budget, "budget", 0, "refuse a release that would take anyone above this ε (0: no budget)")
 	f.BoolVar(&o.Force, "force", false, "replace an existing --out (never --in, a dataset file or a file beside the ledger)")
@@ -263,26 +271,34 @@ func privatizeFlagError(err error) error {
 	return err
 }
 
-func newLedgerCmd(stdout io.Writer) *cobra.Command {
+func newLedgerCmd(stdout io.Writer, lookup env) *cobra.Command {
 	var delta float64
 	cmd := &cobra.Command{
 		Use:   "ledger [PATH]",
 		Short: "What a privacy ledger guarantees each person: totals per history class, and in words",
-		Long: `ledger reads a privacy ledger (a file, or a directory holding privacy_ledger.csv; default the
-current directory) with its key and people file, and prints each person-history class (people,
-releases, every bound: basic, DRV, DRV with the quadratic mean, PLD) and one statement of the
-guarantee every person has.`,
+		Long: `ledger verifies a privacy ledger (a file, or a directory holding privacy_ledger.csv; default
+the user's, $XDG_DATA_HOME/labelprivacy/privacy_ledger.csv) with its key and people file — the
+MAC chain over its rows, the people file against its last row, every person — and prints each
+person-history class (people, releases, every bound: basic, DRV, DRV with the quadratic mean,
+PLD) and one statement of the guarantee every person has, at the ledger's own δ' unless
+--delta-prime says otherwise. A ledger that fails verification is refused, naming the first bad
+row or the file at fault.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := "."
+			var path string
 			if len(args) == 1 {
 				path = args[0]
+			} else {
+				var err error
+				if path, err = ledger.DefaultPath(lookup.LookupEnv); err != nil {
+					return err
+				}
 			}
 			_, err := pipeline.LedgerReport(stdout, path, delta)
 			return err
 		},
 	}
-	cmd.Flags().Float64Var(&delta, "delta-prime", 0, "δ' of the (ε, δ') totals (default: the ledger's last row's)")
+	cmd.Flags().Float64Var(&delta, "delta-prime", 0, "δ' of the (ε, δ') totals, ≤ 1e-3 (default: the ledger's own)")
 	return cmd
 }
 

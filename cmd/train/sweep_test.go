@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"labelprivacy/data"
-	"labelprivacy/pets"
+	"labelprivacy/ledger"
 	"labelprivacy/pipeline"
 	"labelprivacy/report"
 )
@@ -24,6 +24,7 @@ import (
 // tests): LABELPRIVACY_CLI_ARGS holds the JSON-encoded arguments.
 func TestMain(m *testing.M) {
 	if a := os.Getenv("LABELPRIVACY_CLI_ARGS"); a != "" {
+		// A child running the CLI: its environment is the test's.
 		var args []string
 		if err := json.Unmarshal([]byte(a), &args); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -35,7 +36,19 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// No test reaches the user's own default ledger: HOME and XDG_DATA_HOME
+	// point into a folder removed at the end (tests that privatize set
+	// their own, in t.TempDir()).
+	home, err := os.MkdirTemp("", "train-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	os.Setenv("HOME", home)
+	os.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 func TestResolveShard(t *testing.T) {
@@ -276,7 +289,7 @@ func sigkillResume(t *testing.T, extraSets []string, nRuns, nReleases int) {
 		}
 	}
 	// Each release once in the ledger, though the killed sweep ran twice.
-	if entries, err := pets.ReadLedger(filepath.Join(killed, pets.LedgerFile)); err != nil || len(entries) != nReleases {
+	if entries, err := ledger.Read(filepath.Join(killed, ledger.File)); err != nil || len(entries) != nReleases {
 		t.Fatalf("ledger: %d rows (%v)", len(entries), err)
 	}
 	if ck := checkpointFiles(killed); len(ck) != 0 {

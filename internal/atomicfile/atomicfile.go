@@ -95,6 +95,36 @@ func RemoveStale(path string) {
 	}
 }
 
+// RemoveStaleFor removes the stale temporaries (as RemoveStale) of every
+// path in paths, reading each folder once.
+func RemoveStaleFor(paths []string) {
+	byDir := map[string]map[string]bool{}
+	for _, p := range paths {
+		d := filepath.Dir(p)
+		if byDir[d] == nil {
+			byDir[d] = map[string]bool{}
+		}
+		byDir[d][TempPrefix(p)] = true
+	}
+	host := strings.SplitN(Owner, "~", 2)[0]
+	for dir, prefixes := range byDir {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := e.Name()
+			i := strings.Index(name, ".tmp-")
+			if i < 0 || !e.Type().IsRegular() || !prefixes[name[:i+len(".tmp-")]] {
+				continue
+			}
+			if stale, ok := staleTemp(name[i+len(".tmp-"):], host); ok && stale {
+				os.Remove(filepath.Join(dir, name))
+			}
+		}
+	}
+}
+
 // staleTemp judges a temporary named prefix+rest: ok is false when rest
 // names no owner (a legacy name); stale when the owner is a dead process of
 // this host.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,5 +103,38 @@ func TestTempNameNamesOwner(t *testing.T) {
 	host, _ := os.Hostname()
 	if !ok || !strings.Contains(rest, "~"+strconv.Itoa(os.Getpid())+"~") || !strings.HasPrefix(rest, strings.SplitN(host, ".", 2)[0]) {
 		t.Fatalf("temporary %s does not name its owner (host %s, pid %d)", f.Name(), host, os.Getpid())
+	}
+}
+
+// RemoveStaleFor removes, for every path it is given, the temporaries of
+// that path left by dead processes of this host (in several folders), and
+// nothing else: not a live writer's, not another host's, not another
+// target's.
+func TestRemoveStaleFor(t *testing.T) {
+	host := strings.SplitN(Owner, "~", 2)[0]
+	dead, live := deadPid(t), livePid(t)
+	a, b := t.TempDir(), t.TempDir()
+	name := func(dir, target, host string, pid int) string {
+		return filepath.Join(dir, "."+target+".tmp-"+host+"~"+strconv.Itoa(pid)+"~7")
+	}
+	remove := []string{name(a, "r1.arrow", host, dead), name(a, "r2.arrow", host, dead), name(b, "s.arrow", host, dead)}
+	keep := []string{name(a, "r1.arrow", host, live), name(a, "r1.arrow", "other-host", dead), name(a, "other.arrow", host, dead),
+		name(b, "s.arrow", host, os.Getpid()), filepath.Join(a, "r1.arrow")}
+	for _, p := range append(slices.Clone(remove), keep...) {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	RemoveStaleFor([]string{filepath.Join(a, "r1.arrow"), filepath.Join(a, "r2.arrow"), filepath.Join(b, "s.arrow"),
+		filepath.Join(t.TempDir(), "gone", "x.arrow")})
+	for _, p := range remove {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was kept", p)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed", p)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package pets
+package ledger
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -22,18 +23,15 @@ import (
 // in hex.
 const keyHeader = "labelprivacy ledger key v1"
 
-// ErrLedgerKey is wrapped by errors about a ledger's key file: missing
-// beside an existing ledger, unreadable, or not the key the ledger's people
-// were recorded with.
-var ErrLedgerKey = errors.New("pets: ledger key")
-
 // Keys is a ledger's secret: 32 random bytes created with the ledger and
 // kept beside it (KeyPath, mode 0600). Every identity the ledger stores is
-// keyed with it (HMAC-SHA-256), so whoever holds the ledger and a release
-// but not the key cannot test guesses of labels or of people against it.
+// keyed with it (HMAC-SHA-256), and every row and people record carries a
+// MAC under it, so whoever holds the ledger and a release but not the key
+// can neither test guesses of labels or people nor edit the ledger
+// unnoticed. The key never leaves the machine.
 type Keys struct {
 	key   [32]byte
-	check string // KeyCheck
+	check string // Check
 }
 
 func newKeys(key [32]byte) *Keys {
@@ -47,16 +45,43 @@ func newKeys(key [32]byte) *Keys {
 // It reveals nothing about labels or people.
 func (k *Keys) Check() string { return k.check }
 
+// mac returns a new HMAC-SHA-256 under the key.
+func (k *Keys) mac() hash.Hash { return hmac.New(sha256.New, k.key[:]) }
+
 // Labels names a label column for the ledger: "hmac-sha256:" and the hex
 // HMAC-SHA-256 under the key of "labels", a zero byte, the row count
 // (uint64 little-endian) and the labels (one byte each). Without the key
 // it cannot be used to test label guesses.
 func (k *Keys) Labels(labels []uint8) string {
-	m := hmac.New(sha256.New, k.key[:])
+	m := k.mac()
 	m.Write([]byte("labels\x00"))
 	m.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(labels))))
 	m.Write(labels)
 	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Identity is a ledger's rule for who a person is. One ledger holds one
+// rule: the same people known by two rules would be counted as two people
+// each.
+type Identity string
+
+// The identity rules.
+const (
+	// ByID: a person is the value of an id column (PersonHasher.ID); all
+	// rows with one id are one person.
+	ByID Identity = "id"
+	// ByFeatures: a person is the values of a row's features as stored in
+	// the dataset's files (PersonHasher.Row); identical rows are one
+	// person.
+	ByFeatures Identity = "features"
+	// ByStandardizedFeatures: the same, on standardized features (the
+	// simulation releases of sessions with data.standardize).
+	ByStandardizedFeatures Identity = "standardized-features"
+)
+
+// Valid reports whether id is one of the rules.
+func (id Identity) Valid() bool {
+	return id == ByID || id == ByFeatures || id == ByStandardizedFeatures
 }
 
 // PersonHasher computes person keys: the first 8 bytes (little-endian) of
@@ -73,7 +98,7 @@ type PersonHasher struct {
 
 // NewPersonHasher returns a hasher for k.
 func (k *Keys) NewPersonHasher() *PersonHasher {
-	return &PersonHasher{mac: hmac.New(sha256.New, k.key[:]), sum: make([]byte, 0, sha256.Size)}
+	return &PersonHasher{mac: k.mac(), sum: make([]byte, 0, sha256.Size)}
 }
 
 func (h *PersonHasher) finish() uint64 {
@@ -84,21 +109,21 @@ func (h *PersonHasher) finish() uint64 {
 }
 
 // ID returns the person key of an identifier (the canonical bytes of an id
-// column's value): HMAC(key, "id", 0, id).
+// column's value, rule ByID): HMAC(key, "id", 0, id).
 func (h *PersonHasher) ID(id []byte) uint64 {
 	h.buf = append(append(h.buf[:0], "id\x00"...), id...)
 	return h.finish()
 }
 
-// Row returns the person key of a row known only by its feature values:
-// HMAC(key, domain, 0, len(x) as uint32 LE, each x as float32 bits LE, the
-// sparse indices sorted ascending as uint32 LE). −0 is hashed as +0 and
-// every NaN as one NaN, so equal values give equal keys; identical rows are
-// one person (over-counting, the safe direction). domain separates rows
-// seen in different spaces (e.g. raw and standardized features), which
-// must never be matched.
-func (h *PersonHasher) Row(domain string, x []float32, idx []uint32) uint64 {
-	b := append(append(h.buf[:0], domain...), 0)
+// Row returns the person key of a row known only by its feature values
+// under rule (ByFeatures or ByStandardizedFeatures): HMAC(key, rule, 0,
+// len(x) as uint32 LE, each x as float32 bits LE, the sparse indices
+// sorted ascending as uint32 LE). −0 is hashed as +0 and every NaN as one
+// NaN, so equal values give equal keys; identical rows are one person.
+// The rule separates rows seen in different spaces, which must never be
+// matched.
+func (h *PersonHasher) Row(rule Identity, x []float32, idx []uint32) uint64 {
+	b := append(append(h.buf[:0], rule...), 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(x)))
 	for _, v := range x {
 		bits := math.Float32bits(v)
@@ -137,19 +162,44 @@ func sibling(path, ext string) string {
 	return path + ext
 }
 
-// readKey reads a key file.
+// checkMode refuses a ledger file whose permissions give others more than
+// allowed (mask: the bits that must be clear; 0o077 for the key, 0o007 for
+// the CSV and people file). Not checked where the OS has no Unix modes.
+func checkMode(path string, st fs.FileInfo, mask fs.FileMode, what, fix string) error {
+	if runtime.GOOS == "windows" || st.Mode().Perm()&mask == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("mode %04o: a %s must not be readable by others (run: chmod %s %s)", st.Mode().Perm(), what, fix, path)
+	if what == "key" {
+		return fmt.Errorf("%w: %s has %s", ErrKey, path, msg)
+	}
+	return &Error{Path: path, Msg: msg}
+}
+
+// readKey reads a key file. Errors wrap ErrKey (and fs.ErrNotExist when
+// it is missing).
 func readKey(path string) (*Keys, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKey, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKey, err)
+	}
+	if err := checkMode(path, st, 0o077, "key", "600"); err != nil {
 		return nil, err
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	b := make([]byte, 256)
+	n, _ := f.Read(b)
+	lines := strings.Split(strings.TrimRight(string(b[:n]), "\n"), "\n")
 	var key [32]byte
 	if len(lines) != 2 || lines[0] != keyHeader || len(lines[1]) != 64 {
-		return nil, fmt.Errorf("%w: %s is not a ledger key file (want %q and 64 hex digits)", ErrLedgerKey, path, keyHeader)
+		return nil, fmt.Errorf("%w: %s is not a ledger key file (want %q and 64 hex digits)", ErrKey, path, keyHeader)
 	}
 	if _, err := hex.Decode(key[:], []byte(lines[1])); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrLedgerKey, path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrKey, path, err)
 	}
 	return newKeys(key), nil
 }
@@ -160,22 +210,30 @@ func readKey(path string) (*Keys, error) {
 func createKey(path string) (*Keys, error) {
 	var key [32]byte
 	if _, err := rand.Read(key[:]); err != nil {
-		return nil, fmt.Errorf("%w: crypto/rand: %v", ErrLedgerKey, err)
+		return nil, fmt.Errorf("%w: crypto/rand: %v", ErrKey, err)
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedgerKey, err)
-	}
-	tmp, err := os.CreateTemp(dir, ".ledger-key-*.tmp") // mode 0600
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLedgerKey, err)
-	}
-	defer os.Remove(tmp.Name())
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "%s\n%s\n", keyHeader, hex.EncodeToString(key[:]))
-	_, werr := tmp.Write(buf.Bytes())
+	if err := createFile(path, buf.Bytes(), 0o600); err != nil {
+		return nil, fmt.Errorf("%w: create %s: %v", ErrKey, path, err)
+	}
+	return readKey(path) // the winner's key when another creator was first
+}
+
+// createFile creates path with content b and mode unless it exists: b is
+// written to a temporary file, fsynced and hard-linked into place (atomic;
+// no file ever exists half written), or created exclusively where hard
+// links are not supported. An existing file is not an error.
+func createFile(path string, b []byte, mode os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".new-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(b)
 	if werr == nil {
-		werr = tmp.Chmod(0o600)
+		werr = tmp.Chmod(mode)
 	}
 	if werr == nil {
 		werr = tmp.Sync()
@@ -186,14 +244,14 @@ func createKey(path string) (*Keys, error) {
 	if werr == nil {
 		werr = os.Link(tmp.Name(), path)
 		if werr != nil && !errors.Is(werr, fs.ErrExist) {
-			werr = createExclusive(path, buf.Bytes(), 0o600) // no hard links here
+			werr = createExclusive(path, b, mode)
 		}
 	}
 	if werr != nil && !errors.Is(werr, fs.ErrExist) {
-		return nil, fmt.Errorf("%w: create %s: %v", ErrLedgerKey, path, werr)
+		return werr
 	}
 	syncDir(dir)
-	return readKey(path) // the winner's key when another creator was first
+	return nil
 }
 
 func createExclusive(path string, b []byte, mode os.FileMode) error {
@@ -202,6 +260,9 @@ func createExclusive(path string, b []byte, mode os.FileMode) error {
 		return err
 	}
 	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(mode) // whatever the umask
+	}
 	if err == nil {
 		err = f.Sync()
 	}
