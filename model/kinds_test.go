@@ -87,7 +87,7 @@ func TestNewBackend(t *testing.T) {
 		{name: "go:ops_sequential"},
 		{name: "go:matmul=simplego"},
 		{name: "go:parallelism=1,matmul=auto"},
-		{name: "go:matmul=fast", wantErr: []string{"matmul", `"fast"`, "avx2", "simplego"}},
+		{name: "go:matmul=fast", wantErr: []string{"matmul", `"fast"`, "avx512", "avx2", "simplego"}},
 		{name: "tpu", wantErr: []string{"unknown backend"}},
 		{name: "xla", wantErr: []string{"xla:cpu"}},
 		{name: "xla:cuda", wantErr: []string{`"go"`}, skipOK: true},
@@ -204,20 +204,30 @@ func TestBackendEnv(t *testing.T) {
 // and as MatmulPath predicts it (the run record's matmul column), and the
 // options simplego receives.
 func TestMatmul(t *testing.T) {
-	avx2 := MatmulSimplego
-	if sgemm.HasAVX2() {
-		avx2 = MatmulAVX2
+	best := MatmulSimplego // what auto picks
+	switch {
+	case sgemm.HasAVX512():
+		best = MatmulAVX512
+	case sgemm.HasAVX2():
+		best = MatmulAVX2
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		name, want, sgOpts string
 	}{
-		{"go", avx2, DefaultGoOptions},
-		{"", avx2, DefaultGoOptions},
+		{"go", best, DefaultGoOptions},
+		{"", best, DefaultGoOptions},
 		{"go:matmul=simplego", MatmulSimplego, DefaultGoOptions},
-		{"go:matmul=auto", avx2, DefaultGoOptions},
+		{"go:matmul=auto", best, DefaultGoOptions},
 		{"go:ops_parallel,matmul=simplego", MatmulSimplego, "ops_parallel"},
-		{"go:parallelism=1", avx2, "parallelism=1"},
-	} {
+		{"go:parallelism=1", best, "parallelism=1"},
+	}
+	if sgemm.HasAVX2() {
+		cases = append(cases, struct{ name, want, sgOpts string }{"go:matmul=avx2", MatmulAVX2, DefaultGoOptions})
+	}
+	if sgemm.HasAVX512() {
+		cases = append(cases, struct{ name, want, sgOpts string }{"go:parallelism=2,matmul=avx512", MatmulAVX512, "parallelism=2"})
+	}
+	for _, tc := range cases {
 		b, err := NewBackend(tc.name)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.name, err)
@@ -242,14 +252,26 @@ func TestMatmul(t *testing.T) {
 	}
 	if sgemm.HasAVX2() {
 		// The test backend (group invariance, determinism, …) runs on sgemm.
-		if got := Matmul(goBackend(t)); got != MatmulAVX2 && os.Getenv("MODEL_TEST_BACKEND") == "" {
+		if got := Matmul(goBackend(t)); got != best && os.Getenv("MODEL_TEST_BACKEND") == "" {
 			t.Errorf("the tests' backend runs %q", got)
 		}
 		if note := MatmulNote(); note != "" {
 			t.Errorf("MatmulNote on an AVX2 machine: %q", note)
 		}
+		if msg := FallbackNotice(goBackend(t)); msg != "" {
+			t.Errorf("FallbackNotice for a backend on sgemm: %q", msg)
+		}
 	} else if _, err := NewBackend("go:matmul=avx2"); err == nil {
 		t.Error("matmul=avx2 accepted without AVX2")
+	}
+	if !sgemm.HasAVX512() {
+		_, err := NewBackend("go:matmul=avx512")
+		if err == nil || !strings.Contains(err.Error(), "avx512") {
+			t.Errorf("matmul=avx512 without AVX-512: %v, want an error naming it", err)
+		}
+		if got := mustParseBackend(t, "go:matmul=avx512").Matmul(); got != "" {
+			t.Errorf("Matmul of go:matmul=avx512 without AVX-512 = %q, want \"\" (Open fails)", got)
+		}
 	}
 }
 

@@ -225,7 +225,7 @@ func batchedDense(x, w, b *Node) *Node {
 // params alternate weights and biases (params() order without the table).
 // It returns the logits [R, B].
 func denseStack(params []*Node, h *Node) *Node {
-	if Matmul(h.Graph().Backend()) == MatmulAVX2 {
+	if usesSgemm(h.Graph().Backend()) {
 		return foldedDenseStack(params, h)
 	}
 	n := len(params) / 2
