@@ -38,3 +38,9 @@ func copyRows16(dst, src *float32, ld, n int)
 
 //go:noescape
 func copyRows6(dst, src *float32, ld, n int)
+
+// dot12 computes 12 dot products of A's row with B's columns, each
+// contiguous in k (kernel_amd64.s; FMA3 scalar).
+//
+//go:noescape
+func dot12(kb int, a *float32, aks int, b *float32, bcs int, c *float32)

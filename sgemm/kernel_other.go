@@ -26,3 +26,7 @@ func kern6x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int,
 
 func copyRows16(dst, src *float32, ld, n int) { panic("sgemm: no assembly kernel") }
 func copyRows6(dst, src *float32, ld, n int)  { panic("sgemm: no assembly kernel") }
+
+func dot12(kb int, a *float32, aks int, b *float32, bcs int, c *float32) {
+	panic("sgemm: no assembly kernel")
+}

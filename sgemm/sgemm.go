@@ -176,6 +176,10 @@ func MultiplyWith(kern Kernel, batch, m, n, k int, a, b, c Strided, threads int)
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	if m == 1 && b.Row == 1 && n >= dotCols && kern != KernelGo && useDot {
+		multiplyDot(batch, n, k, a, b, c, threads)
+		return
+	}
 	plan := newPlan(kern, batch, m, n, k, threads, b.Col == 1)
 	var shared *[]float32
 	if plan.shareB {
@@ -197,6 +201,50 @@ func MultiplyWith(kern Kernel, batch, m, n, k int, a, b, c Strided, threads int)
 	if shared != nil {
 		sharedPool.Put(shared)
 	}
+}
+
+// dotCols is the columns dot12 computes at once.
+const dotCols = 12
+
+// useDot enables multiplyDot (tests switch it off to compare).
+var useDot = true
+
+// multiplyDot computes C = A·B for one row (m = 1) when B's columns are
+// contiguous in k (b.Row == 1): C's elements are dot products of A's row
+// with B's columns, which dot12 reads in place, twelve at a time, as
+// twelve scalar FMA chains. The packed path would transpose B into
+// 16-column panels first and fill one row of the kernel's 6 or 12. This is
+// the logit layer's forward product (h·w, one output column, computed as
+// its transpose). Each element is computed exactly as the packed kernels
+// do (chunks of K, FMAs in k order from zero, chunk sums added to C in
+// order), so the results are the same bits.
+func multiplyDot(batch, n, k int, a, b, c Strided, threads int) {
+	chunks := (k + kc - 1) / kc
+	chunk := (k + chunks - 1) / chunks
+	blocks := (n + dotCols - 1) / dotCols
+	flops := 2 * float64(batch) * float64(n) * float64(k)
+	workers := max(1, min(threads, int(flops/minTaskFlops)))
+	forEach(workers, batch*blocks, func(t int, _ *work) {
+		e, jb := t/blocks, t%blocks
+		lo := jb * dotCols
+		j0 := min(lo, n-dotCols) // the last block overlaps the one before
+		var sum [dotCols]float32
+		for pc := 0; pc < k; pc += chunk {
+			kb := min(chunk, k-pc)
+			ao := e*a.Batch + pc*a.Col
+			bo := e*b.Batch + j0*b.Col + pc
+			_, _ = a.Data[ao+(kb-1)*a.Col], b.Data[bo+(dotCols-1)*b.Col+kb-1]
+			dot12(kb, &a.Data[ao], a.Col, &b.Data[bo], b.Col, &sum[0])
+			for j := lo; j < min(lo+dotCols, n); j++ {
+				o := e*c.Batch + j*c.Col
+				if pc > 0 {
+					c.Data[o] += sum[j-j0]
+				} else {
+					c.Data[o] = sum[j-j0]
+				}
+			}
+		}
+	})
 }
 
 // forEach runs fn(t) for t < tasks on up to workers goroutines (the

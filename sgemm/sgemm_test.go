@@ -134,6 +134,36 @@ func testLayouts(t *testing.T, kern Kernel) {
 	t.Logf("kernel %s: largest error / bound %.3g", kern, worst)
 }
 
+// TestDotPathAgrees: one-row products whose B columns are contiguous in
+// k (the logit layer's h·w, computed transposed) skip the packing and run
+// dot12; they give the same bits as the packed kernels, alone, in a batch
+// and over two contraction chunks, with the tail block overlapping.
+func TestDotPathAgrees(t *testing.T) {
+	if !HasAVX2() {
+		t.Skip("the dot path needs the assembly kernels")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][4]int{{1, 1024, 1, 301}, {3, 13, 1, 7}, {2, 12, 1, 513}, {1, 100, 1, 1}, {2, 25, 1, 40}} {
+		// A is m×k row-major: the product is computed as Cᵀ = Bᵀ·Aᵀ, one row.
+		p := newProblem(rng, s[0], s[1], s[2], s[3], false, false, false, false, 0)
+		for _, kern := range Kernels() {
+			if kern == KernelGo {
+				continue
+			}
+			got := outC(p.batch, p.m, p.n)
+			MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, got, 2)
+			useDot = false
+			want := outC(p.batch, p.m, p.n)
+			MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, want, 2)
+			useDot = true
+			if !slices.Equal(got.Data, want.Data) {
+				t.Errorf("%v %s: the dot path differs from the packed kernel", s, kern)
+			}
+			check(t, fmt.Sprint(s), p, got)
+		}
+	}
+}
+
 // TestAssemblyKernelsAgree: the AVX-512 and AVX2 kernels compute each
 // element as the same chain of fused multiply-adds, so they agree bit for
 // bit (which implies the weaker promise, agreement within the
