@@ -134,6 +134,10 @@ func (b BackendName) String() string { return b.name }
 // IsGo reports whether b is the pure-Go backend.
 func (b BackendName) IsGo() bool { return b.kind == "go" }
 
+// HostMemory reports whether b keeps a model's state in this machine's
+// memory (go, xla:cpu) rather than on a device.
+func (b BackendName) HostMemory() bool { return b.kind == "go" || (b.kind == "xla" && b.plugin == "cpu") }
+
 // MarshalText writes the name.
 func (b BackendName) MarshalText() ([]byte, error) { return []byte(b.name), nil }
 

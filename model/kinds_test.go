@@ -284,3 +284,31 @@ func mustParseBackend(t *testing.T, name string) BackendName {
 	}
 	return b
 }
+
+// TestFootprint: the estimate counts the parameters exactly (Params
+// equals the sum of the parameter sizes, StateBytes equals StateBytes) and
+// does not overflow on absurd shapes.
+func TestFootprint(t *testing.T) {
+	for _, m := range []ModelConfig{
+		{Kind: KindHiggsMLP, InputDim: 28},
+		{Kind: KindMLP, InputDim: 10, Hidden: []int{64, 32}},
+		{Kind: KindKDDEmbed, Buckets: 1000},
+	} {
+		m, err := m.WithDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, p := range m.params() {
+			n += p.size()
+		}
+		f := m.Footprint(3, 1024)
+		if f.Params != float64(n) || f.StateBytes != float64(m.StateBytes(3)) || f.ActivationBytes <= 0 {
+			t.Errorf("%s: Footprint %+v, parameters %d, StateBytes %d", m.Kind, f, n, m.StateBytes(3))
+		}
+	}
+	huge := ModelConfig{Kind: KindMLP, InputDim: 28, Hidden: []int{1e10, 1e10}}
+	if f := huge.Footprint(1, 1024); !(f.Bytes() > 1e20) {
+		t.Errorf("a 10^20-parameter model is estimated at %g bytes", f.Bytes())
+	}
+}

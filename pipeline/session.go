@@ -87,6 +87,11 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 		return nil, err
 	}
 	s.ev.Info("config", path)
+	if m, err := s.plannedMeta(); err != nil {
+		return nil, err
+	} else if err := s.checkMemory(m); err != nil { // before synthesizing or loading anything
+		return nil, err
+	}
 	dir, err := s.dataStage(ctx)
 	if err != nil {
 		return nil, err

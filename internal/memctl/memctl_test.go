@@ -51,3 +51,16 @@ func TestStart(t *testing.T) {
 		t.Fatal("no retuning after a collection")
 	}
 }
+
+// TestAvailable: on Linux the figure is positive and no more than the
+// machine's memory.
+func TestAvailable(t *testing.T) {
+	avail, ok := Available()
+	total, tok := meminfo("MemTotal")
+	if !ok || !tok {
+		t.Skip("no /proc/meminfo here")
+	}
+	if avail <= 0 || avail > total {
+		t.Errorf("Available = %d bytes, MemTotal %d", avail, total)
+	}
+}
