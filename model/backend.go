@@ -136,7 +136,9 @@ func (b BackendName) IsGo() bool { return b.kind == "go" }
 
 // HostMemory reports whether b keeps a model's state in this machine's
 // memory (go, xla:cpu) rather than on a device.
-func (b BackendName) HostMemory() bool { return b.kind == "go" || (b.kind == "xla" && b.plugin == "cpu") }
+func (b BackendName) HostMemory() bool {
+	return b.kind == "go" || (b.kind == "xla" && b.plugin == "cpu")
+}
 
 // MarshalText writes the name.
 func (b BackendName) MarshalText() ([]byte, error) { return []byte(b.name), nil }
