@@ -354,12 +354,23 @@ func newPlan(kern Kernel, batch, m, n, k, threads int, directB bool) plan {
 	workers := max(1, min(threads, int(flops/minTaskFlops)))
 	// Splitting m re-packs B per part (k·n each); splitting n re-packs A.
 	p.alongM = m >= n
-	if batch < 2*workers && workers > 1 {
-		want := (2*workers + batch - 1) / batch // two tasks per worker balance uneven parts
+	// Tasks per worker: with several, a worker that finishes early takes
+	// another and the uneven last part matters less. Parts along m share
+	// one packed B (or read it in place), so four per worker cost little;
+	// parts along n each pack their A, so two. A part keeps at least two
+	// tiles' rows (columns).
+	per := 2
+	if p.alongM {
+		per = 4
+	}
+	if batch < per*workers && workers > 1 {
+		want := (per*workers + batch - 1) / batch
 		if p.alongM {
+			want = max(1, min(want, m/(2*p.tm)))
 			p.step = padded((m+want-1)/want, p.tm)
 			p.parts = (m + p.step - 1) / p.step
 		} else {
+			want = max(1, min(want, n/(2*p.tn)))
 			p.step = padded((n+want-1)/want, p.tn)
 			p.parts = (n + p.step - 1) / p.step
 		}
