@@ -272,20 +272,33 @@ func MatmulNote() string {
 	return ""
 }
 
-var fallbackNoticeOnce sync.Once
+// fallbackNotice is said once per process (FallbackNotice).
+var fallbackNotice onceNotice
 
 // FallbackNotice is, the first time it is called in a process for a
 // backend that asked for sgemm (matmul=auto) and runs simplego's own
-// kernel, the sentence to tell the user once (e.g. on stderr): which
-// kernel runs, why, and what it costs. It is "" on every later call and
-// for every other backend.
+// kernel because the hook refused to install (or its self-test failed),
+// the sentence to tell the user once (e.g. on stderr): which kernel runs,
+// why, and what it costs. It is "" on every later call and for every
+// other backend.
 func FallbackNotice(be backends.Backend) string {
-	if Matmul(be) != MatmulSimplego || simplegofast.Install() == nil {
+	if Matmul(be) != MatmulSimplego {
+		return ""
+	}
+	return fallbackNotice.take(simplegofast.Install())
+}
+
+// onceNotice turns the hook's refusal into a sentence, the first time only.
+type onceNotice struct{ once sync.Once }
+
+func (o *onceNotice) take(refused error) string {
+	if refused == nil {
 		return ""
 	}
 	msg := ""
-	fallbackNoticeOnce.Do(func() {
-		msg = "matrix products run on GoMLX's own kernel, about 25× slower than sgemm's: " + MatmulNote()
+	o.once.Do(func() {
+		why := strings.TrimPrefix(refused.Error(), simplegofast.ErrNotInstalled.Error()+": ")
+		msg = "matrix products run on GoMLX's own kernel, about 25× slower than sgemm's (runs record matmul: simplego): " + why
 	})
 	return msg
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"labelprivacy/sgemm"
+	"labelprivacy/sgemm/simplegofast"
 )
 
 func TestParseKind(t *testing.T) {
@@ -310,5 +312,23 @@ func TestFootprint(t *testing.T) {
 	huge := ModelConfig{Kind: KindMLP, InputDim: 28, Hidden: []int{1e10, 1e10}}
 	if f := huge.Footprint(1, 1024); !(f.Bytes() > 1e20) {
 		t.Errorf("a 10^20-parameter model is estimated at %g bytes", f.Bytes())
+	}
+}
+
+// TestFallbackNoticeOnce: a refused hook is said once per process, with
+// its reason; an installed one says nothing.
+func TestFallbackNoticeOnce(t *testing.T) {
+	var o onceNotice
+	if msg := o.take(nil); msg != "" {
+		t.Errorf("an installed hook says %q", msg)
+	}
+	refused := fmt.Errorf("%w: self-test failed: element [0,1,2] differs", simplegofast.ErrNotInstalled)
+	first := o.take(refused)
+	if !strings.Contains(first, "self-test failed: element [0,1,2] differs") || !strings.Contains(first, "25×") ||
+		strings.Contains(first, simplegofast.ErrNotInstalled.Error()) {
+		t.Errorf("first notice %q", first)
+	}
+	if again := o.take(refused); again != "" {
+		t.Errorf("said twice: %q", again)
 	}
 }
