@@ -281,12 +281,18 @@ func isParquet(path string) bool { return strings.EqualFold(filepath.Ext(path), 
 // readFrame reads path into a frameReader (the frame plus the file's fields).
 func readFrame(path string) (fr *frameReader, err error) {
 	defer recoverCorrupt(&err)
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
 	rr, err := openRecords(path)
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Close()
+	return readRecords(rr)
+}
+
+// readRecords reads every record batch of rr into a frameReader.
+func readRecords(rr recordReader) (fr *frameReader, err error) {
+	defer recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
 	if fr, err = newFrameFor(rr.Schema()); err != nil {
 		return nil, err
 	}

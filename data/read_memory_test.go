@@ -1,7 +1,10 @@
 package data
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -72,4 +75,33 @@ func TestReadIntoFinalBuffers(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(got)
+}
+
+// TestMappedFileShrinks: a mapped file cut short while it is read (its
+// pages past the new end fault) gives an error wrapping ErrCorrupt, not a
+// crash.
+func TestMappedFileShrinks(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("memory-mapped reading is tested on Linux")
+	}
+	f := &Frame{Rows: 200_000, Features: SynthFeatureNames(4), X: make([]float32, 800_000), Label: make([]uint8, 200_000)}
+	path := filepath.Join(t.TempDir(), "train.arrow")
+	if err := WriteFrame(path, f, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := openIPC(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.mapped == nil {
+		t.Skip("the file was not mapped")
+	}
+	if err := os.Truncate(path, 4096); err != nil {
+		t.Fatal(err)
+	}
+	_, err = readRecords(r)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "memory fault") {
+		t.Fatalf("reading a mapped file cut short: %v, want a memory fault wrapping ErrCorrupt", err)
+	}
 }
