@@ -4,10 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"testing"
 )
 
