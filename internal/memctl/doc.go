@@ -7,4 +7,8 @@
 // accumulates. The large arrays (features, embedding tables) live outside
 // the heap (package offheap) or hold no pointers, so the extra collections
 // cost little; a training step makes little garbage.
+//
+// Available reports the memory this process can still use (Linux's
+// MemAvailable within the cgroup's limit): pipeline refuses a model or
+// dataset estimated above it before allocating anything.
 package memctl
