@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"unsafe"
@@ -23,6 +25,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"labelprivacy/internal/atomicfile"
+	"labelprivacy/internal/offheap"
 )
 
 // maxBatchRows bounds the rows of one Arrow record batch we write (1<<20 ≈
@@ -308,7 +311,17 @@ func readFrame(path string) (fr *frameReader, err error) {
 		return nil, err
 	}
 	defer rr.Close()
+	return readRecords(rr)
+}
+
+// readRecords reads every record batch of rr into a frameReader.
+func readRecords(rr recordReader) (fr *frameReader, err error) {
+	defer recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
 	if fr, err = newFrameFor(rr.Schema()); err != nil {
+		return nil, err
+	}
+	if err := fr.reserveFor(rr); err != nil {
 		return nil, err
 	}
 	for i := 0; ; i++ {
@@ -322,8 +335,84 @@ func readFrame(path string) (fr *frameReader, err error) {
 		if err := fr.appendRecord(rec); err != nil {
 			return nil, fmt.Errorf("record batch %d: %w", i, err)
 		}
+		dropRead(rr)
 	}
 	return fr, fr.Validate()
+}
+
+// dropRead releases what rr has read so far from the resident set (a
+// mapped IPC file's pages; nothing for other readers).
+func dropRead(rr recordReader) {
+	if f, ok := rr.(*ipcFile); ok {
+		f.dropPages()
+	}
+}
+
+// reserveFor sizes fr's columns for every row of rr when rr can count them
+// cheaply (a mapped IPC file, a Parquet file's metadata), so that reading
+// fills buffers of their final size instead of growing them by doubling
+// (which held up to twice the features, plus the copy). Counts a damaged file
+// inflates beyond what its bytes can hold are ignored (reading then grows
+// the buffers and finds the damage).
+func (fr *frameReader) reserveFor(rr recordReader) error {
+	var rows, values, size int64
+	switch r := rr.(type) {
+	case *ipcFile:
+		listCol := -1
+		for c, f := range r.Schema().Fields() {
+			if f.Name == ColIndices {
+				listCol = c
+			}
+		}
+		var ok bool
+		var err error
+		if rows, values, ok, err = r.counts(listCol); err != nil || !ok {
+			return err
+		}
+		size = r.size
+	case *parquetReader:
+		rows, size = r.pf.NumRows(), r.size
+	default:
+		return nil
+	}
+	d := int64(fr.Dim())
+	if rows < 0 || values < 0 || rows > size || rows*d*4 > size || values*4 > size {
+		return nil
+	}
+	fr.reserve(int(rows), int(values))
+	return nil
+}
+
+// reserve gives every column of fr room for rows rows (and values sparse
+// indices) without reallocating.
+//
+// The features and sparse indices, a large file's bulk, are allocated
+// outside the Go heap when large (package offheap: the collector then
+// neither counts them in its goal nor holds their size again in garbage).
+func (fr *frameReader) reserve(rows, values int) {
+	fr.X = offheapFor[float32](fr.Frame, rows*fr.Dim())
+	for _, c := range rowColumns {
+		if c.present(fr.Frame) {
+			c.reserve(fr.Frame, rows)
+		}
+	}
+	for k := range fr.Keys {
+		fr.Keys[k].Values = make([]int64, 0, rows)
+	}
+	if fr.Offsets != nil {
+		fr.Offsets = append(offheapFor[int64](fr.Frame, rows+1), 0)
+		fr.Indices = offheapFor[uint32](fr.Frame, values)
+	}
+}
+
+// offheapFor returns an empty slice with room for n elements, allocated
+// with offheap.Alloc; the frame keeps the block.
+func offheapFor[T offheap.Elem](f *Frame, n int) []T {
+	s, b := offheap.Alloc[T](n)
+	if b != nil {
+		f.mem = append(f.mem, b)
+	}
+	return s[:0]
 }
 
 // recordReader is an open Arrow IPC or Parquet file read as record batches;
@@ -336,9 +425,10 @@ type recordReader interface {
 
 // parquetReader is an open Parquet file read as Arrow record batches.
 type parquetReader struct {
-	fh *os.File
-	pf *file.Reader
-	rr pqarrow.RecordReader
+	fh   *os.File
+	size int64
+	pf   *file.Reader
+	rr   pqarrow.RecordReader
 }
 
 func (p *parquetReader) Schema() *arrow.Schema { return p.rr.Schema() }
@@ -396,7 +486,7 @@ func openParquet(path string) (p *parquetReader, err error) {
 	if err == nil {
 		var rr pqarrow.RecordReader
 		if rr, err = rd.GetRecordReader(context.Background(), nil, nil); err == nil {
-			return &parquetReader{fh: fh, pf: pf, rr: rr}, nil
+			return &parquetReader{fh: fh, size: size, pf: pf, rr: rr}, nil
 		}
 	}
 	pf.Close()
@@ -545,13 +635,33 @@ func (fr *frameReader) appendIndices(col arrow.Array) error {
 	if !ok {
 		return fmt.Errorf("%w: column %q has type %s, want list<uint32>", ErrSchema, ColIndices, col.DataType())
 	}
-	vals, err := appendInt64(nil, l.ListValues(), ColIndices)
-	if err != nil {
-		return err
-	}
 	offs := l.Offsets() // len l.Len()+1 (arrow-go slices them from the array's offset)
 	if len(offs) != l.Len()+1 {
 		return fmt.Errorf("%w: column %q has %d offsets for %d rows", ErrCorrupt, ColIndices, len(offs), l.Len())
+	}
+	if u, ok := l.ListValues().(*array.Uint32); ok {
+		// The files this package writes: check the offsets, then copy the
+		// values in one piece (no per-batch temporary).
+		vals := u.Uint32Values()
+		for i := range l.Len() {
+			s, e := int64(offs[i]), int64(offs[i+1])
+			if s < 0 || e < s || e > int64(len(vals)) {
+				return fmt.Errorf("%w: column %q row %d: offsets [%d, %d) outside the %d values", ErrCorrupt, ColIndices, fr.Rows+i, s, e, len(vals))
+			}
+		}
+		if l.Len() == 0 {
+			return nil
+		}
+		base := int64(len(fr.Indices)) - int64(offs[0])
+		fr.Indices = append(fr.Indices, vals[offs[0]:offs[l.Len()]]...)
+		for _, o := range offs[1:] {
+			fr.Offsets = append(fr.Offsets, base+int64(o))
+		}
+		return nil
+	}
+	vals, err := appendInt64(nil, l.ListValues(), ColIndices)
+	if err != nil {
+		return err
 	}
 	for i := range l.Len() {
 		s, e := int64(offs[i]), int64(offs[i+1])
@@ -569,18 +679,63 @@ func (fr *frameReader) appendIndices(col arrow.Array) error {
 	return nil
 }
 
-// ipcFile is an open Arrow IPC file.
+// ipcFile is an open Arrow IPC file. Where the system allows it the file
+// is memory-mapped and read in place (ipc.NewMappedFileReader): a record
+// batch's buffers are the file's pages, not a copy on the heap, and
+// dropPages gives the pages of the batches read so far back (they leave the
+// resident set; the page cache keeps them), so reading a file of any size
+// holds about one record batch of it at a time.
 type ipcFile struct {
-	fh *os.File
+	fh     *os.File
+	size   int64
+	mapped []byte // nil: read with ReadAt
 	*ipc.FileReader
 }
 
 func (f *ipcFile) Close() {
 	f.FileReader.Close()
+	if f.mapped != nil {
+		unmapFile(f.mapped)
+	}
 	f.fh.Close()
 }
 
-// openIPC opens an Arrow IPC file for reading (its footer and schema).
+// dropPages releases the mapped pages read so far from the resident set.
+func (f *ipcFile) dropPages() {
+	if f.mapped != nil {
+		dropPages(f.mapped)
+	}
+}
+
+// counts returns the file's rows and, when the list column at index
+// listCol (−1: none) is present, its values, from the record batches'
+// metadata (with a mapped file no data page is read). ok is false when the
+// file is not mapped (counting would read every batch twice).
+func (f *ipcFile) counts(listCol int) (rows, values int64, ok bool, err error) {
+	if f.mapped == nil {
+		return 0, 0, false, nil
+	}
+	for i := range f.NumRecords() {
+		rec, err := f.RecordBatchAt(i)
+		if err != nil {
+			return 0, 0, false, corrupt(fmt.Errorf("record batch %d: %w", i, err))
+		}
+		rows += rec.NumRows()
+		if listCol >= 0 && listCol < int(rec.NumCols()) {
+			if l, isList := rec.Column(listCol).(*array.List); isList {
+				values += int64(l.ListValues().Len())
+			}
+		}
+		rec.Release()
+	}
+	return rows, values, true, nil
+}
+
+// errNoMap: the file is read with ReadAt instead.
+var errNoMap = errors.New("data: not memory-mapped")
+
+// openIPC opens an Arrow IPC file for reading (its footer and schema),
+// memory-mapped where possible.
 func openIPC(path string) (*ipcFile, error) {
 	fh, size, err := openFile(path)
 	if err != nil {
@@ -590,12 +745,23 @@ func openIPC(path string) (*ipcFile, error) {
 		fh.Close()
 		return nil, err
 	}
-	r, err := ipc.NewFileReader(fh, ipc.WithAllocator(readAllocator(size)))
+	f := &ipcFile{fh: fh, size: size}
+	var r *ipc.FileReader
+	if m, merr := mapFile(fh, size); merr == nil {
+		f.mapped = m
+		r, err = ipc.NewMappedFileReader(m, ipc.WithAllocator(readAllocator(size)))
+	} else {
+		r, err = ipc.NewFileReader(fh, ipc.WithAllocator(readAllocator(size)))
+	}
 	if err != nil {
+		if f.mapped != nil {
+			unmapFile(f.mapped)
+		}
 		fh.Close()
 		return nil, corrupt(fmt.Errorf("not an Arrow IPC file: %w", err))
 	}
-	return &ipcFile{fh: fh, FileReader: r}, nil
+	f.FileReader = r
+	return f, nil
 }
 
 // ReadMetadata returns the schema metadata of an Arrow IPC file without

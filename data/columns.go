@@ -17,6 +17,7 @@ type column interface {
 	length(f *Frame) int
 	accepts(t arrow.DataType) bool             // can be read from a file column of type t
 	setEmpty(f *Frame)                         // a present column of no rows
+	reserve(f *Frame, n int)                   // a present column of no rows, room for n
 	array(f *Frame) arrow.Array                // zero-copy view of the column
 	appendArrow(f *Frame, a arrow.Array) error // append a column read from a file
 	slice(dst, src *Frame, i, j int)           // dst's column = src's rows [i, j)
@@ -36,6 +37,7 @@ func (c typedColumn[T]) dataType() arrow.DataType   { return c.dt }
 func (c typedColumn[T]) present(f *Frame) bool      { return *c.field(f) != nil }
 func (c typedColumn[T]) length(f *Frame) int        { return len(*c.field(f)) }
 func (c typedColumn[T]) setEmpty(f *Frame)          { *c.field(f) = []T{} }
+func (c typedColumn[T]) reserve(f *Frame, n int)    { *c.field(f) = make([]T, 0, n) }
 func (c typedColumn[T]) array(f *Frame) arrow.Array { return primArray(c.dt, *c.field(f)) }
 
 func (c typedColumn[T]) accepts(t arrow.DataType) bool {

@@ -31,6 +31,12 @@ func recoverCorrupt(err *error) {
 	if r == nil {
 		return
 	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		// A memory fault (debug.SetPanicOnFault) reading a mapped file:
+		// the file shrank or its storage failed while it was read.
+		*err = fmt.Errorf("%w: a memory fault reading the mapped file at %#x (did it change while it was read?): %v", ErrCorrupt, f.Addr(), r)
+		return
+	}
 	if _, ok := r.(allocLimitError); !ok && panickedInOwnCode() {
 		panic(r)
 	}

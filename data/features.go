@@ -1,5 +1,7 @@
 package data
 
+import "labelprivacy/internal/offheap"
+
 // Features are the model inputs of a table's rows, dense features and
 // sparse indices, and nothing else. The type has no field for a label, η,
 // key or release column, so code handed Features (the group trainer, its
@@ -15,12 +17,16 @@ type Features struct {
 	// Sparse features in CSR form: row i holds Indices[Offsets[i]:Offsets[i+1]].
 	Indices []uint32
 	Offsets []int64 // len Rows+1 when Indices is present
+
+	// mem owns arrays read outside the Go heap (package offheap): kept
+	// with every value that shares them.
+	mem []*offheap.Block
 }
 
 // FeaturesOnly returns the frame's dense and sparse features, sharing its
 // arrays; none of its other columns.
 func (f *Frame) FeaturesOnly() *Features {
-	return &Features{Rows: f.Rows, Names: f.Features, X: f.X, Indices: f.Indices, Offsets: f.Offsets}
+	return &Features{Rows: f.Rows, Names: f.Features, X: f.X, Indices: f.Indices, Offsets: f.Offsets, mem: f.mem}
 }
 
 // Dim is the number of dense features.
@@ -33,7 +39,7 @@ func (f *Features) HasSparse() bool { return f.Offsets != nil }
 // rebased, so they are copied).
 func (f *Features) Slice(i, j int) *Features {
 	d := f.Dim()
-	g := &Features{Rows: j - i, Names: f.Names, X: f.X[i*d : j*d]}
+	g := &Features{Rows: j - i, Names: f.Names, X: f.X[i*d : j*d], mem: f.mem}
 	if f.Offsets != nil {
 		lo, hi := f.Offsets[i], f.Offsets[j]
 		g.Indices = f.Indices[lo:hi]

@@ -11,7 +11,9 @@ import (
 // labels. A new field fails this test, so whoever adds one decides, here,
 // that it is not label-derived.
 func TestFeaturesHoldNoLabel(t *testing.T) {
-	want := []string{"Rows", "Names", "X", "Indices", "Offsets"}
+	// mem owns the off-heap memory of X, Indices and Offsets (never a
+	// label column: those are made on the heap).
+	want := []string{"Rows", "Names", "X", "Indices", "Offsets", "mem"}
 	var got []string
 	typ := reflect.TypeFor[Features]()
 	for i := range typ.NumField() {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"labelprivacy/internal/offheap"
 )
 
 // Frame is an in-memory, column-oriented table: the unit the importers write,
@@ -38,6 +40,10 @@ type Frame struct {
 
 	// Meta is stored as the Arrow schema's key/value metadata.
 	Meta map[string]string
+
+	// mem owns arrays read outside the Go heap (package offheap: a large
+	// file's features and indices), kept with every value that shares them.
+	mem []*offheap.Block
 }
 
 // KeyColumn is one integer key column of a Frame.
@@ -141,7 +147,7 @@ func (f *Frame) Validate() error {
 // rebased, so they are copied).
 func (f *Frame) Slice(i, j int) *Frame {
 	x := f.FeaturesOnly().Slice(i, j)
-	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta}
+	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta, mem: f.mem}
 	for _, c := range rowColumns {
 		c.slice(g, f, i, j)
 	}

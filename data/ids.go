@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -166,6 +167,7 @@ func ReadFrameWithIDs(path, idCol string) (*Frame, *IDs, error) {
 // and !required, the file is read as it is (nil IDs).
 func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs, err error) {
 	defer recoverCorrupt(&err)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
 	rr, err := openRecords(path)
 	if err != nil {
 		return nil, nil, err
@@ -205,6 +207,9 @@ func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs,
 	if idx >= 0 {
 		ids = &IDs{Column: idCol}
 	}
+	if err := fr.reserveFor(rr); err != nil {
+		return nil, nil, err
+	}
 	for i := 0; ; i++ {
 		rec, err := rr.Read()
 		if err == io.EOF {
@@ -232,6 +237,7 @@ func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs,
 		if err != nil {
 			return nil, nil, fmt.Errorf("record batch %d: %w", i, err)
 		}
+		dropRead(rr)
 	}
 	return fr, ids, fr.Validate()
 }

@@ -78,6 +78,19 @@ func TestFitStandardizer(t *testing.T) {
 	if z.Mean[3] != 0 {
 		t.Errorf("constant feature not centred: %v", z.Mean[3])
 	}
+
+	// In place: the same values, in f's own buffer.
+	x0 := &f.X[0]
+	if err := s.ApplyInPlace(f); err != nil {
+		t.Fatal(err)
+	}
+	if &f.X[0] != x0 || !slices.Equal(f.X, g.X) {
+		t.Error("ApplyInPlace gave other values than Apply, or a new buffer")
+	}
+	bad := &Frame{Rows: 1, Features: []string{"a"}, X: []float32{3}}
+	if err := s.ApplyInPlace(bad); err == nil || bad.X[0] != 3 {
+		t.Errorf("ApplyInPlace of a mismatched frame: %v, X %v", err, bad.X)
+	}
 }
 
 // Labels and targets play no part: two frames with the same features and

@@ -3,10 +3,12 @@ package model
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 
+	"labelprivacy/sgemm"
 	"labelprivacy/sgemm/simplegofast"
 )
 
@@ -30,8 +32,11 @@ const DefaultGoOptions = "ops_sequential,dotgeneral_large"
 // Matrix-product paths of backend "go" (Matmul, MatmulPath; the run
 // record's matmul column).
 const (
-	// MatmulAVX2: float32 DotGeneral runs on package sgemm's packed
-	// AVX2/FMA kernel (installed by package simplegofast).
+	// MatmulAVX512: float32 DotGeneral runs on package sgemm's packed
+	// AVX-512 kernel (installed by package simplegofast).
+	MatmulAVX512 = "avx512"
+	// MatmulAVX2: the same on sgemm's AVX2/FMA kernel. Both kernels give
+	// the same bits (sgemm's doc); AVX-512 runs about twice as fast.
 	MatmulAVX2 = "avx2"
 	// MatmulSimplego: simplego's own scalar blocked kernel.
 	MatmulSimplego = "simplego"
@@ -40,8 +45,9 @@ const (
 )
 
 // matmulOption is the option of backend "go" that picks the product path:
-// matmul=auto (default: avx2 where it installs, else simplego),
-// matmul=avx2 (an error where it does not) or matmul=simplego (off).
+// matmul=auto (default: avx512 where the CPU has AVX-512, else avx2, where
+// the hook installs; else simplego), matmul=avx512 or matmul=avx2 (an
+// error where that kernel does not run) or matmul=simplego (off).
 const matmulOption = "matmul"
 
 // NewBackend returns the GoMLX backend with the given name:
@@ -49,12 +55,13 @@ const matmulOption = "matmul"
 //   - "" or "go": the pure-Go backend (package simplego) with
 //     DefaultGoOptions; "go:<options>" passes simplego options through
 //     instead, e.g. "go:parallelism=2" or "go:ops_parallel". The option
-//     matmul=auto|avx2|simplego (this package's, not simplego's) picks the
-//     matrix-product kernel; on its own, e.g. "go:matmul=simplego", it
-//     keeps DefaultGoOptions. With auto (the default) float32 products run
-//     on package sgemm's AVX2/FMA kernel when simplegofast.Install accepts
-//     this binary (GoMLX v0.26.0, amd64 with AVX2 and FMA), else on
-//     simplego's own; Matmul tells which.
+//     matmul=auto|avx512|avx2|simplego (this package's, not simplego's)
+//     picks the matrix-product kernel; on its own, e.g.
+//     "go:matmul=simplego", it keeps DefaultGoOptions. With auto (the
+//     default) float32 products run on package sgemm's AVX-512 kernel on
+//     CPUs with AVX-512F, else on its AVX2/FMA kernel, when
+//     simplegofast.Install accepts this binary (GoMLX v0.26.0, amd64 with
+//     AVX2 and FMA), else on simplego's own; Matmul tells which.
 //   - "xla:cpu", "xla:cuda", or "xla:<plugin>": the XLA/PJRT backend with that
 //     plugin. Plugins are searched in the directories of
 //     PJRT_PLUGIN_LIBRARY_PATH (':'-separated, read at program start) under the
@@ -79,7 +86,7 @@ func NewBackend(name string) (backends.Backend, error) {
 }
 
 // BackendName is a parsed backend name (the config key backend): "go",
-// "go:<options>" (simplego options plus matmul=auto|avx2|simplego),
+// "go:<options>" (simplego options plus matmul=auto|avx512|avx2|simplego),
 // "xla:<plugin>". The zero value is not a backend; ParseBackend makes one.
 // Its text is the name as given (trimmed), so it names runs and configs
 // exactly as the user wrote it.
@@ -87,7 +94,7 @@ type BackendName struct {
 	name     string // as given, trimmed
 	kind     string // "go" or "xla"
 	simplego string // go: simplego's options
-	matmul   string // go: auto, MatmulAVX2 or MatmulSimplego
+	matmul   string // go: auto, MatmulAVX512, MatmulAVX2 or MatmulSimplego
 	plugin   string // xla: the PJRT plugin
 }
 
@@ -127,6 +134,12 @@ func (b BackendName) String() string { return b.name }
 // IsGo reports whether b is the pure-Go backend.
 func (b BackendName) IsGo() bool { return b.kind == "go" }
 
+// HostMemory reports whether b keeps a model's state in this machine's
+// memory (go, xla:cpu) rather than on a device.
+func (b BackendName) HostMemory() bool {
+	return b.kind == "go" || (b.kind == "xla" && b.plugin == "cpu")
+}
+
 // MarshalText writes the name.
 func (b BackendName) MarshalText() ([]byte, error) { return []byte(b.name), nil }
 
@@ -159,17 +172,28 @@ func (b BackendName) Open() (be backends.Backend, err error) {
 		return nil, fmt.Errorf("model: creating backend %q: %w", b.name, err)
 	}
 	if b.matmul != MatmulSimplego {
-		if err := simplegofast.Enable(be); err != nil && b.matmul == MatmulAVX2 {
+		if err := simplegofast.Enable(be, b.kernel()); err != nil && b.matmul != "auto" {
 			be.Finalize()
-			return nil, fmt.Errorf("model: backend %q: %w", b.name, err)
+			return nil, fmt.Errorf("model: backend %q: matmul=%s: %w", b.name, b.matmul, err)
 		}
 	}
 	return be, nil
 }
 
+// kernel is the sgemm kernel matmul asks for (auto: the best one).
+func (b BackendName) kernel() sgemm.Kernel {
+	switch b.matmul {
+	case MatmulAVX512:
+		return sgemm.KernelAVX512
+	case MatmulAVX2:
+		return sgemm.KernelAVX2
+	}
+	return sgemm.Best()
+}
+
 // goOptions splits the options of backend "go" into simplego's (default
 // DefaultGoOptions when none but matmul are given) and the matmul choice
-// ("auto", MatmulAVX2 or MatmulSimplego).
+// ("auto", MatmulAVX512, MatmulAVX2 or MatmulSimplego).
 func goOptions(opts string, hasOpts bool) (simplegoOpts, matmul string, err error) {
 	matmul = "auto"
 	if !hasOpts {
@@ -183,10 +207,11 @@ func goOptions(opts string, hasOpts bool) (simplegoOpts, matmul string, err erro
 			continue
 		}
 		switch v {
-		case "auto", MatmulAVX2, MatmulSimplego:
+		case "auto", MatmulAVX512, MatmulAVX2, MatmulSimplego:
 			matmul = v
 		default:
-			return "", "", fmt.Errorf("%w: option %s=%q: want auto, %s or %s", ErrInvalidConfig, matmulOption, v, MatmulAVX2, MatmulSimplego)
+			return "", "", fmt.Errorf("%w: option %s=%q: want auto, %s, %s or %s", ErrInvalidConfig, matmulOption, v,
+				MatmulAVX512, MatmulAVX2, MatmulSimplego)
 		}
 	}
 	if len(rest) == 0 {
@@ -202,16 +227,21 @@ func isGoBackend(be backends.Backend) bool {
 }
 
 // Matmul names the matrix-product path backend be runs float32 products
-// on: MatmulAVX2, MatmulSimplego or MatmulXLA.
+// on: MatmulAVX512, MatmulAVX2, MatmulSimplego or MatmulXLA.
 func Matmul(be backends.Backend) string {
-	if simplegofast.Enabled(be) {
-		return MatmulAVX2
+	if k, ok := simplegofast.Kernel(be); ok {
+		return k.String()
 	}
 	if isGoBackend(be) {
 		return MatmulSimplego
 	}
 	return MatmulXLA
 }
+
+// usesSgemm reports whether be runs float32 products on an sgemm kernel
+// (either: they give the same bits, so the graphs built for them must be
+// the same too).
+func usesSgemm(be backends.Backend) bool { return simplegofast.Enabled(be) }
 
 // Matmul is the package's Matmul for the backend Open makes, without
 // making one. It may install the kernel (simplegofast.Install), as Open
@@ -222,22 +252,55 @@ func (b BackendName) Matmul() string {
 		return MatmulXLA
 	case b.kind == "":
 		return ""
-	case b.matmul != MatmulSimplego && simplegofast.Install() == nil:
-		return MatmulAVX2
-	case b.matmul == MatmulAVX2:
-		return ""
+	case b.matmul == MatmulSimplego:
+		return MatmulSimplego
+	case simplegofast.Install() == nil && b.kernel().Available():
+		return b.kernel().String()
+	case b.matmul != "auto":
+		return "" // Open fails
 	}
 	return MatmulSimplego
 }
 
-// MatmulNote says why backend "go" runs simplego's own kernel when the
-// AVX2 one was wanted (matmul=auto) but refused to install; "" when it
-// installed.
+// MatmulNote says why backend "go" runs simplego's own kernel when an
+// sgemm one was wanted (matmul=auto) but the hook refused to install; ""
+// when it installed.
 func MatmulNote() string {
 	if err := simplegofast.Install(); err != nil {
 		return strings.TrimPrefix(err.Error(), simplegofast.ErrNotInstalled.Error()+": ")
 	}
 	return ""
+}
+
+// fallbackNotice is said once per process (FallbackNotice).
+var fallbackNotice onceNotice
+
+// FallbackNotice is, the first time it is called in a process for a
+// backend that asked for sgemm (matmul=auto) and runs simplego's own
+// kernel because the hook refused to install (or its self-test failed),
+// the sentence to tell the user once (e.g. on stderr): which kernel runs,
+// why, and what it costs. It is "" on every later call and for every
+// other backend.
+func FallbackNotice(be backends.Backend) string {
+	if Matmul(be) != MatmulSimplego {
+		return ""
+	}
+	return fallbackNotice.take(simplegofast.Install())
+}
+
+// onceNotice turns the hook's refusal into a sentence, the first time only.
+type onceNotice struct{ once sync.Once }
+
+func (o *onceNotice) take(refused error) string {
+	if refused == nil {
+		return ""
+	}
+	msg := ""
+	o.once.Do(func() {
+		why := strings.TrimPrefix(refused.Error(), simplegofast.ErrNotInstalled.Error()+": ")
+		msg = "matrix products run on GoMLX's own kernel, about 25× slower than sgemm's (runs record matmul: simplego): " + why
+	})
+	return msg
 }
 
 // CUDAChecksEnv is go-xla's switch for its CUDA driver checks. With the checks

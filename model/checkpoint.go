@@ -59,13 +59,27 @@ type ckptHeader struct {
 	Tensors       []ckptTensor `json:"tensors"`
 }
 
-// snapshot is a group's training state copied to the host at a step boundary.
+// snapshot is a group's training state copied to the host at a step
+// boundary. A tensor with a read function instead of data (a host-kept
+// embedding table: 300 MB for kdd_embed) is read from the live state in
+// chunks while the file is written, so the write must finish before
+// training goes on; it is never copied whole.
 type snapshot struct {
 	step          int64
 	epochLossSum  []float64
 	lastEpochLoss []float64
 	tensors       []ckptTensor
 	data          [][]float32
+	read          []func(dst []float32, off int) // per tensor, or nil: data holds it
+}
+
+// size is the number of floats of tensor t.
+func (t ckptTensor) size() int {
+	n := 1
+	for _, d := range t.Dims {
+		n *= d
+	}
+	return n
 }
 
 func bitsOf(v []float64) []uint64 {
@@ -114,17 +128,33 @@ func writeCheckpoint(dir, fingerprint string, s *snapshot) (err error) {
 	binary.Write(w, binary.LittleEndian, uint64(len(hj)))
 	w.Write(hj)
 	buf := make([]byte, 0, 1<<16)
-	for _, t := range s.data {
-		for len(t) > 0 {
-			n := min(len(t), cap(buf)/4)
+	var chunk []float32 // a streamed tensor's current part
+	for i, t := range s.data {
+		var read func([]float32, int)
+		if i < len(s.read) {
+			read = s.read[i]
+		}
+		size := len(t)
+		if read != nil {
+			size, chunk = s.tensors[i].size(), make([]float32, cap(buf)/4)
+		}
+		for off := 0; off < size; {
+			n := min(size-off, cap(buf)/4)
+			var part []float32
+			if read != nil {
+				part = chunk[:n]
+				read(part, off)
+			} else {
+				part = t[off : off+n]
+			}
 			buf = buf[:0]
-			for _, v := range t[:n] {
+			for _, v := range part {
 				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 			}
 			if _, err := w.Write(buf); err != nil {
 				return err
 			}
-			t = t[n:]
+			off += n
 		}
 	}
 	if err := w.Flush(); err != nil {

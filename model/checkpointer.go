@@ -8,7 +8,9 @@ import (
 // checkpointer saves a group's state at step boundaries on the loop's
 // behalf: every GroupConfig.CheckpointEvery, when the loop is cancelled,
 // and at the end. A save snapshots the state to the host and writes it in
-// the background (ckptWriter); the next save, or the end, waits for it.
+// the background (ckptWriter); the next save, or the end, waits for it. A
+// host-kept embedding table is not copied (300 MB for kdd_embed): the save
+// writes it from the live table and training waits for the write.
 type checkpointer struct {
 	dir   string // "": no checkpoints
 	every Interval
@@ -48,7 +50,7 @@ func (c *checkpointer) save(t *trainer, step int64, epochLossSum, lastEpochLoss 
 	c.w.start(&c.snap)
 	c.saves++
 	c.last, c.at = time.Now(), step
-	if sync {
+	if sync || t.liveHost() {
 		return c.w.wait()
 	}
 	return nil

@@ -76,7 +76,7 @@ func fastDotGeneralVJP(node *Node, vjpOutputs []*Node, outputShape shapes.Shape)
 	gradX := DotGeneral(v, []int{2}, []int{0}, w, []int{2}, []int{0}) // [R,B,i]
 	var gradW *Node
 	be := node.Graph().Backend()
-	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(be) && Matmul(be) != MatmulAVX2 && b%2 == 0 && b >= 256 {
+	if r, b := x.Shape().Dim(0), x.Shape().Dim(1); isGoBackend(be) && !usesSgemm(be) && b%2 == 0 && b >= 256 {
 		// simplego's own kernel runs a small product on one core per batch
 		// entry, so a lone replica's grad_W ([i,o], contracting B) used one
 		// core: split B in halves as a second batch axis and add them. Done

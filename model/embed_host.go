@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"labelprivacy/internal/offheap"
 )
 
 // hostEmbedding keeps kdd_embed's tables and their lazy Adam moments in
@@ -21,8 +23,9 @@ import (
 // cache lines each rather than three.
 type hostEmbedding struct {
 	r, k, e int
-	rows    []float32 // [R·(K+1)][3][E]
-	grad    []float32 // [R·U·E]: per step, the gradient of each touched row
+	rows    []float32      // [R·(K+1)][3][E]
+	mem     *offheap.Block // rows' memory when outside the heap (300 MB for one kdd_embed replica)
+	grad    []float32      // [R·U·E]: per step, the gradient of each touched row
 
 	// Deferred lazy Adam of the last step (see update).
 	pend, split []pendingRow
@@ -36,10 +39,20 @@ type hostEmbedding struct {
 	done        chan struct{}
 }
 
+// newHostEmbedding allocates the tables (outside the Go heap when large:
+// free releases them).
 func newHostEmbedding(r, k, e, u int) *hostEmbedding {
-	rows := make([]float32, r*(k+1)*3*e)
+	rows, mem := offheap.Alloc[float32](r * (k + 1) * 3 * e)
 	adviseHugePages(rows)
-	return &hostEmbedding{r: r, k: k, e: e, rows: rows, grad: make([]float32, r*u*e)}
+	return &hostEmbedding{r: r, k: k, e: e, rows: rows, mem: mem, grad: make([]float32, r*u*e)}
+}
+
+// free waits for pending work and releases the tables; h must not be used
+// afterwards.
+func (h *hostEmbedding) free() {
+	h.wait()
+	h.rows = nil
+	h.mem.Free()
 }
 
 // get copies part (0: values, 1: first moments, 2: second moments) of every
@@ -49,6 +62,39 @@ func (h *hostEmbedding) get(part int, dst []float32) {
 	e := h.e
 	for i := range len(dst) / e {
 		copy(dst[i*e:(i+1)*e], h.rows[(3*i+part)*e:])
+	}
+}
+
+// row is part (0: values, 1 and 2: moments) of table row i, in place.
+func (h *hostEmbedding) row(i, part int) []float32 {
+	return h.rows[(3*i+part)*h.e : (3*i+part+1)*h.e]
+}
+
+// compactValues moves every row's values to the front of the table (the
+// layout of get(0, …)) and returns them; the moments are gone, and their
+// pages go back to the system. Only free may follow. After training this
+// halves what handing the table over costs: the values are copied from
+// 100 MB, not next to 300.
+func (h *hostEmbedding) compactValues() []float32 {
+	h.flush()
+	e := h.e
+	n := len(h.rows) / (3 * e)
+	for i := range n { // row i moves from 3·i·e to i·e: never over a row not yet moved
+		copy(h.rows[i*e:(i+1)*e], h.rows[3*i*e:3*i*e+e])
+	}
+	h.mem.DropPages(offheap.Bytes(h.rows[n*e:]))
+	return h.rows[:n*e]
+}
+
+// getRange copies floats [off, off+len(dst)) of get's result into dst,
+// without flushing: the caller flushed, and nothing changes the table
+// until it is done.
+func (h *hostEmbedding) getRange(part int, dst []float32, off int) {
+	e := h.e
+	for len(dst) > 0 {
+		i, c := off/e, off%e
+		n := copy(dst, h.rows[(3*i+part)*e+c:(3*i+part+1)*e])
+		dst, off = dst[n:], off+n
 	}
 }
 

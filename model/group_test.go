@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"labelprivacy/data"
+	"labelprivacy/sgemm"
 )
 
 // paramValues reads parameter i of every replica (stacked) back to the host.
@@ -418,5 +420,46 @@ func TestProgressAndPredictShapes(t *testing.T) {
 	g.Close() // idempotent
 	if _, err := g.Predict(feat); !errors.Is(err, ErrClosed) {
 		t.Errorf("Predict after Close: %v", err)
+	}
+}
+
+// TestKernelsTrainAlike: the same group trained with float32 products on
+// sgemm's AVX2 kernel and on its AVX-512 kernel predicts the same
+// probabilities bit for bit. The kernels compute every product element as
+// the same chain of fused multiply-adds (package sgemm), which is stronger
+// than the promise that they agree within the kernel's error bound
+// 2·γ_K·Σ|a·b| per product element; a kernel 10% off in one product
+// changes the predictions. Run where the CPU has AVX-512 (this team's
+// machines); skipped elsewhere, where only the AVX2 kernel runs and the
+// other tests cover it.
+func TestKernelsTrainAlike(t *testing.T) {
+	if !sgemm.HasAVX512() || os.Getenv("MODEL_TEST_BACKEND") != "" {
+		t.Skipf("needs backend go on a CPU with AVX-512 (kernels here: %v)", sgemm.Kernels())
+	}
+	const d = 10
+	w, b := trueModel(d, 2, 2)
+	tr := makeLogistic(2048, w, b, 5)
+	te := makeLogistic(600, w, b, 6)
+	feat, test := denseFrame(tr.X, d), denseFrame(te.X, d)
+	predict := func(matmul string) [][]float32 {
+		be, err := NewBackend("go:matmul=" + matmul)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Finalize()
+		if got := Matmul(be); got != matmul {
+			t.Fatalf("backend go:matmul=%s runs %s", matmul, got)
+		}
+		cfg := GroupConfig{Name: "kernels", Backend: be, Model: ModelConfig{Kind: KindHiggsMLP, InputDim: d}, Loss: LossDebiasedBCE,
+			Epochs: 2, Features: feat, Replicas: groupReplicas(t, feat, tr.Y, 3, LossDebiasedBCE, 0, 128)}
+		g := mustTrain(t, cfg)
+		defer g.Close()
+		return mustPredict(t, g, test)
+	}
+	avx2, avx512 := predict(MatmulAVX2), predict(MatmulAVX512)
+	for r := range avx2 {
+		if !slices.Equal(avx2[r], avx512[r]) {
+			t.Fatalf("replica %d predicts differently on the avx2 and avx512 kernels", r)
+		}
 	}
 }

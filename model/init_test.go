@@ -116,3 +116,46 @@ func TestInitDependsOnSeedOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestHostTableInit: kdd_embed's host-kept table is initialized row by row
+// in place; each replica's rows hold exactly initReplica(its seed)'s
+// table, the trash row and both moments zero.
+func TestHostTableInit(t *testing.T) {
+	const width, buckets = 4, 37
+	idx, mask, y := sparseData(64, width, buckets, 3)
+	feat := sparseFrame(idx, mask, width)
+	seeds := []uint64{5, 8}
+	tt := &trainer{cfg: GroupConfig{Name: "hostinit", Backend: goBackend(t), Model: ModelConfig{Kind: KindKDDEmbed, Buckets: buckets},
+		Loss: LossBCE, Features: feat, SparseEmbedding: true, Resident: ResidentNever}}
+	for _, s := range seeds {
+		tt.cfg.Replicas = append(tt.cfg.Replicas, Replica{Seed: s, Source: source(t, feat, srcOpts{labels: y, batch: 16})})
+	}
+	if err := tt.validate(); err != nil {
+		t.Fatal(err)
+	}
+	tt.state = make([]backends.Buffer, 3*len(tt.gspecs)+1)
+	tt.host = newHostEmbedding(tt.s.r, tt.m.Buckets, tt.m.EmbedDim, tt.s.u)
+	if err := tt.initialState(); err != nil {
+		t.Fatal(err)
+	}
+	defer tt.release()
+	e := tt.m.EmbedDim
+	for k, s := range seeds {
+		want := make([][]float32, len(tt.specs))
+		for j, q := range tt.specs {
+			want[j] = make([]float32, q.size())
+		}
+		tt.m.initReplica(s, want)
+		for row := range buckets + 1 {
+			got := tt.host.row(k*(buckets+1)+row, 0)
+			if !slices.Equal(got, want[0][row*e:(row+1)*e]) {
+				t.Fatalf("replica %d (seed %d) table row %d is not initReplica's", k, s, row)
+			}
+			for part := 1; part < 3; part++ {
+				if slices.ContainsFunc(tt.host.row(k*(buckets+1)+row, part), func(v float32) bool { return v != 0 }) {
+					t.Fatalf("replica %d row %d: moment %d not zero", k, row, part)
+				}
+			}
+		}
+	}
+}

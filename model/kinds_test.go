@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"labelprivacy/sgemm"
+	"labelprivacy/sgemm/simplegofast"
 )
 
 func TestParseKind(t *testing.T) {
@@ -87,7 +89,7 @@ func TestNewBackend(t *testing.T) {
 		{name: "go:ops_sequential"},
 		{name: "go:matmul=simplego"},
 		{name: "go:parallelism=1,matmul=auto"},
-		{name: "go:matmul=fast", wantErr: []string{"matmul", `"fast"`, "avx2", "simplego"}},
+		{name: "go:matmul=fast", wantErr: []string{"matmul", `"fast"`, "avx512", "avx2", "simplego"}},
 		{name: "tpu", wantErr: []string{"unknown backend"}},
 		{name: "xla", wantErr: []string{"xla:cpu"}},
 		{name: "xla:cuda", wantErr: []string{`"go"`}, skipOK: true},
@@ -204,20 +206,30 @@ func TestBackendEnv(t *testing.T) {
 // and as MatmulPath predicts it (the run record's matmul column), and the
 // options simplego receives.
 func TestMatmul(t *testing.T) {
-	avx2 := MatmulSimplego
-	if sgemm.HasAVX2() {
-		avx2 = MatmulAVX2
+	best := MatmulSimplego // what auto picks
+	switch {
+	case sgemm.HasAVX512():
+		best = MatmulAVX512
+	case sgemm.HasAVX2():
+		best = MatmulAVX2
 	}
-	for _, tc := range []struct {
+	cases := []struct {
 		name, want, sgOpts string
 	}{
-		{"go", avx2, DefaultGoOptions},
-		{"", avx2, DefaultGoOptions},
+		{"go", best, DefaultGoOptions},
+		{"", best, DefaultGoOptions},
 		{"go:matmul=simplego", MatmulSimplego, DefaultGoOptions},
-		{"go:matmul=auto", avx2, DefaultGoOptions},
+		{"go:matmul=auto", best, DefaultGoOptions},
 		{"go:ops_parallel,matmul=simplego", MatmulSimplego, "ops_parallel"},
-		{"go:parallelism=1", avx2, "parallelism=1"},
-	} {
+		{"go:parallelism=1", best, "parallelism=1"},
+	}
+	if sgemm.HasAVX2() {
+		cases = append(cases, struct{ name, want, sgOpts string }{"go:matmul=avx2", MatmulAVX2, DefaultGoOptions})
+	}
+	if sgemm.HasAVX512() {
+		cases = append(cases, struct{ name, want, sgOpts string }{"go:parallelism=2,matmul=avx512", MatmulAVX512, "parallelism=2"})
+	}
+	for _, tc := range cases {
 		b, err := NewBackend(tc.name)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.name, err)
@@ -242,14 +254,26 @@ func TestMatmul(t *testing.T) {
 	}
 	if sgemm.HasAVX2() {
 		// The test backend (group invariance, determinism, …) runs on sgemm.
-		if got := Matmul(goBackend(t)); got != MatmulAVX2 && os.Getenv("MODEL_TEST_BACKEND") == "" {
+		if got := Matmul(goBackend(t)); got != best && os.Getenv("MODEL_TEST_BACKEND") == "" {
 			t.Errorf("the tests' backend runs %q", got)
 		}
 		if note := MatmulNote(); note != "" {
 			t.Errorf("MatmulNote on an AVX2 machine: %q", note)
 		}
+		if msg := FallbackNotice(goBackend(t)); msg != "" {
+			t.Errorf("FallbackNotice for a backend on sgemm: %q", msg)
+		}
 	} else if _, err := NewBackend("go:matmul=avx2"); err == nil {
 		t.Error("matmul=avx2 accepted without AVX2")
+	}
+	if !sgemm.HasAVX512() {
+		_, err := NewBackend("go:matmul=avx512")
+		if err == nil || !strings.Contains(err.Error(), "avx512") {
+			t.Errorf("matmul=avx512 without AVX-512: %v, want an error naming it", err)
+		}
+		if got := mustParseBackend(t, "go:matmul=avx512").Matmul(); got != "" {
+			t.Errorf("Matmul of go:matmul=avx512 without AVX-512 = %q, want \"\" (Open fails)", got)
+		}
 	}
 }
 
@@ -261,4 +285,50 @@ func mustParseBackend(t *testing.T, name string) BackendName {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestFootprint: the estimate counts the parameters exactly (Params
+// equals the sum of the parameter sizes, StateBytes equals StateBytes) and
+// does not overflow on absurd shapes.
+func TestFootprint(t *testing.T) {
+	for _, m := range []ModelConfig{
+		{Kind: KindHiggsMLP, InputDim: 28},
+		{Kind: KindMLP, InputDim: 10, Hidden: []int{64, 32}},
+		{Kind: KindKDDEmbed, Buckets: 1000},
+	} {
+		m, err := m.WithDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, p := range m.params() {
+			n += p.size()
+		}
+		f := m.Footprint(3, 1024)
+		if f.Params != float64(n) || f.StateBytes != float64(m.StateBytes(3)) || f.ActivationBytes <= 0 {
+			t.Errorf("%s: Footprint %+v, parameters %d, StateBytes %d", m.Kind, f, n, m.StateBytes(3))
+		}
+	}
+	huge := ModelConfig{Kind: KindMLP, InputDim: 28, Hidden: []int{1e10, 1e10}}
+	if f := huge.Footprint(1, 1024); !(f.Bytes() > 1e20) {
+		t.Errorf("a 10^20-parameter model is estimated at %g bytes", f.Bytes())
+	}
+}
+
+// TestFallbackNoticeOnce: a refused hook is said once per process, with
+// its reason; an installed one says nothing.
+func TestFallbackNoticeOnce(t *testing.T) {
+	var o onceNotice
+	if msg := o.take(nil); msg != "" {
+		t.Errorf("an installed hook says %q", msg)
+	}
+	refused := fmt.Errorf("%w: self-test failed: element [0,1,2] differs", simplegofast.ErrNotInstalled)
+	first := o.take(refused)
+	if !strings.Contains(first, "self-test failed: element [0,1,2] differs") || !strings.Contains(first, "25×") ||
+		strings.Contains(first, simplegofast.ErrNotInstalled.Error()) {
+		t.Errorf("first notice %q", first)
+	}
+	if again := o.take(refused); again != "" {
+		t.Errorf("said twice: %q", again)
+	}
 }

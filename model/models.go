@@ -167,10 +167,26 @@ const initStream = 0x696e6974
 // paramSpec.size() values), so a replica's initial weights depend on its
 // seed only, not on R or its position in a group.
 func (m ModelConfig) initReplica(seed uint64, dst [][]float32) {
+	m.initReplicaRows(seed, dst, nil)
+}
+
+// initReplicaRows is initReplica writing an embedding table whose dst is
+// nil row by row into tableRow(row) (E values; row Buckets is the trash
+// row): the same values, in place in a host-kept table, without a
+// temporary copy of it (100 MB for kdd_embed).
+func (m ModelConfig) initReplicaRows(seed uint64, dst [][]float32, tableRow func(row int) []float32) {
 	r := rand.New(rand.NewPCG(seed, initStream))
 	for i, p := range m.params() {
 		v := dst[i]
 		switch {
+		case p.kind == paramTable && v == nil:
+			for row := range p.in {
+				out := tableRow(row)[:p.out]
+				for c := range out {
+					out[c] = float32(r.NormFloat64() * EmbedInitStddev)
+				}
+			}
+			clear(tableRow(p.in)[:p.out])
 		case p.kind == paramTable:
 			for j := range p.in * p.out {
 				v[j] = float32(r.NormFloat64() * EmbedInitStddev)
@@ -225,7 +241,7 @@ func batchedDense(x, w, b *Node) *Node {
 // params alternate weights and biases (params() order without the table).
 // It returns the logits [R, B].
 func denseStack(params []*Node, h *Node) *Node {
-	if Matmul(h.Graph().Backend()) == MatmulAVX2 {
+	if usesSgemm(h.Graph().Backend()) {
 		return foldedDenseStack(params, h)
 	}
 	n := len(params) / 2

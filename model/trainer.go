@@ -138,27 +138,36 @@ func (t *trainer) restore(h *ckptHeader, data [][]float32) error {
 }
 
 // snapshotInto copies the state (params and moments) to the host.
+//
+// The parts of a host-kept table are not copied: the snapshot reads them
+// from the live table while it is written (snapshot.read), so it must be
+// written before the next step (liveHost reports it).
 func (t *trainer) snapshotInto(s *snapshot) error {
 	s.tensors = t.stateTensors()
 	if s.data == nil {
 		s.data = make([][]float32, len(s.tensors))
+		s.read = make([]func([]float32, int), len(s.tensors))
 	}
 	for i, ts := range s.tensors {
-		n := 1
-		for _, d := range ts.Dims {
-			n *= d
+		part, j := t.stateSlot(i)
+		if part >= 0 {
+			t.host.flush()
+			s.data[i], s.read[i] = nil, func(dst []float32, off int) { t.host.getRange(part, dst, off) }
+			continue
 		}
-		if len(s.data[i]) != n {
+		if n := ts.size(); len(s.data[i]) != n {
 			s.data[i] = make([]float32, n)
 		}
-		if part, j := t.stateSlot(i); part >= 0 {
-			t.host.get(part, s.data[i])
-		} else if err := t.be.BufferToFlatData(t.state[j], s.data[i]); err != nil {
+		if err := t.be.BufferToFlatData(t.state[j], s.data[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// liveHost reports whether a snapshot of t reads a host-kept table in
+// place (the checkpoint must then be written before training goes on).
+func (t *trainer) liveHost() bool { return t.host != nil }
 
 // upload creates a backend buffer from host data.
 func (t *trainer) upload(flat any, dims ...int) (backends.Buffer, error) {
@@ -175,17 +184,26 @@ func (t *trainer) initialState() error {
 	r := t.s.r
 	host := make([][]float32, len(t.specs))
 	for i, p := range t.specs {
+		if i == 0 && t.host != nil {
+			continue // written in place below
+		}
 		host[i] = make([]float32, r*p.size())
 	}
 	dst := make([][]float32, len(t.specs))
 	for k, rep := range t.cfg.Replicas {
 		for i, p := range t.specs {
-			dst[i] = host[i][k*p.size() : (k+1)*p.size()]
+			if host[i] != nil {
+				dst[i] = host[i][k*p.size() : (k+1)*p.size()]
+			}
 		}
-		t.m.initReplica(rep.Seed, dst)
+		var tableRow func(int) []float32
+		if t.host != nil { // replica k's rows start at k·(Buckets+1); moments stay zero
+			base := k * (t.m.Buckets + 1)
+			tableRow = func(row int) []float32 { return t.host.row(base+row, 0) }
+		}
+		t.m.initReplicaRows(rep.Seed, dst, tableRow)
 	}
 	if t.host != nil {
-		t.host.set(0, host[0]) // zero moments: the host table starts zeroed
 		host = host[1:]
 	}
 	np := len(t.gspecs)
@@ -259,9 +277,7 @@ func (t *trainer) handOver() ([]backends.Buffer, error) {
 	copy(params, t.state[:np])
 	clear(t.state[:np])
 	if t.host != nil {
-		values := make([]float32, t.s.r*t.specs[0].size())
-		t.host.get(0, values)
-		table, err := t.upload(values, t.specs[0].dims(t.s.r)...)
+		table, err := t.hostTableBuffer()
 		if err != nil {
 			for _, b := range params {
 				_ = t.be.BufferFinalize(b)
@@ -269,10 +285,33 @@ func (t *trainer) handOver() ([]backends.Buffer, error) {
 			return nil, err
 		}
 		params = append([]backends.Buffer{table}, params...)
+		t.host.free()
 		t.host = nil
 	}
 	t.release()
 	return params, nil
+}
+
+// hostTableBuffer puts the host-kept table's values on the backend for
+// prediction, ending training's use of the table: its values are compacted
+// in place and the moments' pages released first, then copied into a
+// backend buffer (kdd_embed: 100 MB next to 100 MB, not to the whole 300 MB
+// table plus a host copy). The caller frees the table.
+func (t *trainer) hostTableBuffer() (backends.Buffer, error) {
+	dims := t.specs[0].dims(t.s.r)
+	values := t.host.compactValues()
+	if t.be.HasSharedBuffers() {
+		buf, flat, err := t.be.NewSharedBuffer(0, f32(dims...))
+		if err != nil {
+			return nil, err
+		}
+		if dst, ok := flat.([]float32); ok && len(dst) == len(values) {
+			copy(dst, values)
+			return buf, nil
+		}
+		_ = t.be.BufferFinalize(buf)
+	}
+	return t.upload(values, dims...)
 }
 
 // release finalizes every buffer the trainer still holds.
@@ -288,5 +327,9 @@ func (t *trainer) release() {
 	if t.feats != nil {
 		_ = t.be.BufferFinalize(t.feats)
 		t.feats = nil
+	}
+	if t.host != nil {
+		t.host.free()
+		t.host = nil
 	}
 }

@@ -22,6 +22,9 @@ type BenchOptions struct {
 	Steps    int        // steps per group; the first is not timed (default 20)
 	// SparseEmbedding: kdd_embed's lazy Adam on the rows a step touches.
 	SparseEmbedding bool
+	// Warn, when set, receives the warning that backend go runs GoMLX's own
+	// slow kernel because sgemm's hook refused to install (once per process).
+	Warn func(msg string)
 }
 
 // BackendEnv is what the environment must hold for a backend (go-xla's
@@ -62,6 +65,9 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 		return &FieldError{Key: "backend", Msg: err.Error()}
 	}
 	defer be.Finalize()
+	if msg := model.FallbackNotice(be); msg != "" && o.Warn != nil {
+		o.Warn(msg)
+	}
 	fmt.Fprintf(w, "backend %s, matmul %s", o.Backend, model.Matmul(be))
 	if note := model.MatmulNote(); note != "" && model.Matmul(be) == model.MatmulSimplego {
 		fmt.Fprintf(w, " (sgemm not installed: %s)", note)

@@ -56,6 +56,9 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			return nil, err
 		}
 		defer me.Close()
+		if msg := model.FallbackNotice(me.be); msg != "" {
+			s.ev.Warn("backend", msg)
+		}
 		exec = me
 	}
 	replicas, err := s.Replicas()

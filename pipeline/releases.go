@@ -110,6 +110,9 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 	if len(units) == 0 {
 		return nil
 	}
+	// The person keys (two uint64 per training row: 160 MB for 10M rows)
+	// serve only the ledger entries made here.
+	defer func() { s.people, s.peopleAll = nil, nil }()
 	lock, err := flock.Acquire(s.Out(".release.lock"), flock.Exclusive, true, "train: making releases")
 	if err != nil {
 		return err

@@ -13,7 +13,17 @@
 # PyTorch (set_num_threads alone does not bind OpenBLAS's threads). All
 # cores: GOMAXPROCS unset; PyTorch twice, as pytorch-blas (one torch thread,
 # OpenBLAS on every core: the faster here) and pytorch-omp (torch and
-# OpenBLAS threads on every core).
+# OpenBLAS threads on every core). labelprivacy's Higgs bce R=1 row is also
+# run on its AVX2 kernel (matmul=avx2) where the CPU has AVX-512.
+#
+# The fair anchor is PyTorch on the OpenBLAS kernel meant for this CPU:
+# Debian's OpenBLAS 0.3.21 does not recognise newer CPUs and may fall back
+# to an SSE3 ("Prescott") kernel about 4× slower, or pick another family.
+# The script sets OPENBLAS_CORETYPE=SkylakeX where the CPU has avx512f,
+# Haswell where it has avx2 (FAIR_CORETYPE overrides), prints the kernel
+# OpenBLAS reports (OPENBLAS_VERBOSE=2) and runs PyTorch's one-core row
+# both ways: pytorch-default (OpenBLAS's own choice) and pytorch (the
+# fair kernel). The multi-core PyTorch rows use the fair kernel.
 #
 # Usage: scripts/cpu-vs-torch.sh
 # Environment: TRAIN (a train binary; default: built from this checkout),
@@ -62,19 +72,25 @@ bench() {
 	local matmul
 	matmul=$(sed -n 's/^backend .*, matmul \([a-z0-9]*\).*/\1/p' "$WORK/out")
 	awk -v label="$label" -v cores="$([ "$procs" = all ] && echo "$CORES" || echo "$procs")" -v mm="${matmul:-?}" \
-		'$1 ~ /^(higgs_mlp|kdd_embed|mlp)$/ { printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", label, $1, $2, $3, cores, mm, $8, $6 }' "$WORK/out"
+		'$1 ~ /^(higgs_mlp|kdd_embed|mlp)$/ { printf "%-16s %-10s %-13s R=%-3s %5s  %-12s %13.1f %14.0f\n", label, $1, $2, $3, cores, mm, $8, $6 }' "$WORK/out"
 }
 
-# torch LABEL TORCH_THREADS ENV...: one row. On 2 cores Debian's PyTorch 1.13
-# with OpenBLAS (pthreads) ran fastest with one torch thread and OpenBLAS on
-# both cores; torch.set_num_threads(2) (OpenMP) with OpenBLAS threads ran
-# 3-4× slower here (both spin-wait), so both settings are printed.
+# torch LABEL TORCH_THREADS ENV...: one row; the matmul column names the
+# OpenBLAS kernel (OPENBLAS_VERBOSE=2's "Core:" line). On 2 cores Debian's
+# PyTorch 1.13 with OpenBLAS (pthreads) ran fastest with one torch thread
+# and OpenBLAS on both cores; torch.set_num_threads(2) (OpenMP) with
+# OpenBLAS threads ran 3-4× slower here (both spin-wait), so both settings
+# are printed.
 torch() {
 	local label=$1 threads=$2 cores=$3
 	shift 3
-	env "$@" "$PY" scripts/torch_mlp_bench.py --threads "$threads" --steps "$TORCH_STEPS" |
-		awk -v label="$label" -v cores="$cores" '{ for (i = 1; i <= NF; i++) { if ($i == "ex/s,") eps = $(i-1); if ($i == "cpu_us_per_ex") us = $(i-1) }
-			printf "%-14s %-10s %-13s R=%-3s %5s  %-9s %13.1f %14.0f\n", label, "higgs_mlp", "bce", 1, cores, "openblas", us, eps }'
+	env OPENBLAS_VERBOSE=2 "$@" "$PY" scripts/torch_mlp_bench.py --threads "$threads" --steps "$TORCH_STEPS" >"$WORK/torch" 2>&1 ||
+		{ cat "$WORK/torch" >&2; exit 1; }
+	local core
+	core=$(sed -n 's/^Core: *//p' "$WORK/torch" | head -1)
+	grep '^pytorch' "$WORK/torch" |
+		awk -v label="$label" -v cores="$cores" -v core="ob:${core:-?}" '{ for (i = 1; i <= NF; i++) { if ($i == "ex/s,") eps = $(i-1); if ($i == "cpu_us_per_ex") us = $(i-1) }
+			printf "%-16s %-10s %-13s R=%-3s %5s  %-12s %13.1f %14.0f\n", label, "higgs_mlp", "bce", 1, cores, core, us, eps }'
 }
 
 rows() { # rows BINARY LABEL
@@ -83,14 +99,31 @@ rows() { # rows BINARY LABEL
 		bench "$1" "$2" "$procs" --replicas 8 --steps $((STEPS / 3 > 2 ? STEPS / 3 : 3))
 		bench "$1" "$2" "$procs" --model kdd_embed --losses bce --replicas 1 --steps "$STEPS"
 	done
+	if grep -qw avx512f /proc/cpuinfo && [ "$BACKEND" = go ]; then
+		BACKEND=go:matmul=avx2 bench "$1" "$2" 1 --losses bce --replicas 1 --steps "$STEPS"
+	fi
 }
 
-echo "cpu-vs-torch: $(date -u +%FT%TZ), $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), PyTorch $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $(blas)"
+# The OpenBLAS kernel meant for this CPU.
+if [ -n "${FAIR_CORETYPE:-}" ]; then
+	FAIR=$FAIR_CORETYPE
+elif grep -qw avx512f /proc/cpuinfo; then
+	FAIR=SkylakeX
+elif grep -qw avx2 /proc/cpuinfo; then
+	FAIR=Haswell
+else
+	FAIR=""
+fi
+
+echo "cpu-vs-torch: $(date -u +%FT%TZ), $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)$(grep -qw avx512f /proc/cpuinfo && echo ' (avx512f)'), PyTorch $("$PY" -c 'import torch; print(torch.__version__)'), BLAS $(blas), fair OPENBLAS_CORETYPE=${FAIR:-none}"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-14s %-10s %-13s %-5s %5s  %-9s %13s %14s\n" trainer model loss group cores matmul cpu_us_per_ex examples_per_s
+printf "%-16s %-10s %-13s %-5s %5s  %-12s %13s %14s\n" trainer model loss group cores matmul cpu_us_per_ex examples_per_s
 rows "$TRAIN" labelprivacy
 [ -z "${BEFORE:-}" ] || rows "$BEFORE" before
-torch pytorch 1 1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-torch pytorch-blas 1 "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS=1
-torch pytorch-omp "$CORES" "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS="$CORES"
+fair=()
+[ -z "$FAIR" ] || fair=(OPENBLAS_CORETYPE="$FAIR")
+torch pytorch-default 1 1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+torch pytorch 1 1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 "${fair[@]}"
+torch pytorch-blas 1 "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS=1 "${fair[@]}"
+torch pytorch-omp "$CORES" "$CORES" OPENBLAS_NUM_THREADS="$CORES" OMP_NUM_THREADS="$CORES" "${fair[@]}"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,7 +1,15 @@
 // Package sgemm multiplies batches of float32 matrices (C = A·B) with a
-// packed, register-blocked kernel: on amd64 CPUs with AVX2 and FMA a 6×16
-// micro-kernel in Go assembly (12 of the 16 ymm registers hold a 6×16 tile
-// of C), elsewhere the same algorithm in plain Go.
+// packed, register-blocked kernel chosen at run time (Kernel, Best,
+// MultiplyWith): on amd64 CPUs with AVX-512F a 12×32 micro-kernel in Go
+// assembly (24 of the 32 zmm registers hold the tile; 12×16 and 6×32
+// variants at the edges), on CPUs with AVX2 and FMA a 6×16 one (12 of the
+// 16 ymm registers), elsewhere the same algorithm in plain Go. The wide
+// kernel reads two neighbouring 6-row A panels and two 16-column B panels
+// at once, so the packed formats are the same for every kernel.
+//
+// One-row products whose B columns are contiguous in k (a layer with one
+// output, as the logit layer's h·w, computed transposed) skip the packing:
+// dot12 reads B in place as twelve scalar FMA chains.
 //
 // The algorithm is the one of BLIS and GotoBLAS (Goto & van de Geijn,
 // "Anatomy of high-performance matrix multiplication", ACM TOMS 34(3),
@@ -23,8 +31,11 @@
 // Two implementations that each meet this bound differ by at most twice it;
 // that is the tolerance the tests use against float64 references.
 //
-// The portable kernel (other architectures, or CPUs without AVX2/FMA)
-// computes a·b + acc with two roundings, so its results differ in the last
-// bits from the assembly kernel's; each is deterministic on its own.
-// Kernel reports which one runs.
+// The AVX-512 and AVX2 kernels (and dot12) compute every element as the
+// same chain of fused multiply-adds, so they give the same bits: a result
+// does not depend on which of them a CPU runs. The portable kernel (other
+// architectures, or CPUs without AVX2/FMA) computes a·b + acc with two
+// roundings, so its results differ in the last bits from the assembly
+// kernels'; it is deterministic on its own. Best reports which one
+// Multiply runs.
 package sgemm

@@ -4,14 +4,31 @@ package sgemm
 
 import "golang.org/x/sys/cpu"
 
-// useAsm selects the AVX2/FMA micro-kernel (cpu.X86.HasAVX2 also checks
-// that the OS saves the ymm registers).
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// hasAVX2 and hasAVX512 say which assembly kernels this CPU runs
+// (cpu.X86.HasAVX2 and HasAVX512F also check that the OS saves the ymm and
+// zmm registers).
+var (
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	hasAVX512 = hasAVX2 && cpu.X86.HasAVX512F
+)
 
-// kern6x16 is kernel's assembly body (kernel_amd64.s).
+// kern6x16 is the AVX2 kernel's assembly body (kernel_amd64.s).
 //
 //go:noescape
 func kern6x16(kb int, a *float32, ars, aks int, b *float32, bks int, c *float32, ldc int, acc bool)
+
+// kern12x32, kern12x16 and kern6x32 are the AVX-512 kernels
+// (kernel512_amd64.s): two A panels apan elements apart (12 rows) and/or
+// two B panels bpan elements apart (32 columns).
+//
+//go:noescape
+func kern12x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool)
+
+//go:noescape
+func kern12x16(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool)
+
+//go:noescape
+func kern6x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool)
 
 // copyRows16 and copyRows6 copy n rows of 16 (6) floats from src, rows ld
 // elements apart, to consecutive rows of dst (kernel_amd64.s; SSE2/AVX).
@@ -21,3 +38,9 @@ func copyRows16(dst, src *float32, ld, n int)
 
 //go:noescape
 func copyRows6(dst, src *float32, ld, n int)
+
+// dot12 computes 12 dot products of A's row with B's columns, each
+// contiguous in k (kernel_amd64.s; FMA3 scalar).
+//
+//go:noescape
+func dot12(kb int, a *float32, aks int, b *float32, bcs int, c *float32)

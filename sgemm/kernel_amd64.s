@@ -166,3 +166,71 @@ loop6:
 	JNZ  loop6
 done6:
 	RET
+
+// func dot12(kb int, a *float32, aks int, b *float32, bcs int, c *float32)
+// c[j] = Σ_k a[k·aks]·b[j·bcs + k] for j < 12, k < kb in k order, each a
+// chain of scalar fused multiply-adds from zero: the same value as element
+// j of kern6x16's tile for these operands. Registers: X0..X11 the sums,
+// X12 a[k]; DI, R10, R13, R14 columns 0, 3, 6 and 9 of B, R9 bcs (bytes).
+TEXT ·dot12(SB), NOSPLIT, $0-48
+	MOVQ kb+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ aks+16(FP), R11
+	SHLQ $2, R11
+	MOVQ b+24(FP), DI
+	MOVQ bcs+32(FP), R9
+	SHLQ $2, R9
+	MOVQ c+40(FP), DX
+	LEAQ (DI)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (R10)(R9*2), R13
+	ADDQ R9, R13
+	LEAQ (R13)(R9*2), R14
+	ADDQ R9, R14
+	VXORPS X0, X0, X0
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	VXORPS X4, X4, X4
+	VXORPS X5, X5, X5
+	VXORPS X6, X6, X6
+	VXORPS X7, X7, X7
+	VXORPS X8, X8, X8
+	VXORPS X9, X9, X9
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
+dotloop:
+	VMOVSS (SI), X12
+	VFMADD231SS (DI), X12, X0
+	VFMADD231SS (DI)(R9*1), X12, X1
+	VFMADD231SS (DI)(R9*2), X12, X2
+	VFMADD231SS (R10), X12, X3
+	VFMADD231SS (R10)(R9*1), X12, X4
+	VFMADD231SS (R10)(R9*2), X12, X5
+	VFMADD231SS (R13), X12, X6
+	VFMADD231SS (R13)(R9*1), X12, X7
+	VFMADD231SS (R13)(R9*2), X12, X8
+	VFMADD231SS (R14), X12, X9
+	VFMADD231SS (R14)(R9*1), X12, X10
+	VFMADD231SS (R14)(R9*2), X12, X11
+	ADDQ R11, SI
+	ADDQ $4, DI
+	ADDQ $4, R10
+	ADDQ $4, R13
+	ADDQ $4, R14
+	DECQ CX
+	JNZ  dotloop
+	VMOVSS X0, (DX)
+	VMOVSS X1, 4(DX)
+	VMOVSS X2, 8(DX)
+	VMOVSS X3, 12(DX)
+	VMOVSS X4, 16(DX)
+	VMOVSS X5, 20(DX)
+	VMOVSS X6, 24(DX)
+	VMOVSS X7, 28(DX)
+	VMOVSS X8, 32(DX)
+	VMOVSS X9, 36(DX)
+	VMOVSS X10, 40(DX)
+	VMOVSS X11, 44(DX)
+	VZEROUPPER
+	RET

@@ -1,8 +1,11 @@
 package sgemm
 
+// packA and packB copy with the assembly helpers (SSE2/AVX moves) when
+// kern is an assembly kernel: every amd64 CPU that runs one has them.
+
 // packA copies A[ic:ic+mb, pc:pc+kb] into dst as panels of mr rows:
 // dst[r·kb + k·mr + i] = A(ic+r+i, pc+k) for panel start r, zero past mb.
-func packA(dst []float32, a Strided, ic, mb, pc, kb int) {
+func packA(kern Kernel, dst []float32, a Strided, ic, mb, pc, kb int) {
 	for r := 0; r < mb; r += mr {
 		rows := min(mr, mb-r)
 		p := dst[r*kb : (r+mr)*kb]
@@ -25,7 +28,7 @@ func packA(dst []float32, a Strided, ic, mb, pc, kb int) {
 			// Columns contiguous in m (Aᵀ row-major): six at a time.
 			last := base + (kb-1)*a.Col
 			_, _ = p[kb*mr-1], a.Data[last+mr-1] // bounds of the assembly copy
-			if useAsm {
+			if kern != KernelGo {
 				copyRows6(&p[0], &a.Data[base], a.Col, kb)
 				break
 			}
@@ -49,7 +52,7 @@ func packA(dst []float32, a Strided, ic, mb, pc, kb int) {
 
 // packB copies B[pc:pc+kb, jc:jc+nb] into dst as panels of nr columns:
 // dst[j·kb + k·nr + jj] = B(pc+k, jc+j+jj) for panel start j, zero past nb.
-func packB(dst []float32, b Strided, pc, kb, jc, nb int) {
+func packB(kern Kernel, dst []float32, b Strided, pc, kb, jc, nb int) {
 	for j := 0; j < nb; j += nr {
 		cols := min(nr, nb-j)
 		p := dst[j*kb : (j+nr)*kb]
@@ -59,7 +62,7 @@ func packB(dst []float32, b Strided, pc, kb, jc, nb int) {
 			// Rows contiguous in n (row-major B): sixteen at a time.
 			last := base + (kb-1)*b.Row
 			_, _ = p[kb*nr-1], b.Data[last+nr-1] // bounds of the assembly copy
-			if useAsm {
+			if kern != KernelGo {
 				copyRows16(&p[0], &b.Data[base], b.Row, kb)
 				break
 			}

@@ -101,7 +101,15 @@ var testShapes = [][4]int{ // batch, m, n, k
 	{1, 130, 20, 513}, {4, 2, 2, 600}, {1, 64, 50, 1}, {2, 250, 7, 9},
 }
 
+// TestMultiplyLayouts checks every available kernel on every layout
+// against float64 (the bound of doc.go).
 func TestMultiplyLayouts(t *testing.T) {
+	for _, kern := range Kernels() {
+		t.Run(kern.String(), func(t *testing.T) { testLayouts(t, kern) })
+	}
+}
+
+func testLayouts(t *testing.T, kern Kernel) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	worst := 0.0
 	for _, s := range testShapes {
@@ -115,15 +123,80 @@ func TestMultiplyLayouts(t *testing.T) {
 			for i := range c.Data {
 				c.Data[i] = float32(math.NaN()) // Multiply must overwrite C
 			}
-			Multiply(p.batch, p.m, p.n, p.k, p.a, p.b, c, 0)
+			MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, c, 0)
 			worst = max(worst, check(t, name, p, c))
 			// C stored transposed (column stride ≠ 1) takes the edge path.
 			ct := outC(p.batch, p.n, p.m).T()
-			Multiply(p.batch, p.m, p.n, p.k, p.a, p.b, ct, 3)
+			MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, ct, 3)
 			worst = max(worst, check(t, name+" Cᵀ", p, ct))
 		}
 	}
-	t.Logf("kernel %s: largest error / bound %.3g", Kernel(), worst)
+	t.Logf("kernel %s: largest error / bound %.3g", kern, worst)
+}
+
+// TestDotPathAgrees: one-row products whose B columns are contiguous in
+// k (the logit layer's h·w, computed transposed) skip the packing and run
+// dot12; they give the same bits as the packed kernels, alone, in a batch
+// and over two contraction chunks, with the tail block overlapping.
+func TestDotPathAgrees(t *testing.T) {
+	if !HasAVX2() {
+		t.Skip("the dot path needs the assembly kernels")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, s := range [][4]int{{1, 1024, 1, 301}, {3, 13, 1, 7}, {2, 12, 1, 513}, {1, 100, 1, 1}, {2, 25, 1, 40}} {
+		// A is m×k row-major: the product is computed as Cᵀ = Bᵀ·Aᵀ, one row.
+		p := newProblem(rng, s[0], s[1], s[2], s[3], false, false, false, false, 0)
+		for _, kern := range Kernels() {
+			if kern == KernelGo {
+				continue
+			}
+			got := outC(p.batch, p.m, p.n)
+			MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, got, 2)
+			useDot = false
+			want := outC(p.batch, p.m, p.n)
+			MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, want, 2)
+			useDot = true
+			if !slices.Equal(got.Data, want.Data) {
+				t.Errorf("%v %s: the dot path differs from the packed kernel", s, kern)
+			}
+			check(t, fmt.Sprint(s), p, got)
+		}
+	}
+}
+
+// TestAssemblyKernelsAgree: the AVX-512 and AVX2 kernels compute each
+// element as the same chain of fused multiply-adds, so they agree bit for
+// bit (which implies the weaker promise, agreement within the
+// kernel's error bound 2·γ_K·Σ|a·b|, checked against float64 by
+// TestMultiplyLayouts). Shapes cover the 12×32 tile's edges (rows and
+// columns of 1, 6, 7, 12, 13, 16, 17, 31, 33), every orientation, the
+// Higgs MLP's products (1024×301·301×301 and its gradients) and the two
+// contraction chunks of K > 256.
+func TestAssemblyKernelsAgree(t *testing.T) {
+	if !HasAVX512() {
+		t.Skipf("this CPU has no AVX-512 (kernels: %v); the AVX2 kernel is checked by TestMultiplyLayouts", Kernels())
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	shapes := [][4]int{{1, 1024, 301, 301}, {1, 301, 301, 1024}, {1, 1024, 1, 301}, {1, 1024, 301, 1}, {1, 29, 301, 1024},
+		{3, 13, 33, 7}, {2, 12, 32, 300}, {1, 7, 17, 257}, {1, 6, 16, 1}, {2, 31, 63, 40}, {1, 130, 95, 513}, {4, 1, 31, 12}}
+	for _, s := range shapes {
+		for _, lay := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			p := newProblem(rng, s[0], s[1], s[2], s[3], lay[0], lay[1], false, false, 0)
+			for _, threads := range []int{1, 2} {
+				want := outC(p.batch, p.m, p.n)
+				MultiplyWith(KernelAVX2, p.batch, p.m, p.n, p.k, p.a, p.b, want, threads)
+				got := outC(p.batch, p.m, p.n)
+				MultiplyWith(KernelAVX512, p.batch, p.m, p.n, p.k, p.a, p.b, got, threads)
+				if !slices.Equal(got.Data, want.Data) {
+					i := 0
+					for got.Data[i] == want.Data[i] {
+						i++
+					}
+					t.Errorf("%v transposed %v, %d threads: avx512 C[%d] = %g, avx2 %g", s, lay, threads, i, got.Data[i], want.Data[i])
+				}
+			}
+		}
+	}
 }
 
 // TestDeterministic: the value of an element does not depend on the thread
@@ -188,16 +261,6 @@ func equalT(ct, ref Strided, p problem) bool {
 	return true
 }
 
-// TestPortableKernel runs the layouts with the plain-Go kernel too (the
-// one other architectures use).
-func TestPortableKernel(t *testing.T) {
-	if !useAsm {
-		t.Skip("the portable kernel is the one in use; TestMultiplyLayouts covers it")
-	}
-	setAsm(t, false)
-	TestMultiplyLayouts(t)
-}
-
 func TestMultiplyPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -206,6 +269,9 @@ func TestMultiplyPanics(t *testing.T) {
 		{"negative m", func() { Multiply(1, -1, 1, 1, outC(1, 1, 1), outC(1, 1, 1), outC(1, 1, 1), 1) }},
 		{"A too short", func() { Multiply(1, 2, 2, 2, RowMajor(make([]float32, 3), 2, 2), outC(1, 2, 2), outC(1, 2, 2), 1) }},
 		{"C batch too short", func() { Multiply(2, 2, 2, 2, outC(2, 2, 2), outC(2, 2, 2), outC(1, 2, 2), 1) }},
+		{"kernel not available", func() {
+			MultiplyWith(Kernel(99), 1, 1, 1, 1, outC(1, 1, 1), outC(1, 1, 1), outC(1, 1, 1), 1)
+		}},
 		{"negative stride", func() {
 			Multiply(1, 2, 2, 2, Strided{Data: make([]float32, 8), Row: -2, Col: 1}, outC(1, 2, 2), outC(1, 2, 2), 1)
 		}},

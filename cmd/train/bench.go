@@ -35,6 +35,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
+			o.Warn = func(msg string) { fmt.Fprintf(stderr, "train: warning: %s\n", msg) }
 			err := pipeline.Bench(cmd.Context(), o, stdout)
 			if fe := (*pipeline.FieldError)(nil); errors.As(err, &fe) {
 				return fmt.Errorf("--%s: %s", fe.Key, fe.Msg)
@@ -43,7 +44,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Backend, "backend", "go", "go | go:matmul=simplego | xla:cpu | xla:cuda")
+	f.StringVar(&o.Backend, "backend", "go", "go | go:matmul=avx512|avx2|simplego | xla:cpu | xla:cuda")
 	if err := o.Model.UnmarshalText([]byte("higgs_mlp")); err != nil {
 		panic(err) // programmer bug: the default model name
 	}

@@ -43,9 +43,9 @@ var (
 	installErr  error
 	original    executor // simplego's DotGeneral executor
 	layout      structLayout
-	// enabled holds the backends that use sgemm (weak keys: a dropped
-	// backend is removed by its cleanup).
-	enabled sync.Map // weak.Pointer[simplego.Backend] → struct{}
+	// enabled holds the backends that use sgemm and the kernel each runs
+	// (weak keys: a dropped backend is removed by its cleanup).
+	enabled sync.Map // weak.Pointer[simplego.Backend] → sgemm.Kernel
 	// active is set once Install has succeeded.
 	active atomic.Bool
 	// fastCalls counts products run on sgemm (tests, self-test).
@@ -152,31 +152,54 @@ func sourceFile(f any) string {
 	return file
 }
 
-// Enable makes b run float32 DotGeneral on sgemm. It fails when Install
-// has not succeeded or b is not a simplego backend.
-func Enable(b backends.Backend) error {
+// Enable makes b run float32 DotGeneral on sgemm's kernel kern
+// (sgemm.KernelAVX2 or sgemm.KernelAVX512; calling it again switches the
+// kernel). It fails when Install has not succeeded, the kernel is not an
+// assembly kernel this CPU runs, or b is not a simplego backend.
+func Enable(b backends.Backend, kern sgemm.Kernel) error {
 	if err := Install(); err != nil {
 		return err
+	}
+	if kern == sgemm.KernelGo || !kern.Available() {
+		return fmt.Errorf("%w: sgemm kernel %s is not available on this CPU (available: %v)", ErrNotInstalled, kern, sgemm.Kernels())
 	}
 	sb, ok := b.(*simplego.Backend)
 	if !ok {
 		return fmt.Errorf("simplegofast: backend %T is not simplego's", b)
 	}
-	enable(sb)
+	enable(sb, kern)
 	return nil
 }
 
-func enable(sb *simplego.Backend) {
+func enable(sb *simplego.Backend, kern sgemm.Kernel) {
 	key := weak.Make(sb)
-	if _, loaded := enabled.LoadOrStore(key, struct{}{}); !loaded {
+	if _, loaded := enabled.Swap(key, kern); !loaded {
 		runtime.AddCleanup(sb, func(k weak.Pointer[simplego.Backend]) { enabled.Delete(k) }, key)
 	}
 }
 
 // Enabled reports whether b runs float32 DotGeneral on sgemm.
 func Enabled(b backends.Backend) bool {
+	_, on := Kernel(b)
+	return on
+}
+
+// Kernel is the sgemm kernel b runs float32 DotGeneral on; false when b
+// does not use sgemm.
+func Kernel(b backends.Backend) (sgemm.Kernel, bool) {
 	sb, ok := b.(*simplego.Backend)
-	return ok && active.Load() && isEnabled(sb)
+	if !ok || !active.Load() {
+		return 0, false
+	}
+	return kernelOf(sb)
+}
+
+func kernelOf(sb *simplego.Backend) (sgemm.Kernel, bool) {
+	v, on := enabled.Load(weak.Make(sb))
+	if !on {
+		return 0, false
+	}
+	return v.(sgemm.Kernel), true
 }
 
 func isEnabled(sb *simplego.Backend) bool {
@@ -314,7 +337,8 @@ func threads(b *simplego.Backend) int {
 // execDotGeneral is the replacement executor: sgemm for float32 on enabled
 // backends, simplego's own otherwise.
 func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*simplego.Buffer, owned []bool) (*simplego.Buffer, error) {
-	if len(inputs) != 2 || !isEnabled(backend) {
+	kern, on := kernelOf(backend)
+	if len(inputs) != 2 || !on {
 		return original(backend, node, inputs, owned)
 	}
 	lhsShape, err1 := backend.BufferShape(inputs[0])
@@ -349,7 +373,7 @@ func execDotGeneral(backend *simplego.Backend, node *simplego.Node, inputs []*si
 	}
 	c := sgemm.RowMajor(oflat.([]float32), p.lhsCross, p.rhsCross)
 	// lhs is [batch, m, k] (A); rhs is [batch, n, k], i.e. Bᵀ.
-	sgemm.Multiply(p.batch, p.lhsCross, p.rhsCross, p.contracting, a, b.T(), c, threads(backend))
+	sgemm.MultiplyWith(kern, p.batch, p.lhsCross, p.rhsCross, p.contracting, a, b.T(), c, threads(backend))
 	fastCalls.Add(1)
 	return out, nil
 }

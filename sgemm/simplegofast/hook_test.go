@@ -18,9 +18,25 @@ import (
 )
 
 // backendsForTest returns a simplego backend running simplego's own
-// DotGeneral and one running sgemm (skipping when Install refuses, which
-// it must only do without AVX2/FMA).
+// DotGeneral and one running sgemm's best kernel (skipping when Install
+// refuses, which it must only do without AVX2/FMA).
 func backendsForTest(t testing.TB) (plain, fast backends.Backend) {
+	return backendsWith(t, sgemm.Best())
+}
+
+// asmKernels are the assembly kernels this CPU runs (the ones Enable takes).
+func asmKernels() []sgemm.Kernel {
+	var ks []sgemm.Kernel
+	for _, k := range sgemm.Kernels() {
+		if k != sgemm.KernelGo {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// backendsWith is backendsForTest on kernel kern.
+func backendsWith(t testing.TB, kern sgemm.Kernel) (plain, fast backends.Backend) {
 	t.Helper()
 	if err := Install(); err != nil {
 		if sgemm.HasAVX2() {
@@ -35,7 +51,7 @@ func backendsForTest(t testing.TB) (plain, fast backends.Backend) {
 	if fast, err = simplego.New(""); err != nil {
 		t.Fatal(err)
 	}
-	if err := Enable(fast); err != nil {
+	if err := Enable(fast, kern); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { plain.Finalize(); fast.Finalize() })
@@ -61,10 +77,23 @@ func TestInstall(t *testing.T) {
 	if Enabled(plain) {
 		t.Error("a backend not passed to Enable runs sgemm")
 	}
-	if err := Enable(plain); err != nil || !Enabled(plain) {
-		t.Errorf("Enable: %v, Enabled %v", err, Enabled(plain))
+	for _, kern := range asmKernels() {
+		if err := Enable(plain, kern); err != nil || !Enabled(plain) {
+			t.Errorf("Enable(%s): %v, Enabled %v", kern, err, Enabled(plain))
+		}
+		if got, ok := Kernel(plain); got != kern || !ok {
+			t.Errorf("after Enable(%s), Kernel = %s, %v", kern, got, ok)
+		}
 	}
-	if err := Enable(nil); err == nil {
+	if err := Enable(plain, sgemm.KernelGo); !errors.Is(err, ErrNotInstalled) {
+		t.Errorf("Enable with the portable kernel: %v, want ErrNotInstalled", err)
+	}
+	if !sgemm.HasAVX512() {
+		if err := Enable(plain, sgemm.KernelAVX512); !errors.Is(err, ErrNotInstalled) {
+			t.Errorf("Enable(avx512) without AVX-512: %v, want ErrNotInstalled", err)
+		}
+	}
+	if err := Enable(nil, sgemm.Best()); err == nil {
 		t.Error("Enable(nil) succeeded")
 	}
 }
@@ -255,14 +284,23 @@ func compare(t *testing.T, plain, fast backends.Backend, c dotCase, rng *rand.Ra
 	return worst
 }
 
+// TestMatchesSimplego runs every layout case on every assembly kernel
+// this CPU has (avx2, and avx512 where the CPU has AVX-512).
 func TestMatchesSimplego(t *testing.T) {
-	plain, fast := backendsForTest(t)
-	rng := rand.New(rand.NewPCG(7, 8))
-	worst := 0.0
-	for _, c := range dotCases {
-		worst = max(worst, compare(t, plain, fast, c, rng))
+	if len(asmKernels()) == 0 {
+		backendsForTest(t) // skips (or fails on an AVX2 machine)
 	}
-	t.Logf("largest |sgemm − simplego| / (2·γ_K·Σ|ab|): %.3g", worst)
+	for _, kern := range asmKernels() {
+		t.Run(kern.String(), func(t *testing.T) {
+			plain, fast := backendsWith(t, kern)
+			rng := rand.New(rand.NewPCG(7, 8))
+			worst := 0.0
+			for _, c := range dotCases {
+				worst = max(worst, compare(t, plain, fast, c, rng))
+			}
+			t.Logf("largest |sgemm %s − simplego| / (2·γ_K·Σ|ab|): %.3g", kern, worst)
+		})
+	}
 }
 
 // TestOtherDTypesUntouched: float64 runs simplego's own code, bit for bit.

@@ -3,18 +3,45 @@ package simplegofast
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"labelprivacy/sgemm"
 )
 
-// selfTest runs one batched product with the contraction on opposite
-// sides ([2,7,5]·[2,9,5] → [2,7,9]) and one Where on a private backend,
-// first with simplego's executors, then with this package's, and requires
-// the replacements to have run, the product to agree within 2·γ_K·Σ|a·b|
-// and Where to give its definition's values.
+// selfTestProduct is one DotGeneral of the self-test: operand dims and
+// their contracting and batch axes.
+type selfTestProduct struct {
+	name                           string
+	lhsDims, lhsContract, lhsBatch []int
+	rhsDims, rhsContract, rhsBatch []int
+}
+
+// selfTestProducts cover the layouts and edges the models produce: a
+// batched product contracting on opposite sides, a product crossing the
+// 12×32 tile's edges with two contraction chunks (K > 256), the logit
+// layer's N=1 product and its gradient's K=1 outer product, and a weight
+// gradient xᵀ·v (contraction over the leading axis of both).
+var selfTestProducts = []selfTestProduct{
+	{"batched [2,7,5]·[2,9,5]", []int{2, 7, 5}, []int{2}, []int{0}, []int{2, 9, 5}, []int{2}, []int{0}},
+	{"[13,300]·[300,35]", []int{13, 300}, []int{1}, nil, []int{300, 35}, []int{0}, nil},
+	{"N=1 [25,40]·[40,1]", []int{25, 40}, []int{1}, nil, []int{40, 1}, []int{0}, nil},
+	{"K=1 [30,1]·[1,33]", []int{30, 1}, []int{1}, nil, []int{1, 33}, []int{0}, nil},
+	{"xᵀ·v [50,14]·[50,20]", []int{50, 14}, []int{0}, nil, []int{50, 20}, []int{0}, nil},
+}
+
+// selfTest runs selfTestProducts and a Where, a Slice and a
+// GreaterOrEqual on a private backend, first with simplego's executors,
+// then with this package's on every assembly kernel sgemm has on this CPU.
+// It requires the replacements to have run, each product to agree with
+// simplego's within 2·γ_K·Σ|a·b| per element, the kernels to agree with
+// one another bit for bit (they compute the same chains of fused
+// multiply-adds), and Where, Slice and GreaterOrEqual to give their
+// definitions' values.
 func selfTest() error {
 	be, err := simplego.New("")
 	if err != nil {
@@ -22,22 +49,22 @@ func selfTest() error {
 	}
 	defer be.Finalize()
 	sb := be.(*simplego.Backend)
-	const batch, m, n, k = 2, 7, 9, 5
-	lhs, rhs := make([]float32, batch*m*k), make([]float32, batch*n*k)
-	for i := range lhs {
-		lhs[i] = float32(math.Sin(float64(i)*0.7)) * 3
+	type operands struct{ lhs, rhs []float32 }
+	ops := make([]operands, len(selfTestProducts))
+	want := make([][]float32, len(selfTestProducts))
+	for i, p := range selfTestProducts {
+		lhs, rhs := make([]float32, size(p.lhsDims)), make([]float32, size(p.rhsDims))
+		for j := range lhs {
+			lhs[j] = float32(math.Sin(float64(j+i)*0.7)) * 3
+		}
+		for j := range rhs {
+			rhs[j] = float32(math.Cos(float64(j+i)*1.3)) - 0.25
+		}
+		ops[i] = operands{lhs, rhs}
+		if want[i], err = product(be, p, lhs, rhs); err != nil {
+			return fmt.Errorf("%s on simplego: %w", p.name, err)
+		}
 	}
-	for i := range rhs {
-		rhs[i] = float32(math.Cos(float64(i)*1.3)) - 0.25
-	}
-	product := func() ([]float32, error) {
-		return dotGeneral(be, lhs, []int{batch, m, k}, []int{2}, []int{0}, rhs, []int{batch, n, k}, []int{2}, []int{0})
-	}
-	want, err := product()
-	if err != nil {
-		return err
-	}
-	before := fastCalls.Load()
 	if err := selfTestWhere(be); err != nil { // simplego's, checks the test itself
 		return err
 	}
@@ -47,16 +74,37 @@ func selfTest() error {
 	if err := selfTestGE(be); err != nil {
 		return err
 	}
-	enable(sb)
+	var first [][]float32 // the first kernel's products
+	for _, kern := range sgemm.Kernels() {
+		if kern == sgemm.KernelGo {
+			continue
+		}
+		enable(sb, kern)
+		for i, p := range selfTestProducts {
+			before := fastCalls.Load()
+			got, err := product(be, p, ops[i].lhs, ops[i].rhs)
+			if err != nil {
+				enabled.Delete(weakKey(sb))
+				return fmt.Errorf("%s on sgemm %s: %w", p.name, kern, err)
+			}
+			if fastCalls.Load() == before {
+				enabled.Delete(weakKey(sb))
+				return fmt.Errorf("%s: the replacement executor did not run", p.name)
+			}
+			if err := withinBound(p, ops[i].lhs, ops[i].rhs, got, want[i]); err != nil {
+				enabled.Delete(weakKey(sb))
+				return fmt.Errorf("%s on sgemm %s: %w", p.name, kern, err)
+			}
+			if first == nil || len(first) <= i {
+				first = append(first, got)
+			} else if !slices.Equal(got, first[i]) {
+				enabled.Delete(weakKey(sb))
+				return fmt.Errorf("%s: sgemm %s differs from %s", p.name, kern, sgemm.Kernels()[0])
+			}
+		}
+	}
 	defer enabled.Delete(weakKey(sb))
-	got, err := product()
-	if err != nil {
-		return err
-	}
-	if fastCalls.Load() == before {
-		return fmt.Errorf("the replacement executor did not run")
-	}
-	before = whereCalls.Load()
+	before := whereCalls.Load()
 	if err := selfTestWhere(be); err != nil {
 		return err
 	}
@@ -77,13 +125,60 @@ func selfTest() error {
 	if geCalls.Load() == before {
 		return fmt.Errorf("the replacement GreaterOrEqual did not run")
 	}
+	return nil
+}
+
+func size(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+func product(be backends.Backend, p selfTestProduct, lhs, rhs []float32) ([]float32, error) {
+	return dotGeneral(be, lhs, p.lhsDims, p.lhsContract, p.lhsBatch, rhs, p.rhsDims, p.rhsContract, p.rhsBatch)
+}
+
+// withinBound checks |got − want| ≤ 2·γ_K·Σ_k|a_k·b_k| for every element
+// of a product with one contracting axis and at most one batch axis (the
+// self-test's), computing the sums from the operands.
+func withinBound(p selfTestProduct, lhs, rhs, got, want []float32) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d values, simplego %d", len(got), len(want))
+	}
+	strides := func(dims []int) []int {
+		s := make([]int, len(dims))
+		n := 1
+		for ax := len(dims) - 1; ax >= 0; ax-- {
+			s[ax], n = n, n*dims[ax]
+		}
+		return s
+	}
+	ls, rs := strides(p.lhsDims), strides(p.rhsDims)
+	free := func(dims, contract, batch []int) int {
+		for ax := range dims {
+			if !slices.Contains(contract, ax) && !slices.Contains(batch, ax) {
+				return ax
+			}
+		}
+		return -1
+	}
+	lf, rf := free(p.lhsDims, p.lhsContract, p.lhsBatch), free(p.rhsDims, p.rhsContract, p.rhsBatch)
+	batch, lb, rb := 1, 0, 0
+	if len(p.lhsBatch) == 1 {
+		batch, lb, rb = p.lhsDims[p.lhsBatch[0]], ls[p.lhsBatch[0]], rs[p.rhsBatch[0]]
+	}
+	k := p.lhsDims[p.lhsContract[0]]
+	lk, rk := ls[p.lhsContract[0]], rs[p.rhsContract[0]]
+	m, n := p.lhsDims[lf], p.rhsDims[rf]
 	gamma := float64(k) * 0x1p-24 / (1 - float64(k)*0x1p-24)
 	for e := range batch {
 		for i := range m {
 			for j := range n {
 				var abs float64
 				for kk := range k {
-					abs += math.Abs(float64(lhs[(e*m+i)*k+kk]) * float64(rhs[(e*n+j)*k+kk]))
+					abs += math.Abs(float64(lhs[e*lb+i*ls[lf]+kk*lk]) * float64(rhs[e*rb+j*rs[rf]+kk*rk]))
 				}
 				o := (e*m+i)*n + j
 				if d := math.Abs(float64(got[o]) - float64(want[o])); !(d <= 2*gamma*abs) {

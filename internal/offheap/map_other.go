@@ -1,0 +1,9 @@
+//go:build !unix
+
+package offheap
+
+import "errors"
+
+func mapAnon(int) ([]byte, error) { return nil, errors.New("offheap: not supported") }
+func unmap([]byte)                {}
+func dropPages([]byte)            {}

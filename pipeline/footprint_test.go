@@ -1,0 +1,65 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"labelprivacy/internal/memctl"
+	"labelprivacy/model"
+)
+
+// TestRefusesWhatDoesNotFit: a model or a dataset larger than the memory
+// this machine has available is refused when the session opens, before
+// anything is synthesized, loaded or allocated, in one line that names the
+// key and gives the estimate (a 10^9-wide hidden layer used to end in a Go
+// out-of-memory crash and a 213-line stack trace).
+func TestRefusesWhatDoesNotFit(t *testing.T) {
+	if _, ok := memctl.Available(); !ok {
+		t.Skip("available memory unknown here: nothing is refused")
+	}
+	t.Run("model.hidden", func(t *testing.T) {
+		out := t.TempDir()
+		c := testConfig(out)
+		c.Model.Kind, c.Model.Hidden = model.KindMLP, []int{1_000_000_000, 1_000_000_000} // 10^18 parameters
+		_, err := Open(context.Background(), c, Exclusive, nil)
+		if err == nil {
+			t.Fatal("a model of 10^18 parameters was accepted")
+		}
+		msg := err.Error()
+		for _, want := range []string{"model.hidden", "1e+18 parameters", "GB", "available", "train.batch_size 64"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("error %q does not say %q", msg, want)
+			}
+		}
+		if strings.Contains(msg, "\n") {
+			t.Errorf("error spans lines: %q", msg)
+		}
+		if _, err := os.Stat(filepath.Join(out, "data")); err == nil {
+			t.Error("the dataset was synthesized before the refusal")
+		}
+	})
+	t.Run("data.synth.rows", func(t *testing.T) {
+		c := testConfig(t.TempDir())
+		c.Data.Synth.Rows = 1 << 50
+		_, err := Open(context.Background(), c, Exclusive, nil)
+		if err == nil || !strings.Contains(err.Error(), "data.synth.rows: the dataset needs about") {
+			t.Fatalf("a dataset of 2^50 rows: %v", err)
+		}
+	})
+	t.Run("fits", func(t *testing.T) {
+		s := openTest(t, testConfig(t.TempDir()))
+		m, err := s.plannedMeta()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := s.estimateMemory(m)
+		// 800 rows × (4 features + label, eta, batch source): about 27 kB;
+		// mlp 4→8→1: 49 parameters.
+		if err != nil || e.data < 20e3 || e.data > 40e3 || e.fp.Params != 49 {
+			t.Errorf("estimate of the test config: %+v, %v", e, err)
+		}
+	})
+}
