@@ -1,38 +1,52 @@
-package pipeline
+package config
 
 import (
+	"encoding"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
+	"sync"
 )
 
-// Keys maps the dotted key of every scalar or list of c to its value, as a
-// config file writes it (pets, a list of tables, stays one key): the keys a
-// file, a TRAIN_ variable or --set may name.
-func (c Config) Keys() map[string]any {
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		panic(err) // programmer bug: Config holds plain values
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(b, &m); err != nil {
-		panic(err)
-	}
-	out := map[string]any{}
-	var walk func(prefix string, m map[string]any)
-	walk = func(prefix string, m map[string]any) {
-		for k, val := range m {
-			if sub, ok := val.(map[string]any); ok {
-				walk(prefix+k+".", sub)
-				continue
-			}
-			out[prefix+k] = val
+// leafKeys lists the dotted key of every scalar or list of Config, from its
+// yaml tags (pets, a list of tables, is one key; Invocation is none): the
+// keys a TRAIN_ variable or --set may name, sorted.
+var leafKeys = sync.OnceValue(func() []string { return keysOf("", reflect.TypeFor[Config]()) })
+
+// keysOf lists the leaf keys of a table of type t whose own key is prefix
+// ("" for the top, else ending in "."), sorted.
+func keysOf(prefix string, t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name := yamlName(f)
+		switch {
+		case name == "":
+		case isTable(f.Type):
+			out = append(out, keysOf(prefix+name+".", f.Type)...)
+		default:
+			out = append(out, prefix+name)
 		}
 	}
-	walk("", m)
+	slices.Sort(out)
 	return out
+}
+
+// yamlName is a field's key: the name of its yaml tag ("" for none or "-").
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	if name == "-" || !f.IsExported() {
+		return ""
+	}
+	return name
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// isTable reports whether a config value of type t is a table of keys (a
+// struct that does not parse itself from text).
+func isTable(t reflect.Type) bool {
+	return t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(textUnmarshaler)
 }
 
 // removedKeys explain keys earlier versions accepted.
@@ -41,41 +55,64 @@ var removedKeys = map[string]string{
 		"a release meant to leave the machine comes from `train privatize`, which draws from crypto/rand by default",
 }
 
-// CheckKey accepts a dotted key of c (Keys; a pets list element's own keys
-// are checked when decoded). The error says why another is refused: a key
-// earlier versions accepted, or an unknown one with the closest known key.
-func (c Config) CheckKey(key string) error {
-	keys := c.Keys()
-	if _, ok := keys[key]; ok || key == "pets" || strings.HasPrefix(key, "pets.") || strings.HasPrefix(key, "pets[") {
-		return nil
-	}
+// keyError refuses a key that names nothing: a removed key with the reason,
+// or an unknown one with the closest known key.
+type keyError struct{ key, msg string }
+
+func (e *keyError) Error() string { return e.msg }
+
+// Unwrap makes errors.Is(err, ErrConfig) true.
+func (e *keyError) Unwrap() error { return ErrConfig }
+
+// unknownKey is the error for key, which names no key; known are the keys
+// valid where it stands.
+func unknownKey(key string, known []string) error {
 	if why, ok := removedKeys[key]; ok {
-		return fmt.Errorf("%s was removed: %s", key, why)
+		return &keyError{key, fmt.Sprintf("%s was removed: %s", key, why)}
 	}
 	msg := fmt.Sprintf("unknown key %q", key)
-	if near := c.ClosestKey(key); near != "" {
+	if near := closestKey(key, known); near != "" {
 		msg += fmt.Sprintf(" (did you mean %s?)", near)
 	}
-	return fmt.Errorf("%s", msg)
+	return &keyError{key, msg}
 }
 
-// ClosestKey is the known key (Keys) within edit distance 3 of key, dots
-// and underscores alike (so it also corrects a TRAIN_ variable's name,
-// lowercased), or "" when none is that close.
-func (c Config) ClosestKey(key string) string {
-	norm := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
-	var keys []string
-	for k := range c.Keys() {
-		keys = append(keys, k)
+// checkKey accepts a leaf key (leafKeys) for a TRAIN_ variable or --set.
+func checkKey(key string) error {
+	if _, ok := slices.BinarySearch(leafKeys(), key); ok {
+		return nil
 	}
-	slices.Sort(keys)
+	if strings.HasPrefix(key, "pets.") || strings.HasPrefix(key, "pets[") {
+		return &keyError{key, fmt.Sprintf("unknown key %q (set the whole pets list)", key)}
+	}
+	return unknownKey(key, leafKeys())
+}
+
+// closestKey is the key of known that key most likely meant, or "" when
+// none is close: one whose last part starts with key's (eps for epsilon),
+// else the nearest within edit distance 3, dots and underscores alike (so
+// it also corrects a TRAIN_ variable's name, lowercased).
+func closestKey(key string, known []string) string {
+	norm := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
+	dir, last := splitKey(key)
+	for _, k := range known {
+		if d, l := splitKey(k); d == dir && len(last) >= 2 && strings.HasPrefix(l, last) {
+			return k
+		}
+	}
 	best, bestD := "", 4
-	for _, k := range keys {
+	for _, k := range known {
 		if d := editDistance(norm(key), norm(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
+}
+
+// splitKey splits a dotted key before its last part.
+func splitKey(key string) (dir, last string) {
+	i := strings.LastIndexByte(key, '.')
+	return key[:i+1], key[i+1:]
 }
 
 func editDistance(a, b string) int {

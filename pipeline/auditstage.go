@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
@@ -194,7 +195,7 @@ type etaQuality struct {
 // there, and gathers the true η and the clean trials' η̂.
 func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, source string) (etaQuality, error) {
 	var q etaQuality
-	isTrue := s.cfg.Audit.Eta == EtaTrue
+	isTrue := s.cfg.Audit.Eta == config.EtaTrue
 	if s.test.Eta != nil && !isTrue {
 		q.truth = s.test.Eta[:n]
 	}
@@ -225,7 +226,7 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 			"(audit.examples); calibration uses the test rows after it (add test rows, e.g. data.synth.test_rows)",
 			s.test.Rows, n))
 	}
-	if s.cfg.Audit.Eta == EtaCleanModel {
+	if s.cfg.Audit.Eta == config.EtaCleanModel {
 		trials, err := s.cleanTrials(runs)
 		if err != nil {
 			return q, err
@@ -244,9 +245,9 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 // reporting rule (report.BestLR).
 func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, error) {
 	switch s.cfg.Audit.Eta {
-	case EtaKNN:
+	case config.EtaKNN:
 		return s.knnEta(rows)
-	case EtaTrue:
+	case config.EtaTrue:
 		if s.test.Eta == nil {
 			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, s.dataset.Dir)
 		}

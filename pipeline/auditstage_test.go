@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/testutil"
 	"labelprivacy/llp"
@@ -44,17 +45,17 @@ func (r *recorder) Progress(Progress) {}
 
 // auditConfig is a small synthetic (uniform η) audit with the true η: no
 // model needs training.
-func auditConfig(t *testing.T) *Config {
+func auditConfig(t *testing.T) *config.Config {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.Kind = data.SynthUniform
 	c.Data.Synth.Rows, c.Data.Synth.TestRows = 300, 7000
-	c.Pets = []PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}},
+	c.Pets = []config.PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}},
 		{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}, {Mechanism: pets.Bot}}
-	c.Audit.Eta, c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = EtaTrue, 5000, 10, 3000
+	c.Audit.Eta, c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = config.EtaTrue, 5000, 10, 3000
 	return c
 }
 
-func openRec(t *testing.T, c *Config) (*Session, *recorder) {
+func openRec(t *testing.T, c *config.Config) (*Session, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	s, err := Open(context.Background(), c, Exclusive, rec)
@@ -146,7 +147,7 @@ func TestAuditFailsFourEpsilonSampler(t *testing.T) {
 		return scaledSampler{orig(s, part, prior), 4}
 	}
 	c := auditConfig(t)
-	c.Pets = []PetConfig{{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}}
+	c.Pets = []config.PetConfig{{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}}
 	s, _ := openRec(t, c)
 	_, _, err := Audit(context.Background(), s, nil)
 	if !errors.Is(err, audit.ErrReleaseMismatch) || !strings.Contains(err.Error(), "audit llp_geom_k8_eps1: ") ||
@@ -215,7 +216,7 @@ func TestAuditCleanTrials(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.Rows, c.Data.Synth.TestRows = 1500, 1200
 	c.Train.LearningRates = []float64{0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}}
+	c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}}
 	c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = 800, 4, 500
 	runs := fitReal(t, c)
 	s, _ := openRec(t, c)
@@ -242,14 +243,14 @@ func TestAuditCleanTrials(t *testing.T) {
 
 // The audit's self-check keys are validated, each error naming its key.
 func TestValidateAuditKeys(t *testing.T) {
-	for key, edit := range map[string]func(*Config){
-		"audit.realized_draws":   func(c *Config) { c.Audit.RealizedDraws = -1 },
-		"audit.canaries":         func(c *Config) { c.Audit.Canaries = -5 },
-		"audit.calibration_rows": func(c *Config) { c.Audit.CalibrationRows = -1 },
+	for key, edit := range map[string]func(*config.Config){
+		"audit.realized_draws":   func(c *config.Config) { c.Audit.RealizedDraws = -1 },
+		"audit.canaries":         func(c *config.Config) { c.Audit.Canaries = -5 },
+		"audit.calibration_rows": func(c *config.Config) { c.Audit.CalibrationRows = -1 },
 	} {
 		c := testConfig("o")
 		edit(c)
-		var fe *FieldError
+		var fe *config.FieldError
 		if err := c.Validate(); !errors.As(err, &fe) || fe.Key != key {
 			t.Errorf("%s: err %v", key, err)
 		}
@@ -259,7 +260,7 @@ func TestValidateAuditKeys(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if d := Defaults().Audit; d.RealizedDraws != 20 || d.Canaries != 10000 || d.CalibrationRows != 10000 {
+	if d := config.Defaults().Audit; d.RealizedDraws != 20 || d.Canaries != 10000 || d.CalibrationRows != 10000 {
 		t.Fatalf("defaults %+v", d)
 	}
 }

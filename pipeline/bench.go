@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"labelprivacy/config"
 	"labelprivacy/model"
 )
 
@@ -50,7 +51,7 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 	for _, s := range o.Losses {
 		l, err := model.ParseLoss(strings.TrimSpace(s))
 		if err != nil {
-			return &FieldError{Key: "losses", Msg: err.Error()}
+			return &config.FieldError{Key: "losses", Msg: err.Error()}
 		}
 		cfg.Losses = append(cfg.Losses, l)
 	}
@@ -59,7 +60,7 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 	}
 	be, err := model.NewBackend(o.Backend)
 	if err != nil {
-		return &FieldError{Key: "backend", Msg: err.Error()}
+		return &config.FieldError{Key: "backend", Msg: err.Error()}
 	}
 	defer be.Finalize()
 	fmt.Fprintf(w, "backend %s, matmul %s", o.Backend, model.Matmul(be))

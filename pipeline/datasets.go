@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 )
 
@@ -37,7 +38,7 @@ func MakeDataset(ctx context.Context, o DatasetOptions) (*data.Meta, error) {
 		return data.ImportHiggs(ctx, o.Import)
 	case "libsvm":
 		if b := o.Import.HashBuckets; b == 0 || b > data.MaxHashBuckets {
-			return nil, &FieldError{Key: "hash-buckets", Msg: fmt.Sprintf("must be in [1, %d] (2^26, above KDD Cup 2012's 54,686,452 raw dimensions; the paper: %d), got %d",
+			return nil, &config.FieldError{Key: "hash_buckets", Msg: fmt.Sprintf("must be in [1, %d] (2^26, above KDD Cup 2012's 54,686,452 raw dimensions; the paper: %d), got %d",
 				data.MaxHashBuckets, data.DefaultHashBuckets, b)}
 		}
 		return data.ImportLibSVM(ctx, o.Import)

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/atomicfile"
 )
@@ -34,7 +35,7 @@ func sweepArgs(config string, sets []string) []string {
 // path; sets are passed on to every task, env is exported in it) as an
 // array of shards tasks; the logs directory is created, since Slurm opens
 // --output before the script runs.
-func slurmScript(cfg *Config, config string, sets, env []string, shards int) ([]byte, error) {
+func slurmScript(cfg *config.Config, config string, sets, env []string, shards int) ([]byte, error) {
 	c := cfg.Cluster
 	bin := c.Binary
 	if bin == "" {
@@ -126,7 +127,7 @@ func jobName(name string) string {
 // TRAIN_* overrides). The directory emit runs in (cwd) is the volume every
 // pod mounts at workdir: the config must lie under it, and the pods' -c is
 // its path there.
-func k8sManifest(cfg *Config, config, cwd string, sets, env []string, shards int, warn func(string)) ([]byte, error) {
+func k8sManifest(cfg *config.Config, config, cwd string, sets, env []string, shards int, warn func(string)) ([]byte, error) {
 	c := cfg.Cluster
 	if c.Image == "" {
 		return nil, fmt.Errorf("cluster.image: set the container image that holds the train binary")
@@ -202,7 +203,7 @@ func k8sManifest(cfg *Config, config, cwd string, sets, env []string, shards int
 // groups), reading at most the dataset's meta.json. It is exact unless
 // train.replicas is auto on an XLA backend or the dataset is not there yet;
 // then it counts groups of one run, an upper bound.
-func gridGroups(cfg *Config) (int, bool, error) {
+func gridGroups(cfg *config.Config) (int, bool, error) {
 	settings, err := expandSettings(cfg.Pets)
 	if err != nil {
 		return 0, false, err
@@ -266,7 +267,7 @@ type EmitOptions struct {
 // Emit writes the batch job running cfg's sweep in o.Shards shards and
 // returns its bytes: one shard per Slurm array task or Kubernetes
 // completion, each running `train sweep` on the same config and sets.
-func Emit(cfg *Config, o EmitOptions) ([]byte, error) {
+func Emit(cfg *config.Config, o EmitOptions) ([]byte, error) {
 	if o.Shards < 1 {
 		return nil, fmt.Errorf("emit: shards must be ≥ 1, got %d", o.Shards)
 	}

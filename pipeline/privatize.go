@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pets"
 	"labelprivacy/release"
@@ -43,12 +44,14 @@ type Privatized struct {
 	Entry        pets.LedgerEntry
 }
 
-// ErrRefused is wrapped by privatize's refusals of an --out (and of an ε
-// outside the config's range, which is a *pets.ParamError).
+// ErrRefused is wrapped by privatize's refusals of an Out.
 var ErrRefused = errors.New("privatize: refused")
 
+// refuse refuses PrivatizeOptions.Out: a *config.FieldError naming the
+// option "out" (and, in its message, other options as `key`), wrapped in
+// ErrRefused.
 func refuse(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%w: %w", ErrRefused, &config.FieldError{Key: "out", Msg: fmt.Sprintf(format, args...)})
 }
 
 // releaseExts are the file names privatize writes (all Arrow IPC files).
@@ -62,7 +65,7 @@ func ledgerPathFor(in string) string { return filepath.Join(filepath.Dir(in), pe
 // the shippable file at o.Out (features and release columns, random row
 // order, no seed), recording it write-ahead in the privacy ledger (beside
 // the input by default), per person. It refuses, before writing anything,
-// an ε outside [MinEpsilon, MaxEpsilon], an Out that is the input, lies in
+// an ε outside [config.MinEpsilon, MaxEpsilon], an Out that is the input, lies in
 // a dataset directory or in the ledger's directory (or one holding a
 // ledger), is not named .arrow/.feather/.ipc, or exists (unless Force),
 // and, with a budget, a release that would take anyone above it.
@@ -70,11 +73,11 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
 	p.Secure = p.Kind == pets.LLPLap
 	if p.Kind == pets.RRPrior {
-		return nil, &FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
+		return nil, &config.FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
 			"train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize"}
 	}
 	if p.Kind.NeedsEpsilon() {
-		if err := checkEpsilon(p.Epsilon); err != nil {
+		if err := config.CheckEpsilon(p.Epsilon); err != nil {
 			return nil, paramField(err)
 		}
 	}
@@ -138,7 +141,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	return &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row}, nil
 }
 
-// checkOut refuses an --out that would destroy data or ship the ledger.
+// checkOut refuses an out that would destroy data or ship the ledger.
 func checkOut(in, out, ledger string, force bool) error {
 	absIn, err := filepath.Abs(in)
 	if err != nil {
@@ -153,16 +156,16 @@ func checkOut(in, out, ledger string, force bool) error {
 	stOut, outErr := os.Lstat(absOut)
 	switch {
 	case absIn == absOut || (inErr == nil && outErr == nil && os.SameFile(stIn, stOut)):
-		return refuse("--out %s is the input --in %s: privatize never overwrites its input", out, in)
+		return refuse("%s is the input `in` %s: privatize never overwrites its input", out, in)
 	case fileExists(filepath.Join(outDir, data.MetaFile)):
-		return refuse("--out %s is in the dataset directory %s (it holds %s): privatize never writes into a dataset; "+
+		return refuse("%s is in the dataset directory %s (it holds %s): privatize never writes into a dataset; "+
 			"write the release to a folder of its own", out, filepath.Dir(out), data.MetaFile)
 	case sameDir(outDir, filepath.Dir(ledger)):
-		return refuse("--out %s is in the folder of the privacy ledger %s: the ledger and its key would ship with the "+
-			"release; write the release to a folder of its own (or keep the ledger elsewhere with --ledger)", out, ledger)
+		return refuse("%s is in the folder of the privacy ledger %s: the ledger and its key would ship with the "+
+			"release; write the release to a folder of its own (or keep the ledger elsewhere with `ledger`)", out, ledger)
 	case fileExists(filepath.Join(outDir, pets.LedgerFile)):
-		return refuse("--out %s is in a folder that holds a privacy ledger (%s): it would ship with the release; "+
-			"move the ledger next to the raw data (and name it with --ledger) or write the release elsewhere",
+		return refuse("%s is in a folder that holds a privacy ledger (%s): it would ship with the release; "+
+			"move the ledger next to the raw data (and name it with `ledger`) or write the release elsewhere",
 			out, filepath.Join(filepath.Dir(out), pets.LedgerFile))
 	}
 	ext := strings.ToLower(filepath.Ext(out))
@@ -171,16 +174,16 @@ func checkOut(in, out, ledger string, force bool) error {
 		okExt = okExt || ext == e
 	}
 	if !okExt {
-		return refuse("--out %s: privatize writes Arrow IPC files; name it .arrow (or .feather, .ipc); "+
+		return refuse("%s: privatize writes Arrow IPC files; name it .arrow (or .feather, .ipc); "+
 			"it does not write Parquet (pyarrow converts: pq.write_table(pa.ipc.open_file(f).read_all(), …))", out)
 	}
 	switch {
 	case outErr == nil && !stOut.Mode().IsRegular():
-		return refuse("--out %s exists and is not a regular file", out)
+		return refuse("%s exists and is not a regular file", out)
 	case outErr == nil && !force:
-		return refuse("--out %s exists: privatize never replaces a file unless --force is given", out)
+		return refuse("%s exists: privatize never replaces a file unless `force` is given", out)
 	case outErr != nil && !errors.Is(outErr, fs.ErrNotExist):
-		return fmt.Errorf("privatize: --out: %w", outErr)
+		return &config.FieldError{Key: "out", Msg: outErr.Error()}
 	}
 	return nil
 }
@@ -200,7 +203,7 @@ func sameDir(a, b string) bool {
 	return aa == bb
 }
 
-// paramField turns a mechanism parameter error into a *FieldError naming
+// paramField turns a mechanism parameter error into a *config.FieldError naming
 // the parameter ("epsilon", "k", "mechanism"), so a caller can name its
 // own flag or key.
 func paramField(err error) error {
@@ -210,7 +213,7 @@ func paramField(err error) error {
 		if key == "kind" || key == "secure" {
 			key = "mechanism"
 		}
-		return &FieldError{Key: key, Msg: pe.Msg}
+		return &config.FieldError{Key: key, Msg: pe.Msg}
 	}
 	return err
 }

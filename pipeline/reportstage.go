@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
@@ -158,7 +159,7 @@ type ReportOptions struct {
 	AllowMixed bool
 	// Invocation is the command line that asked for the report (its
 	// provenance in report.md).
-	Invocation Invocation
+	Invocation config.Invocation
 }
 
 // ReportSets merges result sets and writes summary.csv/.parquet, figures,

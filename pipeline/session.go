@@ -8,10 +8,8 @@ import (
 	"reflect"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"labelprivacy/config"
 	"labelprivacy/data"
-	"labelprivacy/internal/atomicfile"
 	"labelprivacy/internal/flock"
 	"labelprivacy/report"
 )
@@ -31,7 +29,7 @@ const (
 // Session is a validated config with its dataset and its grid: what every
 // stage needs.
 type Session struct {
-	cfg       *Config
+	cfg       *config.Config
 	dataset   *data.Dataset // dir and meta; its Train and Test are the frames below
 	datasetID string        // content identity (data.Meta.Identity)
 	// std is the standardization applied to Train and Test (nil: none).
@@ -60,7 +58,7 @@ type Session struct {
 // checks the config against it (bag rules' columns and key groups, test
 // classes, model), writes config.resolved.yaml, standardizes the data and
 // expands the grid.
-func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session, error) {
+func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -93,10 +91,10 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	}
 	s.datasetID = s.dataset.ID
 	s.train, s.test = s.dataset.Train, s.dataset.Test
-	if err := cfg.checkDatasetBags(dir, s.train); err != nil {
+	if err := checkDatasetBags(cfg, dir, s.train); err != nil {
 		return nil, err
 	}
-	if err := cfg.checkKeyGroups(dir, s.train, s.test); err != nil {
+	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
 		return nil, err
 	}
 	if err := checkTestClasses(dir, s.test.Label); err != nil {
@@ -173,24 +171,6 @@ func checkTestClasses(dir string, labels []uint8) error {
 			ErrDegenerate, dir, ones, zeros, minTestPerClass)
 	}
 	return nil
-}
-
-// WriteResolved writes the effective config to <output>/config.resolved.yaml
-// (it holds the seed: it stays with the raw data, never with a release).
-func (c *Config) WriteResolved() (string, error) {
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.Output, "config.resolved.yaml")
-	header := "# The configuration this run resolved (file + TRAIN_* environment + --set).\n"
-	if inv := c.Invocation; inv.Command != "" {
-		header += "# Command: " + inv.Command + "\n"
-		for _, e := range inv.Env {
-			header += "# Environment: " + e + "\n"
-		}
-	}
-	return path, atomicfile.WriteFile(path, append([]byte(header), b...))
 }
 
 // dataStage returns the dataset directory: data.path, or a synthetic

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
 )
@@ -76,7 +77,7 @@ type SettingStatus struct {
 // SweepStatus reads only what run ids depend on — the dataset's meta and
 // content identity, never its rows — and the run store. It synthesizes
 // nothing: before any shard started there is no dataset, which is an error.
-func SweepStatus(ctx context.Context, cfg *Config) (*Status, error) {
+func SweepStatus(ctx context.Context, cfg *config.Config) (*Status, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,11 +34,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				defer pprof.StopCPUProfile()
 			}
-			err := pipeline.Bench(cmd.Context(), o, stdout)
-			if fe := (*pipeline.FieldError)(nil); errors.As(err, &fe) {
-				return fmt.Errorf("--%s: %s", fe.Key, fe.Msg)
-			}
-			return err
+			return flagError(pipeline.Bench(cmd.Context(), o, stdout), nil)
 		},
 	}
 	f := cmd.Flags()

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"labelprivacy/internal/console"
 	"labelprivacy/pipeline"
 )
 
@@ -19,39 +19,19 @@ func newDataCmd(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// importStatus formats an import's progress: rows, MB read and MB/s, and,
-// when the input's size is known, the percentage and an ETA from the
-// position in the (possibly compressed) input.
-func importStatus(kind string, p pipeline.ImportProgress, elapsed time.Duration) string {
-	mb := float64(p.Bytes) / 1e6
-	s := fmt.Sprintf("import %s: %d rows, %.0f MB (%.0f MB/s)", kind, p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
-	if p.InputSize > 0 && p.InputPos > 0 {
-		frac := float64(p.InputPos) / float64(p.InputSize)
-		eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
-		s = fmt.Sprintf("import %s: %.1f%% ETA %s, %d rows, %.0f MB (%.0f MB/s)", kind, 100*frac, roundDur(eta), p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
-	}
-	if p.Dropped > 0 {
-		s += fmt.Sprintf(", %d dropped", p.Dropped)
-	}
-	return s
-}
-
 func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 	o := pipeline.NewDatasetOptions(kind)
 	cmd := &cobra.Command{
 		Use:  kind + " --in FILE --out DIR",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			status := newStatusLine(stderr)
+			status := console.NewStatus(stderr)
 			start := time.Now()
-			o.Import.Progress = func(p pipeline.ImportProgress) { status.show(importStatus(kind, p, time.Since(start))) }
+			o.Import.Progress = func(p pipeline.ImportProgress) { status.Show(console.ImportStatus(kind, p, time.Since(start))) }
 			m, err := pipeline.MakeDataset(cmd.Context(), o)
-			status.clear()
-			if fe := (*pipeline.FieldError)(nil); errors.As(err, &fe) {
-				return fmt.Errorf("--%s %s", fe.Key, fe.Msg)
-			}
+			status.Clear()
 			if err != nil {
-				return err
+				return flagError(err, nil)
 			}
 			fmt.Fprintf(stdout, "data: wrote %s (train %d rows, test %d rows, dropped %d) in %s\n",
 				o.Import.Out, m.TrainRows, m.TestRows, m.DroppedRows, time.Since(start).Round(time.Millisecond))

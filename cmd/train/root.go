@@ -2,27 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"labelprivacy/config"
+	"labelprivacy/internal/console"
 	"labelprivacy/pipeline"
 )
 
 // run executes the CLI with args, writing results to stdout and progress and
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	root := newRootCmd(stdout, os.Stderr, osEnv{})
+	root := newRootCmd(stdout, os.Stderr, config.OSEnv{})
 	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
 	return root.ExecuteContext(ctx)
 }
 
-func newRootCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
-	ev := newEvents(stdout, stderr)
+func newRootCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
+	ev := console.New(stdout, stderr)
 	root := &cobra.Command{
 		Use:   "train",
 		Short: "Measure what label-privacy mechanisms cost and protect",
@@ -34,19 +34,17 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig("", nil, lookup)
+			cfg, err := configFor(cmd, config.Source{Env: lookup})
 			if err != nil {
 				return err
 			}
-			cfg.Invocation.Command = commandLine(cmd)
-			applyBackendEnv(cfg.Backend.String(), stderr)
 			return pipeline.Run(cmd.Context(), cfg, ev, pipeline.StageAll)
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	stage := func(use, short string, required bool, stages pipeline.Stages) *cobra.Command {
-		return configCmd(use, short, required, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+		return configCmd(use, short, required, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
 			return pipeline.Run(cmd.Context(), cfg, ev, stages)
 		})
 	}
@@ -69,7 +67,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 }
 
 // configCmd is a command taking -c FILE and --set key=value flags.
-func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Command, *pipeline.Config) error) *cobra.Command {
+func configCmd(use, short string, required bool, lookup config.Env, fn func(*cobra.Command, *config.Config) error) *cobra.Command {
 	var file string
 	var sets []string
 	cmd := &cobra.Command{
@@ -77,12 +75,10 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(file, sets, lookup)
+			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: sets})
 			if err != nil {
 				return err
 			}
-			cfg.Invocation.Command = commandLine(cmd)
-			applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 			return fn(cmd, cfg)
 		},
 	}
@@ -98,10 +94,22 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 	return cmd
 }
 
-func newSweepCmd(ev *cliEvents, lookup env) *cobra.Command {
+// configFor loads src for cmd, records cmd's command line in the
+// config's provenance and sets the environment its backend needs.
+func configFor(cmd *cobra.Command, src config.Source) (*config.Config, error) {
+	cfg, err := config.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Invocation.Command = commandLine(cmd)
+	applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
+	return cfg, nil
+}
+
+func newSweepCmd(ev *console.Events, lookup config.Env) *cobra.Command {
 	var shardFlag string
 	cmd := configCmd("sweep", "Train this shard's part of the grid (skipping finished runs); status; emit Slurm/Kubernetes jobs", true, lookup,
-		func(cmd *cobra.Command, cfg *pipeline.Config) error {
+		func(cmd *cobra.Command, cfg *config.Config) error {
 			sh, from, err := resolveShard(shardFlag, lookup)
 			if err != nil {
 				return err
@@ -118,7 +126,7 @@ concurrently on one shared filesystem.
 The shard comes from --shard i/n, else a Slurm array task (SLURM_ARRAY_TASK_ID,
 SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JOB_COMPLETIONS).`
 	cmd.Flags().StringVar(&shardFlag, "shard", "", "this process's shard i/n (0 ≤ i < n)")
-	status := configCmd("status", "Count done, failed and missing runs of a sweep", true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+	status := configCmd("status", "Count done, failed and missing runs of a sweep", true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
 		st, err := pipeline.SweepStatus(cmd.Context(), cfg)
 		if err != nil {
 			return err
@@ -140,10 +148,10 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 		var shards int
 		var sets []string
 		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
-			true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+			true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
 				file, _ := cmd.Flags().GetString("config")
 				sets, _ = cmd.Flags().GetStringArray("set")
-				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Env: trainEnv(lookup), Shards: shards, Out: out,
+				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Env: cfg.Invocation.Env, Shards: shards, Out: out,
 					Warn: func(msg string) { ev.Warn("emit", msg) }})
 				if err != nil || out == "" {
 					if err == nil {
@@ -162,21 +170,9 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	return cmd
 }
 
-// trainEnv lists the TRAIN_<KEY>=value variables of the environment (the
-// config overrides loadConfig applied; it refuses one naming no key).
-func trainEnv(lookup env) []string {
-	var out []string
-	for _, kv := range lookup.Environ() {
-		if strings.HasPrefix(kv, envPrefix) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // resolveShard picks the shard: --shard wins, then a Slurm array task or a
 // Kubernetes Indexed Job, else the whole sweep.
-func resolveShard(flag string, lookup env) (pipeline.Shard, string, error) {
+func resolveShard(flag string, lookup config.Env) (pipeline.Shard, string, error) {
 	if flag != "" {
 		s, err := pipeline.ParseShard(flag)
 		return s, "--shard", err
@@ -250,17 +246,9 @@ leaves the machine.`,
 	return cmd
 }
 
-// privatizeFlagError names the flag of a mechanism parameter error.
+// privatizeFlagError names the flags of an error about privatize's options.
 func privatizeFlagError(err error) error {
-	var fe *pipeline.FieldError
-	if errors.As(err, &fe) {
-		flag := map[string]string{"epsilon": "--epsilon", "k": "--k"}[fe.Key]
-		if flag == "" {
-			flag = "--pet"
-		}
-		return fmt.Errorf("%s: %s", flag, fe.Msg)
-	}
-	return err
+	return flagError(err, map[string]string{"mechanism": "--pet"})
 }
 
 func newLedgerCmd(stdout io.Writer) *cobra.Command {
@@ -286,7 +274,7 @@ guarantee every person has.`,
 	return cmd
 }
 
-func newReportCmd(ev *cliEvents) *cobra.Command {
+func newReportCmd(ev *console.Events) *cobra.Command {
 	var o pipeline.ReportOptions
 	cmd := &cobra.Command{
 		Use:   "report --in DIR [--in DIR2]... --out DIR [--compare A,B | --compare A B] [--allow-mixed]",
@@ -304,7 +292,7 @@ func newReportCmd(ev *cliEvents) *cobra.Command {
 			if len(o.In) == 0 && len(o.Compare) == 0 {
 				return fmt.Errorf("give at least one --in DIR (or --compare A B)")
 			}
-			o.Invocation = pipeline.Invocation{Command: commandLine(cmd)}
+			o.Invocation = config.Invocation{Command: commandLine(cmd)}
 			if len(args) == 1 {
 				o.Invocation.Command += " " + shellQuote(args[0])
 			}
