@@ -127,14 +127,15 @@ func TestLeafKeysFollowTheResolvedConfig(t *testing.T) {
 	}
 }
 
-// The TRAIN_ variables applied are recorded, sorted, with the file read.
+// The TRAIN_ variables applied are recorded, sorted, with the file read
+// and the --set overrides in their order.
 func TestLoadRecordsInvocation(t *testing.T) {
 	file := writeConfig(t, minimal)
 	cfg, err := loadConfig(file, []string{"seed=4"}, mapEnv{"TRAIN_TRAIN_EPOCHS": "3", "TRAIN_SEED": "2", "HOME": "/h"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Invocation{ConfigFile: file, Env: []string{"TRAIN_SEED=2", "TRAIN_TRAIN_EPOCHS=3"}}
+	want := Invocation{ConfigFile: file, Env: []string{"TRAIN_SEED=2", "TRAIN_TRAIN_EPOCHS=3"}, Sets: []string{"seed=4"}}
 	if !reflect.DeepEqual(cfg.Invocation, want) || cfg.Seed != 4 || cfg.Train.Epochs != 3 {
 		t.Fatalf("invocation %+v, seed %d, epochs %d", cfg.Invocation, cfg.Seed, cfg.Train.Epochs)
 	}

@@ -104,7 +104,7 @@ func Load(src Source) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, o.blame(err)
 	}
-	cfg.Invocation = Invocation{ConfigFile: o.file, Env: o.vars}
+	cfg.Invocation = Invocation{ConfigFile: o.file, Env: o.vars, Sets: src.Sets}
 	return &cfg, nil
 }
 

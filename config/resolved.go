@@ -10,13 +10,14 @@ import (
 
 // Invocation is how a config was given: the command line (shell-quoted,
 // every --set included), the TRAIN_* variables that set config keys
-// (NAME=value, sorted) and the config file read. Load fills ConfigFile and
-// Env, the command line its caller; a program building a Config may leave
-// it empty.
+// (NAME=value, sorted), the config file read and the --set overrides in
+// their order. Load fills all but the command line, which its caller
+// knows; a program building a Config may leave it empty.
 type Invocation struct {
 	Command    string
 	Env        []string
 	ConfigFile string
+	Sets       []string
 }
 
 // WriteResolved writes the effective config to <output>/config.resolved.yaml

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"labelprivacy/config"
@@ -23,6 +25,9 @@ type BenchOptions struct {
 	Steps    int        // steps per group; the first is not timed (default 20)
 	// SparseEmbedding: kdd_embed's lazy Adam on the rows a step touches.
 	SparseEmbedding bool
+	// CPUProfile, when set, is a file to write a CPU profile of the
+	// measured groups to (go tool pprof).
+	CPUProfile string
 }
 
 // BackendEnv is what the environment must hold for a backend (go-xla's
@@ -72,6 +77,17 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 	cfg.Row = func(r model.BenchRow) {
 		fmt.Fprintf(w, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %13.1f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
 			r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, r.CPUPerExampleUs, float64(r.StateBytes)/(1<<20))
+	}
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return &config.FieldError{Key: "cpuprofile", Msg: err.Error()}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return &config.FieldError{Key: "cpuprofile", Msg: err.Error()}
+		}
+		defer pprof.StopCPUProfile()
 	}
 	_, err = model.Bench(ctx, be, cfg)
 	return err

@@ -248,14 +248,8 @@ func k8sQuantity(mem string) string {
 
 // EmitOptions describe a batch job running a sweep.
 type EmitOptions struct {
-	Kind   string   // "slurm" (an sbatch array script) or "k8s" (a Kubernetes Indexed Job)
-	Config string   // the config file (made absolute: the tasks run elsewhere)
-	Sets   []string // --set overrides passed on to every task
-	// Env holds the TRAIN_<KEY>=value overrides of the environment the
-	// config was loaded in, set in every task (exported in the sbatch
-	// script, env of the pods): the tasks run the config emitted.
-	Env    []string
-	Shards int // array tasks / completions, ≥ 1
+	Kind   string // "slurm" (an sbatch array script) or "k8s" (a Kubernetes Indexed Job)
+	Shards int    // array tasks / completions, ≥ 1
 	// Warn receives notices (more shards than groups, host paths in a
 	// Kubernetes job); nil: dropped.
 	Warn func(string)
@@ -266,12 +260,18 @@ type EmitOptions struct {
 
 // Emit writes the batch job running cfg's sweep in o.Shards shards and
 // returns its bytes: one shard per Slurm array task or Kubernetes
-// completion, each running `train sweep` on the same config and sets.
+// completion, each running `train sweep` on the config as cfg was given
+// (cfg.Invocation: its file, made absolute since the tasks run elsewhere,
+// its --set overrides, and its TRAIN_ variables, set in every task).
 func Emit(cfg *config.Config, o EmitOptions) ([]byte, error) {
 	if o.Shards < 1 {
-		return nil, fmt.Errorf("emit: shards must be ≥ 1, got %d", o.Shards)
+		return nil, &config.FieldError{Key: "shards", Msg: fmt.Sprintf("must be ≥ 1, got %d", o.Shards)}
 	}
-	abs, err := filepath.Abs(o.Config)
+	inv := cfg.Invocation
+	if inv.ConfigFile == "" {
+		return nil, fmt.Errorf("emit: the config was not loaded from a file (config.Load): the tasks could not load it")
+	}
+	abs, err := filepath.Abs(inv.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
@@ -279,19 +279,19 @@ func Emit(cfg *config.Config, o EmitOptions) ([]byte, error) {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	env := slices.Sorted(slices.Values(o.Env))
+	env := slices.Sorted(slices.Values(inv.Env))
 	var b []byte
 	mode := os.FileMode(0o644)
 	switch o.Kind {
 	case "slurm":
-		b, err = slurmScript(cfg, abs, o.Sets, env, o.Shards)
+		b, err = slurmScript(cfg, abs, inv.Sets, env, o.Shards)
 		mode = 0o755
 	case "k8s":
 		cwd, werr := os.Getwd()
 		if werr != nil {
 			return nil, werr
 		}
-		b, err = k8sManifest(cfg, abs, cwd, o.Sets, env, o.Shards, warn)
+		b, err = k8sManifest(cfg, abs, cwd, inv.Sets, env, o.Shards, warn)
 	default:
 		return nil, fmt.Errorf("emit: kind %q is neither slurm nor k8s", o.Kind)
 	}

@@ -92,9 +92,9 @@ func TestParseShardAndJobName(t *testing.T) {
 		want Shard
 		ok   bool
 	}{{"0/1", Shard{0, 1}, true}, {"2/5", Shard{2, 5}, true}, {" 1 / 3 ", Shard{1, 3}, true}, {"3/3", Shard{}, false}, {"2", Shard{}, false}, {"-1/2", Shard{}, false}} {
-		got, err := ParseShard(tc.in)
+		got, err := parseShard(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Fatalf("ParseShard(%q) = %v, %v", tc.in, got, err)
+			t.Fatalf("parseShard(%q) = %v, %v", tc.in, got, err)
 		}
 	}
 	dns1123 := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

@@ -165,6 +165,12 @@ type ReportOptions struct {
 // ReportSets merges result sets and writes summary.csv/.parquet, figures,
 // report.md and, with Compare, compare.csv/.parquet.
 func ReportSets(o ReportOptions, ev Events) error {
+	switch {
+	case len(o.Compare) != 0 && len(o.Compare) != 2:
+		return &config.FieldError{Key: "compare", Msg: fmt.Sprintf("takes two directories (A,B or A B), got %d", len(o.Compare))}
+	case len(o.In) == 0 && len(o.Compare) == 0:
+		return &config.FieldError{Key: "in", Msg: "give at least one run directory (or `compare` A B)"}
+	}
 	ev = orDiscard(ev)
 	started := time.Now()
 	made := &report.Provenance{Tool: Version, Revision: Revision(), Started: started.Format(time.RFC3339),

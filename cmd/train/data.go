@@ -1,49 +1,30 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"labelprivacy/internal/console"
 	"labelprivacy/pipeline"
 )
 
-func newDataCmd(stdout, stderr io.Writer) *cobra.Command {
+func newDataCmd(ev pipeline.Events) *cobra.Command {
 	cmd := &cobra.Command{Use: "data", Short: "Import or synthesize datasets (Arrow IPC + meta.json)"}
 	imp := &cobra.Command{Use: "import", Short: "Import a dataset (higgs | libsvm)"}
-	imp.AddCommand(newImportCmd("higgs", stdout, stderr), newImportCmd("libsvm", stdout, stderr))
-	cmd.AddCommand(imp, newSynthCmd(stdout))
+	imp.AddCommand(newImportCmd("higgs", ev), newImportCmd("libsvm", ev))
+	cmd.AddCommand(imp, newSynthCmd(ev))
 	return cmd
 }
 
-func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
-	o := pipeline.NewDatasetOptions(kind)
-	cmd := &cobra.Command{
-		Use:  kind + " --in FILE --out DIR",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			status := console.NewStatus(stderr)
-			start := time.Now()
-			o.Import.Progress = func(p pipeline.ImportProgress) { status.Show(console.ImportStatus(kind, p, time.Since(start))) }
-			m, err := pipeline.MakeDataset(cmd.Context(), o)
-			status.Clear()
-			if err != nil {
-				return flagError(err, nil)
-			}
-			fmt.Fprintf(stdout, "data: wrote %s (train %d rows, test %d rows, dropped %d) in %s\n",
-				o.Import.Out, m.TrainRows, m.TestRows, m.DroppedRows, time.Since(start).Round(time.Millisecond))
-			if m.NonBinaryValues > 0 {
-				fmt.Fprintf(stdout, "data: note: %d feature values were neither 0 nor 1 and were kept as presence\n", m.NonBinaryValues)
-			}
-			if m.DuplicateIndices > 0 {
-				fmt.Fprintf(stdout, "data: note: %d repeated feature indices within a row were dropped\n", m.DuplicateIndices)
-			}
-			return nil
-		},
+// datasetCmd makes the dataset o describes.
+func datasetCmd(o *pipeline.DatasetOptions, ev pipeline.Events) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		_, err := pipeline.MakeDataset(cmd.Context(), *o, ev)
+		return flagError(err, nil)
 	}
+}
+
+func newImportCmd(kind string, ev pipeline.Events) *cobra.Command {
+	o := pipeline.NewDatasetOptions(kind)
+	cmd := &cobra.Command{Use: kind + " --in FILE --out DIR", Args: cobra.NoArgs, RunE: datasetCmd(&o, ev)}
 	f := cmd.Flags()
 	f.StringVar(&o.Import.In, "in", "", "input file (plain, .gz or .bz2)")
 	f.StringVar(&o.Import.Out, "out", "", "dataset directory to write")
@@ -67,25 +48,13 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-func newSynthCmd(stdout io.Writer) *cobra.Command {
+func newSynthCmd(ev pipeline.Events) *cobra.Command {
 	o := pipeline.NewDatasetOptions("synth")
 	cmd := &cobra.Command{
 		Use:   "synth --out DIR --kind logistic|beta|uniform --rows N --seed S",
 		Short: "Synthesize a dataset with known η(x) = P(y=1|x)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := pipeline.MakeDataset(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			note := ""
-			if m.BayesAUC != nil {
-				note = fmt.Sprintf(", Bayes AUC %.4f", *m.BayesAUC)
-			}
-			fmt.Fprintf(stdout, "data: wrote %s (%s, train %d rows, test %d rows, %d features%s)\n",
-				o.Synth.Out, m.Kind, m.TrainRows, m.TestRows, len(m.Features), note)
-			return nil
-		},
+		RunE:  datasetCmd(&o, ev),
 	}
 	s := &o.Synth
 	f := cmd.Flags()

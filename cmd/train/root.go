@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,13 +34,6 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := configFor(cmd, config.Source{Env: lookup})
-			if err != nil {
-				return err
-			}
-			return pipeline.Run(cmd.Context(), cfg, ev, pipeline.StageAll)
-		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -48,11 +42,12 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 			return pipeline.Run(cmd.Context(), cfg, ev, stages)
 		})
 	}
-	root.AddCommand(
-		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll),
+	runCmd := stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll)
+	root.RunE = runCmd.RunE // the quickstart: no -c, no --set
+	root.AddCommand(runCmd,
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
-		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr), newLedgerCmd(stdout), newReportCmd(ev),
+		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr), newLedgerCmd(stdout), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) {
@@ -110,11 +105,11 @@ func newSweepCmd(ev *console.Events, lookup config.Env) *cobra.Command {
 	var shardFlag string
 	cmd := configCmd("sweep", "Train this shard's part of the grid (skipping finished runs); status; emit Slurm/Kubernetes jobs", true, lookup,
 		func(cmd *cobra.Command, cfg *config.Config) error {
-			sh, from, err := resolveShard(shardFlag, lookup)
+			sh, from, err := pipeline.ResolveShard(shardFlag, lookup.LookupEnv)
 			if err != nil {
-				return err
+				return flagError(err, nil)
 			}
-			ev.Info("sweep", fmt.Sprintf("shard %s (from %s)", sh, from))
+			ev.Info("sweep", fmt.Sprintf("shard %s (from %s)", sh, cmp.Or(from, "--shard")))
 			return pipeline.Sweep(cmd.Context(), cfg, sh, ev)
 		})
 	cmd.Long = `sweep trains the runs of one shard of the config's grid (PET settings × learning
@@ -131,12 +126,7 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 		if err != nil {
 			return err
 		}
-		w := cmd.OutOrStdout()
-		fmt.Fprintf(w, "%-24s %6s %6s %8s\n", "setting", "done", "failed", "missing")
-		for _, s := range st.Settings {
-			fmt.Fprintf(w, "%-24s %6d %6d %8d\n", s.Setting, s.Done, s.Failed, s.Missing)
-		}
-		fmt.Fprintf(w, "%-24s %6d %6d %8d\n", "total", st.Done, st.Failed, st.Missing)
+		st.WriteTable(cmd.OutOrStdout())
 		for _, d := range st.Damaged {
 			ev.Warn("sweep", d+": counted as missing (the next fit or sweep sets it aside and trains the run again)")
 		}
@@ -146,21 +136,15 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	for _, kind := range []string{"slurm", "k8s"} {
 		var out string
 		var shards int
-		var sets []string
 		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
 			true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
-				file, _ := cmd.Flags().GetString("config")
-				sets, _ = cmd.Flags().GetStringArray("set")
-				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Env: cfg.Invocation.Env, Shards: shards, Out: out,
-					Warn: func(msg string) { ev.Warn("emit", msg) }})
-				if err != nil || out == "" {
-					if err == nil {
-						_, err = cmd.OutOrStdout().Write(b)
-					}
-					return err
+				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Shards: shards, Out: out, Warn: func(msg string) { ev.Warn("emit", msg) }})
+				if err == nil && out == "" {
+					_, err = cmd.OutOrStdout().Write(b)
+				} else if err == nil {
+					ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
 				}
-				ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
-				return nil
+				return flagError(err, nil)
 			})
 		c.Flags().IntVar(&shards, "shards", 1, "number of shards (array tasks / completions)")
 		c.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
@@ -168,16 +152,6 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	}
 	cmd.AddCommand(status, emit)
 	return cmd
-}
-
-// resolveShard picks the shard: --shard wins, then a Slurm array task or a
-// Kubernetes Indexed Job, else the whole sweep.
-func resolveShard(flag string, lookup config.Env) (pipeline.Shard, string, error) {
-	if flag != "" {
-		s, err := pipeline.ParseShard(flag)
-		return s, "--shard", err
-	}
-	return pipeline.ShardFromEnv(lookup.LookupEnv)
 }
 
 func newPrivatizeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -286,17 +260,11 @@ func newReportCmd(ev *console.Events) *cobra.Command {
 			} else if len(args) > 0 {
 				return fmt.Errorf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])
 			}
-			if len(o.Compare) != 0 && len(o.Compare) != 2 {
-				return fmt.Errorf("--compare takes two directories (A,B or A B), got %d", len(o.Compare))
-			}
-			if len(o.In) == 0 && len(o.Compare) == 0 {
-				return fmt.Errorf("give at least one --in DIR (or --compare A B)")
-			}
 			o.Invocation = config.Invocation{Command: commandLine(cmd)}
 			if len(args) == 1 {
 				o.Invocation.Command += " " + shellQuote(args[0])
 			}
-			return pipeline.ReportSets(o, ev)
+			return flagError(pipeline.ReportSets(o, ev), nil)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.In, "in", nil, "a run directory (OUT of a config); repeatable: result sets are merged")

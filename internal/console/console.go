@@ -70,13 +70,6 @@ func (e *Events) Error(stage, msg string) {
 // Progress updates the status line.
 func (e *Events) Progress(p pipeline.Progress) { e.status.Show(p.String()) }
 
-func roundDur(d time.Duration) time.Duration {
-	if d > time.Minute {
-		return d.Round(time.Second)
-	}
-	return d.Round(100 * time.Millisecond)
-}
-
 // logProgressEvery is how often progress is written as a line where stderr
 // is not a terminal (a Slurm or Kubernetes log): often enough to see a job
 // move, rarely enough to keep the log readable.
@@ -147,21 +140,4 @@ func truncateRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-// ImportStatus formats an import's progress: rows, MB read and MB/s, and,
-// when the input's size is known, the percentage and an ETA from the
-// position in the (possibly compressed) input.
-func ImportStatus(kind string, p pipeline.ImportProgress, elapsed time.Duration) string {
-	mb := float64(p.Bytes) / 1e6
-	s := fmt.Sprintf("import %s: %d rows, %.0f MB (%.0f MB/s)", kind, p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
-	if p.InputSize > 0 && p.InputPos > 0 {
-		frac := float64(p.InputPos) / float64(p.InputSize)
-		eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
-		s = fmt.Sprintf("import %s: %.1f%% ETA %s, %d rows, %.0f MB (%.0f MB/s)", kind, 100*frac, roundDur(eta), p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
-	}
-	if p.Dropped > 0 {
-		s += fmt.Sprintf(", %d dropped", p.Dropped)
-	}
-	return s
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"labelprivacy/data"
 	"labelprivacy/pipeline"
 )
 
@@ -34,22 +33,6 @@ func TestProgressLine(t *testing.T) {
 	if got := truncateRunes("εεεεε", 3); got != "εε…" {
 		t.Fatalf("cut by runes, not bytes: %q", got)
 	}
-}
-
-// Import progress shows a percentage and an ETA from the position in the
-// input once its size is known.
-func TestImportStatus(t *testing.T) {
-	s := ImportStatus("libsvm", importProgress(250, 1000), 10*time.Second)
-	if !strings.Contains(s, "25.0%") || !strings.Contains(s, "ETA 30s") {
-		t.Fatalf("%q", s)
-	}
-	if s := ImportStatus("higgs", importProgress(250, 0), time.Second); strings.Contains(s, "%") {
-		t.Fatalf("unknown size: %q", s)
-	}
-}
-
-func importProgress(pos, size int64) data.ImportProgress {
-	return data.ImportProgress{Rows: 1000, Bytes: 5e6, InputPos: pos, InputSize: size}
 }
 
 // In a log (stderr not a terminal, e.g. Slurm's), progress is a plain line
