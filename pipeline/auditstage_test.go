@@ -73,10 +73,11 @@ func openRec(t *testing.T, c *config.Config) (*Session, *recorder) {
 func TestAuditSelfChecks(t *testing.T) {
 	c := auditConfig(t)
 	s, rec := openRec(t, c)
-	audits, post, err := Audit(context.Background(), s, nil)
+	audited, err := Audit(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	if len(audits) != 4 {
 		t.Fatalf("%d audits", len(audits))
 	}
@@ -117,7 +118,7 @@ func TestAuditSelfChecks(t *testing.T) {
 	if !strings.Contains(strings.Join(rec.info, "\n"), "realized") {
 		t.Errorf("no realized figures in the events: %q", rec.info)
 	}
-	if _, err := Report(s, nil, audits, post); err != nil {
+	if _, err := Report(s, nil, audited); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(s.Out("report.md"))
@@ -136,20 +137,18 @@ func TestAuditSelfChecks(t *testing.T) {
 	}
 }
 
-// TestAuditFailsFourEpsilonSampler: the test-only hook newAuditSampler
+// TestAuditFailsFourEpsilonSampler: the session's test-only newSampler
 // makes the production sampler release at 4ε while the audit is told ε;
 // the audit fails, naming the setting and saying that the mechanism's
 // releases disagree with its stated likelihood.
 func TestAuditFailsFourEpsilonSampler(t *testing.T) {
-	orig := newAuditSampler
-	t.Cleanup(func() { newAuditSampler = orig })
-	newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
-		return scaledSampler{orig(s, part, prior), 4}
-	}
 	c := auditConfig(t)
 	c.Pets = []config.PetConfig{{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}}
 	s, _ := openRec(t, c)
-	_, _, err := Audit(context.Background(), s, nil)
+	s.newSampler = func(part llp.Partitioner, prior []float64) audit.Sampler {
+		return scaledSampler{releaseSampler{keepRemainder: s.cfg.Privacy.KeepRemainder, partition: part, prior: prior}, 4}
+	}
+	_, err := Audit(context.Background(), s, nil)
 	if !errors.Is(err, audit.ErrReleaseMismatch) || !strings.Contains(err.Error(), "audit llp_geom_k8_eps1: ") ||
 		!strings.Contains(err.Error(), "disagree with its stated likelihood") {
 		t.Fatalf("err %v", err)
@@ -181,10 +180,11 @@ func TestAuditWithoutCalibrationRows(t *testing.T) {
 	c.Data.Synth.TestRows, c.Audit.RealizedDraws = 800, 0
 	c.Audit.Examples = 800
 	s, rec := openRec(t, c)
-	audits, post, err := Audit(context.Background(), s, nil)
+	audited, err := Audit(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	a := audits[0]
 	if a.CalibrationRows != 0 || !math.IsNaN(a.EtaECE) || !math.IsNaN(a.RealizedGain) || !math.IsNaN(a.EpsLower) {
 		t.Fatalf("%+v", a)
@@ -197,7 +197,7 @@ func TestAuditWithoutCalibrationRows(t *testing.T) {
 	if len(rec.warns) != 0 {
 		t.Fatalf("warnings %q", rec.warns)
 	}
-	if _, err := Report(s, nil, audits, post); err != nil {
+	if _, err := Report(s, nil, audited); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(s.Out("report.md"))
@@ -220,10 +220,11 @@ func TestAuditCleanTrials(t *testing.T) {
 	c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = 800, 4, 500
 	runs := fitReal(t, c)
 	s, _ := openRec(t, c)
-	audits, _, err := Audit(context.Background(), s, runs)
+	audited, err := Audit(context.Background(), s, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	for _, a := range audits {
 		if !strings.HasPrefix(a.EtaSource, "clean_model") || a.EtaTrials != 2 || a.CalibrationRows != 400 {
 			t.Fatalf("%s: source %s, %d trials, %d calibration rows", a.Setting, a.EtaSource, a.EtaTrials, a.CalibrationRows)

@@ -91,10 +91,11 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 		}
 	}
 	// Audit.
-	audits, post, err := Audit(context.Background(), s, runs)
+	audited, err := Audit(context.Background(), s, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits, post := audited.Audits, audited.Posteriors
 	checkCuratedAudit(t, s, audits, post)
 	s.Close()
 
@@ -303,10 +304,8 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 			t.Errorf("%s: realized %v ± %v vs EAdv %v ± %v (z %v)", a.Setting, a.RealizedGain, a.RealizedGainSE, a.EAdv, a.EAdvSE, z)
 		}
 	}
-	orig := newAuditSampler
-	t.Cleanup(func() { newAuditSampler = orig })
-	newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
-		return scaledSampler{orig(s, part, prior), 4}
+	s.newSampler = func(part llp.Partitioner, prior []float64) audit.Sampler {
+		return scaledSampler{releaseSampler{keepRemainder: s.cfg.Privacy.KeepRemainder, partition: part, prior: prior}, 4}
 	}
 	all := s.settings
 	for _, set := range all {
@@ -314,7 +313,7 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 			continue
 		}
 		s.settings = []*setting{set}
-		if _, _, err := Audit(context.Background(), s, runs); !errors.Is(err, audit.ErrReleaseMismatch) {
+		if _, err := Audit(context.Background(), s, runs); !errors.Is(err, audit.ErrReleaseMismatch) {
 			t.Errorf("%s at 4ε: err = %v, want the releases to disagree with the stated likelihood", set.ID, err)
 		}
 	}
@@ -349,10 +348,11 @@ func fitAndAudit(t *testing.T, c *config.Config) (*Session, []report.Run, []repo
 	if err != nil {
 		t.Fatal(err)
 	}
-	audits, _, err := Audit(context.Background(), s, runs)
+	audited, err := Audit(context.Background(), s, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	return s, runs, audits
 }
 

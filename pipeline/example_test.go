@@ -30,11 +30,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	audits, post, err := pipeline.Audit(ctx, s, runs)
+	audited, err := pipeline.Audit(ctx, s, runs)
 	if err != nil {
 		panic(err)
 	}
-	sum, err := pipeline.Report(s, runs, audits, post)
+	sum, err := pipeline.Report(s, runs, audited)
 	if err != nil {
 		panic(err)
 	}

@@ -17,15 +17,15 @@ import (
 	"labelprivacy/report/figures"
 )
 
-// Report writes the session's summary.csv/.parquet, figures and report.md.
-// Runs outside the config's grid (left in the output by an earlier config)
-// are left out and counted: report.md says how many.
-func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
+// Report writes the session's summary.csv/.parquet, figures and report.md
+// from Fit's runs and Audit's result (nil: no audit). Runs outside the
+// config's grid (left in the output by an earlier config) are left out and
+// counted: report.md says how many.
+func Report(s *Session, runs []report.Run, a *Audited) (*report.Summary, error) {
 	g := store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}
 	in := g.InGrid()
-	var cals []report.Calibration
-	if audits != nil {
-		cals = s.calibration
+	if a == nil {
+		a = &Audited{}
 	}
 	stored, _, err := store.Store{Dir: s.cfg.Output}.All()
 	if err != nil {
@@ -37,7 +37,7 @@ func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.
 		}
 	}
 	made := s.provenance()
-	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
+	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors, Calibration: a.Calibration},
 		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started})
 }
 

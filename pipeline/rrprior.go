@@ -25,7 +25,7 @@ import (
 // Each (setting, trial) release splits the training rows into two stages
 // (release.StageSplit, stage_fraction in stage 1). Stage 1 is released by
 // RR(ε). A prior model — the configured model, trained through the
-// Executor on stage 1's released labels only, with train.rr_loss, for
+// executor on stage 1's released labels only, with train.rr_loss, for
 // train.epochs at the setting's prior learning rate — predicts the prior
 // P(y=1|x) of every stage-2 row and of every test row. Stage 2 is released
 // by RRWithPrior(ε) with those priors. Every row is released once, so the

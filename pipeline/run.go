@@ -57,14 +57,13 @@ func Run(ctx context.Context, cfg *config.Config, ev Events, stages Stages) erro
 		} else if runs, err = finishedRuns(s); err != nil {
 			return err
 		}
-		var audits []report.Audit
-		var post []report.Posterior
+		var audited *Audited
 		if stages&StageAudit != 0 {
-			if audits, post, err = Audit(ctx, s, runs); err != nil {
+			if audited, err = Audit(ctx, s, runs); err != nil {
 				return err
 			}
 		}
-		_, err = Report(s, runs, audits, post)
+		_, err = Report(s, runs, audited)
 		return err
 	})
 }

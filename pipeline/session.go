@@ -8,10 +8,11 @@ import (
 	"reflect"
 	"time"
 
+	"labelprivacy/audit"
 	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
-	"labelprivacy/report"
+	"labelprivacy/llp"
 )
 
 // Access is how a session uses its output directory.
@@ -47,8 +48,9 @@ type Session struct {
 	people    []uint64  // the ledger's key of each training row (personKeys)
 	peopleAll []uint64  // people sorted and deduplicated (releasePeople)
 	peopleKey string    // the key check people were computed with
-	// calibration is set by Audit for Report: the reliability tables of η.
-	calibration []report.Calibration
+	// newSampler, when set (by a test), makes the sampler the audit
+	// attacks instead of the production release path (auditSampler).
+	newSampler func(part llp.Partitioner, prior []float64) audit.Sampler
 	// started is when Open was called (the command's start, for
 	// provenance and the report's wall time).
 	started time.Time
@@ -159,7 +161,7 @@ const minTestPerClass = 2
 // ErrDegenerate is wrapped when a dataset cannot be evaluated.
 var ErrDegenerate = errors.New("pipeline: degenerate dataset")
 
-// checkTestClasses refuses a test set without MinTestPerClass rows of each
+// checkTestClasses refuses a test set without minTestPerClass rows of each
 // class, before any release is made or model trained.
 func checkTestClasses(dir string, labels []uint8) error {
 	var ones int
@@ -209,7 +211,7 @@ func synthMatches(m *data.Meta, o data.SynthOptions) bool {
 		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features)) && m.Groups == o.Groups
 }
 
-// BayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).
+// bayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).
 func bayesNote(m *data.Meta) string {
 	if m.BayesAUC == nil {
 		return ""
