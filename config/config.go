@@ -30,8 +30,8 @@ type Config struct {
 	Audit   AuditConfig       `yaml:"audit"`
 	Privacy PrivacyConfig     `yaml:"privacy"`
 	Cluster ClusterConfig     `yaml:"cluster"`
-	// Invocation is how this config was given (not a key: set by the
-	// command line, recorded in every result's provenance).
+	// Invocation is how this config was given (not a key: set by Load
+	// and the command line, recorded in every result's provenance).
 	Invocation Invocation `yaml:"-"`
 }
 
@@ -239,8 +239,10 @@ func (r *Replicas) UnmarshalText(b []byte) error {
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("config")
 
-// FieldError is a validation failure of one key (dotted, with list
-// indices: "pets[1].epsilon[0]").
+// FieldError is a bad value of one key: of a config (dotted, with list
+// indices: "pets[1].epsilon[0]"), or of an option of a library call
+// (pipeline's "out", "shard", "hash_buckets"), which a command line names
+// by its flag. Msg may name other options as `key`.
 type FieldError struct{ Key, Msg string }
 
 func (e *FieldError) Error() string { return e.Key + ": " + e.Msg }

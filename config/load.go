@@ -40,13 +40,13 @@ type Source struct {
 	Sets []string
 }
 
-// EnvPrefix starts every environment variable that sets a config key.
-const EnvPrefix = "TRAIN_"
+// envPrefix starts every environment variable that sets a config key.
+const envPrefix = "TRAIN_"
 
-// EnvName is the variable that sets key: TRAIN_TRAIN_EPOCHS for
+// envName is the variable that sets key: TRAIN_TRAIN_EPOCHS for
 // train.epochs.
-func EnvName(key string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+func envName(key string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
 // Load reads src into a Config: the defaults, overridden by the file, then
@@ -104,7 +104,7 @@ func Load(src Source) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, o.blame(err)
 	}
-	cfg.Invocation = Invocation{ConfigFile: o.file, Env: o.vars, Sets: src.Sets}
+	cfg.Invocation = Invocation{ConfigFile: o.file, Env: o.vars, Sets: slices.Clone(src.Sets)}
 	return &cfg, nil
 }
 
@@ -148,30 +148,30 @@ func (o *origins) applyEnv(v *viper.Viper) error {
 	}
 	keyOf := map[string]string{} // TRAIN_<KEY> → key
 	for _, k := range leafKeys() {
-		keyOf[EnvName(k)] = k
+		keyOf[envName(k)] = k
 	}
 	for _, kv := range o.env.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, ok := keyOf[name]; strings.HasPrefix(name, EnvPrefix) && !ok {
-			guess := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
+		if _, ok := keyOf[name]; strings.HasPrefix(name, envPrefix) && !ok {
+			guess := strings.ToLower(strings.TrimPrefix(name, envPrefix))
 			hint := ""
 			if k := closestKey(guess, leafKeys()); k != "" {
-				hint = fmt.Sprintf(" (did you mean $%s?)", EnvName(k))
+				hint = fmt.Sprintf(" (did you mean $%s?)", envName(k))
 			}
 			return fmt.Errorf("%w: $%s names no config key%s", ErrConfig, name, hint)
 		}
 	}
 	for _, k := range leafKeys() {
-		val, ok := o.env.LookupEnv(EnvName(k))
+		val, ok := o.env.LookupEnv(envName(k))
 		if !ok {
 			continue
 		}
 		parsed, err := parseValue(val)
 		if err != nil {
-			return fmt.Errorf("%w: $%s: %v", ErrConfig, EnvName(k), err)
+			return fmt.Errorf("%w: $%s: %v", ErrConfig, envName(k), err)
 		}
 		v.Set(k, parsed)
-		o.vars = append(o.vars, EnvName(k)+"="+val)
+		o.vars = append(o.vars, envName(k)+"="+val)
 	}
 	slices.Sort(o.vars)
 	return nil
@@ -187,8 +187,8 @@ func (o *origins) origin(key string) string {
 		}
 	}
 	if o.env != nil {
-		if _, ok := o.env.LookupEnv(EnvName(top)); ok {
-			return "$" + EnvName(top)
+		if _, ok := o.env.LookupEnv(envName(top)); ok {
+			return "$" + envName(top)
 		}
 	}
 	return o.file
