@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
@@ -27,39 +28,40 @@ import (
 // trials, and fails when those releases disagree with the mechanism's
 // stated likelihood (audit.SamplerError). The next audit.calibration_rows
 // test rows measure η's calibration and recalibrate it. It writes
-// audit.csv, audit.parquet, posteriors.parquet and calibration.csv/.parquet.
-func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, []report.Posterior, error) {
+// audit.csv, audit.parquet, posteriors.parquet and calibration.csv/.parquet,
+// and returns them for Report.
+func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error) {
 	cfg := s.cfg.Audit
 	n := min(cfg.Examples, s.test.Rows)
 	calN := min(cfg.CalibrationRows, s.test.Rows-n)
 	etaAll, source, err := s.auditEta(runs, n+calN)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	eta := etaAll[:n]
 	q, err := s.etaQuality(runs, etaAll, n, calN, source)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var audits []report.Audit
 	var post []report.Posterior
 	for i, set := range s.settings {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.settings)})
 		seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
 		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples}
 		part, err := s.mechanismAuditOptions(set, len(eta), &opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
+			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
 		if cfg.RealizedDraws > 0 {
-			opts.Sampler, opts.Draws, opts.Canaries = newAuditSampler(s, part, opts.Prior), cfg.RealizedDraws, cfg.Canaries
+			opts.Sampler, opts.Draws, opts.Canaries = s.auditSampler(part, opts.Prior), cfg.RealizedDraws, cfg.Canaries
 		}
 		res, err := audit.Run(eta, set.Mech, opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("audit %s: %w", set.ID, err)
+			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
 		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
 			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
@@ -81,10 +83,10 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 			return r.EAdv, nil
 		}
 		if a.EAdvCalibrated, err = other(q.calibrated); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if a.EAdvTrue, err = other(q.truth); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
 		if len(q.trials) > 1 {
@@ -92,7 +94,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 			for _, e := range q.trials {
 				v, err := other(e)
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
 				a.EAdvTrialMin, a.EAdvTrialMax = math.Min(a.EAdvTrialMin, v), math.Max(a.EAdvTrialMax, v)
 			}
@@ -128,7 +130,6 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 	if q.cal != nil {
 		cals = append(cals, report.Calibration{Dataset: s.datasetID, ConfigID: s.configID, EtaSource: source, Calibration: *q.cal})
 	}
-	s.calibration = cals
 	at, ct := report.AuditTable(audits), report.CalibrationTable(cals)
 	for _, w := range []func() error{
 		func() error { return at.WriteCSV(s.Out("audit.csv")) },
@@ -138,20 +139,34 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) ([]report.Audit, 
 		func() error { return ct.WriteParquet(s.Out("calibration.parquet")) },
 	} {
 		if err := w(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), s.Out("posteriors.parquet"),
 		s.Out("calibration.csv")))
-	return audits, post, nil
+	return &Audited{Audits: audits, Posteriors: post, Calibration: cals}, nil
 }
 
-// newAuditSampler returns the sampler the audit attacks for one setting:
-// the production release path, with the setting's bag rule on the audit
-// rows (part; nil: random bags) and, for rr_prior, the audit rows' public
-// priors. Tests replace it (a sampler at 4ε must fail the audit); it is no
-// config option.
-var newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
+// Audited is the audit stage's result and the report stage's input: per
+// setting the exact advantage (with the realized attack and the canaries'
+// bound when drawn), the (prior, posterior) samples for the figures, and
+// the reliability of the attacker's η on the calibration rows (empty when
+// none were measured).
+type Audited struct {
+	Audits      []report.Audit
+	Posteriors  []report.Posterior
+	Calibration []report.Calibration
+}
+
+// auditSampler returns the sampler the audit attacks for one setting: the
+// production release path, with the setting's bag rule on the audit rows
+// (part; nil: random bags) and, for rr_prior, the audit rows' public
+// priors; or what the session's newSampler makes (a test's sampler at 4ε
+// must fail the audit; no config option sets it).
+func (s *Session) auditSampler(part llp.Partitioner, prior []float64) audit.Sampler {
+	if s.newSampler != nil {
+		return s.newSampler(part, prior)
+	}
 	return releaseSampler{keepRemainder: s.cfg.Privacy.KeepRemainder, partition: part, prior: prior}
 }
 
@@ -198,7 +213,7 @@ type etaQuality struct {
 // there, and gathers the true η and the clean trials' η̂.
 func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, source string) (etaQuality, error) {
 	var q etaQuality
-	isTrue := s.cfg.Audit.Eta == EtaTrue
+	isTrue := s.cfg.Audit.Eta == config.EtaTrue
 	if s.test.Eta != nil && !isTrue {
 		q.truth = s.test.Eta[:n]
 	}
@@ -229,7 +244,7 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 			"(audit.examples); calibration uses the test rows after it (add test rows, e.g. data.synth.test_rows)",
 			s.test.Rows, n))
 	}
-	if s.cfg.Audit.Eta == EtaCleanModel {
+	if s.cfg.Audit.Eta == config.EtaCleanModel {
 		trials, err := s.cleanTrials(runs)
 		if err != nil {
 			return q, err
@@ -248,9 +263,9 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 // reporting rule (report.BestLR).
 func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, error) {
 	switch s.cfg.Audit.Eta {
-	case EtaKNN:
+	case config.EtaKNN:
 		return s.knnEta(rows)
-	case EtaTrue:
+	case config.EtaTrue:
 		if s.test.Eta == nil {
 			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, s.dataset.Dir)
 		}

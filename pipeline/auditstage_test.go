@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/testutil"
 	"labelprivacy/llp"
@@ -44,17 +45,17 @@ func (r *recorder) Progress(Progress) {}
 
 // auditConfig is a small synthetic (uniform η) audit with the true η: no
 // model needs training.
-func auditConfig(t *testing.T) *Config {
+func auditConfig(t *testing.T) *config.Config {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.Kind = data.SynthUniform
 	c.Data.Synth.Rows, c.Data.Synth.TestRows = 300, 7000
-	c.Pets = []PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}},
+	c.Pets = []config.PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}},
 		{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}, {Mechanism: pets.Bot}}
-	c.Audit.Eta, c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = EtaTrue, 5000, 10, 3000
+	c.Audit.Eta, c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = config.EtaTrue, 5000, 10, 3000
 	return c
 }
 
-func openRec(t *testing.T, c *Config) (*Session, *recorder) {
+func openRec(t *testing.T, c *config.Config) (*Session, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	s, err := Open(context.Background(), c, Exclusive, rec)
@@ -72,10 +73,11 @@ func openRec(t *testing.T, c *Config) (*Session, *recorder) {
 func TestAuditSelfChecks(t *testing.T) {
 	c := auditConfig(t)
 	s, rec := openRec(t, c)
-	audits, post, err := Audit(context.Background(), s, nil)
+	audited, err := Audit(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	if len(audits) != 4 {
 		t.Fatalf("%d audits", len(audits))
 	}
@@ -123,7 +125,7 @@ func TestAuditSelfChecks(t *testing.T) {
 	if !strings.Contains(strings.Join(rec.info, "\n"), "realized") {
 		t.Errorf("no realized figures in the events: %q", rec.info)
 	}
-	if _, err := Report(s, nil, audits, post); err != nil {
+	if _, err := Report(s, nil, audited); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(s.Out("report.md"))
@@ -142,20 +144,18 @@ func TestAuditSelfChecks(t *testing.T) {
 	}
 }
 
-// TestAuditFailsFourEpsilonSampler: the test-only hook newAuditSampler
+// TestAuditFailsFourEpsilonSampler: the session's test-only newSampler
 // makes the production sampler release at 4ε while the audit is told ε;
 // the audit fails, naming the setting and saying that the mechanism's
 // releases disagree with its stated likelihood.
 func TestAuditFailsFourEpsilonSampler(t *testing.T) {
-	orig := newAuditSampler
-	t.Cleanup(func() { newAuditSampler = orig })
-	newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
-		return scaledSampler{orig(s, part, prior), 4}
-	}
 	c := auditConfig(t)
-	c.Pets = []PetConfig{{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}}
+	c.Pets = []config.PetConfig{{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}}}
 	s, _ := openRec(t, c)
-	_, _, err := Audit(context.Background(), s, nil)
+	s.newSampler = func(part llp.Partitioner, prior []float64) audit.Sampler {
+		return scaledSampler{releaseSampler{keepRemainder: s.cfg.Privacy.KeepRemainder, partition: part, prior: prior}, 4}
+	}
+	_, err := Audit(context.Background(), s, nil)
 	if !errors.Is(err, audit.ErrReleaseMismatch) || !strings.Contains(err.Error(), "audit llp_geom_k8_eps1: ") ||
 		!strings.Contains(err.Error(), "disagree with its stated likelihood") {
 		t.Fatalf("err %v", err)
@@ -187,10 +187,11 @@ func TestAuditWithoutCalibrationRows(t *testing.T) {
 	c.Data.Synth.TestRows, c.Audit.RealizedDraws = 800, 0
 	c.Audit.Examples = 800
 	s, rec := openRec(t, c)
-	audits, post, err := Audit(context.Background(), s, nil)
+	audited, err := Audit(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	a := audits[0]
 	if a.CalibrationRows != 0 || !math.IsNaN(a.EtaECE) || !math.IsNaN(a.RealizedGain) || !math.IsNaN(a.EpsLower) {
 		t.Fatalf("%+v", a)
@@ -203,7 +204,7 @@ func TestAuditWithoutCalibrationRows(t *testing.T) {
 	if len(rec.warns) != 0 {
 		t.Fatalf("warnings %q", rec.warns)
 	}
-	if _, err := Report(s, nil, audits, post); err != nil {
+	if _, err := Report(s, nil, audited); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(s.Out("report.md"))
@@ -222,14 +223,15 @@ func TestAuditCleanTrials(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.Rows, c.Data.Synth.TestRows = 1500, 1200
 	c.Train.LearningRates = []float64{0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}}
+	c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}}
 	c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Canaries = 800, 4, 500
 	runs := fitReal(t, c)
 	s, _ := openRec(t, c)
-	audits, _, err := Audit(context.Background(), s, runs)
+	audited, err := Audit(context.Background(), s, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	for _, a := range audits {
 		if !strings.HasPrefix(a.EtaSource, "clean_model") || a.EtaTrials != 2 || a.CalibrationRows != 400 {
 			t.Fatalf("%s: source %s, %d trials, %d calibration rows", a.Setting, a.EtaSource, a.EtaTrials, a.CalibrationRows)
@@ -249,14 +251,14 @@ func TestAuditCleanTrials(t *testing.T) {
 
 // The audit's self-check keys are validated, each error naming its key.
 func TestValidateAuditKeys(t *testing.T) {
-	for key, edit := range map[string]func(*Config){
-		"audit.realized_draws":   func(c *Config) { c.Audit.RealizedDraws = -1 },
-		"audit.canaries":         func(c *Config) { c.Audit.Canaries = -5 },
-		"audit.calibration_rows": func(c *Config) { c.Audit.CalibrationRows = -1 },
+	for key, edit := range map[string]func(*config.Config){
+		"audit.realized_draws":   func(c *config.Config) { c.Audit.RealizedDraws = -1 },
+		"audit.canaries":         func(c *config.Config) { c.Audit.Canaries = -5 },
+		"audit.calibration_rows": func(c *config.Config) { c.Audit.CalibrationRows = -1 },
 	} {
 		c := testConfig("o")
 		edit(c)
-		var fe *FieldError
+		var fe *config.FieldError
 		if err := c.Validate(); !errors.As(err, &fe) || fe.Key != key {
 			t.Errorf("%s: err %v", key, err)
 		}
@@ -266,7 +268,7 @@ func TestValidateAuditKeys(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if d := Defaults().Audit; d.RealizedDraws != 20 || d.Canaries != 10000 || d.CalibrationRows != 10000 {
+	if d := config.Defaults().Audit; d.RealizedDraws != 20 || d.Canaries != 10000 || d.CalibrationRows != 10000 {
 		t.Fatalf("defaults %+v", d)
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strings"
 
+	"labelprivacy/config"
 	"labelprivacy/model"
 )
 
@@ -25,6 +28,9 @@ type BenchOptions struct {
 	// Warn, when set, receives the warning that backend go runs GoMLX's own
 	// slow kernel because sgemm's hook refused to install (once per process).
 	Warn func(msg string)
+	// CPUProfile, when set, is a file to write a CPU profile of the
+	// measured groups to (go tool pprof).
+	CPUProfile string
 }
 
 // BackendEnv is what the environment must hold for a backend (go-xla's
@@ -53,7 +59,7 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 	for _, s := range o.Losses {
 		l, err := model.ParseLoss(strings.TrimSpace(s))
 		if err != nil {
-			return &FieldError{Key: "losses", Msg: err.Error()}
+			return &config.FieldError{Key: "losses", Msg: err.Error()}
 		}
 		cfg.Losses = append(cfg.Losses, l)
 	}
@@ -62,7 +68,7 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 	}
 	be, err := model.NewBackend(o.Backend)
 	if err != nil {
-		return &FieldError{Key: "backend", Msg: err.Error()}
+		return &config.FieldError{Key: "backend", Msg: err.Error()}
 	}
 	defer be.Finalize()
 	if msg := model.FallbackNotice(be); msg != "" && o.Warn != nil {
@@ -77,6 +83,17 @@ func Bench(ctx context.Context, o BenchOptions, w io.Writer) error {
 	cfg.Row = func(r model.BenchRow) {
 		fmt.Fprintf(w, "%-10s %-13s %5d %6d %10.2f %14.0f %16.0f %13.1f %11.1f\n", r.Model, r.Loss, r.Replicas, r.Batch,
 			r.CompileS, r.ExamplesPerS, r.PerReplicaExamplesPerS, r.CPUPerExampleUs, float64(r.StateBytes)/(1<<20))
+	}
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return &config.FieldError{Key: "cpuprofile", Msg: err.Error()}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return &config.FieldError{Key: "cpuprofile", Msg: err.Error()}
+		}
+		defer pprof.StopCPUProfile()
 	}
 	_, err = model.Bench(ctx, be, cfg)
 	return err

@@ -3,12 +3,11 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"math"
 	mrand "math/rand/v2"
 	"slices"
-	"strings"
 
 	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
@@ -25,83 +24,14 @@ import (
 // and computes posteriors within them (audit.Options.Bags); kept smaller
 // bags are audited too, since the release exposes them.
 
-// checkCuratedPet validates pets[i]'s bags, stage_fraction and prior_lr,
-// and, for a synthetic dataset, that the bag rules name existing columns.
-func (c *Config) checkCuratedPet(i int, p PetConfig) error {
-	key := fmt.Sprintf("pets[%d]", i)
-	k := p.Mechanism
-	switch {
-	case len(p.Bags) > 0 && !k.IsLLP():
-		return bad(key+".bags", "%s takes no bag rule (only llp, llp_lap, llp_geom do)", k)
-	case p.StageFraction != nil && k != pets.RRPrior:
-		return bad(key+".stage_fraction", "%s takes no stage fraction (only rr_prior does)", k)
-	case p.PriorLR != nil && k != pets.RRPrior:
-		return bad(key+".prior_lr", "%s takes no prior learning rate (only rr_prior does)", k)
-	case p.StageFraction != nil && !(*p.StageFraction > 0 && *p.StageFraction < 1):
-		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, defaultStageFraction)
-	case p.PriorLR != nil && (!(*p.PriorLR > 0) || math.IsInf(*p.PriorLR, 0)):
-		return bad(key+".prior_lr", "must be finite and > 0, got %v (leave the key out for the middle of train.learning_rates)", *p.PriorLR)
-	}
-	if c.Data.Path == "" {
-		var keys []string
-		if c.Data.Synth.Groups > 0 {
-			keys = []string{data.SynthGroupColumn}
-		}
-		return checkBagColumns(i, p, data.SynthFeatureNames(c.Data.Synth.Features), keys, "the synthetic dataset (data.synth)")
-	}
-	return nil
-}
-
-// checkBagColumns checks that every bag rule of pets[i] names a dense
-// feature (sorted) or an integer key column (key) of the dataset.
-func checkBagColumns(i int, p PetConfig, features, keys []string, what string) error {
-	for j, b := range p.Bags {
-		key := fmt.Sprintf("pets[%d].bags[%d]", i, j)
-		switch b.Kind {
-		case llp.RuleSorted:
-			if !slices.Contains(features, b.Column) {
-				return bad(key, "%s: %s has no dense feature %q (features: %s)", b, what, b.Column, listSome(features))
-			}
-		case llp.RuleKey:
-			if !slices.Contains(keys, b.Column) {
-				hint := "none"
-				if len(keys) > 0 {
-					hint = listSome(keys)
-				}
-				if slices.Contains(features, b.Column) {
-					hint += fmt.Sprintf("; %q is a float feature: keys are integer columns", b.Column)
-				}
-				if what == "the synthetic dataset (data.synth)" {
-					hint += "; data.synth.groups > 0 adds the key column group"
-				}
-				return bad(key, "%s: %s has no integer key column %q (key columns: %s)", b, what, b.Column, hint)
-			}
-		}
-	}
-	return nil
-}
-
-// listSome lists up to 8 names.
-func listSome(names []string) string {
-	if len(names) > 8 {
-		return strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", len(names))
-	}
-	return strings.Join(names, ", ")
-}
-
 // checkDatasetBags checks every bag rule against a loaded dataset (the
 // train frame; test has the same columns), before any work.
-func (c *Config) checkDatasetBags(dir string, f *data.Frame) error {
+func checkDatasetBags(c *config.Config, dir string, f *data.Frame) error {
 	var keys []string
 	for _, k := range f.Keys {
 		keys = append(keys, k.Name)
 	}
-	for i, p := range c.Pets {
-		if err := checkBagColumns(i, p, f.Features, keys, "dataset "+dir); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.CheckBagColumns("dataset "+dir, f.Features, keys)
 }
 
 // checkKeyGroups refuses, before anything is written, a key:<column> bag
@@ -110,7 +40,7 @@ func (c *Config) checkDatasetBags(dir string, f *data.Frame) error {
 // release would fail, after the ledger's key was made) or among the audit
 // examples, the first min(audit.examples, test rows) test rows (the audit
 // would fail after training).
-func (c *Config) checkKeyGroups(dir string, train, test *data.Frame) error {
+func checkKeyGroups(c *config.Config, dir string, train, test *data.Frame) error {
 	if c.Privacy.KeepRemainder {
 		return nil
 	}
@@ -134,12 +64,12 @@ func (c *Config) checkKeyGroups(dir string, train, test *data.Frame) error {
 			const fix = "lower k, or set privacy.keep_remainder: true to release a group's leftover rows as one smaller bag"
 			for m, k := range p.K {
 				if lg.train < k {
-					return bad(key, "%s: no key group of the %d training rows of %s has k = %d rows (pets[%d].k[%d]; the largest has %d), so no bag could be released: %s",
-						b, train.Rows, dir, k, i, m, lg.train, fix)
+					return &config.FieldError{Key: key, Msg: fmt.Sprintf("%s: no key group of the %d training rows of %s has k = %d rows (pets[%d].k[%d]; the largest has %d), so no bag could be released: %s",
+						b, train.Rows, dir, k, i, m, lg.train, fix)}
 				}
 				if lg.audit >= 0 && lg.audit < k {
-					return bad(key, "%s: no key group of the %d audit examples (the first test rows of %s) has k = %d rows (pets[%d].k[%d]; the largest has %d), so the audit could form no bag: %s",
-						b, n, dir, k, i, m, lg.audit, fix)
+					return &config.FieldError{Key: key, Msg: fmt.Sprintf("%s: no key group of the %d audit examples (the first test rows of %s) has k = %d rows (pets[%d].k[%d]; the largest has %d), so the audit could form no bag: %s",
+						b, n, dir, k, i, m, lg.audit, fix)}
 				}
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/ledger"
 	"labelprivacy/llp"
@@ -29,15 +30,15 @@ func rule(t *testing.T, s string) llp.Rule {
 
 // curatedConfig is testConfig with rr_prior, rr and LLP settings on random,
 // sorted and key-curated bags (synthetic data with 5 key groups).
-func curatedConfig(t *testing.T, out string) *Config {
+func curatedConfig(t *testing.T, out string) *config.Config {
 	c := testConfig(out)
 	c.Data.Synth.Groups = 5
 	c.Train.BatchSize, c.Train.Trials, c.Train.LearningRates = 70, 2, []float64{0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.25)},
+	c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.25)},
 		{Mechanism: pets.RR, Epsilon: []float64{1}},
 		{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{{}, rule(t, "sorted:x1")}},
 		{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{2}, Bags: []llp.Rule{rule(t, "key:group")}}}
-	c.Audit.Eta = EtaTrue
+	c.Audit.Eta = config.EtaTrue
 	return c
 }
 
@@ -91,10 +92,11 @@ func TestRRPriorReleasesAndAudit(t *testing.T) {
 		}
 	}
 	// Audit.
-	audits, post, err := Audit(context.Background(), s, runs)
+	audited, err := Audit(context.Background(), s, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits, post := audited.Audits, audited.Posteriors
 	checkCuratedAudit(t, s, audits, post)
 	s.Close()
 
@@ -236,43 +238,10 @@ func overlap(x []float32, d int, a, b []int) bool {
 	return alo < bhi && blo < ahi
 }
 
-// Config errors name the key; a dataset that cannot support a bag rule is
-// refused at Open, before any release, naming the key and the column.
-func TestCuratedConfigErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name, key, msg string
-		edit           func(*Config)
-	}{
-		{"bags on rr", "pets[1].bags", "takes no bag rule", func(c *Config) { c.Pets[1].Bags = []llp.Rule{{}} }},
-		{"no such feature", "pets[2].bags[0]", `"x9"`, func(c *Config) { c.Pets[2].Bags = []llp.Rule{{Kind: llp.RuleSorted, Column: "x9"}} }},
-		{"key without groups", "pets[2].bags[0]", "data.synth.groups", func(c *Config) {
-			c.Pets[2].Bags = []llp.Rule{{Kind: llp.RuleKey, Column: "group"}}
-		}},
-		{"a feature as key", "pets[2].bags[0]", "integer", func(c *Config) { c.Pets[2].Bags = []llp.Rule{{Kind: llp.RuleKey, Column: "x1"}} }},
-		{"bags repeated", "pets[2].bags[1]", "repeats", func(c *Config) { c.Pets[2].Bags = []llp.Rule{{}, {}} }},
-		{"stage fraction on rr", "pets[1].stage_fraction", "only rr_prior", func(c *Config) { c.Pets[1].StageFraction = new(0.5) }},
-		{"stage fraction 1", "pets[4].stage_fraction", "(0, 1)", func(c *Config) {
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(1.0)})
-		}},
-		{"negative prior lr", "pets[4].prior_lr", "> 0", func(c *Config) {
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}, PriorLR: new(float64(-1))})
-		}},
-		{"same curated setting twice", "pets[4]", "llp_geom_k4_eps1_sorted-x0", func(c *Config) {
-			c.Pets[2].Bags = []llp.Rule{{Kind: llp.RuleSorted, Column: "x0"}}
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{1}, Bags: c.Pets[2].Bags})
-		}},
-		{"rr_prior targets", "train.rr_prior_targets", "argmax", func(c *Config) { c.Train.RRPriorTargets = "" }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := testConfig("o")
-			tc.edit(c)
-			err := c.Validate()
-			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Key != tc.key || !strings.Contains(fe.Msg, tc.msg) {
-				t.Fatalf("err = %v, want a FieldError for %s mentioning %q", err, tc.key, tc.msg)
-			}
-		})
-	}
+// A dataset that cannot support a bag rule is refused at Open, before any
+// release, naming the key and the column (config.Validate cannot know a
+// dataset directory's columns).
+func TestCuratedBagsCheckedAtOpen(t *testing.T) {
 	// A dataset directory without the key column: refused at Open.
 	dir := filepath.Join(t.TempDir(), "ds")
 	if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthLogistic, Rows: 300, TestRows: 100, Features: 3, Seed: 1, Out: dir}); err != nil {
@@ -280,14 +249,14 @@ func TestCuratedConfigErrors(t *testing.T) {
 	}
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Data.Path = dir
-	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{{Kind: llp.RuleKey, Column: "campaign"}}})
+	c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{{Kind: llp.RuleKey, Column: "campaign"}}})
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Validate cannot know a dataset directory's columns: %v", err)
 	}
 	_, err := Open(context.Background(), c, Exclusive, nil)
-	var fe *FieldError
+	var fe *config.FieldError
 	if !errors.As(err, &fe) || fe.Key != "pets[4].bags[0]" || !strings.Contains(fe.Msg, `"campaign"`) || !strings.Contains(fe.Msg, dir) {
-		t.Fatalf("Open: %v, want a FieldError for pets[4].bags[0] naming campaign and the dataset", err)
+		t.Fatalf("Open: %v, want a config.FieldError for pets[4].bags[0] naming campaign and the dataset", err)
 	}
 	if _, err := os.Stat(filepath.Join(c.Output, "releases")); !os.IsNotExist(err) {
 		t.Fatal("a release was made before the bag rule was refused")
@@ -297,7 +266,7 @@ func TestCuratedConfigErrors(t *testing.T) {
 // Setting ids say the bag rule and rr_prior's non-default parameters;
 // the paper's settings keep their ids.
 func TestCuratedSettingIDs(t *testing.T) {
-	st, err := expandSettings([]PetConfig{
+	st, err := expandSettings([]config.PetConfig{
 		{Mechanism: pets.LLP, K: []int{8}, Bags: []llp.Rule{{}, {Kind: llp.RuleSorted, Column: "x3"}, {Kind: llp.RuleKey, Column: "campaign"}}},
 		{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}},
 		{Mechanism: pets.RRPrior, Epsilon: []float64{0.5, 2}},
@@ -314,7 +283,7 @@ func TestCuratedSettingIDs(t *testing.T) {
 	if !slices.Equal(ids, want) {
 		t.Fatalf("ids %v, want %v", ids, want)
 	}
-	if st[4].StageFraction != defaultStageFraction || st[4].Mech.Epsilon() != 0.5 {
+	if st[4].StageFraction != config.DefaultStageFraction || st[4].Mech.Epsilon() != 0.5 {
 		t.Fatalf("rr_prior setting %+v", st[4])
 	}
 }
@@ -325,7 +294,7 @@ func TestCuratedSettingIDs(t *testing.T) {
 func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 	c := curatedConfig(t, filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Audit.Examples, c.Audit.CalibrationRows = 2000, 4000, 4000, 0
-	c.Pets = []PetConfig{{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.25)},
+	c.Pets = []config.PetConfig{{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.25)},
 		{Mechanism: pets.LLP, K: []int{4}, Bags: []llp.Rule{rule(t, "sorted:x1")}},
 		{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{1}, Bags: []llp.Rule{rule(t, "sorted:x1"), rule(t, "key:group")}}}
 	s, runs, audits := fitAndAudit(t, c)
@@ -336,10 +305,8 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 			t.Errorf("%s: realized %v ± %v vs EAdv %v ± %v (z %v)", a.Setting, a.RealizedGain, a.RealizedGainSE, a.EAdv, a.EAdvSE, z)
 		}
 	}
-	orig := newAuditSampler
-	t.Cleanup(func() { newAuditSampler = orig })
-	newAuditSampler = func(s *Session, part llp.Partitioner, prior []float64) audit.Sampler {
-		return scaledSampler{orig(s, part, prior), 4}
+	s.newSampler = func(part llp.Partitioner, prior []float64) audit.Sampler {
+		return scaledSampler{releaseSampler{keepRemainder: s.cfg.Privacy.KeepRemainder, partition: part, prior: prior}, 4}
 	}
 	all := s.settings
 	for _, set := range all {
@@ -347,7 +314,7 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 			continue
 		}
 		s.settings = []*setting{set}
-		if _, _, err := Audit(context.Background(), s, runs); !errors.Is(err, audit.ErrReleaseMismatch) {
+		if _, err := Audit(context.Background(), s, runs); !errors.Is(err, audit.ErrReleaseMismatch) {
 			t.Errorf("%s at 4ε: err = %v, want the releases to disagree with the stated likelihood", set.ID, err)
 		}
 	}
@@ -362,7 +329,7 @@ func TestCuratedAndRRPriorSelfChecks(t *testing.T) {
 func TestAuditSideFiguresUseTheSettingsBags(t *testing.T) {
 	c := curatedConfig(t, filepath.Join(t.TempDir(), "out"))
 	c.Data.Synth.TestRows, c.Audit.Examples, c.Audit.CalibrationRows = 600, 300, 300
-	c.Audit.Eta, c.Audit.RealizedDraws = EtaCleanModel, 0
+	c.Audit.Eta, c.Audit.RealizedDraws = config.EtaCleanModel, 0
 	_, _, audits := fitAndAudit(t, c)
 	for _, a := range audits {
 		if a.Pet == pets.None || a.Pet == pets.Bot {
@@ -375,17 +342,18 @@ func TestAuditSideFiguresUseTheSettingsBags(t *testing.T) {
 }
 
 // fitAndAudit opens c, fits it with the fake model and audits it.
-func fitAndAudit(t *testing.T, c *Config) (*Session, []report.Run, []report.Audit) {
+func fitAndAudit(t *testing.T, c *config.Config) (*Session, []report.Run, []report.Audit) {
 	t.Helper()
 	s, _ := openRec(t, c)
 	runs, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	audits, _, err := Audit(context.Background(), s, runs)
+	audited, err := Audit(context.Background(), s, runs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	audits := audited.Audits
 	return s, runs, audits
 }
 
@@ -409,11 +377,11 @@ func TestKeyBagsSmallerThanKRefusedAtOpen(t *testing.T) {
 			c := testConfig(out)
 			c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Data.Synth.Groups = tc.rows, tc.test, 40
 			c.Audit.Examples = tc.examples
-			c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.LLP, K: []int{4, 16}, Bags: []llp.Rule{{}, rule(t, "key:group")}}}
+			c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.LLP, K: []int{4, 16}, Bags: []llp.Rule{{}, rule(t, "key:group")}}}
 			_, err := Open(context.Background(), c, Exclusive, nil)
-			var fe *FieldError
+			var fe *config.FieldError
 			if !errors.As(err, &fe) || fe.Key != "pets[1].bags[1]" {
-				t.Fatalf("Open: %v, want a FieldError for pets[1].bags[1]", err)
+				t.Fatalf("Open: %v, want a config.FieldError for pets[1].bags[1]", err)
 			}
 			for _, w := range []string{"key:group", "k = 16", "pets[1].k[1]", "the largest has", tc.msg, "privacy.keep_remainder"} {
 				if !strings.Contains(fe.Msg, w) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pets"
 )
@@ -25,7 +26,7 @@ func TestLearningCurvesAndDivergence(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Train.Epochs, c.Train.Trials = 3, 1
 	c.Train.LearningRates = []float64{1e9, 0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{4}}, {Mechanism: pets.Bot}}
+	c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{4}}, {Mechanism: pets.Bot}}
 	s, rec := openRec(t, c)
 	runs, err := Fit(context.Background(), s, FitOptions{})
 	if err != nil {

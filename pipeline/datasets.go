@@ -3,7 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 )
 
@@ -16,10 +18,6 @@ type DatasetOptions struct {
 	Synth  data.SynthOptions
 }
 
-// ImportProgress is an import's progress report (rows, bytes, position in
-// the input).
-type ImportProgress = data.ImportProgress
-
 // NewDatasetOptions are the defaults of source: the paper's 10,000 test rows
 // and 500,000 hash buckets; a logistic synthetic dataset of 28 features,
 // seed 1.
@@ -30,19 +28,64 @@ func NewDatasetOptions(source string) DatasetOptions {
 }
 
 // MakeDataset writes the dataset o describes (a directory published whole,
-// its identity recorded in meta.json) and returns its meta.
-func MakeDataset(ctx context.Context, o DatasetOptions) (*data.Meta, error) {
+// its identity recorded in meta.json) and returns its meta. It reports an
+// import's progress (unless o.Import.Progress is set) and what it wrote
+// through ev (nil: nothing).
+func MakeDataset(ctx context.Context, o DatasetOptions, ev Events) (*data.Meta, error) {
+	ev = orDiscard(ev)
+	start := time.Now()
+	if o.Import.Progress == nil {
+		o.Import.Progress = func(p data.ImportProgress) {
+			ev.Progress(Progress{Stage: "import", What: importStatus(o.Source, p, time.Since(start))})
+		}
+	}
+	var m *data.Meta
+	var err error
 	switch o.Source {
 	case "higgs":
-		return data.ImportHiggs(ctx, o.Import)
+		m, err = data.ImportHiggs(ctx, o.Import)
 	case "libsvm":
 		if b := o.Import.HashBuckets; b == 0 || b > data.MaxHashBuckets {
-			return nil, &FieldError{Key: "hash-buckets", Msg: fmt.Sprintf("must be in [1, %d] (2^26, above KDD Cup 2012's 54,686,452 raw dimensions; the paper: %d), got %d",
+			return nil, &config.FieldError{Key: "hash_buckets", Msg: fmt.Sprintf("must be in [1, %d] (2^26, above KDD Cup 2012's 54,686,452 raw dimensions; the paper: %d), got %d",
 				data.MaxHashBuckets, data.DefaultHashBuckets, b)}
 		}
-		return data.ImportLibSVM(ctx, o.Import)
+		m, err = data.ImportLibSVM(ctx, o.Import)
 	case "synth":
-		return data.Synth(ctx, o.Synth)
+		if m, err = data.Synth(ctx, o.Synth); err == nil {
+			ev.Info("data", fmt.Sprintf("wrote %s (%s, train %d rows, test %d rows, %d features%s)",
+				o.Synth.Out, m.Kind, m.TrainRows, m.TestRows, len(m.Features), bayesNote(m)))
+		}
+		return m, err
+	default:
+		return nil, fmt.Errorf("pipeline: dataset source %q is not higgs, libsvm or synth", o.Source)
 	}
-	return nil, fmt.Errorf("pipeline: dataset source %q is not higgs, libsvm or synth", o.Source)
+	if err != nil {
+		return nil, err
+	}
+	ev.Info("data", fmt.Sprintf("wrote %s (train %d rows, test %d rows, dropped %d) in %s",
+		o.Import.Out, m.TrainRows, m.TestRows, m.DroppedRows, time.Since(start).Round(time.Millisecond)))
+	if m.NonBinaryValues > 0 {
+		ev.Warn("data", fmt.Sprintf("%d feature values were neither 0 nor 1 and were kept as presence", m.NonBinaryValues))
+	}
+	if m.DuplicateIndices > 0 {
+		ev.Warn("data", fmt.Sprintf("%d repeated feature indices within a row were dropped", m.DuplicateIndices))
+	}
+	return m, nil
+}
+
+// importStatus formats an import's progress: its kind, rows, MB read and
+// MB/s, and, when the input's size is known, the percentage and an ETA
+// from the position in the (possibly compressed) input.
+func importStatus(kind string, p data.ImportProgress, elapsed time.Duration) string {
+	mb := float64(p.Bytes) / 1e6
+	s := fmt.Sprintf("%s: %d rows, %.0f MB (%.0f MB/s)", kind, p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
+	if p.InputSize > 0 && p.InputPos > 0 {
+		frac := float64(p.InputPos) / float64(p.InputSize)
+		eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
+		s = fmt.Sprintf("%s: %.1f%% ETA %s, %d rows, %.0f MB (%.0f MB/s)", kind, 100*frac, roundDur(eta), p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
+	}
+	if p.Dropped > 0 {
+		s += fmt.Sprintf(", %d dropped", p.Dropped)
+	}
+	return s
 }

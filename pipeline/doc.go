@@ -1,6 +1,7 @@
 // Package pipeline runs the labelprivacy experiment of "Auditing Privacy
-// Mechanisms via Label Inference Attacks" from a typed Config, as functions
-// over typed values that a Go program can call stage by stage:
+// Mechanisms via Label Inference Attacks" from a typed config.Config, as
+// stages over a session that a Go program can call one by one, each taking
+// and returning typed values:
 //
 //	Open     config → dataset (imported, or synthesized with known η), its
 //	         content identity, standardization, the grid of settings × LR ×
@@ -11,15 +12,17 @@
 //	Audit    the exact Bayes attacker's advantage per setting (Section 3,
 //	         package audit), with η from the best clean model, checked
 //	         against releases of the production sampler (release.Apply)
-//	         and η against held-out test rows                   → []report.Audit
-//	Report   summary tables (the paper's best-LR rule), figures, report.md
+//	         and η against held-out test rows                   → *Audited
+//	Report   summary tables (the paper's best-LR rule), figures, report.md,
+//	         from Fit's runs and Audit's result                 → *report.Summary
 //
 // Run chains them (Stages: fit, audit or both, then the report); Sweep
 // runs one shard of Fit for a cluster array task; SweepStatus and Emit
 // (Slurm array scripts, Kubernetes Indexed Jobs) serve the cluster side;
 // Privatize publishes one release meant to leave the machine; MakeDataset,
-// LedgerReport and Bench serve the other commands of cmd/train, which
-// calls nothing but this package.
+// LedgerReport and Bench serve the other commands of cmd/train. Errors
+// about an option of these calls are *config.FieldError naming the
+// option's key (out, shard, hash_buckets); the CLI names its flags.
 //
 // # Identity and seeds
 //
@@ -35,7 +38,7 @@
 // rerun, another shard or a resumed sweep skips finished runs by looking.
 // Each run's training recipe — loss, target column, loss parameters, bag
 // and batch size, release and seeds — is its trainPlan, decided once by
-// planFor. A result also records what made it (Config.Invocation and
+// planFor. A result also records what made it (config.Invocation and
 // Session.provenance: tool, revision, start, command line, TRAIN_*
 // variables, the config in words; configKeys: config_id's keys) and its
 // learning curve (per epoch: training loss, test AUC and log-loss;
@@ -76,7 +79,7 @@
 //
 // rr_prior (randomized response with a prior, Ghazi et al. 2021, LP-2ST):
 // each (setting, trial) release trains its own prior model on stage 1's
-// RR labels inside release making, through the Executor (rrprior.go), and
+// RR labels inside release making, through the executor (rrprior.go), and
 // the audit uses that model's public priors of the audit examples. Curated
 // LLP bags (bags: sorted:<feature> | key:<column>) are formed by the same
 // rule for the release and for the audit (curated.go); a rule that the

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/atomicfile"
 )
@@ -34,7 +35,7 @@ func sweepArgs(config string, sets []string) []string {
 // path; sets are passed on to every task, env is exported in it) as an
 // array of shards tasks; the logs directory is created, since Slurm opens
 // --output before the script runs.
-func slurmScript(cfg *Config, config string, sets, env []string, shards int) ([]byte, error) {
+func slurmScript(cfg *config.Config, config string, sets, env []string, shards int) ([]byte, error) {
 	c := cfg.Cluster
 	bin := c.Binary
 	if bin == "" {
@@ -126,7 +127,7 @@ func jobName(name string) string {
 // TRAIN_* overrides). The directory emit runs in (cwd) is the volume every
 // pod mounts at workdir: the config must lie under it, and the pods' -c is
 // its path there.
-func k8sManifest(cfg *Config, config, cwd string, sets, env []string, shards int, warn func(string)) ([]byte, error) {
+func k8sManifest(cfg *config.Config, config, cwd string, sets, env []string, shards int, warn func(string)) ([]byte, error) {
 	c := cfg.Cluster
 	if c.Image == "" {
 		return nil, fmt.Errorf("cluster.image: set the container image that holds the train binary")
@@ -202,7 +203,7 @@ func k8sManifest(cfg *Config, config, cwd string, sets, env []string, shards int
 // groups), reading at most the dataset's meta.json. It is exact unless
 // train.replicas is auto on an XLA backend or the dataset is not there yet;
 // then it counts groups of one run, an upper bound.
-func gridGroups(cfg *Config) (int, bool, error) {
+func gridGroups(cfg *config.Config) (int, bool, error) {
 	settings, err := expandSettings(cfg.Pets)
 	if err != nil {
 		return 0, false, err
@@ -247,14 +248,8 @@ func k8sQuantity(mem string) string {
 
 // EmitOptions describe a batch job running a sweep.
 type EmitOptions struct {
-	Kind   string   // "slurm" (an sbatch array script) or "k8s" (a Kubernetes Indexed Job)
-	Config string   // the config file (made absolute: the tasks run elsewhere)
-	Sets   []string // --set overrides passed on to every task
-	// Env holds the TRAIN_<KEY>=value overrides of the environment the
-	// config was loaded in, set in every task (exported in the sbatch
-	// script, env of the pods): the tasks run the config emitted.
-	Env    []string
-	Shards int // array tasks / completions, ≥ 1
+	Kind   string // "slurm" (an sbatch array script) or "k8s" (a Kubernetes Indexed Job)
+	Shards int    // array tasks / completions, ≥ 1
 	// Warn receives notices (more shards than groups, host paths in a
 	// Kubernetes job); nil: dropped.
 	Warn func(string)
@@ -265,12 +260,18 @@ type EmitOptions struct {
 
 // Emit writes the batch job running cfg's sweep in o.Shards shards and
 // returns its bytes: one shard per Slurm array task or Kubernetes
-// completion, each running `train sweep` on the same config and sets.
-func Emit(cfg *Config, o EmitOptions) ([]byte, error) {
+// completion, each running `train sweep` on the config as cfg was given
+// (cfg.Invocation: its file, made absolute since the tasks run elsewhere,
+// its --set overrides, and its TRAIN_ variables, set in every task).
+func Emit(cfg *config.Config, o EmitOptions) ([]byte, error) {
 	if o.Shards < 1 {
-		return nil, fmt.Errorf("emit: shards must be ≥ 1, got %d", o.Shards)
+		return nil, &config.FieldError{Key: "shards", Msg: fmt.Sprintf("must be ≥ 1, got %d", o.Shards)}
 	}
-	abs, err := filepath.Abs(o.Config)
+	inv := cfg.Invocation
+	if inv.ConfigFile == "" {
+		return nil, fmt.Errorf("emit: the config was not loaded from a file (config.Load): the tasks could not load it")
+	}
+	abs, err := filepath.Abs(inv.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
@@ -278,19 +279,19 @@ func Emit(cfg *Config, o EmitOptions) ([]byte, error) {
 	if warn == nil {
 		warn = func(string) {}
 	}
-	env := slices.Sorted(slices.Values(o.Env))
+	env := slices.Sorted(slices.Values(inv.Env))
 	var b []byte
 	mode := os.FileMode(0o644)
 	switch o.Kind {
 	case "slurm":
-		b, err = slurmScript(cfg, abs, o.Sets, env, o.Shards)
+		b, err = slurmScript(cfg, abs, inv.Sets, env, o.Shards)
 		mode = 0o755
 	case "k8s":
 		cwd, werr := os.Getwd()
 		if werr != nil {
 			return nil, werr
 		}
-		b, err = k8sManifest(cfg, abs, cwd, o.Sets, env, o.Shards, warn)
+		b, err = k8sManifest(cfg, abs, cwd, inv.Sets, env, o.Shards, warn)
 	default:
 		return nil, fmt.Errorf("emit: kind %q is neither slurm nor k8s", o.Kind)
 	}

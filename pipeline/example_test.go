@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"labelprivacy/config"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline"
 )
@@ -12,12 +13,12 @@ import (
 // The quickstart through the library: synthesize data with known η,
 // release labels through RR and LLP, train, audit, summarize.
 func Example() {
-	cfg := pipeline.Defaults()
+	cfg := config.Defaults()
 	cfg.Output, _ = os.MkdirTemp("", "labelprivacy-example")
 	defer os.RemoveAll(cfg.Output)
 	cfg.Data.Synth.Rows, cfg.Data.Synth.TestRows, cfg.Audit.Examples = 4000, 1000, 800
 	cfg.Train.LearningRates = []float64{0.01}
-	cfg.Pets = []pipeline.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}}}
+	cfg.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}}}
 
 	ctx := context.Background()
 	s, err := pipeline.Open(ctx, &cfg, pipeline.Exclusive, nil)
@@ -29,11 +30,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	audits, post, err := pipeline.Audit(ctx, s, runs)
+	audited, err := pipeline.Audit(ctx, s, runs)
 	if err != nil {
 		panic(err)
 	}
-	sum, err := pipeline.Report(s, runs, audits, post)
+	sum, err := pipeline.Report(s, runs, audited)
 	if err != nil {
 		panic(err)
 	}

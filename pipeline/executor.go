@@ -9,13 +9,15 @@ import (
 
 // executor trains the runs of one group as one unit and returns, per run in
 // order, its test-set predictions and training summary. The pipeline forms
-// the groups (Groups), makes the releases, builds each run's batch source
-// and loss parameters from its Plan, and turns the predictions into
-// results; the executor only trains and predicts. The default,
-// NewModelExecutor, is model.TrainGroup: one compiled program trains the
-// whole group, replicas stacked on a leading axis, features resident on the
-// device. Tests use fakes to exercise scheduling, sharding, resume and the
-// targets each run receives without GoMLX.
+// the groups (formGroups), makes the releases, builds each run's batch
+// source and loss parameters from its plan (runSpec.Plan), and turns the
+// predictions into results; the executor only trains and predicts. The
+// default, modelExecutor (newModelExecutor), runs model.TrainGroup: one
+// compiled program trains the whole group, replicas stacked on a leading
+// axis, features resident on the device; rr_prior's prior models train
+// through it too. Tests use fakes (FitOptions.executor) to exercise
+// scheduling, sharding, resume and the targets each run receives without
+// GoMLX.
 type executor interface {
 	Execute(ctx context.Context, job *groupJob) ([]outcome, jobStats, error)
 }

@@ -10,7 +10,7 @@ import (
 	"labelprivacy/model"
 )
 
-// modelExecutor is the default Executor: model.TrainGroup on one backend,
+// modelExecutor is the default executor: model.TrainGroup on one backend,
 // shared by every group of the stage (an XLA client is costly and holds the
 // device; compiled programs are cached per shape for the whole process).
 type modelExecutor struct {

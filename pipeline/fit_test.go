@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/ledger"
 	"labelprivacy/model"
@@ -115,7 +116,7 @@ func (f *fakeExec) runs() []string {
 	return all
 }
 
-func openTest(t *testing.T, c *Config) *Session {
+func openTest(t *testing.T, c *config.Config) *Session {
 	t.Helper()
 	s, err := Open(context.Background(), c, Exclusive, nil)
 	if err != nil {
@@ -131,7 +132,7 @@ func openTest(t *testing.T, c *Config) *Session {
 // once, recorded in the ledger and free of seeds.
 func TestFitSchedulesEachRunOnce(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
-	c.Train.Replicas = Replicas{N: 3}
+	c.Train.Replicas = config.Replicas{N: 3}
 	s := openTest(t, c)
 	ex := &fakeExec{t: t}
 	res, err := Fit(context.Background(), s, FitOptions{executor: ex})
@@ -199,7 +200,7 @@ func TestFitSchedulesEachRunOnce(t *testing.T) {
 // reports them.
 func TestFitShardsAndFailures(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
-	c.Train.Replicas = Replicas{N: 2}
+	c.Train.Replicas = config.Replicas{N: 2}
 	s := openTest(t, c)
 	var all []string
 	for i := range 2 {

@@ -11,126 +11,45 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/mix"
-	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/report"
 )
 
-// setting is one point of the PET grid: validated parameters and the
-// mechanism built from them once.
+// setting is one point of the PET grid: its config (parameters, bag
+// rule, rr_prior's stage fraction and prior learning rate) and the
+// mechanism built from it once.
 type setting struct {
-	pets.Params
+	config.Setting
 	Mech *pets.Mechanism
-	// Bags is the LLP family's bag rule (random for the paper's bags).
-	Bags llp.Rule
-	// StageFraction is rr_prior's share of training rows in stage 1 (0
-	// for other kinds); PriorLR its prior model's learning rate as
-	// configured (0: the middle of train.learning_rates, see priorLR).
-	StageFraction, PriorLR float64
 	// ID names the setting in paths and tables: none, rr_eps1, llp_k8,
-	// llp_geom_k8_eps0.5, llp_k8_sorted-x3, rr_prior_eps1 (settingID).
+	// llp_geom_k8_eps0.5, llp_k8_sorted-x3, rr_prior_eps1
+	// (config.Setting.ID).
 	ID string
 }
 
-// paramsID is the name of a setting with these parameters.
-func paramsID(p pets.Params) string {
-	id := p.Kind.String()
-	if p.K > 0 {
-		id += "_k" + strconv.Itoa(p.K)
-	}
-	if p.Epsilon > 0 {
-		id += "_eps" + strconv.FormatFloat(p.Epsilon, 'g', -1, 64)
-	}
-	return id
-}
-
-// expandSettings expands `pets:` into settings (k × epsilon × bags per entry), in
-// config order, without duplicates.
-func expandSettings(cfg []PetConfig) ([]*setting, error) {
+// expandSettings expands `pets:` into settings (k × epsilon × bags per
+// entry), in config order, without duplicates.
+func expandSettings(cfg []config.PetConfig) ([]*setting, error) {
 	var out []*setting
-	seen := map[settingKey]bool{}
+	seen := map[config.Setting]bool{}
 	for i, p := range cfg {
-		for _, st := range expandPet(p) {
-			if seen[st.key()] {
+		for _, st := range p.Settings() {
+			if seen[st] {
 				continue
 			}
-			seen[st.key()] = true
+			seen[st] = true
 			m, err := pets.New(st.Params)
 			if err != nil {
-				return nil, fmt.Errorf("%w: pets[%d]: %w", ErrConfig, i, err)
+				return nil, fmt.Errorf("%w: pets[%d]: %w", config.ErrConfig, i, err)
 			}
-			st.Mech = m
-			out = append(out, st)
+			out = append(out, &setting{Setting: st, Mech: m, ID: st.ID()})
 		}
 	}
 	return out, nil
-}
-
-// settingKey identifies a setting: everything its id says.
-type settingKey struct {
-	pets.Params
-	Bags                   llp.Rule
-	StageFraction, PriorLR float64
-}
-
-func (s *setting) key() settingKey {
-	return settingKey{Params: s.Params, Bags: s.Bags, StageFraction: s.StageFraction, PriorLR: s.PriorLR}
-}
-
-// expandPet expands one `pets:` entry into its settings (without Mech), in
-// the order k, epsilon, bags.
-func expandPet(p PetConfig) []*setting {
-	ks, eps, bags := p.K, p.Epsilon, p.Bags
-	if len(ks) == 0 {
-		ks = []int{0}
-	}
-	if len(eps) == 0 {
-		eps = []float64{0}
-	}
-	if len(bags) == 0 {
-		bags = []llp.Rule{{}}
-	}
-	var out []*setting
-	for _, k := range ks {
-		for _, e := range eps {
-			for _, b := range bags {
-				st := &setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
-				if p.Mechanism == pets.RRPrior {
-					st.StageFraction = defaultStageFraction
-					if p.StageFraction != nil {
-						st.StageFraction = *p.StageFraction
-					}
-					if p.PriorLR != nil {
-						st.PriorLR = *p.PriorLR
-					}
-				}
-				st.ID = settingID(st)
-				out = append(out, st)
-			}
-		}
-	}
-	return out
-}
-
-// settingID is SettingID of the parameters, then the bag rule of curated
-// bags (llp_k8_sorted-x3, llp_k8_key-campaign) and rr_prior's stage
-// fraction and prior learning rate when not the defaults
-// (rr_prior_eps1_s0.3_plr0.01).
-func settingID(s *setting) string {
-	id := paramsID(s.Params)
-	if suf := s.Bags.IDSuffix(); suf != "" {
-		id += "_" + suf
-	}
-	if s.Kind == pets.RRPrior && s.StageFraction != defaultStageFraction {
-		id += "_s" + strconv.FormatFloat(s.StageFraction, 'g', -1, 64)
-	}
-	if s.PriorLR > 0 {
-		id += "_plr" + strconv.FormatFloat(s.PriorLR, 'g', -1, 64)
-	}
-	return id
 }
 
 // Releases reports whether the setting's models train on a release (every
@@ -173,7 +92,7 @@ type runSpec struct {
 //	llp_lap   train.llp_loss on alpha (Laplace noise is mean-zero)
 //	llp_geom  train.llp_loss on alpha_debiased (E[noisy sum | clipped])
 //	rr_prior  BCE on soft_target, built from label_rr, branch and prior by
-//	          train.rr_prior_targets (see PriorTargets)
+//	          train.rr_prior_targets (see config.PriorTargets)
 //	bot       nothing (a constant predictor)
 //
 // Curated bags (sorted, key) train like random ones: the release's bag_id
@@ -194,7 +113,7 @@ type trainPlan struct {
 	FlipProb float64
 	// PriorTargets is how rr_prior's release becomes per-row BCE targets
 	// (Target is then data.TargetSoft); "" otherwise.
-	PriorTargets PriorTargets
+	PriorTargets config.PriorTargets
 	// PriorFromRelease: easyllp's label prior is the mean released target,
 	// estimated from the release only (Plan.LossParams).
 	PriorFromRelease bool
@@ -274,7 +193,7 @@ var errTooFewRows = errors.New("pipeline: too few training rows")
 // planFor is the training plan of trial t of setting s with run seed seed
 // on trainRows training rows. It is the one place that maps a mechanism to
 // its loss, target column, loss parameters and batch shape.
-func planFor(c *Config, s *setting, trial int, seed uint64, trainRows int) (trainPlan, error) {
+func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int) (trainPlan, error) {
 	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle")}
 	switch k := s.Kind; {
 	case k == pets.Bot:
@@ -339,7 +258,7 @@ type fingerprint struct {
 }
 
 // configFingerprint is the short hash of c's fingerprint.
-func configFingerprint(c *Config) string {
+func configFingerprint(c *config.Config) string {
 	f := fingerprint{Model: c.Model.Kind.String(), Init: c.Model.Init.String(), Standardize: c.Data.Standardize,
 		Epochs: c.Train.Epochs, BatchSize: c.Train.BatchSize, RRLoss: c.Train.RRLoss.String(), LLPLoss: c.Train.LLPLoss.String(),
 		KeepRemainder: c.Privacy.KeepRemainder, Backend: c.Backend.String()}
@@ -361,7 +280,7 @@ func configFingerprint(c *Config) string {
 // values a person would write ("key=value; …", report.Run.Config): the
 // readable form of config_id, from which reports name the keys two configs
 // differ in. A key is listed exactly when its fingerprint field is set.
-func configKeys(c *Config) string {
+func configKeys(c *config.Config) string {
 	m := map[string]string{
 		"model.kind": c.Model.Kind.String(), "model.init": c.Model.Init.String(),
 		"data.standardize": strconv.FormatBool(c.Data.Standardize), "train.epochs": strconv.Itoa(c.Train.Epochs),
@@ -403,7 +322,7 @@ type gridData struct {
 // order, then trials, then learning rates) so that groups and shards
 // partition it deterministically, each with its plan. An error names a
 // setting that cannot train on the dataset.
-func expandRuns(c *Config, settings []*setting, ds gridData) ([]*runSpec, error) {
+func expandRuns(c *config.Config, settings []*setting, ds gridData) ([]*runSpec, error) {
 	cfgID := configFingerprint(c)
 	var out []*runSpec
 	for _, s := range settings {
@@ -426,4 +345,34 @@ func expandRuns(c *Config, settings []*setting, ds gridData) ([]*runSpec, error)
 		}
 	}
 	return out, nil
+}
+
+// notices lists what the runs' plans do that a reader of the config might
+// not expect (printed at the start of a run): batch sizes rounded down to
+// whole bags, or capped at the rows a run trains on. One line per bag size
+// (or per setting, for a cap).
+func notices(c *config.Config, runs []*runSpec) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range runs {
+		p, want := r.Plan, c.Train.BatchSize
+		if p.BatchSize == want || p.Loss == 0 {
+			continue
+		}
+		var key, msg string
+		if p.BagSize > 0 && p.BatchSize == max(1, want/p.BagSize)*p.BagSize {
+			key = fmt.Sprintf("k%d", p.BagSize)
+			msg = fmt.Sprintf("train.batch_size %d is not a multiple of k=%d: %s batches hold %d bags (%d rows)",
+				want, p.BagSize, r.Setting.Kind, p.BatchSize/p.BagSize, p.BatchSize)
+		} else {
+			key = r.Setting.ID
+			msg = fmt.Sprintf("train.batch_size %d is more than the %d rows %s trains on: its batches hold %d rows",
+				want, p.BatchSize, r.Setting.ID, p.BatchSize)
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, msg)
+		}
+	}
+	return out
 }

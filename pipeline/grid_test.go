@@ -1,132 +1,34 @@
 package pipeline
 
 import (
-	"math"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 )
 
-func testConfig(out string) *Config {
-	c := Defaults()
+func testConfig(out string) *config.Config {
+	c := config.Defaults()
 	c.Name, c.Output, c.Seed = "t", out, 5
 	c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Data.Synth.Features = 600, 200, 4
 	c.Model.Hidden = []int{8}
 	c.Train.Epochs, c.Train.BatchSize, c.Train.Trials = 1, 64, 2
 	c.Train.LearningRates = []float64{0.01, 0.003}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}},
+	c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}},
 		{Mechanism: pets.LLPGeom, K: []int{4, 8}, Epsilon: []float64{1}}, {Mechanism: pets.Bot}}
 	c.Audit.Examples = 100
 	return &c
 }
 
 // mustRuns expands the grid of c on a dataset of 600 training rows.
-func mustRuns(t *testing.T, c *Config, settings []*setting, id string) []*runSpec {
+func mustRuns(t *testing.T, c *config.Config, settings []*setting, id string) []*runSpec {
 	t.Helper()
 	runs, err := expandRuns(c, settings, gridData{ID: id, TrainRows: 600})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return runs
-}
-
-func TestDefaultsValid(t *testing.T) {
-	d := Defaults()
-	if err := d.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := testConfig("o").Validate(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// Every range check of Validate, each with the key its error must name.
-func TestValidate(t *testing.T) {
-	for _, tc := range []struct {
-		name, key string
-		edit      func(*Config)
-	}{
-		{"empty name", "name", func(c *Config) { c.Name = " " }},
-		{"seed above 2^63", "seed", func(c *Config) { c.Seed = 1 << 63 }},
-		{"no backend", "backend", func(c *Config) { c.Backend = model.BackendName{} }},
-		{"empty output", "output", func(c *Config) { c.Output = "" }},
-		{"synth rows", "data.synth.rows", func(c *Config) { c.Data.Synth.Rows = 0 }},
-		{"synth test rows", "data.synth.test_rows", func(c *Config) { c.Data.Synth.TestRows = 0 }},
-		{"synth features", "data.synth.features", func(c *Config) { c.Data.Synth.Features = 0 }},
-		{"hidden width", "model.hidden[0]", func(c *Config) { c.Model.Hidden = []int{0} }},
-		{"epochs", "train.epochs", func(c *Config) { c.Train.Epochs = 0 }},
-		{"batch size", "train.batch_size", func(c *Config) { c.Train.BatchSize = 0 }},
-		{"no learning rate", "train.learning_rates", func(c *Config) { c.Train.LearningRates = nil }},
-		{"trials", "train.trials", func(c *Config) { c.Train.Trials = 0 }},
-		{"rr loss", "train.rr_loss", func(c *Config) { c.Train.RRLoss = model.LossPropMatch }},
-		{"llp loss", "train.llp_loss", func(c *Config) { c.Train.LLPLoss = model.LossDebiasedBCE }},
-		{"zero learning rate", "train.learning_rates[1]", func(c *Config) { c.Train.LearningRates[1] = 0 }},
-		{"infinite learning rate", "train.learning_rates[0]", func(c *Config) { c.Train.LearningRates[0] = math.Inf(1) }},
-		{"no pets", "pets", func(c *Config) { c.Pets = nil }},
-		{"no mechanism", "pets[1].mechanism", func(c *Config) { c.Pets[1].Mechanism = pets.Kind(99) }},
-		{"no k on llp", "pets[2].k", func(c *Config) { c.Pets[2].K = nil }},
-		{"k on rr", "pets[1].k", func(c *Config) { c.Pets[1].K = []int{3} }},
-		{"no epsilon on rr", "pets[1].epsilon", func(c *Config) { c.Pets[1].Epsilon = nil }},
-		{"epsilon on bot", "pets[3].epsilon", func(c *Config) { c.Pets[3].Epsilon = []float64{1} }},
-		{"k of 0", "pets[2].k[1]", func(c *Config) { c.Pets[2].K = []int{4, 0} }},
-		{"tiny epsilon", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{1e-300} }},
-		{"epsilon above the arithmetic's range", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{710} }},
-		{"NaN epsilon", "pets[1].epsilon[0]", func(c *Config) { c.Pets[1].Epsilon = []float64{math.NaN()} }},
-		{"epsilon repeated in an entry", "pets[1].epsilon[2]", func(c *Config) { c.Pets[1].Epsilon = []float64{1, 2, 1} }},
-		{"k repeated in an entry", "pets[2].k[1]", func(c *Config) { c.Pets[2].K = []int{4, 4} }},
-		{"setting repeated by another entry", "pets[4]", func(c *Config) {
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}})
-		}},
-		{"grid of 10^8 trials", "train.trials", func(c *Config) { c.Train.Trials = 100_000_000 }},
-		{"grid of long lists", "train.trials", func(c *Config) {
-			c.Pets[1].Epsilon = make([]float64, 2000)
-			for i := range c.Pets[1].Epsilon {
-				c.Pets[1].Epsilon[i] = 1 + float64(i)/100
-			}
-			c.Train.Trials = 300
-		}},
-		{"audit examples", "audit.examples", func(c *Config) { c.Audit.Examples = 0 }},
-		{"audit label draws", "audit.label_draws", func(c *Config) { c.Audit.LabelDraws = 0 }},
-		{"knn k", "audit.knn_k", func(c *Config) { c.Audit.KNNK = 0 }},
-		{"knn rows", "audit.knn_rows", func(c *Config) { c.Audit.KNNRows = 3 }},
-		{"audit samples", "audit.samples", func(c *Config) { c.Audit.Samples = -1 }},
-		{"cpus per task", "cluster.cpus_per_task", func(c *Config) { c.Cluster.CPUsPerTask = 0 }},
-		{"gpus", "cluster.gpus", func(c *Config) { c.Cluster.GPUs = -1 }},
-		{"delta prime 0", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 0 }},
-		{"delta prime 1", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 1 }},
-		{"delta prime 0.5 (the finding: it admitted a third ε = 1 under budget 1.5)", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 0.5 }},
-		{"delta prime just above 1e-3", "privacy.delta_prime", func(c *Config) { c.Privacy.DeltaPrime = 1.0001e-3 }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := testConfig("o")
-			tc.edit(c)
-			err := c.Validate()
-			fe, ok := err.(*FieldError)
-			if !ok || fe.Key != tc.key {
-				t.Fatalf("err = %v, want a FieldError for %s", err, tc.key)
-			}
-		})
-	}
-	// The edges of the ranges are accepted.
-	c := testConfig("o")
-	c.Pets[1].Epsilon = []float64{MinEpsilon, pets.MaxEpsilon}
-	c.Privacy.DeltaPrime = 1e-3 // ledger.MaxDeltaPrime
-	c.Audit.Samples = 0
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	// Backend names are parsed once, when decoded (model.ParseBackend).
-	for _, b := range []string{"go", "go:ops_parallel", "go:parallelism=2", "go:matmul=simplego", "xla:cuda", "xla:/opt/plugin.so"} {
-		if got, err := model.ParseBackend(b); err != nil || got.String() != b {
-			t.Errorf("backend %q: %v %v", b, got, err)
-		}
-	}
-	for _, b := range []string{"cuda", "go:", "xla", "xla:", "go:matmul=fast"} {
-		if _, err := model.ParseBackend(b); err == nil {
-			t.Errorf("backend %q parsed", b)
-		}
-	}
 }
 
 // A batch size that is not a multiple of k is noted at start, not rounded
@@ -156,16 +58,9 @@ func TestNotices(t *testing.T) {
 	}
 }
 
-func TestReplicasText(t *testing.T) {
-	var r Replicas
-	if r.UnmarshalText([]byte("auto")) != nil || !r.Auto() || r.UnmarshalText([]byte("8")) != nil || r.N != 8 || r.UnmarshalText([]byte("0")) == nil {
-		t.Fatalf("replicas %+v", r)
-	}
-}
-
 func TestSettingsAndRuns(t *testing.T) {
 	c := testConfig("o")
-	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RR, Epsilon: []float64{1}}) // a duplicate setting
+	c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.RR, Epsilon: []float64{1}}) // a duplicate setting
 	settings, err := expandSettings(c.Pets)
 	if err != nil {
 		t.Fatal(err)
@@ -202,16 +97,16 @@ func TestSettingsAndRuns(t *testing.T) {
 	// depend on the backend.
 	for _, tc := range []struct {
 		name    string
-		edit    func(*Config)
+		edit    func(*config.Config)
 		dataset string
 		same    bool
 	}{
-		{"output", func(c *Config) { c.Output = "elsewhere" }, "sha256:a", true},
-		{"replicas", func(c *Config) { c.Train.Replicas = Replicas{N: 8} }, "sha256:a", true},
-		{"backend", func(c *Config) { c.Backend = mustBackend("xla:cuda") }, "sha256:a", false},
-		{"dataset", func(*Config) {}, "sha256:b", false},
-		{"seed", func(c *Config) { c.Seed = 6 }, "sha256:a", false},
-		{"epochs", func(c *Config) { c.Train.Epochs = 3 }, "sha256:a", false},
+		{"output", func(c *config.Config) { c.Output = "elsewhere" }, "sha256:a", true},
+		{"replicas", func(c *config.Config) { c.Train.Replicas = config.Replicas{N: 8} }, "sha256:a", true},
+		{"backend", func(c *config.Config) { c.Backend = mustBackend(t, "xla:cuda") }, "sha256:a", false},
+		{"dataset", func(*config.Config) {}, "sha256:b", false},
+		{"seed", func(c *config.Config) { c.Seed = 6 }, "sha256:a", false},
+		{"epochs", func(c *config.Config) { c.Train.Epochs = 3 }, "sha256:a", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c2 := testConfig("o")
@@ -236,4 +131,14 @@ func TestDeriveSeedGolden(t *testing.T) {
 	if deriveSeed(1, "ab", "c") == deriveSeed(1, "a", "bc") {
 		t.Fatal("labels are not separated")
 	}
+}
+
+// mustBackend parses a backend name a test spells.
+func mustBackend(t *testing.T, name string) model.BackendName {
+	t.Helper()
+	b, err := model.ParseBackend(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

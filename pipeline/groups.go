@@ -94,8 +94,8 @@ func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
 // Owns reports whether group j belongs to the shard.
 func (s Shard) Owns(j int) bool { return j%s.N == s.I }
 
-// ParseShard parses "i/n" with 0 ≤ i < n.
-func ParseShard(v string) (Shard, error) {
+// parseShard parses "i/n" with 0 ≤ i < n.
+func parseShard(v string) (Shard, error) {
 	a, b, ok := strings.Cut(v, "/")
 	i, err1 := strconv.Atoi(strings.TrimSpace(a))
 	n, err2 := strconv.Atoi(strings.TrimSpace(b))

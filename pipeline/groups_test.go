@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 )
@@ -14,7 +15,7 @@ import (
 // partition the groups.
 func TestGroupsPartition(t *testing.T) {
 	c := testConfig("o")
-	c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLP, K: []int{4}})
+	c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.LLP, K: []int{4}})
 	c.Train.Trials = 3
 	settings, err := expandSettings(c.Pets)
 	if err != nil {
@@ -91,9 +92,9 @@ func TestParseShardAndJobName(t *testing.T) {
 		want Shard
 		ok   bool
 	}{{"0/1", Shard{0, 1}, true}, {"2/5", Shard{2, 5}, true}, {" 1 / 3 ", Shard{1, 3}, true}, {"3/3", Shard{}, false}, {"2", Shard{}, false}, {"-1/2", Shard{}, false}} {
-		got, err := ParseShard(tc.in)
+		got, err := parseShard(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Fatalf("ParseShard(%q) = %v, %v", tc.in, got, err)
+			t.Fatalf("parseShard(%q) = %v, %v", tc.in, got, err)
 		}
 	}
 	dns1123 := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -115,11 +116,11 @@ func TestParseShardAndJobName(t *testing.T) {
 func TestReplicasAuto(t *testing.T) {
 	for _, tc := range []struct {
 		backend string
-		r       Replicas
+		r       config.Replicas
 		want    int
-	}{{"go", Replicas{}, 1}, {"xla:cuda", Replicas{}, 64}, {"go", Replicas{N: 8}, 8}, {"xla:cuda", Replicas{N: 3}, 3}} {
+	}{{"go", config.Replicas{}, 1}, {"xla:cuda", config.Replicas{}, 64}, {"go", config.Replicas{N: 8}, 8}, {"xla:cuda", config.Replicas{N: 3}, 3}} {
 		c := testConfig(filepath.Join(t.TempDir(), "out"))
-		c.Backend, c.Train.Replicas = mustBackend(tc.backend), tc.r
+		c.Backend, c.Train.Replicas = mustBackend(t, tc.backend), tc.r
 		s := openTest(t, c)
 		if got, err := s.Replicas(); err != nil || got != tc.want {
 			t.Fatalf("%s %v: %d (%v), want %d", tc.backend, tc.r, got, err, tc.want)

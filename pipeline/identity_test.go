@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pets"
 	"labelprivacy/report"
 )
 
-func fitReal(t *testing.T, c *Config) []report.Run {
+func fitReal(t *testing.T, c *config.Config) []report.Run {
 	t.Helper()
 	s, err := Open(context.Background(), c, Exclusive, nil)
 	if err != nil {
@@ -40,12 +41,12 @@ func TestReplicasDoNotChangeResults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 2 × 12 models")
 	}
-	base := func(r int) *Config {
+	base := func(r int) *config.Config {
 		c := testConfig(filepath.Join(t.TempDir(), "out"))
 		c.Data.Synth.Rows, c.Data.Synth.TestRows = 1500, 300
 		c.Train.Epochs, c.Train.BatchSize = 2, 128
-		c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}}}
-		c.Train.Replicas = Replicas{N: r}
+		c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}}}
+		c.Train.Replicas = config.Replicas{N: r}
 		return c
 	}
 	alone, grouped := fitReal(t, base(1)), fitReal(t, base(8))
@@ -96,7 +97,7 @@ func TestIdentityIgnoresDatasetPath(t *testing.T) {
 		c := testConfig(filepath.Join(t.TempDir(), "out"))
 		c.Data.Path = path
 		c.Train.Trials, c.Train.LearningRates = 1, []float64{0.01}
-		c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{2}}}
+		c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{2}}}
 		return fitReal(t, c)
 	}
 	a, b := fit(dir), fit(moved)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
@@ -162,17 +163,17 @@ func TestCheckEpsilon(t *testing.T) {
 		eps float64
 		ok  bool
 	}{
-		{MinEpsilon, true}, {1, true}, {maxEpsilon, true}, {1e-6, true}, {100, true}, {100.01, false}, {700, false}, {9.9e-7, false},
-		{MinEpsilon / 2, false}, {0, false}, {-1, false}, {maxEpsilon + 0.5, false},
+		{config.MinEpsilon, true}, {1, true}, {pets.MaxEpsilon, true}, {1e-6, true}, {100, true}, {100.01, false}, {700, false}, {9.9e-7, false},
+		{config.MinEpsilon / 2, false}, {0, false}, {-1, false}, {pets.MaxEpsilon + 0.5, false},
 		{math.Inf(1), false}, {math.NaN(), false},
 	} {
-		err := checkEpsilon(tc.eps)
+		err := config.CheckEpsilon(tc.eps)
 		var pe *pets.ParamError
 		if (err == nil) != tc.ok || (err != nil && (!errors.As(err, &pe) || pe.Param != "epsilon")) {
 			t.Errorf("CheckEpsilon(%v) = %v, want ok %v", tc.eps, err, tc.ok)
 		}
 		c := testConfig("o")
-		c.Pets = []PetConfig{{Mechanism: pets.RR, Epsilon: []float64{tc.eps}}}
+		c.Pets = []config.PetConfig{{Mechanism: pets.RR, Epsilon: []float64{tc.eps}}}
 		if err := c.Validate(); (err == nil) != tc.ok {
 			t.Errorf("config epsilon %v: %v, want ok %v", tc.eps, err, tc.ok)
 		}
@@ -184,7 +185,7 @@ func TestValidatePrivacyBudget(t *testing.T) {
 	for _, b := range []float64{-1, math.Inf(1), math.NaN()} {
 		c := testConfig("o")
 		c.Privacy.Budget = b
-		var fe *FieldError
+		var fe *config.FieldError
 		if err := c.Validate(); !errors.As(err, &fe) || fe.Key != "privacy.budget" {
 			t.Errorf("budget %v: %v", b, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/llp"
 	"labelprivacy/model"
@@ -57,7 +58,7 @@ func TestPlanTargetsReachTrainer(t *testing.T) {
 			c := testConfig(out)
 			c.Train.RRLoss, c.Train.LLPLoss = tc.rrLoss, tc.llpLoss
 			c.Train.BatchSize, c.Train.Trials, c.Train.LearningRates = 70, 2, []float64{0.01}
-			c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{0.5}},
+			c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{0.5}},
 				{Mechanism: pets.LLP, K: []int{4}}, {Mechanism: pets.LLPLap, K: []int{8}, Epsilon: []float64{1}},
 				{Mechanism: pets.LLPGeom, K: []int{4}, Epsilon: []float64{2}}, {Mechanism: pets.Bot}}
 			s := openTest(t, c)
@@ -212,7 +213,7 @@ func checkReceived(t *testing.T, s *Session, out string, r *runSpec, got *receiv
 //     RR-branch rows, and on argmax rows ỹ (argmax), nothing (drop), the
 //     prior (prior); ỹ everywhere (noisy).
 func TestPlanRRPriorAndCuratedBags(t *testing.T) {
-	for _, mode := range priorTargetsAll {
+	for _, mode := range []config.PriorTargets{config.PriorTargetsArgmax, config.PriorTargetsDrop, config.PriorTargetsPrior, config.PriorTargetsNoisy} {
 		t.Run(string(mode), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			c := curatedConfig(t, out)
@@ -332,7 +333,7 @@ func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
 }
 
 // checkPriorTargets recomputes an rr_prior run's targets from its release.
-func checkPriorTargets(t *testing.T, s *Session, out string, r *runSpec, got *received, mode PriorTargets) {
+func checkPriorTargets(t *testing.T, s *Session, out string, r *runSpec, got *received, mode config.PriorTargets) {
 	t.Helper()
 	rel := readRel(t, out, r)
 	pi := r.Setting.Mech.FlipProb()
@@ -353,12 +354,12 @@ func checkPriorTargets(t *testing.T, s *Session, out string, r *runSpec, got *re
 			y := float64(rel.LabelRR[row])
 			want := y
 			switch {
-			case mode == PriorTargetsNoisy:
+			case mode == config.PriorTargetsNoisy:
 			case rel.Branch[row] == 0:
 				want = (y - pi) / (1 - 2*pi)
-			case mode == PriorTargetsDrop:
+			case mode == config.PriorTargetsDrop:
 				t.Fatalf("%s: argmax row %d trained with drop", r.Name(), row)
-			case mode == PriorTargetsPrior:
+			case mode == config.PriorTargetsPrior:
 				want = rel.Prior[row]
 			}
 			if b.Target[j] != float32(want) {
@@ -368,7 +369,7 @@ func checkPriorTargets(t *testing.T, s *Session, out string, r *runSpec, got *re
 		}
 	}
 	wantRows := s.train.Rows
-	if mode == PriorTargetsDrop {
+	if mode == config.PriorTargetsDrop {
 		wantRows = rrRows
 	}
 	if trained != wantRows/70*70 {

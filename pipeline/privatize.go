@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/atomicfile"
 	"labelprivacy/ledger"
@@ -54,13 +55,19 @@ type Privatized struct {
 	Warnings []string
 }
 
-// ErrRefused is wrapped by privatize's refusals of an --out, an input or a
+// ErrRefused is wrapped by privatize's refusals of an out, an input or a
 // mechanism (and of an ε outside the config's range, which is a
 // *FieldError).
 var ErrRefused = errors.New("privatize: refused")
 
-func refuse(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrRefused, fmt.Sprintf(format, args...))
+// refuse refuses PrivatizeOptions.Out: a *config.FieldError naming the
+// option "out" (and, in its message, other options as `key`), wrapped in
+// ErrRefused.
+func refuse(format string, args ...any) error { return refuseKey("out", format, args...) }
+
+// refuseKey is a refusal of option key (the CLI names its flag).
+func refuseKey(key, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrRefused, &config.FieldError{Key: key, Msg: fmt.Sprintf(format, args...)})
 }
 
 // releaseExts are the file names privatize writes (all Arrow IPC files).
@@ -85,15 +92,15 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p.Secure = p.Kind == pets.LLPLap
 	switch {
 	case p.Kind == pets.RRPrior:
-		return nil, &FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
+		return nil, &config.FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
 			"train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize"}
 	case p.Kind == pets.LLP && p.K == 1:
-		return nil, &FieldError{Key: "k", Msg: "llp with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
+		return nil, &config.FieldError{Key: "k", Msg: "llp with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
 			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
 			"mechanism (llp_geom or llp_lap, which are ε-DP at any k, or rr)"}
 	}
 	if p.Kind.NeedsEpsilon() {
-		if err := checkEpsilon(p.Epsilon); err != nil {
+		if err := config.CheckEpsilon(p.Epsilon); err != nil {
 			return nil, paramField(err)
 		}
 	}
@@ -173,7 +180,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if row.DeltaPrime > 1/float64(row.People) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the ledger's δ' = %g is above 1/%d (one over the people of this release): "+
 			"a guarantee that fails with probability δ' may then fail for a whole person; keep δ' well below 1/people "+
-			"(a new ledger with a smaller --delta-prime)", row.DeltaPrime, row.People))
+			"(a new ledger with a smaller `delta_prime`)", row.DeltaPrime, row.People))
 	}
 	return out, nil
 }
@@ -184,7 +191,7 @@ func checkFinite(path string, f *data.Frame) error {
 	d := f.Dim()
 	for i, v := range f.X {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return refuse("%s row %d: feature %q is %v: features must be finite (every importer refuses them; "+
+			return refuseKey("in", "%s row %d: feature %q is %v: features must be finite (every importer refuses them; "+
 				"fix or drop the row, e.g. train data import --drop-invalid)", path, i/d, f.Features[i%d], v)
 		}
 	}
@@ -198,9 +205,9 @@ func checkOldLedger(in, defaultLedger string) error {
 	for _, p := range []string{in, realPath(in)} {
 		old := filepath.Join(filepath.Dir(p), ledger.File)
 		if fileExists(old) && !sameFile(old, defaultLedger) {
-			return refuse("a privacy ledger %s sits beside --in, where earlier versions kept it; the default ledger is now "+
+			return refuseKey("ledger", "a privacy ledger %s sits beside `in`, where earlier versions kept it; the default ledger is now "+
 				"%s (one per user, so that copies and re-imports of the same people compose), which does not count the "+
-				"releases recorded there. Name the ledger to use with --ledger", old, defaultLedger)
+				"releases recorded there. Name the ledger to use with `ledger`", old, defaultLedger)
 		}
 	}
 	return nil
@@ -223,7 +230,7 @@ func removeDeadTemps(l *ledger.Ledger) {
 	atomicfile.RemoveStaleFor(paths)
 }
 
-// checkOut refuses an --out that would destroy data or ship the ledger.
+// checkOut refuses an out that would destroy data or ship the ledger.
 // Paths are compared after following links.
 func checkOut(in, out, ledgerPath string, force bool) error {
 	absIn, err := filepath.Abs(in)
@@ -240,24 +247,24 @@ func checkOut(in, out, ledgerPath string, force bool) error {
 	stOut, outErr := os.Lstat(absOut)
 	switch {
 	case absIn == absOut || (inErr == nil && outErr == nil && os.SameFile(stIn, stOut)):
-		return refuse("--out %s is the input --in %s: privatize never overwrites its input", out, in)
+		return refuse("%s is the input `in` %s: privatize never overwrites its input", out, in)
 	}
 	if ds := datasetAbove(outDir); ds != "" {
-		return refuse("--out %s is in the dataset directory %s (it holds %s): privatize never writes into a dataset; "+
+		return refuse("%s is in the dataset directory %s (it holds %s): privatize never writes into a dataset; "+
 			"write the release to a folder of its own", out, ds, data.MetaFile)
 	}
 	switch {
 	case isUnder(outDir, ledgerDir):
-		return refuse("--out %s is in the folder of the privacy ledger %s: the ledger and its key would ship with the "+
-			"release; write the release to a folder of its own (or keep the ledger elsewhere with --ledger)", out, ledgerPath)
+		return refuse("%s is in the folder of the privacy ledger %s: the ledger and its key would ship with the "+
+			"release; write the release to a folder of its own (or keep the ledger elsewhere with `ledger`)", out, ledgerPath)
 	case isUnder(ledgerDir, outDir):
-		return refuse("the privacy ledger %s lies under --out's folder %s: the ledger and its key would ship with the "+
+		return refuse("the privacy ledger %s lies under the folder of `out` %s: the ledger and its key would ship with the "+
 			"release (whoever holds both recovers the labels); keep the ledger outside the folder you ship", ledgerPath, filepath.Dir(out))
 	}
 	for _, name := range []string{ledger.File, strings.TrimSuffix(ledger.File, ".csv") + ".key"} {
 		if fileExists(filepath.Join(outDir, name)) {
-			return refuse("--out %s is in a folder that holds a privacy ledger's file (%s): it would ship with the release; "+
-				"move the ledger next to the raw data (and name it with --ledger) or write the release elsewhere",
+			return refuse("%s is in a folder that holds a privacy ledger's file (%s): it would ship with the release; "+
+				"move the ledger next to the raw data (and name it with `ledger`) or write the release elsewhere",
 				out, filepath.Join(filepath.Dir(out), name))
 		}
 	}
@@ -267,16 +274,16 @@ func checkOut(in, out, ledgerPath string, force bool) error {
 		okExt = okExt || ext == e
 	}
 	if !okExt {
-		return refuse("--out %s: privatize writes Arrow IPC files; name it .arrow (or .feather, .ipc); "+
+		return refuse("%s: privatize writes Arrow IPC files; name it .arrow (or .feather, .ipc); "+
 			"it does not write Parquet (pyarrow converts: pq.write_table(pa.ipc.open_file(f).read_all(), …))", out)
 	}
 	switch {
 	case outErr == nil && !stOut.Mode().IsRegular():
-		return refuse("--out %s exists and is not a regular file", out)
+		return refuse("%s exists and is not a regular file", out)
 	case outErr == nil && !force:
-		return refuse("--out %s exists: privatize never replaces a file unless --force is given", out)
+		return refuse("%s exists: privatize never replaces a file unless `force` is given", out)
 	case outErr != nil && !errors.Is(outErr, fs.ErrNotExist):
-		return fmt.Errorf("privatize: --out: %w", outErr)
+		return &config.FieldError{Key: "out", Msg: outErr.Error()}
 	}
 	return nil
 }
@@ -343,7 +350,7 @@ func datasetAbove(dir string) string {
 	}
 }
 
-// paramField turns a mechanism parameter error into a *FieldError naming
+// paramField turns a mechanism parameter error into a *config.FieldError naming
 // the parameter ("epsilon", "k", "mechanism"), so a caller can name its
 // own flag or key.
 func paramField(err error) error {
@@ -353,7 +360,7 @@ func paramField(err error) error {
 		if key == "kind" || key == "secure" {
 			key = "mechanism"
 		}
-		return &FieldError{Key: key, Msg: pe.Msg}
+		return &config.FieldError{Key: key, Msg: pe.Msg}
 	}
 	return err
 }

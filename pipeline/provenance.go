@@ -7,19 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/report"
 )
-
-// Invocation is how a config was given: the command line (shell-quoted,
-// every --set included), the TRAIN_* variables that set config keys
-// (NAME=value, sorted) and the config file read. cmd/train fills it; a
-// program calling the pipeline may leave it empty.
-type Invocation struct {
-	Command    string
-	Env        []string
-	ConfigFile string
-}
 
 // Revision is the VCS revision the running binary was built from: the
 // first 12 hex digits of vcs.revision, with "+modified" when the tree had
@@ -86,7 +77,7 @@ func (s *Session) configSummary() string {
 
 // dataSummary names the dataset: synthetic kind and size, or its
 // directory and source.
-func dataSummary(c *Config, m *data.Meta) string {
+func dataSummary(c *config.Config, m *data.Meta) string {
 	var shape string
 	if m != nil {
 		shape = fmt.Sprintf("%d train + %d test rows × %d features", m.TrainRows, m.TestRows, len(m.Features))

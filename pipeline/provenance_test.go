@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/report"
@@ -34,25 +35,31 @@ func TestRevisionOf(t *testing.T) {
 // fingerprint shows in it as the key changed, and a change the
 // fingerprint ignores (the grid, the output) does not.
 func TestConfigKeysFollowFingerprint(t *testing.T) {
-	base := Defaults()
-	base.Pets = []PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}}
+	base := config.Defaults()
+	base.Pets = []config.PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}}
 	cases := []struct {
 		key    string // "" : the fingerprint must not change
-		change func(*Config)
+		change func(*config.Config)
 	}{
-		{"model.kind", func(c *Config) { c.Model.Kind = model.KindHiggsMLP }},
-		{"model.hidden", func(c *Config) { c.Model.Hidden = []int{8} }},
-		{"model.init", func(c *Config) { c.Model.Init = model.InitHeNormal }},
-		{"data.standardize", func(c *Config) { c.Data.Standardize = false }},
-		{"train.epochs", func(c *Config) { c.Train.Epochs = 7 }},
-		{"train.batch_size", func(c *Config) { c.Train.BatchSize = 64 }},
-		{"train.rr_loss", func(c *Config) { c.Train.RRLoss = model.LossBCE }},
-		{"train.llp_loss", func(c *Config) { c.Train.LLPLoss = model.LossEasyLLP }},
-		{"privacy.keep_remainder", func(c *Config) { c.Privacy.KeepRemainder = true }},
-		{"backend", func(c *Config) { c.Backend = mustBackend("xla:cpu") }},
-		{"train.rr_prior_targets", func(c *Config) { c.Pets = append(c.Pets, PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}}) }},
-		{"train.sparse_embedding", func(c *Config) { c.Model.Kind = model.KindKDDEmbed }},
-		{"", func(c *Config) { c.Train.LearningRates = []float64{0.5}; c.Output = "elsewhere"; c.Name = "other" }},
+		{"model.kind", func(c *config.Config) { c.Model.Kind = model.KindHiggsMLP }},
+		{"model.hidden", func(c *config.Config) { c.Model.Hidden = []int{8} }},
+		{"model.init", func(c *config.Config) { c.Model.Init = model.InitHeNormal }},
+		{"data.standardize", func(c *config.Config) { c.Data.Standardize = false }},
+		{"train.epochs", func(c *config.Config) { c.Train.Epochs = 7 }},
+		{"train.batch_size", func(c *config.Config) { c.Train.BatchSize = 64 }},
+		{"train.rr_loss", func(c *config.Config) { c.Train.RRLoss = model.LossBCE }},
+		{"train.llp_loss", func(c *config.Config) { c.Train.LLPLoss = model.LossEasyLLP }},
+		{"privacy.keep_remainder", func(c *config.Config) { c.Privacy.KeepRemainder = true }},
+		{"backend", func(c *config.Config) { c.Backend = mustBackend(t, "xla:cpu") }},
+		{"train.rr_prior_targets", func(c *config.Config) {
+			c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.RRPrior, Epsilon: []float64{1}})
+		}},
+		{"train.sparse_embedding", func(c *config.Config) { c.Model.Kind = model.KindKDDEmbed }},
+		{"", func(c *config.Config) {
+			c.Train.LearningRates = []float64{0.5}
+			c.Output = "elsewhere"
+			c.Name = "other"
+		}},
 	}
 	if n := reflect.TypeFor[fingerprint]().NumField(); len(cases)-1 < n {
 		t.Fatalf("%d fingerprint fields, %d key cases: cover the new one", n, len(cases)-1)

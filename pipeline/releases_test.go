@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
@@ -49,7 +50,7 @@ func TestFitRemakesDamagedReleasesAndPriors(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	c := testConfig(out)
 	c.Train.Trials, c.Train.LearningRates = 1, []float64{0.01}
-	c.Pets = []PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}}, {Mechanism: pets.RR, Epsilon: []float64{1}},
+	c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RRPrior, Epsilon: []float64{1}}, {Mechanism: pets.RR, Epsilon: []float64{1}},
 		{Mechanism: pets.LLP, K: []int{4}}}
 	s, _ := openRec(t, c)
 	if _, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}}); err != nil {

@@ -10,21 +10,22 @@ import (
 	"strings"
 	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 	"labelprivacy/report/figures"
 )
 
-// Report writes the session's summary.csv/.parquet, figures and report.md.
-// Runs outside the config's grid (left in the output by an earlier config)
-// are left out and counted: report.md says how many.
-func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.Posterior) (*report.Summary, error) {
+// Report writes the session's summary.csv/.parquet, figures and report.md
+// from Fit's runs and Audit's result (nil: no audit). Runs outside the
+// config's grid (left in the output by an earlier config) are left out and
+// counted: report.md says how many.
+func Report(s *Session, runs []report.Run, a *Audited) (*report.Summary, error) {
 	g := store.Grid{Dataset: s.datasetID, Config: s.configID, Runs: runIDs(s.runs)}
 	in := g.InGrid()
-	var cals []report.Calibration
-	if audits != nil {
-		cals = s.calibration
+	if a == nil {
+		a = &Audited{}
 	}
 	stored, _, err := store.Store{Dir: s.cfg.Output}.All()
 	if err != nil {
@@ -36,7 +37,7 @@ func Report(s *Session, runs []report.Run, audits []report.Audit, post []report.
 		}
 	}
 	made := s.provenance()
-	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: audits, Posteriors: post, Calibration: cals},
+	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors, Calibration: a.Calibration},
 		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started})
 }
 
@@ -158,12 +159,18 @@ type ReportOptions struct {
 	AllowMixed bool
 	// Invocation is the command line that asked for the report (its
 	// provenance in report.md).
-	Invocation Invocation
+	Invocation config.Invocation
 }
 
 // ReportSets merges result sets and writes summary.csv/.parquet, figures,
 // report.md and, with Compare, compare.csv/.parquet.
 func ReportSets(o ReportOptions, ev Events) error {
+	switch {
+	case len(o.Compare) != 0 && len(o.Compare) != 2:
+		return &config.FieldError{Key: "compare", Msg: fmt.Sprintf("takes two directories (A,B or A B), got %d", len(o.Compare))}
+	case len(o.In) == 0 && len(o.Compare) == 0:
+		return &config.FieldError{Key: "in", Msg: "give at least one run directory (or `compare` A B)"}
+	}
 	ev = orDiscard(ev)
 	started := time.Now()
 	made := &report.Provenance{Tool: Version, Revision: Revision(), Started: started.Format(time.RFC3339),

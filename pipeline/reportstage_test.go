@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
+	"labelprivacy/pets"
 	"labelprivacy/report"
 )
 
@@ -32,7 +34,7 @@ func TestEmbeddedReportCountsRunsOutsideTheGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := Report(s2, runs, nil, nil)
+	sum, err := Report(s2, runs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +74,40 @@ func TestCompareMessage(t *testing.T) {
 		{Setting: "b", DAUC: 0.1, DAUCSE: nan, DEAdv: nan, DEAdvSE: nan}, {Setting: "c", OnlyIn: report.OnlyInB}}
 	if m := compareMessage(tested); m != "1 of 2 settings differ by more than 2 SE (1 not testable: no standard error; ΔAUC tested for 1, the others have a single trial)" {
 		t.Fatalf("partly tested: %q", m)
+	}
+}
+
+// Report reads the audit's results from the value Audit returned, never
+// from the session: another session on the same output (a later process)
+// reports the calibration of η the audit measured, and a nil audit
+// reports none.
+func TestReportTakesTheAuditAsAValue(t *testing.T) {
+	c := auditConfig(t)
+	c.Pets = []config.PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}}
+	c.Audit.RealizedDraws, c.Audit.Canaries = 0, 0
+	s := openTest(t, c)
+	audited, err := Audit(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if len(audited.Calibration) != 1 || len(audited.Audits) != 1 {
+		t.Fatalf("audited %+v", audited)
+	}
+	s2 := openTest(t, c)
+	for _, tc := range []struct {
+		audited *Audited
+		want    bool
+	}{{audited, true}, {nil, false}} {
+		if _, err := Report(s2, nil, tc.audited); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(s2.Out("report.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(md), "Reliability of η"); got != tc.want {
+			t.Errorf("audit %v: report.md shows the calibration: %v, want %v", tc.audited != nil, got, tc.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/model"
 	"labelprivacy/pets"
@@ -24,7 +25,7 @@ import (
 // Each (setting, trial) release splits the training rows into two stages
 // (release.StageSplit, stage_fraction in stage 1). Stage 1 is released by
 // RR(ε). A prior model — the configured model, trained through the
-// Executor on stage 1's released labels only, with train.rr_loss, for
+// executor on stage 1's released labels only, with train.rr_loss, for
 // train.epochs at the setting's prior learning rate — predicts the prior
 // P(y=1|x) of every stage-2 row and of every test row. Stage 2 is released
 // by RRWithPrior(ε) with those priors. Every row is released once, so the
@@ -36,62 +37,10 @@ import (
 // records the file's SHA-256 and a fingerprint of the prior model's recipe;
 // a release whose prior file or recipe does not match is made again.
 
-// defaultStageFraction is rr_prior's default share of rows in stage 1.
-const defaultStageFraction = 0.5
-
-// PriorTargets is how rr_prior's released labels become the per-row
-// targets of plain BCE (train.rr_prior_targets). ỹ is the released label,
-// π = 1/(1+e^ε). The debiased BCE ((1−π)ℓ(z,ỹ) − πℓ(z,1−ỹ))/(1−2π) is BCE
-// with the float target (ỹ − π)/(1 − 2π), since BCE is linear in its
-// target, so every choice trains with model.LossBCE:
-//
-//	argmax  debiased target on RR-branch rows (both stages), the released
-//	        argmax label on argmax-branch rows
-//	drop    debiased target on RR-branch rows; argmax rows are not trained on
-//	prior   debiased target on RR-branch rows, the prior p on argmax rows
-//	noisy   the released label ỹ on every row, not debiased (label-dp's
-//	        recipe: plain cross-entropy on the noisy labels)
-type PriorTargets string
-
-// The choices of PriorTargets.
-const (
-	PriorTargetsArgmax PriorTargets = "argmax"
-	PriorTargetsDrop   PriorTargets = "drop"
-	PriorTargetsPrior  PriorTargets = "prior"
-	PriorTargetsNoisy  PriorTargets = "noisy"
-)
-
-// defaultPriorTargets is train.rr_prior_targets' default: the best test
-// AUC of the four on the logistic synthetic data (README, "RR with a
-// prior").
-const defaultPriorTargets = PriorTargetsArgmax
-
-var priorTargetsAll = []PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy}
-
-func (t PriorTargets) valid() bool { return slices.Contains(priorTargetsAll, t) }
-
-func priorTargetNames() string {
-	var s []string
-	for _, t := range priorTargetsAll {
-		s = append(s, string(t))
-	}
-	return strings.Join(s, ", ")
-}
-
-// UnmarshalText accepts argmax, drop, prior and noisy.
-func (t *PriorTargets) UnmarshalText(b []byte) error {
-	v := PriorTargets(strings.TrimSpace(string(b)))
-	if !v.valid() {
-		return fmt.Errorf("%q is not one of %s", b, priorTargetNames())
-	}
-	*t = v
-	return nil
-}
-
 // priorLR is the prior model's learning rate of an rr_prior setting: its
 // prior_lr, or the middle of train.learning_rates (sorted; the lower of
 // the two middle ones for an even count).
-func priorLR(c *Config, s *setting) float64 {
+func priorLR(c *config.Config, s *setting) float64 {
 	if s.PriorLR > 0 {
 		return s.PriorLR
 	}
@@ -102,7 +51,7 @@ func priorLR(c *Config, s *setting) float64 {
 // priorRecipe fingerprints everything that makes an rr_prior release's
 // prior model besides its seeds and rows: model, init, standardization,
 // epochs, batch size, loss, backend, learning rate and stage fraction.
-func priorRecipe(c *Config, s *setting) string {
+func priorRecipe(c *config.Config, s *setting) string {
 	return "prior:" + shortHash(struct {
 		Model, Init, Loss, Backend string
 		Hidden                     []int
@@ -304,8 +253,8 @@ func (s *Session) auditPriors(set *setting, n int) ([]float64, error) {
 }
 
 // softTargets builds rr_prior's training frame from its release: one row
-// per trained row (`row`, `soft_target`), by the plan's PriorTargets.
-func softTargets(rel *data.Frame, set *setting, mode PriorTargets) (*data.Frame, error) {
+// per trained row (`row`, `soft_target`), by the plan's config.PriorTargets.
+func softTargets(rel *data.Frame, set *setting, mode config.PriorTargets) (*data.Frame, error) {
 	if rel.LabelRR == nil || rel.Branch == nil || rel.Prior == nil || rel.Row == nil {
 		return nil, fmt.Errorf("%s: the release lacks %s, %s, %s or %s", set.ID, data.ColLabelRR, data.ColBranch, data.ColPrior, data.ColRow)
 	}
@@ -314,12 +263,12 @@ func softTargets(rel *data.Frame, set *setting, mode PriorTargets) (*data.Frame,
 	for i, y := range rel.LabelRR {
 		t := float64(y)
 		switch {
-		case mode == PriorTargetsNoisy:
+		case mode == config.PriorTargetsNoisy:
 		case rel.Branch[i] == 0:
 			t = (t - pi) / (1 - 2*pi)
-		case mode == PriorTargetsDrop:
+		case mode == config.PriorTargetsDrop:
 			continue
-		case mode == PriorTargetsPrior:
+		case mode == config.PriorTargetsPrior:
 			t = rel.Prior[i]
 		}
 		f.Row = append(f.Row, rel.Row[i])

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 
+	"labelprivacy/config"
 	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 )
 
 // withSession opens a session, runs fn and closes it.
-func withSession(ctx context.Context, cfg *Config, access Access, ev Events, fn func(*Session) error) error {
+func withSession(ctx context.Context, cfg *config.Config, access Access, ev Events, fn func(*Session) error) error {
 	s, err := Open(ctx, cfg, access, ev)
 	if err != nil {
 		return err
@@ -39,7 +40,7 @@ const (
 // selected stages and writes the report: `train run` (StageAll), `train
 // fit` (StageFit: no audit) and `train audit` (StageAudit, after a fit or a
 // sweep).
-func Run(ctx context.Context, cfg *Config, ev Events, stages Stages) error {
+func Run(ctx context.Context, cfg *config.Config, ev Events, stages Stages) error {
 	if stages&StageAll == 0 {
 		return fmt.Errorf("pipeline: Run: no stage selected")
 	}
@@ -56,21 +57,20 @@ func Run(ctx context.Context, cfg *Config, ev Events, stages Stages) error {
 		} else if runs, err = finishedRuns(s); err != nil {
 			return err
 		}
-		var audits []report.Audit
-		var post []report.Posterior
+		var audited *Audited
 		if stages&StageAudit != 0 {
-			if audits, post, err = Audit(ctx, s, runs); err != nil {
+			if audited, err = Audit(ctx, s, runs); err != nil {
 				return err
 			}
 		}
-		_, err = Report(s, runs, audits, post)
+		_, err = Report(s, runs, audited)
 		return err
 	})
 }
 
 // Sweep trains one shard of the grid (groups j ≡ shard.I mod shard.N),
 // skipping finished runs and recording failures; shards share the output.
-func Sweep(ctx context.Context, cfg *Config, shard Shard, ev Events) error {
+func Sweep(ctx context.Context, cfg *config.Config, shard Shard, ev Events) error {
 	return withSession(ctx, cfg, Shared, ev, func(s *Session) error {
 		_, err := Fit(ctx, s, FitOptions{Shard: shard, KeepGoing: true})
 		return err

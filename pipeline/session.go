@@ -8,13 +8,12 @@ import (
 	"reflect"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
+	"labelprivacy/audit"
+	"labelprivacy/config"
 	"labelprivacy/data"
-	"labelprivacy/internal/atomicfile"
 	"labelprivacy/internal/flock"
 	"labelprivacy/internal/memctl"
-	"labelprivacy/report"
+	"labelprivacy/llp"
 )
 
 // Access is how a session uses its output directory.
@@ -32,7 +31,7 @@ const (
 // Session is a validated config with its dataset and its grid: what every
 // stage needs.
 type Session struct {
-	cfg       *Config
+	cfg       *config.Config
 	dataset   *data.Dataset // dir and meta; its Train and Test are the frames below
 	datasetID string        // content identity (data.Meta.Identity)
 	// std is the standardization applied to Train and Test (nil: none).
@@ -52,8 +51,9 @@ type Session struct {
 	// peopleDistinct: no person has two training rows.
 	peopleDistinct bool
 	peopleKey      string // the key check people were computed with
-	// calibration is set by Audit for Report: the reliability tables of η.
-	calibration []report.Calibration
+	// newSampler, when set (by a test), makes the sampler the audit
+	// attacks instead of the production release path (auditSampler).
+	newSampler func(part llp.Partitioner, prior []float64) audit.Sampler
 	// started is when Open was called (the command's start, for
 	// provenance and the report's wall time).
 	started time.Time
@@ -63,7 +63,7 @@ type Session struct {
 // checks the config against it (bag rules' columns and key groups, test
 // classes, model), writes config.resolved.yaml, standardizes the data and
 // expands the grid.
-func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session, error) {
+func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -104,10 +104,10 @@ func Open(ctx context.Context, cfg *Config, access Access, ev Events) (*Session,
 	}
 	s.datasetID = s.dataset.ID
 	s.train, s.test = s.dataset.Train, s.dataset.Test
-	if err := cfg.checkDatasetBags(dir, s.train); err != nil {
+	if err := checkDatasetBags(cfg, dir, s.train); err != nil {
 		return nil, err
 	}
-	if err := cfg.checkKeyGroups(dir, s.train, s.test); err != nil {
+	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
 		return nil, err
 	}
 	if err := checkTestClasses(dir, s.test.Label); err != nil {
@@ -172,7 +172,7 @@ const minTestPerClass = 2
 // ErrDegenerate is wrapped when a dataset cannot be evaluated.
 var ErrDegenerate = errors.New("pipeline: degenerate dataset")
 
-// checkTestClasses refuses a test set without MinTestPerClass rows of each
+// checkTestClasses refuses a test set without minTestPerClass rows of each
 // class, before any release is made or model trained.
 func checkTestClasses(dir string, labels []uint8) error {
 	var ones int
@@ -184,24 +184,6 @@ func checkTestClasses(dir string, labels []uint8) error {
 			ErrDegenerate, dir, ones, zeros, minTestPerClass)
 	}
 	return nil
-}
-
-// WriteResolved writes the effective config to <output>/config.resolved.yaml
-// (it holds the seed: it stays with the raw data, never with a release).
-func (c *Config) WriteResolved() (string, error) {
-	b, err := yaml.Marshal(c)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(c.Output, "config.resolved.yaml")
-	header := "# The configuration this run resolved (file + TRAIN_* environment + --set).\n"
-	if inv := c.Invocation; inv.Command != "" {
-		header += "# Command: " + inv.Command + "\n"
-		for _, e := range inv.Env {
-			header += "# Environment: " + e + "\n"
-		}
-	}
-	return path, atomicfile.WriteFile(path, append([]byte(header), b...))
 }
 
 // dataStage returns the dataset directory: data.path, or a synthetic
@@ -240,7 +222,7 @@ func synthMatches(m *data.Meta, o data.SynthOptions) bool {
 		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features)) && m.Groups == o.Groups
 }
 
-// BayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).
+// bayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).
 func bayesNote(m *data.Meta) string {
 	if m.BayesAUC == nil {
 		return ""

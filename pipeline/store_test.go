@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
@@ -103,14 +104,14 @@ func TestDamagedRecordsAreRetrained(t *testing.T) {
 func TestDegenerateDataFailsFirst(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*Config)
+		edit func(*config.Config)
 		want string
 	}{
-		{"one test row", func(c *Config) { c.Data.Synth.TestRows = 1 }, "the test AUC and the audit need at least 2 of each"},
-		{"k above the training rows", func(c *Config) {
-			c.Pets = append(c.Pets, PetConfig{Mechanism: pets.LLP, K: []int{601}})
+		{"one test row", func(c *config.Config) { c.Data.Synth.TestRows = 1 }, "the test AUC and the audit need at least 2 of each"},
+		{"k above the training rows", func(c *config.Config) {
+			c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.LLP, K: []int{601}})
 		}, "600 training rows do not fill one bag of k = 601"},
-		{"kdd_embed on dense data", func(c *Config) { c.Model.Kind = model.KindKDDEmbed }, `kdd_embed needs a dataset with a sparse "indices" column`},
+		{"kdd_embed on dense data", func(c *config.Config) { c.Model.Kind = model.KindKDDEmbed }, `kdd_embed needs a dataset with a sparse "indices" column`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig(filepath.Join(t.TempDir(), "out"))

@@ -4,20 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/pipeline/internal/store"
 )
 
-// ShardFromEnv picks the shard of a batch task: a Slurm array task
+// ResolveShard picks the shard of a sweep process: given ("i/n", the
+// caller's choice, e.g. --shard) when not empty, else a Slurm array task
 // (SLURM_ARRAY_TASK_ID − SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT),
 // else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX of JOB_COMPLETIONS,
 // which the emitted manifest sets), else the whole sweep. It returns where
-// the shard came from.
-func ShardFromEnv(lookup func(string) (string, bool)) (Shard, string, error) {
+// where the shard came from ("" for given); a bad given is a
+// *config.FieldError naming "shard".
+func ResolveShard(given string, lookup func(string) (string, bool)) (Shard, string, error) {
+	if given != "" {
+		s, err := parseShard(given)
+		if err != nil {
+			return s, "", &config.FieldError{Key: "shard", Msg: err.Error()}
+		}
+		return s, "", nil
+	}
 	get := func(k string) (int, bool, error) {
 		v, ok := lookup(k)
 		if !ok || v == "" {
@@ -41,7 +53,7 @@ func ShardFromEnv(lookup func(string) (string, bool)) (Shard, string, error) {
 		if err != nil {
 			return Shard{}, "", err
 		}
-		s, err := ParseShard(fmt.Sprintf("%d/%d", id-lo, count))
+		s, err := parseShard(fmt.Sprintf("%d/%d", id-lo, count))
 		return s, "Slurm array task", err
 	}
 	if idx, ok, err := get("JOB_COMPLETION_INDEX"); ok || err != nil {
@@ -52,7 +64,7 @@ func ShardFromEnv(lookup func(string) (string, bool)) (Shard, string, error) {
 		if err != nil || !okc {
 			return Shard{}, "", fmt.Errorf("JOB_COMPLETION_INDEX is set but JOB_COMPLETIONS is not (%v); set it to the Job's completions", err)
 		}
-		s, err := ParseShard(fmt.Sprintf("%d/%d", idx, count))
+		s, err := parseShard(fmt.Sprintf("%d/%d", idx, count))
 		return s, "Kubernetes indexed job", err
 	}
 	return allShards, "default", nil
@@ -67,6 +79,19 @@ type Status struct {
 	Damaged []string
 }
 
+// WriteTable writes the counts as a table: one line per setting, then the
+// total.
+func (st *Status) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-24s %6s %6s %8s\n", "setting", "done", "failed", "missing")
+	for _, s := range st.Settings {
+		fmt.Fprintf(&b, "%-24s %6d %6d %8d\n", s.Setting, s.Done, s.Failed, s.Missing)
+	}
+	fmt.Fprintf(&b, "%-24s %6d %6d %8d\n", "total", st.Done, st.Failed, st.Missing)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // SettingStatus is one setting's counts.
 type SettingStatus struct {
 	Setting               string
@@ -76,7 +101,7 @@ type SettingStatus struct {
 // SweepStatus reads only what run ids depend on — the dataset's meta and
 // content identity, never its rows — and the run store. It synthesizes
 // nothing: before any shard started there is no dataset, which is an error.
-func SweepStatus(ctx context.Context, cfg *Config) (*Status, error) {
+func SweepStatus(ctx context.Context, cfg *config.Config) (*Status, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -17,30 +15,14 @@ import (
 // bench --backend xla:cuda` on a GPU).
 func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o pipeline.BenchOptions
-	var cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench [--backend go] [--model higgs_mlp] [--losses bce,debiased_bce,propmatch] [--replicas 1,8,64]",
 		Short: "Benchmark the trainer: aggregate examples/s, CPU per example and compile time per loss and group size",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			applyBackendEnv(o.Backend, stderr)
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
-			}
 			o.Warn = func(msg string) { fmt.Fprintf(stderr, "train: warning: %s\n", msg) }
-			err := pipeline.Bench(cmd.Context(), o, stdout)
-			if fe := (*pipeline.FieldError)(nil); errors.As(err, &fe) {
-				return fmt.Errorf("--%s: %s", fe.Key, fe.Msg)
-			}
-			return err
+			return flagError(pipeline.Bench(cmd.Context(), o, stdout), nil)
 		},
 	}
 	f := cmd.Flags()
@@ -56,7 +38,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&o.BagSize, "k", 64, "bag size of per-bag losses")
 	f.IntVar(&o.Steps, "steps", 20, "steps per group (the first is not timed)")
 	f.BoolVar(&o.SparseEmbedding, "sparse", true, "kdd_embed: lazy Adam on the touched rows")
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measured groups to this file (go tool pprof)")
+	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured groups to this file (go tool pprof)")
 	return cmd
 }
 

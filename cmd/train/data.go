@@ -1,69 +1,30 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"labelprivacy/pipeline"
 )
 
-func newDataCmd(stdout, stderr io.Writer) *cobra.Command {
+func newDataCmd(ev pipeline.Events) *cobra.Command {
 	cmd := &cobra.Command{Use: "data", Short: "Import or synthesize datasets (Arrow IPC + meta.json)"}
 	imp := &cobra.Command{Use: "import", Short: "Import a dataset (higgs | libsvm)"}
-	imp.AddCommand(newImportCmd("higgs", stdout, stderr), newImportCmd("libsvm", stdout, stderr))
-	cmd.AddCommand(imp, newSynthCmd(stdout))
+	imp.AddCommand(newImportCmd("higgs", ev), newImportCmd("libsvm", ev))
+	cmd.AddCommand(imp, newSynthCmd(ev))
 	return cmd
 }
 
-// importStatus formats an import's progress: rows, MB read and MB/s, and,
-// when the input's size is known, the percentage and an ETA from the
-// position in the (possibly compressed) input.
-func importStatus(kind string, p pipeline.ImportProgress, elapsed time.Duration) string {
-	mb := float64(p.Bytes) / 1e6
-	s := fmt.Sprintf("import %s: %d rows, %.0f MB (%.0f MB/s)", kind, p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
-	if p.InputSize > 0 && p.InputPos > 0 {
-		frac := float64(p.InputPos) / float64(p.InputSize)
-		eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
-		s = fmt.Sprintf("import %s: %.1f%% ETA %s, %d rows, %.0f MB (%.0f MB/s)", kind, 100*frac, roundDur(eta), p.Rows, mb, mb/max(elapsed.Seconds(), 1e-9))
+// datasetCmd makes the dataset o describes.
+func datasetCmd(o *pipeline.DatasetOptions, ev pipeline.Events) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		_, err := pipeline.MakeDataset(cmd.Context(), *o, ev)
+		return flagError(err, nil)
 	}
-	if p.Dropped > 0 {
-		s += fmt.Sprintf(", %d dropped", p.Dropped)
-	}
-	return s
 }
 
-func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
+func newImportCmd(kind string, ev pipeline.Events) *cobra.Command {
 	o := pipeline.NewDatasetOptions(kind)
-	cmd := &cobra.Command{
-		Use:  kind + " --in FILE --out DIR",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			status := newStatusLine(stderr)
-			start := time.Now()
-			o.Import.Progress = func(p pipeline.ImportProgress) { status.show(importStatus(kind, p, time.Since(start))) }
-			m, err := pipeline.MakeDataset(cmd.Context(), o)
-			status.clear()
-			if fe := (*pipeline.FieldError)(nil); errors.As(err, &fe) {
-				return fmt.Errorf("--%s %s", fe.Key, fe.Msg)
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "data: wrote %s (train %d rows, test %d rows, dropped %d) in %s\n",
-				o.Import.Out, m.TrainRows, m.TestRows, m.DroppedRows, time.Since(start).Round(time.Millisecond))
-			if m.NonBinaryValues > 0 {
-				fmt.Fprintf(stdout, "data: note: %d feature values were neither 0 nor 1 and were kept as presence\n", m.NonBinaryValues)
-			}
-			if m.DuplicateIndices > 0 {
-				fmt.Fprintf(stdout, "data: note: %d repeated feature indices within a row were dropped\n", m.DuplicateIndices)
-			}
-			return nil
-		},
-	}
+	cmd := &cobra.Command{Use: kind + " --in FILE --out DIR", Args: cobra.NoArgs, RunE: datasetCmd(&o, ev)}
 	f := cmd.Flags()
 	f.StringVar(&o.Import.In, "in", "", "input file (plain, .gz or .bz2)")
 	f.StringVar(&o.Import.Out, "out", "", "dataset directory to write")
@@ -87,25 +48,13 @@ func newImportCmd(kind string, stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-func newSynthCmd(stdout io.Writer) *cobra.Command {
+func newSynthCmd(ev pipeline.Events) *cobra.Command {
 	o := pipeline.NewDatasetOptions("synth")
 	cmd := &cobra.Command{
 		Use:   "synth --out DIR --kind logistic|beta|uniform --rows N --seed S",
 		Short: "Synthesize a dataset with known η(x) = P(y=1|x)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := pipeline.MakeDataset(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			note := ""
-			if m.BayesAUC != nil {
-				note = fmt.Sprintf(", Bayes AUC %.4f", *m.BayesAUC)
-			}
-			fmt.Fprintf(stdout, "data: wrote %s (%s, train %d rows, test %d rows, %d features%s)\n",
-				o.Synth.Out, m.Kind, m.TrainRows, m.TestRows, len(m.Features), note)
-			return nil
-		},
+		RunE:  datasetCmd(&o, ev),
 	}
 	s := &o.Synth
 	f := cmd.Flags()

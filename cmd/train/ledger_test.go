@@ -531,14 +531,14 @@ func TestPrivatizeRefuses(t *testing.T) {
 		}, "is in the folder of the privacy ledger"},
 		{"ledger below the outbox", func(f fixture) []string {
 			return []string{"--in", f.in, "--ledger", filepath.Join(f.outbox, "led", ledger.File), "--out", filepath.Join(f.outbox, "share.arrow")}
-		}, "lies under --out's folder"},
+		}, "lies under the folder of --out"},
 		{"ledger below the outbox through a link", func(f fixture) []string {
 			link := filepath.Join(f.loose, "elsewhere")
 			if err := os.Symlink(f.outbox, link); err != nil {
 				t.Skip("no symbolic links here")
 			}
 			return []string{"--in", f.in, "--ledger", filepath.Join(link, "led", ledger.File), "--out", filepath.Join(f.outbox, "share.arrow")}
-		}, "lies under --out's folder"},
+		}, "lies under the folder of --out"},
 		{"out in a folder holding another ledger", func(f fixture) []string {
 			os.WriteFile(filepath.Join(f.outbox, ledger.File), []byte("x"), 0o600)
 			return []string{"--in", f.in, "--out", filepath.Join(f.outbox, "share.arrow")}

@@ -10,9 +10,27 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/ledger"
 )
+
+// mapEnv is an environment holding exactly m.
+type mapEnv map[string]string
+
+func (m mapEnv) LookupEnv(k string) (string, bool) { v, ok := m[k]; return v, ok }
+func (m mapEnv) Environ() []string {
+	var out []string
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// loadConfig is config.Load of a file, --set overrides and an environment.
+func loadConfig(file string, sets []string, env config.Env) (*config.Config, error) {
+	return config.Load(config.Source{File: file, Sets: sets, Env: env})
+}
 
 // cli runs the command line in-process with a controlled environment.
 func cli(t *testing.T, envm map[string]string, args ...string) (string, error) {
@@ -71,7 +89,7 @@ func TestCLIDataSynthAndImport(t *testing.T) {
 	kdd := filepath.Join(dir, "kdd.libsvm")
 	os.WriteFile(kdd, []byte("1 3:1\n0 5:1\n1 7:1\n"), 0o644)
 	if _, err := cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--hash-buckets", "0", "--test-rows", "1"); err == nil ||
-		!strings.Contains(err.Error(), "--hash-buckets must be in [1, 67108864]") {
+		!strings.Contains(err.Error(), "--hash-buckets: must be in [1, 67108864]") {
 		t.Fatalf("--hash-buckets 0: err = %v", err)
 	}
 	// An error about an input says "data:" once and its path once.
@@ -94,7 +112,7 @@ func TestCLIImportBoundsAndHints(t *testing.T) {
 	os.WriteFile(kdd, []byte("1 3:1\n0 5:1\n1 7:1\n"), 0o644)
 	for _, b := range []string{"4294967295", "67108865"} {
 		_, err := cli(t, nil, "data", "import", "libsvm", "--in", kdd, "--out", filepath.Join(dir, "kdd"), "--hash-buckets", b, "--test-rows", "1")
-		if err == nil || !strings.Contains(err.Error(), "--hash-buckets must be in [1, 67108864]") || !strings.Contains(err.Error(), "got "+b) {
+		if err == nil || !strings.Contains(err.Error(), "--hash-buckets: must be in [1, 67108864]") || !strings.Contains(err.Error(), "got "+b) {
 			t.Fatalf("--hash-buckets %s: err = %v, want the bound named", b, err)
 		}
 	}

@@ -1,15 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"labelprivacy/config"
+	"labelprivacy/internal/console"
 	"labelprivacy/ledger"
 	"labelprivacy/pipeline"
 )
@@ -17,13 +18,13 @@ import (
 // run executes the CLI with args, writing results to stdout and progress and
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
-	root := newRootCmd(stdout, os.Stderr, osEnv{})
+	root := newRootCmd(stdout, os.Stderr, config.OSEnv{})
 	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
 	return root.ExecuteContext(ctx)
 }
 
-func newRootCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
-	ev := newEvents(stdout, stderr)
+func newRootCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
+	ev := console.New(stdout, stderr)
 	root := &cobra.Command{
 		Use:   "train",
 		Short: "Measure what label-privacy mechanisms cost and protect",
@@ -34,28 +35,20 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig("", nil, lookup)
-			if err != nil {
-				return err
-			}
-			cfg.Invocation.Command = commandLine(cmd)
-			applyBackendEnv(cfg.Backend.String(), stderr)
-			return pipeline.Run(cmd.Context(), cfg, ev, pipeline.StageAll)
-		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	stage := func(use, short string, required bool, stages pipeline.Stages) *cobra.Command {
-		return configCmd(use, short, required, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+		return configCmd(use, short, required, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
 			return pipeline.Run(cmd.Context(), cfg, ev, stages)
 		})
 	}
-	root.AddCommand(
-		stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll),
+	runCmd := stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll)
+	root.RunE = runCmd.RunE // the quickstart: no -c, no --set
+	root.AddCommand(runCmd,
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
-		newSweepCmd(ev, lookup), newDataCmd(stdout, stderr), newPrivatizeCmd(stdout, stderr, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
+		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) {
@@ -70,7 +63,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 }
 
 // configCmd is a command taking -c FILE and --set key=value flags.
-func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Command, *pipeline.Config) error) *cobra.Command {
+func configCmd(use, short string, required bool, lookup config.Env, fn func(*cobra.Command, *config.Config) error) *cobra.Command {
 	var file string
 	var sets []string
 	cmd := &cobra.Command{
@@ -78,12 +71,10 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(file, sets, lookup)
+			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: sets})
 			if err != nil {
 				return err
 			}
-			cfg.Invocation.Command = commandLine(cmd)
-			applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 			return fn(cmd, cfg)
 		},
 	}
@@ -99,15 +90,27 @@ func configCmd(use, short string, required bool, lookup env, fn func(*cobra.Comm
 	return cmd
 }
 
-func newSweepCmd(ev *cliEvents, lookup env) *cobra.Command {
+// configFor loads src for cmd, records cmd's command line in the
+// config's provenance and sets the environment its backend needs.
+func configFor(cmd *cobra.Command, src config.Source) (*config.Config, error) {
+	cfg, err := config.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Invocation.Command = commandLine(cmd)
+	applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
+	return cfg, nil
+}
+
+func newSweepCmd(ev *console.Events, lookup config.Env) *cobra.Command {
 	var shardFlag string
 	cmd := configCmd("sweep", "Train this shard's part of the grid (skipping finished runs); status; emit Slurm/Kubernetes jobs", true, lookup,
-		func(cmd *cobra.Command, cfg *pipeline.Config) error {
-			sh, from, err := resolveShard(shardFlag, lookup)
+		func(cmd *cobra.Command, cfg *config.Config) error {
+			sh, from, err := pipeline.ResolveShard(shardFlag, lookup.LookupEnv)
 			if err != nil {
-				return err
+				return flagError(err, nil)
 			}
-			ev.Info("sweep", fmt.Sprintf("shard %s (from %s)", sh, from))
+			ev.Info("sweep", fmt.Sprintf("shard %s (from %s)", sh, cmp.Or(from, "--shard")))
 			return pipeline.Sweep(cmd.Context(), cfg, sh, ev)
 		})
 	cmd.Long = `sweep trains the runs of one shard of the config's grid (PET settings × learning
@@ -119,17 +122,12 @@ concurrently on one shared filesystem.
 The shard comes from --shard i/n, else a Slurm array task (SLURM_ARRAY_TASK_ID,
 SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JOB_COMPLETIONS).`
 	cmd.Flags().StringVar(&shardFlag, "shard", "", "this process's shard i/n (0 ≤ i < n)")
-	status := configCmd("status", "Count done, failed and missing runs of a sweep", true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
+	status := configCmd("status", "Count done, failed and missing runs of a sweep", true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
 		st, err := pipeline.SweepStatus(cmd.Context(), cfg)
 		if err != nil {
 			return err
 		}
-		w := cmd.OutOrStdout()
-		fmt.Fprintf(w, "%-24s %6s %6s %8s\n", "setting", "done", "failed", "missing")
-		for _, s := range st.Settings {
-			fmt.Fprintf(w, "%-24s %6d %6d %8d\n", s.Setting, s.Done, s.Failed, s.Missing)
-		}
-		fmt.Fprintf(w, "%-24s %6d %6d %8d\n", "total", st.Done, st.Failed, st.Missing)
+		st.WriteTable(cmd.OutOrStdout())
 		for _, d := range st.Damaged {
 			ev.Warn("sweep", d+": counted as missing (the next fit or sweep sets it aside and trains the run again)")
 		}
@@ -139,21 +137,15 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	for _, kind := range []string{"slurm", "k8s"} {
 		var out string
 		var shards int
-		var sets []string
 		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
-			true, lookup, func(cmd *cobra.Command, cfg *pipeline.Config) error {
-				file, _ := cmd.Flags().GetString("config")
-				sets, _ = cmd.Flags().GetStringArray("set")
-				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Config: file, Sets: sets, Env: trainEnv(lookup), Shards: shards, Out: out,
-					Warn: func(msg string) { ev.Warn("emit", msg) }})
-				if err != nil || out == "" {
-					if err == nil {
-						_, err = cmd.OutOrStdout().Write(b)
-					}
-					return err
+			true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
+				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Shards: shards, Out: out, Warn: func(msg string) { ev.Warn("emit", msg) }})
+				if err == nil && out == "" {
+					_, err = cmd.OutOrStdout().Write(b)
+				} else if err == nil {
+					ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
 				}
-				ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
-				return nil
+				return flagError(err, nil)
 			})
 		c.Flags().IntVar(&shards, "shards", 1, "number of shards (array tasks / completions)")
 		c.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
@@ -163,29 +155,7 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	return cmd
 }
 
-// trainEnv lists the TRAIN_<KEY>=value variables of the environment (the
-// config overrides loadConfig applied; it refuses one naming no key).
-func trainEnv(lookup env) []string {
-	var out []string
-	for _, kv := range lookup.Environ() {
-		if strings.HasPrefix(kv, envPrefix) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// resolveShard picks the shard: --shard wins, then a Slurm array task or a
-// Kubernetes Indexed Job, else the whole sweep.
-func resolveShard(flag string, lookup env) (pipeline.Shard, string, error) {
-	if flag != "" {
-		s, err := pipeline.ParseShard(flag)
-		return s, "--shard", err
-	}
-	return pipeline.ShardFromEnv(lookup.LookupEnv)
-}
-
-func newPrivatizeCmd(stdout, stderr io.Writer, lookup env) *cobra.Command {
+func newPrivatizeCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
 	var o pipeline.PrivatizeOptions
 	var seed uint64
 	cmd := &cobra.Command{
@@ -258,20 +228,12 @@ leaves the machine.`,
 	return cmd
 }
 
-// privatizeFlagError names the flag of a mechanism parameter error.
+// privatizeFlagError names the flags of an error about privatize's options.
 func privatizeFlagError(err error) error {
-	var fe *pipeline.FieldError
-	if errors.As(err, &fe) {
-		flag := map[string]string{"epsilon": "--epsilon", "k": "--k"}[fe.Key]
-		if flag == "" {
-			flag = "--pet"
-		}
-		return fmt.Errorf("%s: %s", flag, fe.Msg)
-	}
-	return err
+	return flagError(err, map[string]string{"mechanism": "--pet"})
 }
 
-func newLedgerCmd(stdout io.Writer, lookup env) *cobra.Command {
+func newLedgerCmd(stdout io.Writer, lookup config.Env) *cobra.Command {
 	var delta float64
 	cmd := &cobra.Command{
 		Use:   "ledger [PATH]",
@@ -302,7 +264,7 @@ row or the file at fault.`,
 	return cmd
 }
 
-func newReportCmd(ev *cliEvents) *cobra.Command {
+func newReportCmd(ev *console.Events) *cobra.Command {
 	var o pipeline.ReportOptions
 	cmd := &cobra.Command{
 		Use:   "report --in DIR [--in DIR2]... --out DIR [--compare A,B | --compare A B] [--allow-mixed]",
@@ -314,17 +276,11 @@ func newReportCmd(ev *cliEvents) *cobra.Command {
 			} else if len(args) > 0 {
 				return fmt.Errorf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])
 			}
-			if len(o.Compare) != 0 && len(o.Compare) != 2 {
-				return fmt.Errorf("--compare takes two directories (A,B or A B), got %d", len(o.Compare))
-			}
-			if len(o.In) == 0 && len(o.Compare) == 0 {
-				return fmt.Errorf("give at least one --in DIR (or --compare A B)")
-			}
-			o.Invocation = pipeline.Invocation{Command: commandLine(cmd)}
+			o.Invocation = config.Invocation{Command: commandLine(cmd)}
 			if len(args) == 1 {
 				o.Invocation.Command += " " + shellQuote(args[0])
 			}
-			return pipeline.ReportSets(o, ev)
+			return flagError(pipeline.ReportSets(o, ev), nil)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.In, "in", nil, "a run directory (OUT of a config); repeatable: result sets are merged")

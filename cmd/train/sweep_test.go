@@ -73,7 +73,7 @@ func TestResolveShard(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, err := resolveShard(tc.flag, mapEnv(tc.env))
+			got, _, err := pipeline.ResolveShard(tc.flag, mapEnv(tc.env).LookupEnv)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -9,8 +9,12 @@ import (
 	"time"
 
 	"labelprivacy/pets"
-	"labelprivacy/pipeline"
 )
+
+// loadConfig is Load of a file, --set overrides and an environment.
+func loadConfig(file string, sets []string, env Env) (*Config, error) {
+	return Load(Source{File: file, Sets: sets, Env: env})
+}
 
 // mapEnv is an environment holding exactly m.
 type mapEnv map[string]string
@@ -61,23 +65,23 @@ func TestLoadConfigOverrides(t *testing.T) {
 		name  string
 		env   map[string]string
 		sets  []string
-		check func(*pipeline.Config) bool
+		check func(*Config) bool
 	}{
-		{"env seed", map[string]string{"TRAIN_SEED": "7"}, nil, func(c *pipeline.Config) bool { return c.Seed == 7 }},
-		{"env nested", map[string]string{"TRAIN_TRAIN_EPOCHS": "5"}, nil, func(c *pipeline.Config) bool { return c.Train.Epochs == 5 }},
-		{"set scalar", nil, []string{"train.batch_size=64"}, func(c *pipeline.Config) bool { return c.Train.BatchSize == 64 }},
-		{"set list", nil, []string{"train.learning_rates=[0.1, 0.01]"}, func(c *pipeline.Config) bool {
+		{"env seed", map[string]string{"TRAIN_SEED": "7"}, nil, func(c *Config) bool { return c.Seed == 7 }},
+		{"env nested", map[string]string{"TRAIN_TRAIN_EPOCHS": "5"}, nil, func(c *Config) bool { return c.Train.Epochs == 5 }},
+		{"set scalar", nil, []string{"train.batch_size=64"}, func(c *Config) bool { return c.Train.BatchSize == 64 }},
+		{"set list", nil, []string{"train.learning_rates=[0.1, 0.01]"}, func(c *Config) bool {
 			return reflect.DeepEqual(c.Train.LearningRates, []float64{0.1, 0.01})
 		}},
-		{"checkpoint steps", nil, []string{"train.checkpoint_every=500"}, func(c *pipeline.Config) bool { return c.Train.CheckpointEvery.Steps == 500 }},
-		{"checkpoint duration", nil, []string{"train.checkpoint_every=90s"}, func(c *pipeline.Config) bool {
+		{"checkpoint steps", nil, []string{"train.checkpoint_every=500"}, func(c *Config) bool { return c.Train.CheckpointEvery.Steps == 500 }},
+		{"checkpoint duration", nil, []string{"train.checkpoint_every=90s"}, func(c *Config) bool {
 			return c.Train.CheckpointEvery.Every == 90*time.Second
 		}},
-		{"replicas", map[string]string{"TRAIN_TRAIN_REPLICAS": "8"}, nil, func(c *pipeline.Config) bool { return c.Train.Replicas.N == 8 }},
-		{"eta true as a YAML bool", nil, []string{"audit.eta=true"}, func(c *pipeline.Config) bool { return c.Audit.Eta == pipeline.EtaTrue }},
-		{"max seed", nil, []string{"seed=9223372036854775807"}, func(c *pipeline.Config) bool { return c.Seed == 1<<63-1 }},
-		{"set beats env", map[string]string{"TRAIN_SEED": "7"}, []string{"seed=9"}, func(c *pipeline.Config) bool { return c.Seed == 9 }},
-		{"set pets", nil, []string{"pets=[{mechanism: llp, k: [2]}]"}, func(c *pipeline.Config) bool {
+		{"replicas", map[string]string{"TRAIN_TRAIN_REPLICAS": "8"}, nil, func(c *Config) bool { return c.Train.Replicas.N == 8 }},
+		{"eta true as a YAML bool", nil, []string{"audit.eta=true"}, func(c *Config) bool { return c.Audit.Eta == EtaTrue }},
+		{"max seed", nil, []string{"seed=9223372036854775807"}, func(c *Config) bool { return c.Seed == 1<<63-1 }},
+		{"set beats env", map[string]string{"TRAIN_SEED": "7"}, []string{"seed=9"}, func(c *Config) bool { return c.Seed == 9 }},
+		{"set pets", nil, []string{"pets=[{mechanism: llp, k: [2]}]"}, func(c *Config) bool {
 			return len(c.Pets) == 1 && c.Pets[0].Mechanism == pets.LLP && c.Pets[0].K[0] == 2
 		}},
 	}
@@ -192,7 +196,7 @@ func TestResolvedConfigRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Invocation, again.Invocation = pipeline.Invocation{}, pipeline.Invocation{} // how it was given, not a key
+	cfg.Invocation, again.Invocation = Invocation{}, Invocation{} // how it was given, not a key
 	if !reflect.DeepEqual(cfg, again) {
 		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
 	}
@@ -203,13 +207,13 @@ func TestResolvedConfigRoundTrip(t *testing.T) {
 // one-element list; bad bag rules and rr_prior keys are errors naming the
 // key.
 func TestPractitionersConfig(t *testing.T) {
-	cfg, err := loadConfig(filepath.Join("..", "..", "configs", "practitioners.yaml"), nil, mapEnv(nil))
+	cfg, err := loadConfig(filepath.Join("..", "configs", "practitioners.yaml"), nil, mapEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	llpPet := cfg.Pets[3]
 	if len(llpPet.Bags) != 3 || llpPet.Bags[1].String() != "sorted:x27" || llpPet.Bags[2].String() != "key:group" ||
-		cfg.Pets[2].Mechanism != pets.RRPrior || cfg.Data.Synth.Groups != 16 || cfg.Train.RRPriorTargets != pipeline.Defaults().Train.RRPriorTargets {
+		cfg.Pets[2].Mechanism != pets.RRPrior || cfg.Data.Synth.Groups != 16 || cfg.Train.RRPriorTargets != Defaults().Train.RRPriorTargets {
 		t.Fatalf("decoded %+v", cfg)
 	}
 	cfg.Output = t.TempDir()
@@ -221,7 +225,7 @@ func TestPractitionersConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Invocation, again.Invocation = pipeline.Invocation{}, pipeline.Invocation{} // how it was given, not a key
+	cfg.Invocation, again.Invocation = Invocation{}, Invocation{} // how it was given, not a key
 	if !reflect.DeepEqual(cfg, again) {
 		t.Fatalf("resolved config does not round-trip:\n%+v\n%+v", cfg, again)
 	}
@@ -294,7 +298,7 @@ func TestConfigRefusesRepeatsAndExplicitZeros(t *testing.T) {
 // Every config shipped in configs/ decodes and validates, and higgs.yaml
 // is the paper's model on an imported Higgs slice (its comment's recipe).
 func TestShippedConfigsLoad(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "configs", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
 	if err != nil || len(files) < 5 {
 		t.Fatalf("configs: %v (%v)", files, err)
 	}
@@ -306,7 +310,7 @@ func TestShippedConfigsLoad(t *testing.T) {
 		}
 		if filepath.Base(f) == "higgs.yaml" {
 			body, _ := os.ReadFile(f)
-			if cfg.Model.Kind.String() != "higgs_mlp" || cfg.Data.Path != "data/higgs-210k" || cfg.Audit.Eta != pipeline.EtaCleanModel ||
+			if cfg.Model.Kind.String() != "higgs_mlp" || cfg.Data.Path != "data/higgs-210k" || cfg.Audit.Eta != EtaCleanModel ||
 				!strings.Contains(string(body), "train data import higgs --in HIGGS-210k.csv --out data/higgs-210k") ||
 				!strings.Contains(string(body), "HIGGS.csv.gz") {
 				t.Errorf("higgs.yaml: %+v", cfg)

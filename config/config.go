@@ -1,10 +1,9 @@
-package pipeline
+package config
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -15,107 +14,107 @@ import (
 	"labelprivacy/pets"
 )
 
-// Config is the typed run configuration. Its keys (the mapstructure/yaml
-// tags) are the user-facing contract documented in README.md ("Config
-// reference"); cmd/train decodes a file, TRAIN_* variables and --set flags
+// Config is the typed run configuration. Its keys (the yaml tags, one per
+// field) are the user-facing contract documented in README.md ("Config
+// reference"); Load decodes a file, TRAIN_* variables and --set overrides
 // into it. Enum fields use the owning packages' types, so a bad value is
 // rejected when decoded, by the package that defines it.
 type Config struct {
-	Name    string            `mapstructure:"name" yaml:"name"`
-	Seed    uint64            `mapstructure:"seed" yaml:"seed"`
-	Backend model.BackendName `mapstructure:"backend" yaml:"backend"`
-	Output  string            `mapstructure:"output" yaml:"output"`
-	Data    DataConfig        `mapstructure:"data" yaml:"data"`
-	Model   ModelConfig       `mapstructure:"model" yaml:"model"`
-	Train   TrainConfig       `mapstructure:"train" yaml:"train"`
-	Pets    []PetConfig       `mapstructure:"pets" yaml:"pets"`
-	Audit   AuditConfig       `mapstructure:"audit" yaml:"audit"`
-	Privacy PrivacyConfig     `mapstructure:"privacy" yaml:"privacy"`
-	Cluster ClusterConfig     `mapstructure:"cluster" yaml:"cluster"`
-	// Invocation is how this config was given (not a key: set by the
-	// command line, recorded in every result's provenance).
-	Invocation Invocation `mapstructure:"-" yaml:"-"`
+	Name    string            `yaml:"name"`
+	Seed    uint64            `yaml:"seed"`
+	Backend model.BackendName `yaml:"backend"`
+	Output  string            `yaml:"output"`
+	Data    DataConfig        `yaml:"data"`
+	Model   ModelConfig       `yaml:"model"`
+	Train   TrainConfig       `yaml:"train"`
+	Pets    []PetConfig       `yaml:"pets"`
+	Audit   AuditConfig       `yaml:"audit"`
+	Privacy PrivacyConfig     `yaml:"privacy"`
+	Cluster ClusterConfig     `yaml:"cluster"`
+	// Invocation is how this config was given (not a key: set by Load
+	// and the command line, recorded in every result's provenance).
+	Invocation Invocation `yaml:"-"`
 }
 
 // DataConfig chooses the dataset.
 type DataConfig struct {
 	// Path is a dataset directory (train data import|synth); empty:
 	// synthesize Synth into <output>/data.
-	Path  string      `mapstructure:"path" yaml:"path"`
-	Synth SynthConfig `mapstructure:"synth" yaml:"synth"`
+	Path  string      `yaml:"path"`
+	Synth SynthConfig `yaml:"synth"`
 	// Standardize rescales every dense feature to mean 0 and standard
 	// deviation 1, with the mean and sd of the training rows (features only,
 	// never labels), for training, test and audit alike. Default true; false
 	// replicates the paper exactly (it does not say whether it standardized).
-	Standardize bool `mapstructure:"standardize" yaml:"standardize"`
+	Standardize bool `yaml:"standardize"`
 	// IDColumn names the dataset files' column identifying people (read as
 	// identifiers, not a feature): the privacy ledger composes releases per
 	// id. Empty: a person is known by its feature values.
-	IDColumn string `mapstructure:"id_column" yaml:"id_column"`
+	IDColumn string `yaml:"id_column"`
 }
 
 // SynthConfig describes a synthetic dataset (data.Synth).
 type SynthConfig struct {
-	Kind     data.SynthKind `mapstructure:"kind" yaml:"kind"`
-	Rows     int            `mapstructure:"rows" yaml:"rows"`
-	TestRows int            `mapstructure:"test_rows" yaml:"test_rows"`
-	Features int            `mapstructure:"features" yaml:"features"`
+	Kind     data.SynthKind `yaml:"kind"`
+	Rows     int            `yaml:"rows"`
+	TestRows int            `yaml:"test_rows"`
+	Features int            `yaml:"features"`
 	// Groups > 0 adds an integer key column `group` (x0 in Groups
 	// equiprobable bins) for bags: key:group.
-	Groups int `mapstructure:"groups" yaml:"groups"`
+	Groups int `yaml:"groups"`
 }
 
 // ModelConfig is the architecture (Appendix C).
 type ModelConfig struct {
-	Kind   model.Kind `mapstructure:"kind" yaml:"kind"`
-	Hidden []int      `mapstructure:"hidden" yaml:"hidden"`
-	Init   model.Init `mapstructure:"init" yaml:"init"`
+	Kind   model.Kind `yaml:"kind"`
+	Hidden []int      `yaml:"hidden"`
+	Init   model.Init `yaml:"init"`
 }
 
 // TrainConfig is the optimisation protocol, shared by every run of the grid.
 type TrainConfig struct {
-	Epochs int `mapstructure:"epochs" yaml:"epochs"`
+	Epochs int `yaml:"epochs"`
 	// BatchSize is examples per step and per model; for the LLP family the
 	// largest multiple of k not above it (at least one bag), noted at start.
-	BatchSize     int       `mapstructure:"batch_size" yaml:"batch_size"`
-	LearningRates []float64 `mapstructure:"learning_rates" yaml:"learning_rates"`
-	Trials        int       `mapstructure:"trials" yaml:"trials"`
+	BatchSize     int       `yaml:"batch_size"`
+	LearningRates []float64 `yaml:"learning_rates"`
+	Trials        int       `yaml:"trials"`
 	// RRLoss trains RR models: debiased_bce (unbiased, Appendix C) or bce
 	// (plain BCE on the noisy labels, a baseline).
-	RRLoss model.Loss `mapstructure:"rr_loss" yaml:"rr_loss"`
+	RRLoss model.Loss `yaml:"rr_loss"`
 	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp.
-	LLPLoss model.Loss `mapstructure:"llp_loss" yaml:"llp_loss"`
+	LLPLoss model.Loss `yaml:"llp_loss"`
 	// CheckpointEvery is a wall-clock interval ("10m", the default) or a
 	// step count ("500"): how often a group's state is saved so a killed
 	// group resumes (also at the end and on interruption).
-	CheckpointEvery model.Interval `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
+	CheckpointEvery model.Interval `yaml:"checkpoint_every"`
 	// Replicas is how many models one compiled program trains together:
 	// "auto" (1 on backend go; on XLA as many as fit AutoStateBudget, at
 	// most 64) or a number ≥ 1. It never changes a run's result or identity.
-	Replicas Replicas `mapstructure:"replicas" yaml:"replicas"`
+	Replicas Replicas `yaml:"replicas"`
 	// SparseEmbedding updates only the embedding rows a step touches (lazy
 	// Adam) for kdd_embed; false: dense Adam over the whole table.
-	SparseEmbedding bool `mapstructure:"sparse_embedding" yaml:"sparse_embedding"`
+	SparseEmbedding bool `yaml:"sparse_embedding"`
 	// RRPriorTargets is how rr_prior's released labels become BCE targets
 	// (PriorTargets).
-	RRPriorTargets PriorTargets `mapstructure:"rr_prior_targets" yaml:"rr_prior_targets"`
+	RRPriorTargets PriorTargets `yaml:"rr_prior_targets"`
 }
 
 // PetConfig is one entry of `pets:`; K and Epsilon lists expand to a grid.
 type PetConfig struct {
-	Mechanism pets.Kind `mapstructure:"mechanism" yaml:"mechanism"`
-	K         []int     `mapstructure:"k" yaml:"k,omitempty"`
-	Epsilon   []float64 `mapstructure:"epsilon" yaml:"epsilon,omitempty"`
+	Mechanism pets.Kind `yaml:"mechanism"`
+	K         []int     `yaml:"k,omitempty"`
+	Epsilon   []float64 `yaml:"epsilon,omitempty"`
 	// Bags (llp, llp_lap, llp_geom): bag rules, random (the default),
 	// sorted:<feature> or key:<column>; a list expands the grid.
-	Bags []llp.Rule `mapstructure:"bags" yaml:"bags,omitempty"`
+	Bags []llp.Rule `yaml:"bags,omitempty"`
 	// StageFraction (rr_prior): the share of training rows released in
 	// stage 1, in (0, 1); nil (the key left out) means defaultStageFraction.
 	// A pointer, so that an explicit 0 is refused rather than read as unset.
-	StageFraction *float64 `mapstructure:"stage_fraction" yaml:"stage_fraction,omitempty"`
+	StageFraction *float64 `yaml:"stage_fraction,omitempty"`
 	// PriorLR (rr_prior): the stage-1 prior model's learning rate, > 0; nil
 	// (the key left out) means the middle of train.learning_rates.
-	PriorLR *float64 `mapstructure:"prior_lr" yaml:"prior_lr,omitempty"`
+	PriorLR *float64 `yaml:"prior_lr,omitempty"`
 }
 
 // EtaSource is where the attacker's η comes from (Section 3).
@@ -139,57 +138,57 @@ func (e *EtaSource) UnmarshalText(b []byte) error {
 
 // AuditConfig configures the audit stage.
 type AuditConfig struct {
-	Eta        EtaSource `mapstructure:"eta" yaml:"eta"`
-	Examples   int       `mapstructure:"examples" yaml:"examples"`
-	LabelDraws int       `mapstructure:"label_draws" yaml:"label_draws"`
+	Eta        EtaSource `yaml:"eta"`
+	Examples   int       `yaml:"examples"`
+	LabelDraws int       `yaml:"label_draws"`
 	// Samples caps the (prior, posterior) pairs kept per setting for the
 	// figures (posteriors.parquet).
-	Samples int `mapstructure:"samples" yaml:"samples"`
+	Samples int `yaml:"samples"`
 	// KNNK and KNNRows configure eta: knn: the neighbours averaged and the
 	// training rows searched (a seeded subsample when the set is larger).
-	KNNK    int `mapstructure:"knn_k" yaml:"knn_k"`
-	KNNRows int `mapstructure:"knn_rows" yaml:"knn_rows"`
+	KNNK    int `yaml:"knn_k"`
+	KNNRows int `yaml:"knn_rows"`
 	// RealizedDraws M: releases of the audit labels drawn through the
 	// production release code and attacked (realized_gain ± SE, and the
 	// checks that fail an audit whose releases disagree with the stated
 	// likelihood); 0 turns them and the canaries off.
-	RealizedDraws int `mapstructure:"realized_draws" yaml:"realized_draws"`
+	RealizedDraws int `yaml:"realized_draws"`
 	// Canaries: canary trials for the empirical ε lower bound eps_lower
 	// (0: none).
-	Canaries int `mapstructure:"canaries" yaml:"canaries"`
+	Canaries int `yaml:"canaries"`
 	// CalibrationRows: test rows after the audit set on which the
 	// attacker's η is checked against the labels (reliability table, ECE,
 	// Brier) and Platt-recalibrated (eadv_calibrated); fewer when the test
 	// set ends sooner, 0 for none.
-	CalibrationRows int `mapstructure:"calibration_rows" yaml:"calibration_rows"`
+	CalibrationRows int `yaml:"calibration_rows"`
 }
 
 // PrivacyConfig holds release-wide settings.
 type PrivacyConfig struct {
 	// DeltaPrime is δ' of the ledger's (ε, δ') totals, in (0, 1e-3]; it must
 	// be the ledger's own (fixed by its first release).
-	DeltaPrime float64 `mapstructure:"delta_prime" yaml:"delta_prime"`
+	DeltaPrime float64 `yaml:"delta_prime"`
 	// KeepRemainder keeps the n mod k leftover rows of an LLP partition as a
 	// smaller last bag instead of dropping them.
-	KeepRemainder bool `mapstructure:"keep_remainder" yaml:"keep_remainder"`
+	KeepRemainder bool `yaml:"keep_remainder"`
 	// Ledger is the privacy ledger of the run's simulation releases; empty:
 	// privacy_ledger.csv in the output directory.
-	Ledger string `mapstructure:"ledger" yaml:"ledger"`
+	Ledger string `yaml:"ledger"`
 	// Budget refuses a simulation release that would take any training row
 	// above this ε (at DeltaPrime); 0: no budget.
-	Budget float64 `mapstructure:"budget" yaml:"budget"`
+	Budget float64 `yaml:"budget"`
 }
 
 // ClusterConfig holds the resources of emitted batch jobs.
 type ClusterConfig struct {
-	CPUsPerTask int    `mapstructure:"cpus_per_task" yaml:"cpus_per_task"` // Slurm --cpus-per-task, Kubernetes cpu request
-	Mem         string `mapstructure:"mem" yaml:"mem"`                     // e.g. 8G (Slurm --mem; Kubernetes 8Gi)
-	Time        string `mapstructure:"time" yaml:"time"`                   // Slurm --time, e.g. 04:00:00
-	Partition   string `mapstructure:"partition" yaml:"partition"`         // Slurm --partition (empty: the default)
-	GPUs        int    `mapstructure:"gpus" yaml:"gpus"`                   // GPUs per task (Slurm --gres=gpu:N; nvidia.com/gpu)
-	Image       string `mapstructure:"image" yaml:"image"`                 // Kubernetes container image holding the train binary
-	Binary      string `mapstructure:"binary" yaml:"binary"`               // train binary path on the nodes; empty: this executable (Slurm), "train" (Kubernetes)
-	Workdir     string `mapstructure:"workdir" yaml:"workdir"`             // working directory of the tasks; empty: the current directory (Slurm), /work (Kubernetes)
+	CPUsPerTask int    `yaml:"cpus_per_task"` // Slurm --cpus-per-task, Kubernetes cpu request
+	Mem         string `yaml:"mem"`           // e.g. 8G (Slurm --mem; Kubernetes 8Gi)
+	Time        string `yaml:"time"`          // Slurm --time, e.g. 04:00:00
+	Partition   string `yaml:"partition"`     // Slurm --partition (empty: the default)
+	GPUs        int    `yaml:"gpus"`          // GPUs per task (Slurm --gres=gpu:N; nvidia.com/gpu)
+	Image       string `yaml:"image"`         // Kubernetes container image holding the train binary
+	Binary      string `yaml:"binary"`        // train binary path on the nodes; empty: this executable (Slurm), "train" (Kubernetes)
+	Workdir     string `yaml:"workdir"`       // working directory of the tasks; empty: the current directory (Slurm), /work (Kubernetes)
 }
 
 // Defaults returns the value of every key a config file may omit.
@@ -242,8 +241,10 @@ func (r *Replicas) UnmarshalText(b []byte) error {
 // ErrConfig is wrapped by every configuration error.
 var ErrConfig = errors.New("config")
 
-// FieldError is a validation failure of one key (dotted, with list
-// indices: "pets[1].epsilon[0]").
+// FieldError is a bad value of one key: of a config (dotted, with list
+// indices: "pets[1].epsilon[0]"), or of an option of a library call
+// (pipeline's "out", "shard", "hash_buckets"), which a command line names
+// by its flag. Msg may name other options as `key`.
 type FieldError struct{ Key, Msg string }
 
 func (e *FieldError) Error() string { return e.Key + ": " + e.Msg }
@@ -318,13 +319,15 @@ func (c *Config) Validate() error {
 	case !t.RRPriorTargets.valid():
 		return bad("train.rr_prior_targets", "missing (one of %s)", priorTargetNames())
 	}
+	seenLR := make(map[float64]int, len(t.LearningRates))
 	for i, lr := range t.LearningRates {
 		if !(lr > 0) || math.IsInf(lr, 0) {
 			return bad(fmt.Sprintf("train.learning_rates[%d]", i), "must be finite and > 0, got %v", lr)
 		}
-		if j := slices.Index(t.LearningRates, lr); j < i { // a repeat would train (and count) the same runs twice
+		if j, ok := seenLR[lr]; ok { // a repeat would train (and count) the same runs twice
 			return bad(fmt.Sprintf("train.learning_rates[%d]", i), "repeats %v (train.learning_rates[%d])", lr, j)
 		}
+		seenLR[lr] = i
 	}
 	if len(c.Pets) == 0 {
 		return bad("pets", "must list at least one mechanism (e.g. {mechanism: none})")
@@ -350,7 +353,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		for j, e := range p.Epsilon {
-			if checkEpsilon(e) != nil {
+			if CheckEpsilon(e) != nil {
 				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
 			}
 		}
@@ -407,32 +410,39 @@ func (c *Config) checkDuplicatePets() error {
 	if c.gridSize() > MaxRuns {
 		return nil // reported by the size check, without expanding anything
 	}
-	first := map[settingKey]int{}
+	first := map[Setting]int{}
 	for i, p := range c.Pets {
 		key := fmt.Sprintf("pets[%d]", i)
-		for j, k := range p.K {
-			if slices.Index(p.K, k) < j {
-				return bad(fmt.Sprintf("%s.k[%d]", key, j), "repeats %d", k)
-			}
+		if j := firstRepeat(p.K); j >= 0 {
+			return bad(fmt.Sprintf("%s.k[%d]", key, j), "repeats %d", p.K[j])
 		}
-		for j, e := range p.Epsilon {
-			if slices.Index(p.Epsilon, e) < j {
-				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "repeats %v", e)
-			}
+		if j := firstRepeat(p.Epsilon); j >= 0 {
+			return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "repeats %v", p.Epsilon[j])
 		}
-		for j, b := range p.Bags {
-			if slices.Index(p.Bags, b) < j {
-				return bad(fmt.Sprintf("%s.bags[%d]", key, j), "repeats %s", b)
-			}
+		if j := firstRepeat(p.Bags); j >= 0 {
+			return bad(fmt.Sprintf("%s.bags[%d]", key, j), "repeats %s", p.Bags[j])
 		}
-		for _, st := range expandPet(p) {
-			if j, ok := first[st.key()]; ok && j != i {
-				return bad(key, "repeats setting %s of pets[%d]", st.ID, j)
+		for _, st := range p.Settings() {
+			if j, ok := first[st]; ok && j != i {
+				return bad(key, "repeats setting %s of pets[%d]", st.ID(), j)
 			}
-			first[st.key()] = i
+			first[st] = i
 		}
 	}
 	return nil
+}
+
+// firstRepeat is the index of the first element of s equal to an earlier
+// one (-1: none), in linear time (a list may be long).
+func firstRepeat[T comparable](s []T) int {
+	seen := make(map[T]bool, len(s))
+	for i, v := range s {
+		if seen[v] {
+			return i
+		}
+		seen[v] = true
+	}
+	return -1
 }
 
 // maxSettings is the number of PET settings before duplicates are removed
@@ -466,34 +476,4 @@ func kindNames() []string {
 		s = append(s, k.String())
 	}
 	return s
-}
-
-// notices lists what the runs' plans do that a reader of the config might
-// not expect (printed at the start of a run): batch sizes rounded down to
-// whole bags, or capped at the rows a run trains on. One line per bag size
-// (or per setting, for a cap).
-func notices(c *Config, runs []*runSpec) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range runs {
-		p, want := r.Plan, c.Train.BatchSize
-		if p.BatchSize == want || p.Loss == 0 {
-			continue
-		}
-		var key, msg string
-		if p.BagSize > 0 && p.BatchSize == max(1, want/p.BagSize)*p.BagSize {
-			key = fmt.Sprintf("k%d", p.BagSize)
-			msg = fmt.Sprintf("train.batch_size %d is not a multiple of k=%d: %s batches hold %d bags (%d rows)",
-				want, p.BagSize, r.Setting.Kind, p.BatchSize/p.BagSize, p.BatchSize)
-		} else {
-			key = r.Setting.ID
-			msg = fmt.Sprintf("train.batch_size %d is more than the %d rows %s trains on: its batches hold %d rows",
-				want, p.BatchSize, r.Setting.ID, p.BatchSize)
-		}
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, msg)
-		}
-	}
-	return out
 }

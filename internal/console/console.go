@@ -1,4 +1,8 @@
-package main
+// Package console prints the pipeline's events for a person: a terminal
+// (one rate-limited status line cut to its width) or a batch job's log
+// (plain lines, each stamped with its time). The train command uses it;
+// a library caller may pass its own pipeline.Events.
+package console
 
 import (
 	"fmt"
@@ -12,21 +16,22 @@ import (
 	"labelprivacy/pipeline"
 )
 
-// cliEvents prints the pipeline's events: Info to stdout, Warn and Error to
+// Events prints the pipeline's events: Info to stdout, Warn and Error to
 // stderr, Progress as one rate-limited status line on a terminal (cut to its
 // width so it never wraps into stale lines) and, in a log (a batch job's
 // stderr), as a plain line once every logProgressEvery. A line written to
 // a log rather than a terminal starts with its time (ISO 8601, RFC 3339 to
 // the second), so a batch job's log says when each stage happened.
-type cliEvents struct {
+type Events struct {
 	stdout, stderr io.Writer
-	status         *statusLine
+	status         *Status
 	// stampOut, stampErr: stdout, stderr are not terminals.
 	stampOut, stampErr bool
 }
 
-func newEvents(stdout, stderr io.Writer) *cliEvents {
-	return &cliEvents{stdout: stdout, stderr: stderr, status: newStatusLine(stderr),
+// New prints Info to stdout, the rest to stderr.
+func New(stdout, stderr io.Writer) *Events {
+	return &Events{stdout: stdout, stderr: stderr, status: NewStatus(stderr),
 		stampOut: !isTerminal(stdout), stampErr: !isTerminal(stderr)}
 }
 
@@ -37,45 +42,42 @@ func isTerminal(w io.Writer) bool {
 
 // stamp is the prefix of a log line: its time and a space ("" on a
 // terminal).
-func (e *cliEvents) stamp(on bool) string {
+func (e *Events) stamp(on bool) string {
 	if !on {
 		return ""
 	}
 	return e.status.now().Format(time.RFC3339) + " "
 }
 
-func (e *cliEvents) Info(stage, msg string) {
-	e.status.clear()
+// Info prints a result line on stdout.
+func (e *Events) Info(stage, msg string) {
+	e.status.Clear()
 	fmt.Fprintf(e.stdout, "%s%s: %s\n", e.stamp(e.stampOut), stage, msg)
 }
 
-func (e *cliEvents) Warn(stage, msg string) {
-	e.status.clear()
+// Warn prints a note on stderr.
+func (e *Events) Warn(stage, msg string) {
+	e.status.Clear()
 	fmt.Fprintf(e.stderr, "%s%s: note: %s\n", e.stamp(e.stampErr), stage, msg)
 }
 
-func (e *cliEvents) Error(stage, msg string) {
-	e.status.clear()
+// Error prints a failure on stderr.
+func (e *Events) Error(stage, msg string) {
+	e.status.Clear()
 	fmt.Fprintf(e.stderr, "%s%s: error: %s\n", e.stamp(e.stampErr), stage, msg)
 }
 
-func (e *cliEvents) Progress(p pipeline.Progress) { e.status.show(p.String()) }
-
-func roundDur(d time.Duration) time.Duration {
-	if d > time.Minute {
-		return d.Round(time.Second)
-	}
-	return d.Round(100 * time.Millisecond)
-}
+// Progress updates the status line.
+func (e *Events) Progress(p pipeline.Progress) { e.status.Show(p.String()) }
 
 // logProgressEvery is how often progress is written as a line where stderr
 // is not a terminal (a Slurm or Kubernetes log): often enough to see a job
 // move, rarely enough to keep the log readable.
 const logProgressEvery = time.Minute
 
-// statusLine is a one-line, rate-limited status on a terminal, or an
+// Status is a one-line, rate-limited status on a terminal, or an
 // occasional progress line in a log.
-type statusLine struct {
+type Status struct {
 	mu    sync.Mutex
 	w     io.Writer
 	fd    int // -1: not a terminal
@@ -85,8 +87,9 @@ type statusLine struct {
 	shown bool
 }
 
-func newStatusLine(w io.Writer) *statusLine {
-	s := &statusLine{w: w, fd: -1, now: time.Now, start: time.Now()}
+// NewStatus shows a status on w.
+func NewStatus(w io.Writer) *Status {
+	s := &Status{w: w, fd: -1, now: time.Now, start: time.Now()}
 	s.last = s.start
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		s.fd = int(f.Fd())
@@ -94,9 +97,9 @@ func newStatusLine(w io.Writer) *statusLine {
 	return s
 }
 
-// show prints msg plus the elapsed time: on a terminal at most 10 times a
+// Show prints msg plus the elapsed time: on a terminal at most 10 times a
 // second, in a log as a line at most once every logProgressEvery.
-func (s *statusLine) show(msg string) {
+func (s *Status) Show(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -119,8 +122,8 @@ func (s *statusLine) show(msg string) {
 	s.shown = true
 }
 
-// clear removes the status line before ordinary output.
-func (s *statusLine) clear() {
+// Clear removes the status line before ordinary output.
+func (s *Status) Clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shown {

@@ -1,4 +1,4 @@
-package main
+package console
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"labelprivacy/data"
 	"labelprivacy/pipeline"
 )
 
@@ -36,28 +35,12 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
-// Import progress shows a percentage and an ETA from the position in the
-// input once its size is known.
-func TestImportStatus(t *testing.T) {
-	s := importStatus("libsvm", importProgress(250, 1000), 10*time.Second)
-	if !strings.Contains(s, "25.0%") || !strings.Contains(s, "ETA 30s") {
-		t.Fatalf("%q", s)
-	}
-	if s := importStatus("higgs", importProgress(250, 0), time.Second); strings.Contains(s, "%") {
-		t.Fatalf("unknown size: %q", s)
-	}
-}
-
-func importProgress(pos, size int64) data.ImportProgress {
-	return data.ImportProgress{Rows: 1000, Bytes: 5e6, InputPos: pos, InputSize: size}
-}
-
 // In a log (stderr not a terminal, e.g. Slurm's), progress is a plain line
 // at most once a minute: a job is seen to move, the log stays readable.
 // Failures are printed as errors, notes as notes.
 func TestProgressInLogs(t *testing.T) {
 	var buf strings.Builder
-	ev := newEvents(&strings.Builder{}, &buf)
+	ev := New(&strings.Builder{}, &buf)
 	clock := ev.status.start
 	ev.status.now = func() time.Time { return clock }
 	p := pipeline.Progress{Stage: "fit", What: "g", Step: 1}

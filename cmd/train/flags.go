@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"labelprivacy/config"
+)
+
+// commandLine is the command line that ran cmd, rebuilt from what cobra
+// parsed (so it is the same in-process and from a shell): the command
+// path, then every flag given, repeatable ones (--set) in their order,
+// each word shell-quoted.
+func commandLine(cmd *cobra.Command) string {
+	words := strings.Fields(cmd.CommandPath())
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				words = append(words, "--"+f.Name, v)
+			}
+			return
+		}
+		if f.Value.Type() == "bool" {
+			words = append(words, "--"+f.Name+"="+f.Value.String())
+			return
+		}
+		words = append(words, "--"+f.Name, f.Value.String())
+	})
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// shellQuote quotes w for a POSIX shell when it holds anything but
+// letters, digits and -_./:=,+@%.
+func shellQuote(w string) string {
+	if w != "" && strings.IndexFunc(w, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// optionInMessage is an option a library message names: `key`.
+var optionInMessage = regexp.MustCompile("`([a-z_]+)`")
+
+// flagError says a library error about one of a command's options (a
+// *config.FieldError) in flags: its key, and the options its message
+// names as `key`, become --key (_ as -), or the flag flags maps them to.
+func flagError(err error, flags map[string]string) error {
+	var fe *config.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	flag := func(key string) string {
+		if f, ok := flags[key]; ok {
+			return f
+		}
+		return "--" + strings.ReplaceAll(key, "_", "-")
+	}
+	msg := optionInMessage.ReplaceAllStringFunc(fe.Msg, func(m string) string { return flag(m[1 : len(m)-1]) })
+	return fmt.Errorf("%s: %s", flag(fe.Key), msg)
+}

@@ -1,0 +1,245 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"labelprivacy/data"
+	"labelprivacy/llp"
+	"labelprivacy/pets"
+)
+
+// Setting is one point of the PET grid as the config describes it: the
+// mechanism's parameters, the LLP family's bag rule (random for the
+// paper's bags) and rr_prior's stage fraction and prior learning rate
+// (0 for other kinds; PriorLR 0: the middle of train.learning_rates). Two
+// settings are the same exactly when they are equal (==).
+type Setting struct {
+	pets.Params
+	Bags                   llp.Rule
+	StageFraction, PriorLR float64
+}
+
+// DefaultStageFraction is rr_prior's share of training rows in stage 1
+// when pets[i].stage_fraction is left out.
+const DefaultStageFraction = 0.5
+
+// ID names the setting in paths and tables: the kind, then _k<k> and
+// _eps<ε> when set, then the bag rule of curated bags (llp_k8_sorted-x3,
+// llp_k8_key-campaign) and rr_prior's stage fraction and prior learning
+// rate when not the defaults (rr_prior_eps1_s0.3_plr0.01).
+func (s Setting) ID() string {
+	id := s.Kind.String()
+	if s.K > 0 {
+		id += "_k" + strconv.Itoa(s.K)
+	}
+	if s.Epsilon > 0 {
+		id += "_eps" + strconv.FormatFloat(s.Epsilon, 'g', -1, 64)
+	}
+	if suf := s.Bags.IDSuffix(); suf != "" {
+		id += "_" + suf
+	}
+	if s.Kind == pets.RRPrior && s.StageFraction != DefaultStageFraction {
+		id += "_s" + strconv.FormatFloat(s.StageFraction, 'g', -1, 64)
+	}
+	if s.PriorLR > 0 {
+		id += "_plr" + strconv.FormatFloat(s.PriorLR, 'g', -1, 64)
+	}
+	return id
+}
+
+// Settings expands one `pets:` entry into its settings, in the order k,
+// epsilon, bags (an entry may list one twice: Validate refuses that).
+func (p PetConfig) Settings() []Setting {
+	ks, eps, bags := p.K, p.Epsilon, p.Bags
+	if len(ks) == 0 {
+		ks = []int{0}
+	}
+	if len(eps) == 0 {
+		eps = []float64{0}
+	}
+	if len(bags) == 0 {
+		bags = []llp.Rule{{}}
+	}
+	var out []Setting
+	for _, k := range ks {
+		for _, e := range eps {
+			for _, b := range bags {
+				st := Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
+				if p.Mechanism == pets.RRPrior {
+					st.StageFraction = DefaultStageFraction
+					if p.StageFraction != nil {
+						st.StageFraction = *p.StageFraction
+					}
+					if p.PriorLR != nil {
+						st.PriorLR = *p.PriorLR
+					}
+				}
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// PriorTargets is how rr_prior's released labels become the per-row
+// targets of plain BCE (train.rr_prior_targets). ỹ is the released label,
+// π = 1/(1+e^ε). The debiased BCE ((1−π)ℓ(z,ỹ) − πℓ(z,1−ỹ))/(1−2π) is BCE
+// with the float target (ỹ − π)/(1 − 2π), since BCE is linear in its
+// target, so every choice trains with model.LossBCE:
+//
+//	argmax  debiased target on RR-branch rows (both stages), the released
+//	        argmax label on argmax-branch rows
+//	drop    debiased target on RR-branch rows; argmax rows are not trained on
+//	prior   debiased target on RR-branch rows, the prior p on argmax rows
+//	noisy   the released label ỹ on every row, not debiased (label-dp's
+//	        recipe: plain cross-entropy on the noisy labels)
+type PriorTargets string
+
+// The choices of PriorTargets.
+const (
+	PriorTargetsArgmax PriorTargets = "argmax"
+	PriorTargetsDrop   PriorTargets = "drop"
+	PriorTargetsPrior  PriorTargets = "prior"
+	PriorTargetsNoisy  PriorTargets = "noisy"
+)
+
+// defaultPriorTargets is train.rr_prior_targets' default: the best test
+// AUC of the four on the logistic synthetic data (README, "RR with a
+// prior").
+const defaultPriorTargets = PriorTargetsArgmax
+
+var priorTargetsAll = []PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy}
+
+func (t PriorTargets) valid() bool { return slices.Contains(priorTargetsAll, t) }
+
+func priorTargetNames() string {
+	var s []string
+	for _, t := range priorTargetsAll {
+		s = append(s, string(t))
+	}
+	return strings.Join(s, ", ")
+}
+
+// UnmarshalText accepts argmax, drop, prior and noisy.
+func (t *PriorTargets) UnmarshalText(b []byte) error {
+	v := PriorTargets(strings.TrimSpace(string(b)))
+	if !v.valid() {
+		return fmt.Errorf("%q is not one of %s", b, priorTargetNames())
+	}
+	*t = v
+	return nil
+}
+
+// checkCuratedPet validates pets[i]'s bags, stage_fraction and prior_lr,
+// and, for a synthetic dataset, that the bag rules name existing columns.
+func (c *Config) checkCuratedPet(i int, p PetConfig) error {
+	key := fmt.Sprintf("pets[%d]", i)
+	k := p.Mechanism
+	switch {
+	case len(p.Bags) > 0 && !k.IsLLP():
+		return bad(key+".bags", "%s takes no bag rule (only llp, llp_lap, llp_geom do)", k)
+	case p.StageFraction != nil && k != pets.RRPrior:
+		return bad(key+".stage_fraction", "%s takes no stage fraction (only rr_prior does)", k)
+	case p.PriorLR != nil && k != pets.RRPrior:
+		return bad(key+".prior_lr", "%s takes no prior learning rate (only rr_prior does)", k)
+	case p.StageFraction != nil && !(*p.StageFraction > 0 && *p.StageFraction < 1):
+		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, DefaultStageFraction)
+	case p.PriorLR != nil && (!(*p.PriorLR > 0) || math.IsInf(*p.PriorLR, 0)):
+		return bad(key+".prior_lr", "must be finite and > 0, got %v (leave the key out for the middle of train.learning_rates)", *p.PriorLR)
+	}
+	if c.Data.Path == "" {
+		cols := columns{what: synthName, features: synthFeatures(c.Data.Synth.Features)}
+		if c.Data.Synth.Groups > 0 {
+			cols.keys = []string{data.SynthGroupColumn}
+		}
+		return cols.check(i, p)
+	}
+	return nil
+}
+
+// synthFeatures are the dense features of a synthetic dataset with n of
+// them, x0 … x<n-1> (data.SynthFeatureNames), without listing them all.
+func synthFeatures(n int) featureSet {
+	return featureSet{
+		has: func(name string) bool {
+			j, err := strconv.Atoi(strings.TrimPrefix(name, "x"))
+			return err == nil && j >= 0 && j < n && name == "x"+strconv.Itoa(j)
+		},
+		list: listSome(data.SynthFeatureNames(min(n, 9)), n),
+	}
+}
+
+// featureSet is a dataset's dense features: a test of membership and a
+// list for errors.
+type featureSet struct {
+	has  func(string) bool
+	list string
+}
+
+// columns are what bag rules may name in a dataset: its dense features
+// and integer key columns; what names the dataset in errors.
+type columns struct {
+	features featureSet
+	keys     []string
+	what     string
+}
+
+// synthName names the synthetic dataset in errors.
+const synthName = "the synthetic dataset (data.synth)"
+
+// CheckBagColumns checks every bag rule of the grid against a dataset's
+// columns (Validate does it for a synthetic one; a caller that loads
+// data.path does it once the columns are known): sorted:<feature> must
+// name a dense feature, key:<column> an integer key column. dataset names
+// the dataset in the error, a *FieldError naming pets[i].bags[j].
+func (c *Config) CheckBagColumns(dataset string, features, keys []string) error {
+	cols := columns{what: dataset, keys: keys, features: featureSet{
+		has: func(name string) bool { return slices.Contains(features, name) }, list: listSome(features, len(features))}}
+	for i, p := range c.Pets {
+		if err := cols.check(i, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check checks that every bag rule of pets[i] names a dense feature
+// (sorted) or an integer key column (key) of the dataset.
+func (cols columns) check(i int, p PetConfig) error {
+	for j, b := range p.Bags {
+		key := fmt.Sprintf("pets[%d].bags[%d]", i, j)
+		switch b.Kind {
+		case llp.RuleSorted:
+			if !cols.features.has(b.Column) {
+				return bad(key, "%s: %s has no dense feature %q (features: %s)", b, cols.what, b.Column, cols.features.list)
+			}
+		case llp.RuleKey:
+			if !slices.Contains(cols.keys, b.Column) {
+				hint := "none"
+				if len(cols.keys) > 0 {
+					hint = listSome(cols.keys, len(cols.keys))
+				}
+				if cols.features.has(b.Column) {
+					hint += fmt.Sprintf("; %q is a float feature: keys are integer columns", b.Column)
+				}
+				if cols.what == synthName {
+					hint += "; data.synth.groups > 0 adds the key column group"
+				}
+				return bad(key, "%s: %s has no integer key column %q (key columns: %s)", b, cols.what, b.Column, hint)
+			}
+		}
+	}
+	return nil
+}
+
+// listSome lists up to 8 of the first names of a list of total.
+func listSome(names []string, total int) string {
+	if total > 8 {
+		return strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", total)
+	}
+	return strings.Join(names, ", ")
+}
