@@ -475,7 +475,22 @@ type parquetReader struct {
 	rr   pqarrow.RecordReader
 }
 
-func (p *parquetReader) Schema() *arrow.Schema { return p.rr.Schema() }
+// Schema is the file's Arrow schema. A "classes" key that the file holds
+// as Parquet key/value metadata but not in a stored Arrow schema (a writer
+// that does not store it) is added to its metadata.
+func (p *parquetReader) Schema() *arrow.Schema {
+	s := p.rr.Schema()
+	md := s.Metadata()
+	if md.FindKey(MetaClasses) >= 0 {
+		return s
+	}
+	v := p.pf.MetaData().KeyValueMetadata().FindValue(MetaClasses)
+	if v == nil {
+		return s
+	}
+	m := arrow.NewMetadata(append(slices.Clone(md.Keys()), MetaClasses), append(slices.Clone(md.Values()), *v))
+	return arrow.NewSchema(s.Fields(), &m)
+}
 
 func (p *parquetReader) Read() (arrow.RecordBatch, error) {
 	rec, err := p.rr.Read()

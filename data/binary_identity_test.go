@@ -80,27 +80,48 @@ func TestBinaryBytesUnchanged(t *testing.T) {
 		got["frame/"+name] = s
 	}
 
-	// Batches.
+	// Batches: the same with Classes 0 (as before) and 2, and a binary
+	// batch says TargetWidth 0.
 	for name, c := range binaryBatchCases() {
-		s, err := NewBatchSource(c.f, c.o)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		h := sha256.New()
-		for e := range uint64(2) {
-			s.SeekEpoch(e)
-			for {
-				b, err := s.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				hashBatch(h, b)
+		var sums [2]string
+		for k, classes := range []int{0, 2} {
+			o := c.o
+			o.Classes = classes
+			s, err := NewBatchSource(c.f, o)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
 			}
+			h := sha256.New()
+			for e := range uint64(2) {
+				s.SeekEpoch(e)
+				for {
+					b, err := s.Next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if b.TargetWidth != 0 {
+						t.Fatalf("%s: a binary batch has TargetWidth %d", name, b.TargetWidth)
+					}
+					hashBatch(h, b)
+				}
+			}
+			sums[k] = hex.EncodeToString(h.Sum(nil))
 		}
-		got["batch/"+name] = hex.EncodeToString(h.Sum(nil))
+		if sums[0] != sums[1] {
+			t.Errorf("%s: Classes 2 gives other batches than Classes 0", name)
+		}
+		got["batch/"+name] = sums[0]
+	}
+	// A binary frame with Classes 2 set writes the bytes of one without.
+	for name, f := range binaryReleaseFrames() {
+		g := *f
+		g.Classes = 2
+		if s, err := FrameSHA256(&g, map[string]string{"mechanism": name}); err != nil || s != got["frame/"+name] {
+			t.Errorf("%s: Classes 2 changes the file (%v)", name, err)
+		}
 	}
 	golden(t, "binary_identity.golden.json", got)
 }
