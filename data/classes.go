@@ -315,7 +315,11 @@ func (fr *frameReader) resolveClasses(md arrow.Metadata, want int) error {
 	c, src := 0, ""
 	agree := func(n int, from string) error {
 		if c != 0 && n != c {
-			return fmt.Errorf("%w: %s says %s %d, %s says %d", ErrMismatch, src, MetaClasses, c, from, n)
+			sentinel := ErrSchema // the file disagrees with itself
+			if from == "meta.json" {
+				sentinel = ErrMismatch
+			}
+			return fmt.Errorf("%w: %s: %s %d, but %s: %d", sentinel, src, MetaClasses, c, from, n)
 		}
 		c, src = n, from
 		return nil

@@ -276,7 +276,17 @@ func TestClassErrors(t *testing.T) {
 		}), ErrSchema, []string{"classes", `"ten"`}},
 		{"metadata classes vs columns", readBack(func(f *Frame) (*Frame, map[string]string) {
 			return f, map[string]string{MetaClasses: "5"}
-		}), ErrMismatch, []string{"classes 5", "eta_"}},
+		}), ErrSchema, []string{"classes 5", "eta_… columns: 4"}},
+		{"meta.json classes vs the files", func() error {
+			out := filepath.Join(dir, "mismatch")
+			if _, err := Synth(ctx, SynthOptions{Kind: SynthMulticlass, Classes: 4, Rows: 20, TestRows: 5, Features: 2, Seed: 1, Out: out}); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(filepath.Join(out, MetaFile))
+			os.WriteFile(filepath.Join(out, MetaFile), bytes.Replace(b, []byte(`"classes": 4`), []byte(`"classes": 6`), 1), 0o644)
+			_, err := Load(out)
+			return err
+		}, ErrMismatch, []string{TrainFile, "classes 4", "meta.json: 6"}},
 		{"metadata classes 65", readBack(func(f *Frame) (*Frame, map[string]string) {
 			return f, map[string]string{MetaClasses: "65"}
 		}), ErrSchema, []string{"classes", `"65"`}},
