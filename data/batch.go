@@ -122,7 +122,9 @@ type BatchSource struct {
 	// Shuffle units: row u in row mode; in bag mode bag u, whose rows are
 	// bagRows[bagStart[u]:bagStart[u+1]]. Four bytes per row: a 10M-row
 	// source holds 80 MB (order and target), not the 440 MB a slice per
-	// row took.
+	// row took. Class-vector targets add nothing per row: labels stay the
+	// frame's bytes (one-hot is built per batch), soft vectors are read from
+	// the frame in place, and a bag's proportion vector is C float32 per bag.
 	nUnits   int
 	bagStart []int32
 	bagRows  []int32
