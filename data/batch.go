@@ -302,6 +302,9 @@ func (s *BatchSource) groupBags(col []float64) error {
 	}
 	// Keep the bags of exactly BagSize rows: unit numbers in bag order.
 	unit := make([]int32, len(first))
+	if w > 1 {
+		s.target = make([]float32, 0, len(first)*s.width) // C values a bag, no slack
+	}
 	s.bagStart = []int32{0}
 	for u, n := range size {
 		unit[u] = -1
