@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -34,7 +35,8 @@ import (
 const maxBatchRows = 1 << 20
 
 // Schema returns the Arrow schema of frames with f's columns, carrying meta
-// as schema metadata (keys sorted for byte-stable files).
+// as schema metadata (keys sorted for byte-stable files) and, for C ≥ 3
+// classes, "classes" (MetaClasses).
 func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 	var fields []arrow.Field
 	if labelColumn.present(f) {
@@ -54,8 +56,30 @@ func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 			fields = append(fields, arrow.Field{Name: c.name(), Type: c.dataType()})
 		}
 	}
-	md := sortedMetadata(meta)
+	fields = append(fields, classFields(f)...)
+	md := sortedMetadata(withClasses(f, meta))
 	return arrow.NewSchema(fields, &md)
+}
+
+// withClasses returns meta with "classes" set for a frame of C ≥ 3 classes
+// (a copy; meta itself when binary, so binary files do not change).
+func withClasses(f *Frame, meta map[string]string) map[string]string {
+	if f.NumClasses() < 3 {
+		return meta
+	}
+	m := make(map[string]string, len(meta)+1)
+	maps.Copy(m, meta)
+	m[MetaClasses] = strconv.Itoa(f.NumClasses())
+	return m
+}
+
+// checkMetaClasses refuses schema metadata whose "classes" is not the
+// frame's number of classes.
+func checkMetaClasses(f *Frame, meta map[string]string) error {
+	if v, ok := meta[MetaClasses]; ok && v != strconv.Itoa(f.NumClasses()) {
+		return fmt.Errorf("%w: metadata %q is %q for a frame of %d classes", ErrSchema, MetaClasses, v, f.NumClasses())
+	}
+	return nil
 }
 
 // sortedMetadata returns m as Arrow metadata with its keys sorted, so that
@@ -70,7 +94,7 @@ func sortedMetadata(m map[string]string) arrow.Metadata {
 }
 
 // bytesOf views a numeric slice as bytes without copying.
-func bytesOf[T uint8 | uint32 | int32 | int64 | float32 | float64](v []T) []byte {
+func bytesOf[T uint8 | uint32 | int32 | int64 | uint64 | float32 | float64](v []T) []byte {
 	if len(v) == 0 {
 		return []byte{}
 	}
@@ -80,7 +104,7 @@ func bytesOf[T uint8 | uint32 | int32 | int64 | float32 | float64](v []T) []byte
 
 // primArray wraps v as an Arrow array without copying; v must stay alive and
 // unmodified until the array is released.
-func primArray[T uint8 | uint32 | int64 | float32 | float64](dt arrow.DataType, v []T) arrow.Array {
+func primArray[T uint8 | uint32 | int64 | uint64 | float32 | float64](dt arrow.DataType, v []T) arrow.Array {
 	d := array.NewData(dt, len(v), []*memory.Buffer{nil, memory.NewBufferBytes(bytesOf(v))}, nil, 0, 0)
 	defer d.Release()
 	return array.MakeFromData(d)
@@ -130,6 +154,7 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 			cols = append(cols, c.array(f))
 		}
 	}
+	cols = append(cols, classArrays(f)...)
 	if len(cols) != len(schema.Fields()) {
 		return nil, fmt.Errorf("%w: frame has %d columns, schema %d", ErrSchema, len(cols), len(schema.Fields()))
 	}
@@ -140,18 +165,22 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 // to a temporary file in the destination directory; Commit renames it into
 // place, Abort (or a crash) leaves the destination untouched.
 type Writer struct {
-	path   string
-	tmp    *os.File
-	w      *ipc.FileWriter
-	schema *arrow.Schema
-	rows   int64
-	done   bool
-	hash   hash.Hash // SHA-256 of every byte written
-	sum    string    // its hex digest, set by Commit
+	path    string
+	tmp     *os.File
+	w       *ipc.FileWriter
+	schema  *arrow.Schema
+	classes int // the frames' number of classes
+	rows    int64
+	done    bool
+	hash    hash.Hash // SHA-256 of every byte written
+	sum     string    // its hex digest, set by Commit
 }
 
 // NewWriter starts an Arrow IPC file at path whose schema is Schema(like, meta).
 func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error) {
+	if err := checkMetaClasses(like, meta); err != nil {
+		return nil, inFile(path, err)
+	}
 	schema := Schema(like, meta)
 	if schema.NumFields() == 0 {
 		return nil, inFile(path, fmt.Errorf("%w: a frame with no columns", ErrSchema))
@@ -167,7 +196,7 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 		os.Remove(tmp.Name())
 		return nil, inFile(path, err)
 	}
-	return &Writer{path: path, tmp: tmp, w: w, schema: schema, hash: h}, nil
+	return &Writer{path: path, tmp: tmp, w: w, schema: schema, classes: like.NumClasses(), hash: h}, nil
 }
 
 // FrameSHA256 returns the hex SHA-256 of the Arrow IPC file that
@@ -176,6 +205,9 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 // byte of it exists (WriteFrameAfter then hands over the written file's
 // digest to check).
 func FrameSHA256(f *Frame, meta map[string]string) (string, error) {
+	if err := checkMetaClasses(f, meta); err != nil {
+		return "", err
+	}
 	schema := Schema(f, meta)
 	if schema.NumFields() == 0 {
 		return "", fmt.Errorf("%w: a frame with no columns", ErrSchema)
@@ -185,7 +217,7 @@ func FrameSHA256(f *Frame, meta map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fw := &Writer{path: "(digest)", w: w, schema: schema}
+	fw := &Writer{path: "(digest)", w: w, schema: schema, classes: f.NumClasses()}
 	if err := fw.Write(f); err != nil {
 		return "", err
 	}
@@ -196,9 +228,14 @@ func FrameSHA256(f *Frame, meta map[string]string) (string, error) {
 }
 
 // Write appends f's rows (validated) in record batches of at most 1<<20 rows.
+// f must have the columns (and classes) of the frame the writer was made
+// for.
 func (w *Writer) Write(f *Frame) error {
 	if err := f.Validate(); err != nil {
 		return inFile(w.path, err)
+	}
+	if f.NumClasses() != w.classes {
+		return inFile(w.path, fmt.Errorf("%w: a frame of %d classes for a file of %d", ErrSchema, f.NumClasses(), w.classes))
 	}
 	for lo := 0; lo < f.Rows || (lo == 0 && f.Rows == 0 && w.rows == 0); lo += maxBatchRows {
 		hi := min(lo+maxBatchRows, f.Rows)
@@ -284,7 +321,7 @@ func WriteFrameAfter(path string, f *Frame, meta map[string]string, before func(
 // every other float32/float64 column is a dense feature, in file order.
 // A damaged file gives an error wrapping ErrCorrupt that names it.
 func ReadFrame(path string) (*Frame, error) {
-	fr, err := readFrame(path)
+	fr, err := readFrame(path, 0)
 	if err != nil {
 		return nil, inFile(path, err)
 	}
@@ -303,22 +340,24 @@ func openRecords(path string) (recordReader, error) {
 // isParquet reports whether path names a Parquet file (by extension).
 func isParquet(path string) bool { return strings.EqualFold(filepath.Ext(path), ".parquet") }
 
-// readFrame reads path into a frameReader (the frame plus the file's fields).
-func readFrame(path string) (fr *frameReader, err error) {
+// readFrame reads path into a frameReader (the frame plus the file's
+// fields). classes is the number of classes the file must have (meta.json's,
+// for a dataset's file), 0 to take it from the file (resolveClasses).
+func readFrame(path string, classes int) (fr *frameReader, err error) {
 	defer recoverCorrupt(&err)
 	rr, err := openRecords(path)
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Close()
-	return readRecords(rr)
+	return readRecords(rr, classes)
 }
 
 // readRecords reads every record batch of rr into a frameReader.
-func readRecords(rr recordReader) (fr *frameReader, err error) {
+func readRecords(rr recordReader, classes int) (fr *frameReader, err error) {
 	defer recoverCorrupt(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
-	if fr, err = newFrameFor(rr.Schema()); err != nil {
+	if fr, err = newFrameFor(rr.Schema(), classes); err != nil {
 		return nil, err
 	}
 	if err := fr.reserveFor(rr); err != nil {
@@ -396,6 +435,11 @@ func (fr *frameReader) reserve(rows, values int) {
 			c.reserve(fr.Frame, rows)
 		}
 	}
+	for _, v := range classVecs {
+		if v.present(fr.Frame) {
+			*v.field(fr.Frame) = make([]float64, 0, rows*v.width(fr.NumClasses()))
+		}
+	}
 	for k := range fr.Keys {
 		fr.Keys[k].Values = make([]int64, 0, rows)
 	}
@@ -431,7 +475,22 @@ type parquetReader struct {
 	rr   pqarrow.RecordReader
 }
 
-func (p *parquetReader) Schema() *arrow.Schema { return p.rr.Schema() }
+// Schema is the file's Arrow schema. A "classes" key that the file holds
+// as Parquet key/value metadata but not in a stored Arrow schema (a writer
+// that does not store it) is added to its metadata.
+func (p *parquetReader) Schema() *arrow.Schema {
+	s := p.rr.Schema()
+	md := s.Metadata()
+	if md.FindKey(MetaClasses) >= 0 {
+		return s
+	}
+	v := p.pf.MetaData().KeyValueMetadata().FindValue(MetaClasses)
+	if v == nil {
+		return s
+	}
+	m := arrow.NewMetadata(append(slices.Clone(md.Keys()), MetaClasses), append(slices.Clone(md.Values()), *v))
+	return arrow.NewSchema(s.Fields(), &m)
+}
 
 func (p *parquetReader) Read() (arrow.RecordBatch, error) {
 	rec, err := p.rr.Read()
@@ -525,12 +584,15 @@ func openFile(path string) (*os.File, int64, error) {
 // frameReader accumulates record batches into a Frame.
 type frameReader struct {
 	*Frame
-	fields []arrow.Field // the file's columns
-	cols   []column      // per field: its per-row column, or nil (a feature, a key or the indices)
-	keyOf  []int         // per field: its index in Frame.Keys, or −1
+	fields  []arrow.Field // the file's columns
+	cols    []column      // per field: its per-row column, or nil (a feature, a key, the indices or a per-class column)
+	keyOf   []int         // per field: its index in Frame.Keys, or −1
+	classOf []classRef    // per field: its place among the per-class columns, or fam −1
 }
 
-func newFrameFor(s *arrow.Schema) (*frameReader, error) {
+// newFrameFor returns an empty frameReader for files of schema s; classes
+// as for readFrame.
+func newFrameFor(s *arrow.Schema, classes int) (*frameReader, error) {
 	fr := &frameReader{Frame: &Frame{Meta: map[string]string{}}, fields: s.Fields()}
 	if len(fr.fields) == 0 {
 		// Nothing would bound the row count: a damaged 2.7 kB file declared
@@ -550,7 +612,17 @@ func newFrameFor(s *arrow.Schema) (*frameReader, error) {
 		c := columnNamed(f.Name)
 		fr.cols = append(fr.cols, c)
 		fr.keyOf = append(fr.keyOf, -1)
+		fam, class, isClass, err := classColumnOf(f.Name)
+		if err != nil {
+			return nil, err
+		}
+		fr.classOf = append(fr.classOf, classRef{fam: -1})
 		switch {
+		case isClass:
+			if !isFloat(f.Type) {
+				return nil, fmt.Errorf("%w: column %q has type %s, want float64", ErrSchema, f.Name, f.Type)
+			}
+			fr.classOf[len(fr.classOf)-1] = classRef{fam: fam, j: class - classVecs[fam].first}
 		case c != nil:
 			if !c.accepts(f.Type) {
 				return nil, fmt.Errorf("%w: column %q has type %s, want %s", ErrSchema, f.Name, f.Type, c.dataType())
@@ -571,6 +643,9 @@ func newFrameFor(s *arrow.Schema) (*frameReader, error) {
 		}
 	}
 	fr.X = []float32{}
+	if err := fr.resolveClasses(md, classes); err != nil {
+		return nil, err
+	}
 	return fr, nil
 }
 
@@ -587,6 +662,12 @@ func (fr *frameReader) appendRecord(rec arrow.RecordBatch) error {
 	d := fr.Dim()
 	base := fr.Rows
 	fr.X = slices.Grow(fr.X, n*d)[:(base+n)*d]
+	for _, v := range classVecs {
+		if p := v.field(fr.Frame); *p != nil {
+			w := v.width(fr.NumClasses())
+			*p = slices.Grow(*p, n*w)[:(base+n)*w]
+		}
+	}
 	feat := 0
 	for c, spec := range fr.cols {
 		col := rec.Column(c)
@@ -596,6 +677,8 @@ func (fr *frameReader) appendRecord(rec arrow.RecordBatch) error {
 		}
 		var err error
 		switch {
+		case fr.classOf[c].fam >= 0:
+			err = fr.appendClassColumn(fr.classOf[c], col, base, name)
 		case spec != nil:
 			err = spec.appendArrow(fr.Frame, col)
 		case name == ColIndices:
@@ -793,5 +876,5 @@ func readSchema(path string) (fr *frameReader, err error) {
 		return nil, err
 	}
 	defer r.Close()
-	return newFrameFor(r.Schema())
+	return newFrameFor(r.Schema(), 0)
 }

@@ -37,6 +37,18 @@ func (t Target) perBag() bool { return t == TargetAlpha || t == TargetAlphaDebia
 // are the rows of the feature frame the batch holds, in batch order, so a
 // trainer whose features already live on its device needs only them. A PET
 // model's batch carries the released target, never a raw label.
+//
+// Targets of C ≥ 3 classes (BatchOptions.Classes) are vectors: TargetWidth
+// = C float32 per row (or per bag), row-major in Target, probability-like:
+//   - TargetLabel, TargetLabelRR: the one-hot vector of the row's class;
+//   - TargetAlpha, TargetAlphaDebiased: per bag, the released proportion
+//     vector (1 − Σ_{c≥1} α_c, α_1, …, α_{C−1}), the class-0 entry computed
+//     in float64 and not clipped (under noise entries may be negative or
+//     above 1; losses linear in the target stay unbiased);
+//   - TargetSoft: the row's soft_target_0 … soft_target_{C−1}.
+//
+// TargetWidth is 0 for binary targets (one float32 per row or bag, as
+// always) and for TargetNone.
 type Batch struct {
 	Rows   int
 	RowIDs []int32
@@ -48,7 +60,8 @@ type Batch struct {
 	IndexMask []float32
 	Width     int
 
-	Target []float32
+	Target      []float32
+	TargetWidth int // values per row (or bag) in Target: 0 = one (binary), C ≥ 3 = a class vector
 
 	BagSize int
 }
@@ -79,6 +92,10 @@ type BatchOptions struct {
 	// IndexOnly fills RowIDs and Target but gathers no features (a trainer
 	// with the features resident on its device).
 	IndexOnly bool
+	// Classes is the number of label classes C: 0 or 2 for binary targets
+	// (one value a row or bag), 3..MaxClasses for class vectors (Batch's
+	// doc). With a target it must be the frame's NumClasses.
+	Classes int
 }
 
 // BagError reports an inconsistent LLP bag.
@@ -105,7 +122,9 @@ type BatchSource struct {
 	// Shuffle units: row u in row mode; in bag mode bag u, whose rows are
 	// bagRows[bagStart[u]:bagStart[u+1]]. Four bytes per row: a 10M-row
 	// source holds 80 MB (order and target), not the 440 MB a slice per
-	// row took.
+	// row took. Class-vector targets add nothing per row: labels stay the
+	// frame's bytes (one-hot is built per batch), soft vectors are read from
+	// the frame in place, and a bag's proportion vector is C float32 per bag.
 	nUnits   int
 	bagStart []int32
 	bagRows  []int32
@@ -114,8 +133,10 @@ type BatchSource struct {
 	epoch    uint64
 	b        Batch
 
-	target      []float32 // per row (or per unit in bag mode); nil with labels
-	labels      []uint8   // 0/1 targets per row (label, label_rr), the frame's own column
+	target      []float32 // per row (or per unit in bag mode, C values a unit for C ≥ 3 classes); nil with labels
+	labels      []uint8   // class targets per row (label, label_rr), the frame's own column
+	soft        []float64 // C ≥ 3: the frame's soft_target vectors, read in place (C a row)
+	width       int       // C for class-vector targets, 0 for binary ones
 	SkippedBags int
 }
 
@@ -134,6 +155,17 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		return nil, fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
 	}
 	s := &BatchSource{f: f, feat: f.FeaturesOnly(), o: o}
+	if o.Target != TargetNone {
+		if err := CheckClasses(o.Classes); err != nil {
+			return nil, err
+		}
+		if c := max(o.Classes, 2); c != f.NumClasses() {
+			return nil, fmt.Errorf("%w: batch %s %d for a frame of %d classes", ErrInvalid, MetaClasses, c, f.NumClasses())
+		}
+		if c := f.NumClasses(); c >= 3 {
+			s.width = c
+		}
+	}
 	if o.Features != nil {
 		s.feat = o.Features
 		if f.Row != nil {
@@ -158,8 +190,22 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		if src == nil {
 			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
 		}
-		s.labels = src // read in place: one byte a row, not a float32 copy
+		if s.width > 0 {
+			for i, y := range src {
+				if int(y) >= s.width {
+					return nil, labelError(o.Target.String(), i, int64(y), s.width)
+				}
+			}
+		}
+		s.labels = src // read in place: one byte a row, not a float32 copy (one-hot per batch for C ≥ 3)
 	case TargetSoft:
+		if s.width > 0 {
+			if len(f.SoftTargetC) != f.Rows*s.width {
+				return nil, fmt.Errorf("%w: no %s0… columns (%d values) for the batch target of %d rows × %d classes", ErrSchema, ColSoftTargetPrefix, len(f.SoftTargetC), f.Rows, s.width)
+			}
+			s.soft = f.SoftTargetC
+			break
+		}
 		if f.SoftTarget == nil {
 			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
 		}
@@ -169,8 +215,14 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		}
 	case TargetAlpha:
 		col = f.Alpha
+		if s.width > 0 {
+			col = f.AlphaC
+		}
 	case TargetAlphaDebiased:
 		col = f.AlphaDebiased
+		if s.width > 0 {
+			col = f.AlphaDebiasedC
+		}
 	default:
 		return nil, fmt.Errorf("%w: unknown target %d", ErrInvalid, o.Target)
 	}
@@ -180,8 +232,8 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	if o.BagSize == 0 {
 		s.nUnits = f.Rows
 	} else {
-		if col == nil {
-			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+		if col == nil || s.width > 0 && len(col) != f.Rows*(s.width-1) {
+			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, s.targetColumn())
 		}
 		if f.BagID == nil {
 			return nil, fmt.Errorf("%w: bag mode needs a %s column", ErrSchema, ColBagID)
@@ -203,15 +255,32 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	}
 	s.b.Dim = s.feat.Dim()
 	s.b.BagSize = o.BagSize
+	s.b.TargetWidth = s.width
 	s.order = make([]int32, s.nUnits)
 	s.shuffle()
 	return s, nil
 }
 
+// targetColumn names the target's column(s), for errors.
+func (s *BatchSource) targetColumn() string {
+	if s.width == 0 {
+		return s.o.Target.String()
+	}
+	if s.o.Target == TargetAlphaDebiased {
+		return ColAlphaDebiasedPrefix + "1…"
+	}
+	return ColAlphaPrefix + "1…"
+}
+
 // groupBags groups rows by bag id (ids need not be dense or sorted; bags
 // in the order of their first row, members in row order) and checks that
-// every member carries the bag's proportion.
+// every member carries the bag's proportion (for C ≥ 3 classes, the C−1
+// proportions of col's row).
 func (s *BatchSource) groupBags(col []float64) error {
+	w := 1 // proportions a row in col
+	if s.width > 0 {
+		w = s.width - 1
+	}
 	byID := map[int64]int32{}
 	bagOf := make([]int32, len(s.f.BagID)) // each row's bag, in order of first appearance
 	var first []int32                      // each bag's first row
@@ -223,14 +292,19 @@ func (s *BatchSource) groupBags(col []float64) error {
 			byID[id] = u
 			first, size = append(first, int32(i)), append(size, 0)
 		}
-		if f := first[u]; col[f] != col[i] {
+		if f := int(first[u]); w == 1 && col[f] != col[i] {
 			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportion %v differs from the bag's %v", col[i], col[f])}
+		} else if w > 1 && !slices.Equal(col[f*w:(f+1)*w], col[i*w:(i+1)*w]) {
+			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportions %v differ from the bag's %v", col[i*w:(i+1)*w], col[f*w:(f+1)*w])}
 		}
 		bagOf[i] = u
 		size[u]++
 	}
 	// Keep the bags of exactly BagSize rows: unit numbers in bag order.
 	unit := make([]int32, len(first))
+	if w > 1 {
+		s.target = make([]float32, 0, len(first)*s.width) // C values a bag, no slack
+	}
 	s.bagStart = []int32{0}
 	for u, n := range size {
 		unit[u] = -1
@@ -240,7 +314,21 @@ func (s *BatchSource) groupBags(col []float64) error {
 		}
 		unit[u] = int32(len(s.bagStart) - 1)
 		s.bagStart = append(s.bagStart, s.bagStart[len(s.bagStart)-1]+n)
-		s.target = append(s.target, float32(col[first[u]]))
+		f := int(first[u])
+		if w == 1 {
+			s.target = append(s.target, float32(col[f]))
+			continue
+		}
+		// The bag's proportion vector: class 0 implied, not clipped.
+		alpha := col[f*w : (f+1)*w]
+		rest := 0.0
+		for _, a := range alpha {
+			rest += a
+		}
+		s.target = append(s.target, float32(1-rest))
+		for _, a := range alpha {
+			s.target = append(s.target, float32(a))
+		}
 	}
 	s.nUnits = len(s.bagStart) - 1
 	if s.nUnits == 0 {
@@ -341,24 +429,37 @@ func (s *BatchSource) Next() (*Batch, error) {
 		clear(b.Indices)
 		clear(b.IndexMask)
 	}
+	w := max(s.width, 1) // target values a row or bag
 	if s.o.Target == TargetNone {
 		b.Target = b.Target[:0]
 	} else if s.o.BagSize > 0 {
-		b.Target = grow(b.Target, len(units))
+		b.Target = grow(b.Target, len(units)*w)
 	} else {
-		b.Target = grow(b.Target, rows)
+		b.Target = grow(b.Target, rows*w)
 	}
 	r := 0
 	var one [1]int32
 	for k, u := range units {
 		if s.o.BagSize > 0 {
-			b.Target[k] = s.target[u]
+			if w == 1 {
+				b.Target[k] = s.target[u]
+			} else {
+				copy(b.Target[k*w:(k+1)*w], s.target[int(u)*w:(int(u)+1)*w])
+			}
 		}
 		for _, src32 := range s.unitRows(u, &one) {
 			src := int(src32)
 			switch {
-			case s.labels != nil:
+			case s.labels != nil && w == 1:
 				b.Target[r] = float32(s.labels[src])
+			case s.labels != nil: // one-hot
+				t := b.Target[r*w : (r+1)*w]
+				clear(t)
+				t[s.labels[src]] = 1
+			case s.soft != nil:
+				for j, v := range s.soft[src*w : (src+1)*w] {
+					b.Target[r*w+j] = float32(v)
+				}
 			case s.o.BagSize == 0 && s.o.Target != TargetNone:
 				b.Target[r] = s.target[src]
 			}

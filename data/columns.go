@@ -25,7 +25,7 @@ type column interface {
 }
 
 // typedColumn implements column for a Frame field of element type T.
-type typedColumn[T uint8 | int64 | float64] struct {
+type typedColumn[T uint8 | int64 | uint64 | float64] struct {
 	col   string
 	dt    arrow.DataType
 	field func(*Frame) *[]T
@@ -67,18 +67,21 @@ func (c typedColumn[T]) appendArrow(f *Frame, a arrow.Array) error {
 // labelColumn comes first in a file; the others follow the features and the
 // sparse indices, in tailColumns' order (the order of existing files).
 var (
-	labelColumn column = typedColumn[uint8]{ColLabel, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Label }, appendUint8}
+	labelColumn column = typedColumn[uint8]{ColLabel, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Label }, appendClass}
 	tailColumns        = []column{
 		typedColumn[float64]{ColEta, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Eta }, appendFloat64},
 		typedColumn[int64]{ColBagID, arrow.PrimitiveTypes.Int64, func(f *Frame) *[]int64 { return &f.BagID }, appendInt64},
-		typedColumn[uint8]{ColLabelRR, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.LabelRR }, appendUint8},
+		typedColumn[uint8]{ColLabelRR, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.LabelRR }, appendClass},
 		typedColumn[float64]{ColAlpha, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Alpha }, appendFloat64},
 		typedColumn[float64]{ColAlphaDebiased, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.AlphaDebiased }, appendFloat64},
 		typedColumn[int64]{ColRow, arrow.PrimitiveTypes.Int64, func(f *Frame) *[]int64 { return &f.Row }, appendInt64},
 		typedColumn[float64]{ColPrior, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Prior }, appendFloat64},
-		typedColumn[uint8]{ColBranch, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Branch }, appendUint8},
+		typedColumn[uint8]{ColBranch, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Branch }, appendBit},
 		typedColumn[uint8]{ColStage, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Stage }, appendStage},
 		typedColumn[float64]{ColSoftTarget, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.SoftTarget }, appendFloat64},
+		// C ≥ 3 only; the per-class float columns follow (classes.go).
+		typedColumn[uint64]{ColPriorSet, arrow.PrimitiveTypes.Uint64, func(f *Frame) *[]uint64 { return &f.PriorSet }, appendUint64},
+		typedColumn[uint8]{ColPriorSetSize, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.PriorSetSize }, appendSetSize},
 	}
 	rowColumns = append([]column{labelColumn}, tailColumns...)
 )
@@ -146,9 +149,55 @@ func appendConv[S uint8 | int8 | int32 | uint32 | uint64 | float32, D int64 | fl
 	return dst
 }
 
-func appendUint8(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
+// appendUint8 appends a small integer column as uint8, refusing values
+// outside lo..hi with err (a sentinel) and what the values should be.
+func appendUint8(dst []uint8, col arrow.Array, name string, lo, hi int64, err error, want string) ([]uint8, error) {
+	base := len(dst)
+	if a, ok := col.(*array.Uint8); ok {
+		for i, v := range a.Uint8Values() {
+			if int64(v) < lo || int64(v) > hi {
+				return nil, fmt.Errorf("%w: column %q row %d has value %d, want %s", err, name, base+i, v, want)
+			}
+		}
+		return append(dst, a.Uint8Values()...), nil
+	}
+	vals, e := appendInt64(nil, col, name)
+	if e != nil {
+		return nil, e
+	}
+	for i, v := range vals {
+		if v < lo || v > hi {
+			return nil, fmt.Errorf("%w: column %q row %d has value %d, want %s", err, name, base+i, v, want)
+		}
+		dst = append(dst, uint8(v))
+	}
+	return dst, nil
+}
+
+// appendClass reads a label column: classes 0..MaxClasses−1 (Validate then
+// checks them against the frame's classes).
+func appendClass(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
 	if a, ok := col.(*array.Uint8); ok {
 		return append(dst, a.Uint8Values()...), nil
+	}
+	return appendUint8(dst, col, name, 0, MaxClasses-1, ErrLabel, fmt.Sprintf("a class in 0..%d", MaxClasses-1))
+}
+
+// appendBit reads rr_prior's branch column (0 or 1).
+func appendBit(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
+	return appendUint8(dst, col, name, 0, 1, ErrLabel, "0 or 1")
+}
+
+// appendSetSize reads rr_prior's prior_set_size column (1..MaxClasses).
+func appendSetSize(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
+	return appendUint8(dst, col, name, 1, MaxClasses, ErrInvalid, fmt.Sprintf("a set size in 1..%d", MaxClasses))
+}
+
+// appendUint64 reads rr_prior's prior_set masks (any non-negative integer
+// column; uint64 as written).
+func appendUint64(dst []uint64, col arrow.Array, name string) ([]uint64, error) {
+	if a, ok := col.(*array.Uint64); ok {
+		return append(dst, a.Uint64Values()...), nil
 	}
 	base := len(dst)
 	vals, err := appendInt64(nil, col, name)
@@ -156,10 +205,10 @@ func appendUint8(dst []uint8, col arrow.Array, name string) ([]uint8, error) {
 		return nil, err
 	}
 	for i, v := range vals {
-		if v != 0 && v != 1 {
-			return nil, fmt.Errorf("%w: column %q row %d has value %d, want 0 or 1", ErrLabel, name, base+i, v)
+		if v < 0 {
+			return nil, fmt.Errorf("%w: column %q row %d has value %d, want a set of classes (a bit mask ≥ 0)", ErrInvalid, name, base+i, v)
 		}
-		dst = append(dst, uint8(v))
+		dst = append(dst, uint64(v))
 	}
 	return dst, nil
 }

@@ -6,12 +6,12 @@
 // Columns (see schema.go; columns.go is the one place that maps them to Frame
 // fields):
 //
-//	label          uint8 0/1            raw label (never in a privatized file)
+//	label          uint8 0/1            raw label (never in a privatized file); a class 0..C−1
 //	<feature>      float32              dense features, e.g. Higgs' 28 UCI names
 //	indices        list<uint32>         sparse features, already hashed (KDD Cup 2012)
 //	eta            float64              true P(y=1|x), synthetic data only
 //	bag_id         int64                LLP bag of the row (privatized files)
-//	label_rr       uint8                randomized-response label (privatized)
+//	label_rr       uint8                randomized-response label (privatized); a class 0..C−1
 //	alpha          float64              released bag proportion (privatized)
 //	alpha_debiased float64              debiased proportion, llp_geom (privatized)
 //	row            int64                dataset row of a simulation release's row
@@ -24,11 +24,31 @@
 // soft_target (float64) is a per-row training target built in memory from a
 // release (rr_prior's debiased labels); no release file carries it.
 //
+// Labels of C classes (3 ≤ C ≤ 64, classes.go): label and label_rr hold the
+// class, the schema metadata and meta.json record `classes` (absent: 2),
+// and the binary-only columns eta, alpha, alpha_debiased, prior, branch and
+// soft_target give way to one float64 column per class, held row-major in
+// the Frame:
+//
+//	eta_0 … eta_{C−1}                        true η_c(x) = P(y=c|x), synthetic (raw)
+//	alpha_1 … alpha_{C−1}                    released bag proportions of classes 1..C−1 (class 0: 1 − Σ)
+//	alpha_debiased_1 … alpha_debiased_{C−1}  their debiased values, llp_geom
+//	prior_0 … prior_{C−1}                    rr_prior: the public prior the row was released with
+//	prior_set      uint64               rr_prior: the chosen set of classes, bit c ⇔ class c
+//	prior_set_size uint8                rr_prior: its size k
+//	soft_target_0 … soft_target_{C−1}        in memory only: a per-row soft target vector
+//
+// Binary files, meta.json and batches are byte for byte those of before
+// (testdata/binary_identity.golden.json). The batch source's class targets
+// are vectors of C float32 a row or bag (Batch.TargetWidth): one-hot for
+// labels, the proportion vector for bags, the soft vector for rr_prior.
+//
 // Importers stream (Higgs CSV, libsvm; the paper's Section 4 and Appendix C
-// datasets, KDD Cup 2012 hashed to 500,000 buckets) with bounded memory;
-// synthesizers draw data with a known η(x) (the paper's Section 4 synthetic
-// Beta(2,30) and uniform η, plus a logistic model whose Bayes-optimal AUC is
-// known). Every output is written to a temporary file in its destination
+// datasets, KDD Cup 2012 hashed to 500,000 buckets; libsvm also with C
+// classes) with bounded memory; synthesizers draw data with a known η(x)
+// (the paper's Section 4 synthetic Beta(2,30) and uniform η, a logistic
+// model whose Bayes-optimal AUC is known, and a C-class softmax model whose
+// Bayes accuracy is known). Every output is written to a temporary file in its destination
 // directory, named after its owner (host and pid), and renamed when
 // complete; a writer first removes the temporaries a killed writer of the
 // same target left (atomic.go). A dataset directory is written whole in a

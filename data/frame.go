@@ -26,17 +26,33 @@ type Frame struct {
 	// curated by key (llp.Keyed). They are not model features.
 	Keys []KeyColumn
 
-	Label         []uint8   // raw 0/1 label; absent from privatized frames
-	Eta           []float64 // true P(y=1|x), synthetic only
+	// Classes is the number of label classes C: 0 (or 2) for binary
+	// labels, 3..MaxClasses otherwise (classes.go). It decides which
+	// columns the frame may hold: the scalar binary columns at C = 2, the
+	// per-class ones (…C fields) at C ≥ 3.
+	Classes int
+
+	Label         []uint8   // raw label, a class 0..C−1 (0/1 binary); absent from privatized frames
+	Eta           []float64 // true P(y=1|x), synthetic only (binary)
 	BagID         []int64
-	LabelRR       []uint8
-	Alpha         []float64
-	AlphaDebiased []float64
+	LabelRR       []uint8   // released class (rr, rr_prior), 0..C−1
+	Alpha         []float64 // binary: the bag's released proportion of label 1
+	AlphaDebiased []float64 // binary: its debiased value (llp_geom)
 	Row           []int64   // dataset row of each release row (simulation releases only)
-	Prior         []float64 // rr_prior: the public prior P(y=1|x) each row was released with
-	Branch        []uint8   // rr_prior: 1 = the prior's argmax label was released, 0 = RR
+	Prior         []float64 // rr_prior (binary): the public prior P(y=1|x) each row was released with
+	Branch        []uint8   // rr_prior (binary): 1 = the prior's argmax label was released, 0 = RR
 	Stage         []uint8   // rr_prior: the stage (1 or 2) that released the row
-	SoftTarget    []float64 // a float training target per row, derived from a release in memory
+	SoftTarget    []float64 // binary: a float training target per row, derived from a release in memory
+
+	// Per-class columns (C ≥ 3 only), row-major: C values a row (C−1 for
+	// the alphas, classes 1..C−1 at 0..C−2).
+	EtaC           []float64 // eta_c: true η_c(x) = P(y=c|x), synthetic only (raw)
+	AlphaC         []float64 // alpha_c, c ≥ 1: the bag's released proportion of class c (LLP family)
+	AlphaDebiasedC []float64 // alpha_debiased_c, c ≥ 1: its debiased value (llp_geom)
+	PriorC         []float64 // prior_c: rr_prior's public prior over the classes
+	SoftTargetC    []float64 // soft_target_c: a per-row soft target vector, derived from a release in memory
+	PriorSet       []uint64  // prior_set: rr_prior's set of classes, bit c set ⇔ class c in it
+	PriorSetSize   []uint8   // prior_set_size: its size k (1..C)
 
 	// Meta is stored as the Arrow schema's key/value metadata.
 	Meta map[string]string
@@ -68,8 +84,8 @@ func (f *Frame) Dim() int { return len(f.Features) }
 // HasSparse reports whether the frame has the sparse `indices` column.
 func (f *Frame) HasSparse() bool { return f.Offsets != nil }
 
-// RawLabelColumns lists the raw-label columns the frame carries (label, eta).
-// A privatized frame must return none.
+// RawLabelColumns lists the raw-label columns the frame carries (label,
+// eta, eta_0 … eta_{C−1}). A privatized frame must return none.
 func (f *Frame) RawLabelColumns() []string {
 	var cols []string
 	if f.Label != nil {
@@ -77,6 +93,13 @@ func (f *Frame) RawLabelColumns() []string {
 	}
 	if f.Eta != nil {
 		cols = append(cols, ColEta)
+	}
+	for _, v := range classVecs {
+		if v.raw && v.present(f) {
+			for j := range v.width(f.NumClasses()) {
+				cols = append(cols, v.name(j))
+			}
+		}
 	}
 	return cols
 }
@@ -87,12 +110,12 @@ func (f *Frame) Validate() error {
 		return fmt.Errorf("%w: negative row count %d", ErrSchema, f.Rows)
 	}
 	for j, name := range f.Features {
-		if columnNamed(name) != nil || name == ColIndices || slices.Contains(f.Features[:j], name) {
+		if reservedName(name) || slices.Contains(f.Features[:j], name) {
 			return fmt.Errorf("%w: feature name %q is reserved or repeated", ErrSchema, name)
 		}
 	}
 	for j, k := range f.Keys {
-		if columnNamed(k.Name) != nil || k.Name == ColIndices || slices.Contains(f.Features, k.Name) ||
+		if reservedName(k.Name) || slices.Contains(f.Features, k.Name) ||
 			slices.ContainsFunc(f.Keys[:j], func(o KeyColumn) bool { return o.Name == k.Name }) {
 			return fmt.Errorf("%w: key column name %q is reserved or repeated", ErrSchema, k.Name)
 		}
@@ -118,12 +141,8 @@ func (f *Frame) Validate() error {
 			return fmt.Errorf("%w: column %s has %d rows, want %d", ErrSchema, c.name(), c.length(f), f.Rows)
 		}
 	}
-	for _, lab := range [][]uint8{f.Label, f.LabelRR, f.Branch} {
-		for i, y := range lab {
-			if y > 1 {
-				return fmt.Errorf("%w: row %d has label %d", ErrLabel, i, y)
-			}
-		}
+	if err := f.validateClasses(); err != nil {
+		return err
 	}
 	for i, e := range f.Eta {
 		if !(e >= 0 && e <= 1) {
@@ -147,9 +166,13 @@ func (f *Frame) Validate() error {
 // rebased, so they are copied).
 func (f *Frame) Slice(i, j int) *Frame {
 	x := f.FeaturesOnly().Slice(i, j)
-	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta, mem: f.mem}
+	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta, mem: f.mem, Classes: f.Classes}
 	for _, c := range rowColumns {
 		c.slice(g, f, i, j)
+	}
+	for _, v := range classVecs {
+		w := v.width(f.NumClasses())
+		*v.field(g) = sub(*v.field(f), i*w, j*w)
 	}
 	for _, k := range f.Keys {
 		g.Keys = append(g.Keys, KeyColumn{Name: k.Name, Values: k.Values[i:j]})
@@ -168,9 +191,12 @@ func sub[T any](s []T, i, j int) []T {
 // and every present column copied). Used to drop rows, e.g. an LLP remainder.
 func (f *Frame) Take(rows []int) *Frame {
 	x := f.FeaturesOnly().Take(rows)
-	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta}
+	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta, Classes: f.Classes}
 	for _, c := range rowColumns {
 		c.take(g, f, rows)
+	}
+	for _, v := range classVecs {
+		*v.field(g) = takeRows(*v.field(f), v.width(f.NumClasses()), rows)
 	}
 	for _, k := range f.Keys {
 		g.Keys = append(g.Keys, KeyColumn{Name: k.Name, Values: take(k.Values, rows)})
@@ -185,6 +211,18 @@ func take[T any](s []T, rows []int) []T {
 	out := make([]T, len(rows))
 	for r, src := range rows {
 		out[r] = s[src]
+	}
+	return out
+}
+
+// takeRows is take for w values a row.
+func takeRows[T any](s []T, w int, rows []int) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, len(rows)*w)
+	for r, src := range rows {
+		copy(out[r*w:(r+1)*w], s[src*w:(src+1)*w])
 	}
 	return out
 }

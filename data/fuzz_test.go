@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,8 +36,9 @@ func (s *byteSource) u64() uint64 { return binary.LittleEndian.Uint64(s.next(8))
 
 // fuzzFrame builds a valid frame from fuzz bytes: which columns exist, the
 // shape and every value (floats as raw bit patterns, NaN payloads included).
-func fuzzFrame(b []byte, name string) *Frame {
-	s := &byteSource{b}
+func fuzzFrame(b []byte, name string) *Frame { return fuzzFrameFrom(&byteSource{b}, name) }
+
+func fuzzFrameFrom(s *byteSource, name string) *Frame {
 	flags := s.u8()
 	n, d := int(s.u8()%24), int(s.u8()%4)
 	f := &Frame{Rows: n, Features: SynthFeatureNames(d), X: make([]float32, n*d)}
@@ -104,14 +106,107 @@ func fuzzFrame(b []byte, name string) *Frame {
 	return f
 }
 
-// fullFrame is a small frame with every column present.
-func fullFrame() *Frame {
+// fuzzFrameClasses is fuzzFrame for classes ≥ 3 (3 + (classes−3) mod 62,
+// so 3..64; below 3, fuzzFrame's binary frame): the binary frame's labels
+// are redrawn as classes, its eta, alpha and alpha_debiased become
+// per-class columns, and the bytes left may add rr_prior's prior, sets and
+// soft target vectors.
+func fuzzFrameClasses(b []byte, name string, classes uint8) *Frame {
+	s := &byteSource{b}
+	f := fuzzFrameFrom(s, name)
+	if classes < 3 {
+		return f
+	}
+	c := 3 + int(classes-3)%(MaxClasses-2)
+	n := f.Rows
+	f.Classes = c
+	for _, lab := range [][]uint8{f.Label, f.LabelRR} {
+		for i := range lab {
+			lab[i] = s.u8() % uint8(c)
+		}
+	}
+	probs := func() []float64 {
+		v := make([]float64, n*c)
+		for i := range n {
+			row := v[i*c : (i+1)*c]
+			var sum float64
+			for k := range row {
+				row[k] = float64(s.u32()) + 1
+				sum += row[k]
+			}
+			for k := range row {
+				row[k] /= sum
+			}
+		}
+		return v
+	}
+	finite := func(m int) []float64 {
+		v := make([]float64, m)
+		for i := range v {
+			u := s.u64()
+			if v[i] = math.Float64frombits(u); math.IsNaN(v[i]) || math.IsInf(v[i], 0) {
+				v[i] = float64(int32(u)) / 1024
+			}
+		}
+		return v
+	}
+	if f.Eta != nil {
+		f.Eta, f.EtaC = nil, probs()
+	}
+	if f.Alpha != nil {
+		f.Alpha, f.AlphaC = nil, finite(n*(c-1))
+	}
+	if f.AlphaDebiased != nil {
+		f.AlphaDebiased, f.AlphaDebiasedC = nil, finite(n*(c-1))
+	}
+	more := s.u8()
+	if more&1 != 0 {
+		f.PriorC, f.PriorSet, f.PriorSetSize = probs(), make([]uint64, n), make([]uint8, n)
+		all := ^uint64(0) >> (64 - c)
+		for i := range n {
+			m := s.u64() & all
+			if m == 0 {
+				m = 1 << (i % c)
+			}
+			f.PriorSet[i], f.PriorSetSize[i] = m, uint8(bits.OnesCount64(m))
+			if f.LabelRR != nil { // a released class is a member of the set
+				j := int(f.LabelRR[i]) % bits.OnesCount64(m)
+				for ; j > 0; j-- {
+					m &= m - 1
+				}
+				f.LabelRR[i] = uint8(bits.TrailingZeros64(m))
+			}
+		}
+	}
+	if more&2 != 0 {
+		f.SoftTargetC = finite(n * c)
+	}
+	return f
+}
+
+// fullBytes is the fuzz input of fullFrame: every column present.
+func fullBytes() []byte {
 	b := make([]byte, 4096)
 	for i := range b {
 		b[i] = byte(i*131 + 7)
 	}
 	b[0], b[1], b[2] = 0xff, 7, 3
-	return fuzzFrame(b, "")
+	return b
+}
+
+// fullFrame is a small frame with every column present.
+func fullFrame() *Frame { return fuzzFrame(fullBytes(), "") }
+
+// fullFrameClasses is fullFrame with c ≥ 3 classes: every column a frame of
+// c classes can hold.
+func fullFrameClasses(c uint8) *Frame {
+	b := fullBytes()
+	f := fuzzFrameClasses(b, "", c)
+	for k := 0; f.PriorC == nil || f.SoftTargetC == nil; k++ { // find the bytes that add them
+		b[len(b)-1-k%len(b)] ^= 3
+		f = fuzzFrameClasses(b, "", c)
+	}
+	return f
 }
 
 // damaged returns variants of a valid file: truncated at many points and
@@ -166,15 +261,21 @@ func exercise(t *testing.T, f *Frame) {
 	}
 	f.Slice(0, f.Rows)
 	f.Take([]int{f.Rows - 1, 0}[:min(2, f.Rows)])
-	s, err := NewBatchSource(f, BatchOptions{BatchSize: 7})
-	if err != nil {
-		t.Fatal(err)
+	opts := []BatchOptions{{BatchSize: 7}}
+	if f.Label != nil { // class targets: one-hot for C ≥ 3
+		opts = append(opts, BatchOptions{BatchSize: 7, Target: TargetLabel, Classes: f.Classes})
 	}
-	for {
-		if _, err := s.Next(); err == io.EOF {
-			break
-		} else if err != nil {
+	for _, o := range opts {
+		s, err := NewBatchSource(f, o)
+		if err != nil {
 			t.Fatal(err)
+		}
+		for {
+			if _, err := s.Next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -192,7 +293,7 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 // error that names the file; never a panic.
 func FuzzReadIPC(f *testing.F) {
 	dir := f.TempDir()
-	for i, fr := range []*Frame{fullFrame(), testFrame(3, 2)} {
+	for i, fr := range []*Frame{fullFrame(), testFrame(3, 2), fullFrameClasses(10)} {
 		p := filepath.Join(dir, fmt.Sprint(i, ".arrow"))
 		if err := WriteFrame(p, fr, map[string]string{"k": "v"}); err != nil {
 			f.Fatal(err)
@@ -226,7 +327,7 @@ func FuzzReadParquet(f *testing.F) {
 	if err := tab.WriteParquet(p); err != nil {
 		f.Fatal(err)
 	}
-	files := [][]byte{mustRead(f, p), frameParquet(f, fullFrame())}
+	files := [][]byte{mustRead(f, p), frameParquet(f, fullFrame()), frameParquet(f, fullFrameClasses(5))}
 	for _, file := range files {
 		for _, b := range damaged(file) {
 			f.Add(b)
@@ -258,21 +359,34 @@ func frameParquet(tb testing.TB, fr *Frame) []byte {
 }
 
 // FuzzFrameRoundtrip: a frame written and read back is equal, bit for bit,
-// in every column (NaN payloads of features and alphas included).
+// in every column (NaN payloads of features and alphas included), binary
+// or of classes 3..64.
 func FuzzFrameRoundtrip(f *testing.F) {
-	f.Add([]byte{0xff, 5, 3, 1, 2, 3, 4}, "", "k", "v")
-	f.Add([]byte{0x81, 0, 0}, "", "", "")
-	f.Add([]byte{0x00, 30, 2, 0x7f, 0xc0, 0, 1}, "jet1_pt", "split", "train")
-	f.Add([]byte{0x80, 3, 0, 4, 0xff, 0xff, 0xff, 0xff}, "", "source", "libsvm")
-	f.Add([]byte{0x00, 2, 1, 0, 0, 0x80, 0x3f}, ColLabel, "", "") // refused: a feature named label
-	f.Fuzz(func(t *testing.T, b []byte, name, k, v string) {
-		fr := fuzzFrame(b, name)
+	f.Add([]byte{0xff, 5, 3, 1, 2, 3, 4}, "", "k", "v", uint8(0))
+	f.Add([]byte{0x81, 0, 0}, "", "", "", uint8(0))
+	f.Add([]byte{0x00, 30, 2, 0x7f, 0xc0, 0, 1}, "jet1_pt", "split", "train", uint8(0))
+	f.Add([]byte{0x80, 3, 0, 4, 0xff, 0xff, 0xff, 0xff}, "", "source", "libsvm", uint8(2))
+	f.Add([]byte{0x00, 2, 1, 0, 0, 0x80, 0x3f}, ColLabel, "", "", uint8(0)) // refused: a feature named label
+	// C classes: every per-class column; 64 classes (full masks); a feature
+	// named like a per-class column (refused); metadata naming classes
+	// (refused when it disagrees).
+	f.Add(fullBytes(), "", "mechanism", "llp_geom", uint8(10))
+	f.Add(fullBytes()[:900], "", "", "", uint8(64))
+	f.Add(fullBytes(), "", "", "", uint8(3))
+	f.Add(fullBytes()[:300], "eta_3", "", "", uint8(5))
+	f.Add(fullBytes()[:300], "", MetaClasses, "5", uint8(5))
+	f.Add(fullBytes()[:300], "", MetaClasses, "7", uint8(5))
+	f.Fuzz(func(t *testing.T, b []byte, name, k, v string, classes uint8) {
+		fr := fuzzFrameClasses(b, name, classes)
 		if fr.Validate() != nil || Schema(fr, nil).NumFields() == 0 {
 			return // e.g. a feature named like a reserved column; no columns
 		}
 		p := filepath.Join(t.TempDir(), "f.arrow")
 		meta := map[string]string{k: v}
 		if err := WriteFrame(p, fr, meta); err != nil {
+			if k == MetaClasses && v != fmt.Sprint(fr.NumClasses()) && errors.Is(err, ErrSchema) {
+				return // metadata claiming other classes: refused
+			}
 			t.Fatal(err)
 		}
 		back, err := ReadFrame(p)
@@ -281,6 +395,9 @@ func FuzzFrameRoundtrip(f *testing.F) {
 		}
 		if err := framesEqual(back, fr); err != nil {
 			t.Fatal(err)
+		}
+		if fr.NumClasses() >= 3 {
+			meta[MetaClasses] = fmt.Sprint(fr.NumClasses())
 		}
 		if !reflect.DeepEqual(back.Meta, meta) {
 			t.Fatalf("metadata %v, want %v", back.Meta, meta)
@@ -328,6 +445,20 @@ func framesEqual(got, want *Frame) error {
 		{"alpha_debiased", got.AlphaDebiased != nil, want.AlphaDebiased != nil},
 		{"alpha_debiased bits", bits64(got.AlphaDebiased), bits64(want.AlphaDebiased)},
 		{"row", empty(got.Row), empty(want.Row)},
+		{"classes", got.NumClasses(), want.NumClasses()},
+		{"eta_c", bits64(got.EtaC), bits64(want.EtaC)},
+		{"eta_c present", got.EtaC != nil, want.EtaC != nil},
+		{"alpha_c", bits64(got.AlphaC), bits64(want.AlphaC)},
+		{"alpha_c present", got.AlphaC != nil, want.AlphaC != nil},
+		{"alpha_debiased_c", bits64(got.AlphaDebiasedC), bits64(want.AlphaDebiasedC)},
+		{"alpha_debiased_c present", got.AlphaDebiasedC != nil, want.AlphaDebiasedC != nil},
+		{"prior_c", bits64(got.PriorC), bits64(want.PriorC)},
+		{"prior_c present", got.PriorC != nil, want.PriorC != nil},
+		{"soft_target_c", bits64(got.SoftTargetC), bits64(want.SoftTargetC)},
+		{"soft_target_c present", got.SoftTargetC != nil, want.SoftTargetC != nil},
+		{"prior_set", empty(got.PriorSet), empty(want.PriorSet)},
+		{"prior_set_size", empty(got.PriorSetSize), empty(want.PriorSetSize)},
+		{"stage", empty(got.Stage), empty(want.Stage)},
 	} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			return fmt.Errorf("%s: got %v, want %v", c.name, c.got, c.want)

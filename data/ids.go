@@ -156,7 +156,7 @@ func ReadFrameWithIDs(path, idCol string) (*Frame, *IDs, error) {
 		f, err := ReadFrame(path)
 		return f, nil, err
 	}
-	fr, ids, err := readFrameIDs(path, idCol, true)
+	fr, ids, err := readFrameIDs(path, idCol, true, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("data: %s: %w", path, err)
 	}
@@ -164,8 +164,9 @@ func ReadFrameWithIDs(path, idCol string) (*Frame, *IDs, error) {
 }
 
 // readFrameIDs reads path with column idCol split off; when it is absent
-// and !required, the file is read as it is (nil IDs).
-func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs, err error) {
+// and !required, the file is read as it is (nil IDs). classes as for
+// readFrame.
+func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameReader, ids *IDs, err error) {
 	defer recoverCorrupt(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
 	rr, err := openRecords(path)
@@ -186,7 +187,7 @@ func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs,
 		return nil, nil, fmt.Errorf("%w: no id column %q (columns: %q)", ErrSchema, idCol, names)
 	case len(at) > 1:
 		return nil, nil, fmt.Errorf("%w: duplicate column %q", ErrSchema, idCol)
-	case columnNamed(idCol) != nil || idCol == ColIndices:
+	case reservedName(idCol):
 		return nil, nil, fmt.Errorf("%w: %q is a reserved column, not an id column", ErrSchema, idCol)
 	case !idTypeOK(schema.Field(at[0]).Type):
 		return nil, nil, fmt.Errorf("%w: id column %q has type %s, want an integer, float, string or binary",
@@ -201,7 +202,7 @@ func readFrameIDs(path, idCol string, required bool) (fr *frameReader, ids *IDs,
 	}
 	md := schema.Metadata()
 	proj := arrow.NewSchema(fields, &md)
-	if fr, err = newFrameFor(proj); err != nil {
+	if fr, err = newFrameFor(proj, classes); err != nil {
 		return nil, nil, err
 	}
 	if idx >= 0 {
@@ -255,10 +256,10 @@ func LoadWithIDs(dir, idCol string) (*Dataset, *IDs, error) {
 	var ids *IDs
 	for i, p := range paths {
 		if idCol == "" {
-			splits[i], err = readFrame(p)
+			splits[i], err = readFrame(p, m.NumClasses())
 		} else {
 			var got *IDs
-			splits[i], got, err = readFrameIDs(p, idCol, i == 0)
+			splits[i], got, err = readFrameIDs(p, idCol, i == 0, m.NumClasses())
 			if i == 0 {
 				ids = got
 			}

@@ -24,6 +24,10 @@ type ImportOptions struct {
 	// Meta.DroppedRows, instead of failing.
 	DropInvalid bool
 	HashBuckets uint32 // libsvm: hash buckets (0: DefaultHashBuckets, the paper's 500,000)
+	// Classes is the number of label classes, 2..MaxClasses (0: 2, binary).
+	// libsvm: with C ≥ 3 labels are the classes 0..C−1 (ParseLibSVMLineClasses)
+	// and meta.json records classes; Higgs takes only 0 or 2.
+	Classes int
 	// Progress, if set, is called after every chunk of rows.
 	Progress func(ImportProgress)
 }
@@ -160,7 +164,7 @@ type splitSink struct {
 	testRows      int64 // rows still owed to the test set
 	maxIdx        int
 	trainN, testN int64
-	labelOnes     int64
+	labels        [MaxClasses]int64 // training labels per class
 	dropped       int64
 }
 
@@ -176,7 +180,7 @@ func (s *splitSink) flush(toTest bool) error {
 	} else {
 		s.trainN += int64(c.Rows)
 		for _, y := range c.Label {
-			s.labelOnes += int64(y)
+			s.labels[y]++
 		}
 	}
 	if c.Offsets != nil {
@@ -283,7 +287,7 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 		return nil, err
 	}
 	defer train.Abort()
-	chunk := &Frame{Features: like.Features, X: make([]float32, 0, chunkRows*like.Dim()), Label: make([]uint8, 0, chunkRows)}
+	chunk := &Frame{Features: like.Features, X: make([]float32, 0, chunkRows*like.Dim()), Label: make([]uint8, 0, chunkRows), Classes: like.Classes}
 	if like.Offsets != nil {
 		chunk.Offsets = []int64{0}
 	}
@@ -329,7 +333,11 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 	}
 	meta.setContent(train.sum, test.sum)
 	meta.TrainRows, meta.TestRows, meta.DroppedRows = s.trainN, s.testN, s.dropped
-	meta.PositiveRate = float64(s.labelOnes) / float64(s.trainN)
+	meta.PositiveRate = float64(s.trainN-s.labels[0]) / float64(s.trainN)
+	if like.NumClasses() >= 3 {
+		meta.Classes = like.NumClasses()
+		meta.ClassRates = classRates(s.labels[:meta.Classes], int(s.trainN))
+	}
 	meta.MaxIndices = s.maxIdx
 	meta.Features = like.Features
 	if meta.Features == nil {
@@ -344,7 +352,12 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 // ImportHiggs imports the UCI HIGGS.csv (29 comma-separated numeric columns,
 // label first; plain, .gz or .bz2) into a dataset directory, streaming with
 // bounded memory. The first TestRows rows (the paper: 10,000) are the test set.
+//
+// Higgs labels are binary: Classes other than 0 and 2 are refused.
 func ImportHiggs(ctx context.Context, opts ImportOptions) (*Meta, error) {
+	if opts.Classes != 0 && opts.Classes != 2 {
+		return nil, fmt.Errorf("%w: %s %d: the Higgs dataset has binary labels (signal/background); use classes 2", ErrInvalid, MetaClasses, opts.Classes)
+	}
 	like := &Frame{Features: HiggsFeatures, Label: []uint8{}}
 	d := len(HiggsFeatures)
 	var feats [28]float32
@@ -373,8 +386,13 @@ const MaxHashBuckets = 1 << 26
 
 // ImportLibSVM imports a libsvm-format file (KDD Cup 2012 as in the libsvm
 // collection) into a dataset with a sparse `indices` column, hashing feature
-// indices into HashBuckets buckets with HashIndex.
+// indices into HashBuckets buckets with HashIndex. With Classes C ≥ 3 the
+// labels are the classes 0..C−1 and any other label is a *LineError
+// (ErrLabel) naming the file and line.
 func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
+	if err := CheckClasses(opts.Classes); err != nil {
+		return nil, err
+	}
 	if opts.HashBuckets == 0 {
 		opts.HashBuckets = DefaultHashBuckets
 	}
@@ -382,11 +400,14 @@ func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
 		return nil, fmt.Errorf("%w: hash buckets %d: more than %d (MaxHashBuckets)", ErrInvalid, opts.HashBuckets, MaxHashBuckets)
 	}
 	like := &Frame{Label: []uint8{}, Offsets: []int64{0}}
+	if opts.Classes >= 3 {
+		like.Classes = opts.Classes
+	}
 	var ln LibSVMLine
 	meta := &Meta{Source: "libsvm", Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
 		Hash: "splitmix64(index) mod hash_buckets"}
 	parse := func(line []byte, c *Frame) error {
-		if err := ParseLibSVMLine(line, opts.HashBuckets, &ln); err != nil {
+		if err := ParseLibSVMLineClasses(line, opts.HashBuckets, like.NumClasses(), &ln); err != nil {
 			return err
 		}
 		meta.NonBinaryValues += int64(ln.NonBinary)

@@ -27,12 +27,16 @@ const (
 // directory without it is an incomplete dataset.
 type Meta struct {
 	Source    string   `json:"source"`          // higgs | libsvm | synth
-	Kind      string   `json:"kind,omitempty"`  // synth kind: logistic | beta | uniform
+	Kind      string   `json:"kind,omitempty"`  // synth kind: logistic | beta | uniform | multiclass
 	Input     string   `json:"input,omitempty"` // input file(s) of an import
 	TrainRows int64    `json:"train_rows"`
 	TestRows  int64    `json:"test_rows"`
 	Features  []string `json:"features"` // dense feature names
 	Dims      int      `json:"dims"`     // dense features, or hash buckets for sparse data
+	// Classes is the number of label classes C, 2..MaxClasses; absent (0)
+	// means 2. Binary imports leave it out (their meta.json is what it was
+	// before labels could have more classes); kind multiclass records it.
+	Classes int `json:"classes,omitempty"`
 
 	HashBuckets     uint32 `json:"hash_buckets,omitempty"`
 	Hash            string `json:"hash,omitempty"`                // the index hash (HashIndex)
@@ -71,7 +75,23 @@ type Meta struct {
 	// would get on this test set.
 	BayesAUC          *float64 `json:"bayes_auc,omitempty"`
 	BayesAUCEmpirical *float64 `json:"bayes_auc_empirical,omitempty"`
-	PositiveRate      float64  `json:"positive_rate"` // train label mean
+	// PositiveRate is the fraction of training labels that are not class
+	// 0: the label mean for binary labels.
+	PositiveRate float64 `json:"positive_rate"`
+
+	// Multiclass synthetic data (kind multiclass): η(x) = softmax(W·x),
+	// x ~ N(0, I_D), row c of W (ClassWeights[c]) of norm LogitNorm.
+	ClassWeights [][]float64 `json:"class_weights,omitempty"`
+	LogitNorm    float64     `json:"logit_norm,omitempty"`
+	// BayesAccuracy is the expected test accuracy of the Bayes classifier
+	// argmax_c η_c(x) over the label draws, mean_i max_c η_c(x_i) over the
+	// test rows; BayesAccuracyEmpirical is its accuracy on the drawn test
+	// labels. Kind multiclass only.
+	BayesAccuracy          *float64 `json:"bayes_accuracy,omitempty"`
+	BayesAccuracyEmpirical *float64 `json:"bayes_accuracy_empirical,omitempty"`
+	// ClassRates is the fraction of training labels in each class 0..C−1
+	// (recorded for C ≥ 3 and for kind multiclass).
+	ClassRates []float64 `json:"class_rates,omitempty"`
 
 	Tool string `json:"tool"`
 }
@@ -151,6 +171,9 @@ func ReadMeta(dir string) (*Meta, error) {
 	}
 	var m Meta
 	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, inFile(filepath.Join(dir, MetaFile), err)
+	}
+	if err := CheckClasses(m.Classes); err != nil {
 		return nil, inFile(filepath.Join(dir, MetaFile), err)
 	}
 	return &m, nil

@@ -117,7 +117,7 @@ func HashIndex(index uint64, buckets uint32) uint32 {
 
 // LibSVMLine is one parsed libsvm line.
 type LibSVMLine struct {
-	Label     uint8    // 0/1 (-1 and +1 map to 0 and 1)
+	Label     uint8    // binary: 0/1 (-1 and +1 map to 0 and 1); C ≥ 3 classes: the class 0..C−1
 	Indices   []uint32 // hashed buckets of the non-zero features, in line order
 	NonBinary int      // non-zero values other than 1 (treated as presence)
 	// Duplicates counts non-zero entries whose raw index appeared earlier on
@@ -142,6 +142,18 @@ const dedupScan = 32
 // index keeps its first non-zero entry (counted in Duplicates). A trailing
 // "# comment" is ignored.
 func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
+	return ParseLibSVMLineClasses(line, buckets, 2, dst)
+}
+
+// ParseLibSVMLineClasses is ParseLibSVMLine for labels of classes classes
+// (2..MaxClasses; 0 means 2). With 2 it is ParseLibSVMLine; with C ≥ 3
+// the label is a class 0..C−1 written as a decimal integer (optionally
+// with ".0", as some tools write labels), and any other label, -1 and C
+// included, is an ErrLabel error naming it and the classes.
+func ParseLibSVMLineClasses(line []byte, buckets uint32, classes int, dst *LibSVMLine) error {
+	if err := CheckClasses(classes); err != nil {
+		return err
+	}
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
@@ -153,13 +165,21 @@ func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
 	if len(tok) == 0 {
 		return fmt.Errorf("%w: empty line", ErrMalformed)
 	}
-	switch str(tok) {
-	case "1", "+1", "1.0":
-		dst.Label = 1
-	case "0", "-1", "0.0", "-1.0":
-		dst.Label = 0
-	default:
-		return fmt.Errorf("%w: label %q is not 0/1 or -1/+1", ErrLabel, tok)
+	if classes > 2 {
+		y, ok := parseClass(tok, classes)
+		if !ok {
+			return fmt.Errorf("%w: label %q is not a class 0..%d (%s %d)", ErrLabel, tok, classes-1, MetaClasses, classes)
+		}
+		dst.Label = y
+	} else {
+		switch str(tok) {
+		case "1", "+1", "1.0":
+			dst.Label = 1
+		case "0", "-1", "0.0", "-1.0":
+			dst.Label = 0
+		default:
+			return fmt.Errorf("%w: label %q is not 0/1 or -1/+1", ErrLabel, tok)
+		}
 	}
 	for field := 2; ; field++ {
 		tok, rest = nextToken(rest)
@@ -219,6 +239,26 @@ func ParseLibSVMLine(line []byte, buckets uint32, dst *LibSVMLine) error {
 		dst.Indices = append(dst.Indices, b)
 		dst.raw = append(dst.raw, idx)
 	}
+}
+
+// parseClass parses a class label: decimal digits, optionally followed by
+// ".0", of a value below classes.
+func parseClass(tok []byte, classes int) (uint8, bool) {
+	tok = bytes.TrimSuffix(tok, []byte(".0"))
+	if len(tok) == 0 || len(tok) > 3 {
+		return 0, false
+	}
+	v := 0
+	for _, ch := range tok {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		v = v*10 + int(ch-'0')
+	}
+	if v >= classes {
+		return 0, false
+	}
+	return uint8(v), true
 }
 
 func nextToken(b []byte) (tok, rest []byte) {

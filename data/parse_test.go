@@ -308,27 +308,61 @@ func FuzzParseHiggsLine(f *testing.F) {
 	})
 }
 
+// FuzzParseLibSVMLine parses lines as binary (classes 0 or 2) or C-class
+// labels (classes 3..64; other values must be refused).
 func FuzzParseLibSVMLine(f *testing.F) {
 	for _, l := range readLinesF(f, "testdata/kdd_small.libsvm") {
-		f.Add(l, uint32(500000))
+		f.Add(l, uint32(500000), uint8(0))
 	}
-	f.Add([]byte("1 1:1 1:1"), uint32(1))
-	f.Add([]byte("0 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:1 17:1 18:1 19:1 20:1 21:1 22:1 23:1 24:1 25:1 26:1 27:1 28:1 29:1 30:1 31:1 32:1 33:1 3:1 34:2"), uint32(7))
-	f.Add([]byte("1 5:1e999"), uint32(10))
-	f.Fuzz(func(t *testing.T, line []byte, buckets uint32) {
+	f.Add([]byte("1 1:1 1:1"), uint32(1), uint8(0))
+	f.Add([]byte("0 1:1 2:1 3:1 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1 13:1 14:1 15:1 16:1 17:1 18:1 19:1 20:1 21:1 22:1 23:1 24:1 25:1 26:1 27:1 28:1 29:1 30:1 31:1 32:1 33:1 3:1 34:2"), uint32(7), uint8(2))
+	f.Add([]byte("1 5:1e999"), uint32(10), uint8(0))
+	// Multiclass labels: in range, at the bounds, out of range, signed,
+	// with ".0", leading zeros, a label that binary reads (-1), too many
+	// or too few classes.
+	for _, c := range []struct {
+		line    string
+		classes uint8
+	}{
+		{"9 3:1 17:1", 10}, {"0 1:1", 10}, {"10 1:1", 10}, {"63 2:1", 64}, {"64 2:1", 64},
+		{"4.0 1:1 2:0.5", 5}, {"-1 1:1", 5}, {"+2 1:1", 5}, {"007 1:1", 10}, {"2.5 1:1", 10},
+		{"1 1:1", 65}, {"1 1:1", 1}, {"255 4:1", 3}, {"1e1 1:1", 20}, {"3 # comment", 4},
+	} {
+		f.Add([]byte(c.line), uint32(100), c.classes)
+	}
+	f.Fuzz(func(t *testing.T, line []byte, buckets uint32, classes uint8) {
 		if buckets == 0 {
 			buckets = 1
 		}
 		var ln LibSVMLine
-		err := ParseLibSVMLine(line, buckets, &ln)
+		err := ParseLibSVMLineClasses(line, buckets, int(classes), &ln)
+		if (classes == 1 || classes > MaxClasses) && !errors.Is(err, ErrInvalid) {
+			t.Fatalf("classes %d: err = %v", classes, err)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrLabel) {
 				t.Fatalf("error %v wraps no sentinel", err)
 			}
 			return
 		}
-		if ln.Label > 1 {
-			t.Fatalf("label %d", ln.Label)
+		if int(ln.Label) >= max(int(classes), 2) {
+			t.Fatalf("label %d for %d classes", ln.Label, classes)
+		}
+		if classes <= 2 {
+			var bin LibSVMLine
+			if err := ParseLibSVMLine(line, buckets, &bin); err != nil || bin.Label != ln.Label || !slices.Equal(bin.Indices, ln.Indices) {
+				t.Fatalf("classes %d differs from the binary parse: %v", classes, err)
+			}
+		} else {
+			// The label token is the class in decimal (perhaps with ".0").
+			body := line
+			if i := bytes.IndexByte(line, '#'); i >= 0 {
+				body = line[:i]
+			}
+			tok, _ := nextToken(body)
+			if s := strings.TrimSuffix(string(tok), ".0"); strings.TrimLeft(s, "0") != strings.TrimLeft(strconv.Itoa(int(ln.Label)), "0") {
+				t.Fatalf("label token %q parsed as class %d", tok, ln.Label)
+			}
 		}
 		for _, b := range ln.Indices {
 			if b >= buckets {

@@ -100,7 +100,7 @@ func TestMappedFileShrinks(t *testing.T) {
 	if err := os.Truncate(path, 4096); err != nil {
 		t.Fatal(err)
 	}
-	_, err = readRecords(r)
+	_, err = readRecords(r, 0)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "memory fault") {
 		t.Fatalf("reading a mapped file cut short: %v, want a memory fault wrapping ErrCorrupt", err)
 	}

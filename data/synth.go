@@ -11,7 +11,8 @@ import (
 	"labelprivacy/internal/stats"
 )
 
-// SynthKind is the family of synthetic data with known η(x) = P(y=1|x).
+// SynthKind is the family of synthetic data with known η(x) = P(y=1|x)
+// (or, for SynthMulticlass, the known class probabilities η_c(x)).
 type SynthKind uint8
 
 const (
@@ -23,6 +24,10 @@ const (
 	SynthBeta
 	// SynthUniform: η ~ U[0, 1] marginally: η(x) = Φ(u·x) for a unit u.
 	SynthUniform
+	// SynthMulticlass: labels of C classes (SynthOptions.Classes),
+	// x ~ N(0, I_D), η(x) = softmax(W·x), W's rows of norm
+	// MulticlassLogitNorm (synth_multiclass.go).
+	SynthMulticlass
 )
 
 // Logistic synthetic parameters: ‖w‖ = 2 gives a Bayes AUC ≈ 0.86 and
@@ -32,7 +37,7 @@ const (
 	LogisticBias = -0.5
 )
 
-var synthNames = map[SynthKind]string{SynthLogistic: "logistic", SynthBeta: "beta", SynthUniform: "uniform"}
+var synthNames = map[SynthKind]string{SynthLogistic: "logistic", SynthBeta: "beta", SynthUniform: "uniform", SynthMulticlass: "multiclass"}
 
 func (k SynthKind) String() string {
 	if s, ok := synthNames[k]; ok {
@@ -41,14 +46,14 @@ func (k SynthKind) String() string {
 	return "SynthKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ParseSynthKind parses logistic | beta | uniform.
+// ParseSynthKind parses logistic | beta | uniform | multiclass.
 func ParseSynthKind(s string) (SynthKind, error) {
 	for k, name := range synthNames {
 		if name == s {
 			return k, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: synthetic kind %q (want logistic, beta or uniform)", ErrInvalid, s)
+	return 0, fmt.Errorf("%w: synthetic kind %q (want logistic, beta, uniform or multiclass)", ErrInvalid, s)
 }
 
 // SynthOptions configures Synth.
@@ -65,6 +70,10 @@ type SynthOptions struct {
 	// campaigns of an aggregate report (bags: key:group). It draws nothing,
 	// so the other columns do not change. 0: no key column.
 	Groups int
+	// Classes is the number of label classes of kind multiclass, 2..64
+	// (MaxClasses; 2 writes a binary dataset: labels 0/1 and `eta` =
+	// η_1). The binary kinds take 0 or 2.
+	Classes int
 }
 
 // Independent PCG streams of one seed (math/rand/v2): changing the number of
@@ -144,7 +153,13 @@ func betaInv2(p, b float64) float64 {
 // SynthOptions.Groups > 0.
 const SynthGroupColumn = "group"
 
-// synthFrame draws n rows from stream (and their groups when groups > 0).
+// synthGen draws the rows of a synthetic dataset.
+type synthGen interface {
+	// frame draws n rows from r (and their groups when groups > 0).
+	frame(names []string, n int, r *rand.Rand, groups int) *Frame
+}
+
+// frame draws n rows from r (and their groups when groups > 0).
 func (m *synthModel) frame(names []string, n int, r *rand.Rand, groups int) *Frame {
 	d := len(names)
 	f := &Frame{Rows: n, Features: names, X: make([]float32, n*d), Label: make([]uint8, n), Eta: make([]float64, n)}
@@ -159,22 +174,34 @@ func (m *synthModel) frame(names []string, n int, r *rand.Rand, groups int) *Fra
 			f.Label[i] = 1
 		}
 	}
+	addGroups(f, groups)
+	return f
+}
+
+// addGroups adds the `group` key column of groups bins (none for 0).
+func addGroups(f *Frame, groups int) {
 	if groups > 0 {
-		g := make([]int64, n)
+		d := f.Dim()
+		g := make([]int64, f.Rows)
 		for i := range g {
 			g[i] = min(int64(float64(groups)*normCDF(float64(f.X[i*d]))), int64(groups-1))
 		}
 		f.Keys = []KeyColumn{{Name: SynthGroupColumn, Values: g}}
 	}
-	return f
 }
 
-// Synth writes a synthetic dataset directory with an `eta` column and
-// meta.json holding the generating parameters and the Bayes-optimal test AUC.
+// Synth writes a synthetic dataset directory with an `eta` column (kind
+// multiclass with C ≥ 3: eta_0 … eta_{C−1}) and meta.json holding the
+// generating parameters and the Bayes-optimal test AUC (multiclass: the
+// Bayes accuracy).
 func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	switch {
-	case o.Kind < SynthLogistic || o.Kind > SynthUniform:
+	case o.Kind < SynthLogistic || o.Kind > SynthMulticlass:
 		return nil, fmt.Errorf("%w: synthetic kind %d", ErrInvalid, o.Kind)
+	case o.Kind == SynthMulticlass && (o.Classes < 2 || o.Classes > MaxClasses):
+		return nil, fmt.Errorf("%w: %s must be in [2, %d] for kind multiclass, got %d", ErrInvalid, MetaClasses, MaxClasses, o.Classes)
+	case o.Kind != SynthMulticlass && o.Classes != 0 && o.Classes != 2:
+		return nil, fmt.Errorf("%w: %s %d: kind %s is binary (2 classes); use kind multiclass", ErrInvalid, MetaClasses, o.Classes, o.Kind)
 	case o.Rows < 1:
 		return nil, fmt.Errorf("%w: rows must be ≥ 1, got %d", ErrInvalid, o.Rows)
 	case o.TestRows < 1:
@@ -195,10 +222,18 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 // synthInto is Synth writing into the (new, temporary) directory dir.
 func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	names := SynthFeatureNames(o.Features)
-	m := newSynthModel(o.Kind, o.Features, o.Seed)
 	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed, Groups: o.Groups}
-	if o.Kind == SynthLogistic {
-		meta.Weights, meta.Bias = m.w, m.b
+	var m synthGen
+	if o.Kind == SynthMulticlass {
+		mc := newMulticlassModel(o.Classes, o.Features, o.Seed)
+		meta.Classes, meta.ClassWeights, meta.LogitNorm = o.Classes, mc.weightRows(), MulticlassLogitNorm
+		m = mc
+	} else {
+		bm := newSynthModel(o.Kind, o.Features, o.Seed)
+		if o.Kind == SynthLogistic {
+			meta.Weights, meta.Bias = bm.w, bm.b
+		}
+		m = bm
 	}
 
 	test := m.frame(names, o.TestRows, rand.New(rand.NewPCG(o.Seed, streamSynthTest)), o.Groups)
@@ -219,7 +254,7 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	}
 	defer trw.Abort()
 	rtrain := rand.New(rand.NewPCG(o.Seed, streamSynthTrain))
-	var ones int64
+	var counts [MaxClasses]int64
 	for done := 0; done < o.Rows; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -227,19 +262,24 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		n := min(chunkRows, o.Rows-done)
 		f := m.frame(names, n, rtrain, o.Groups)
 		for _, y := range f.Label {
-			ones += int64(y)
+			counts[y]++
 		}
 		if err := trw.Write(f); err != nil {
 			return nil, err
 		}
 		done += n
 	}
-	bayes := stats.ExpectedAUC(test.Eta)
-	emp := stats.AUC(test.Eta, test.Label)
-	meta.BayesAUC = finitePtr(bayes)
-	meta.BayesAUCEmpirical = finitePtr(emp)
+	if test.Eta != nil {
+		meta.BayesAUC = finitePtr(stats.ExpectedAUC(test.Eta))
+		meta.BayesAUCEmpirical = finitePtr(stats.AUC(test.Eta, test.Label))
+	}
+	if o.Kind == SynthMulticlass {
+		exp, emp := BayesAccuracy(test)
+		meta.BayesAccuracy, meta.BayesAccuracyEmpirical = finitePtr(exp), finitePtr(emp)
+		meta.ClassRates = classRates(counts[:o.Classes], o.Rows)
+	}
 	meta.TrainRows, meta.TestRows = int64(o.Rows), int64(o.TestRows)
-	meta.PositiveRate = float64(ones) / float64(o.Rows)
+	meta.PositiveRate = float64(int64(o.Rows)-counts[0]) / float64(o.Rows)
 	if err := tw.Commit(); err != nil {
 		return nil, err
 	}
@@ -254,13 +294,18 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 }
 
 // synthBytes estimates the bytes of Synth's two files: per row D float32
-// features, the uint8 label and the float64 η; per record batch (one per
-// chunk) its metadata and each column's padding; the schema and footer.
+// features, the uint8 label and the float64 η (C of them for C ≥ 3
+// classes); per record batch (one per chunk) its metadata and each column's
+// padding; the schema and footer.
 func synthBytes(o SynthOptions) float64 {
+	etas := 1.0
+	if o.Kind == SynthMulticlass && o.Classes >= 3 {
+		etas = float64(o.Classes)
+	}
 	rows := float64(o.Rows) + float64(o.TestRows)
 	batches := float64(o.Rows)/chunkRows + 2
-	cols := float64(o.Features) + 3
-	return rows*(4*float64(o.Features)+1+8+8*float64(min(o.Groups, 1))) + batches*(512+64*cols) + 1<<16
+	cols := float64(o.Features) + 2 + etas
+	return rows*(4*float64(o.Features)+1+8*etas+8*float64(min(o.Groups, 1))) + batches*(512+64*cols) + 1<<16
 }
 
 func finitePtr(v float64) *float64 {

@@ -191,21 +191,26 @@ func TestSynthSpaceMarginScales(t *testing.T) {
 // The size estimate covers the real files within 5% + 64 KiB (a test of the
 // estimate, so that the margin on top of it stays meaningful).
 func TestSynthSizeEstimate(t *testing.T) {
-	o := SynthOptions{Kind: SynthUniform, Rows: 150_000, TestRows: 1000, Features: 7, Seed: 1, Out: filepath.Join(t.TempDir(), "ds")}
-	if _, err := Synth(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	var size int64
-	for _, f := range []string{TrainFile, TestFile} {
-		st, err := os.Stat(filepath.Join(o.Out, f))
-		if err != nil {
+	for _, o := range []SynthOptions{
+		{Kind: SynthUniform, Rows: 150_000, TestRows: 1000, Features: 7, Seed: 1},
+		{Kind: SynthMulticlass, Classes: 10, Rows: 150_000, TestRows: 1000, Features: 7, Seed: 1},
+	} {
+		o.Out = filepath.Join(t.TempDir(), "ds")
+		if _, err := Synth(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
-		size += st.Size()
-	}
-	est := synthBytes(o)
-	t.Logf("estimate %.0f bytes, files %d", est, size)
-	if est < float64(size) || est > float64(size)*1.05+1<<16 {
-		t.Fatalf("estimate %.0f bytes for files of %d", est, size)
+		var size int64
+		for _, f := range []string{TrainFile, TestFile} {
+			st, err := os.Stat(filepath.Join(o.Out, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			size += st.Size()
+		}
+		est := synthBytes(o)
+		t.Logf("%s: estimate %.0f bytes, files %d", o.Kind, est, size)
+		if est < float64(size) || est > float64(size)*1.05+1<<16 {
+			t.Fatalf("%s: estimate %.0f bytes for files of %d", o.Kind, est, size)
+		}
 	}
 }

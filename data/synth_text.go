@@ -8,7 +8,7 @@ func (k SynthKind) MarshalText() ([]byte, error) {
 	return []byte(k.String()), nil
 }
 
-// UnmarshalText reads logistic, beta or uniform.
+// UnmarshalText reads logistic, beta, uniform or multiclass.
 func (k *SynthKind) UnmarshalText(b []byte) error {
 	v, err := ParseSynthKind(string(b))
 	if err != nil {
