@@ -49,6 +49,11 @@ type Batch struct {
 	Width     int
 
 	Target []float32
+	// TargetWidth is the number of target values per row (or per bag): 0 or
+	// 1, one scalar (binary labels, proportions, soft targets); W = C ≥ 3,
+	// a vector over the C classes, row-major in Target (one-hot labels,
+	// per-bag class proportions, per-row soft vectors).
+	TargetWidth int
 
 	BagSize int
 }
