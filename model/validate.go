@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 
 	"labelprivacy/data"
@@ -117,7 +118,7 @@ func (rep *Replica) check(loss Loss) (batchShape, error) {
 	if err := rep.Params.Validate(loss); err != nil {
 		return batchShape{}, err
 	}
-	if rep.Source == nil {
+	if rep.Source == nil || isNilPointer(rep.Source) {
 		return batchShape{}, fmt.Errorf("%w: no batch source", ErrInvalidConfig)
 	}
 	return probeSource(rep.Source, loss)
@@ -127,7 +128,7 @@ func (rep *Replica) check(loss Loss) (batchShape, error) {
 // can train loss: whole batches (DropLast), one target per row or per bag
 // as the loss needs, row ids into the features (IndexOnly sources carry
 // them).
-func probeSource(src *data.BatchSource, loss Loss) (batchShape, error) {
+func probeSource(src BatchSource, loss Loss) (batchShape, error) {
 	src.SeekEpoch(0)
 	b, err := src.Next()
 	if errors.Is(err, io.EOF) {
@@ -205,4 +206,11 @@ func sparseWidth(f *data.Features) int {
 		w = max(w, int(f.Offsets[i+1]-f.Offsets[i]))
 	}
 	return w
+}
+
+// isNilPointer reports whether v holds a nil pointer (a typed nil, e.g. a
+// nil *data.BatchSource, is not == nil as an interface).
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
