@@ -217,7 +217,7 @@ func multiclassLoss(l Loss, flip, logits, target *Node, bag int) *Node {
 	case LossBackwardCE:
 		a, b := kary()
 		a, b = Reshape(a, r, 1), Reshape(b, r, 1)
-		own := ReduceSum(Mul(t, logP), -1)                 // Σ_z t_z log p_z, [R, B]
+		own := ReduceSum(Mul(t, logP), -1)                // Σ_z t_z log p_z, [R, B]
 		all := Mul(ReduceSum(t, -1), ReduceSum(logP, -1)) // (Σ_z t_z)·Σ_c log p_c
 		per := Div(Sub(Mul(all, b), own), a)
 		return ReduceMean(per, 1)
