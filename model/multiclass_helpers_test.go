@@ -1,74 +1,9 @@
 package model
 
 import (
-	"io"
 	"math"
 	"math/rand/v2"
-
-	"labelprivacy/data"
 )
-
-// vecSource is a BatchSource over targets of width values per row (bag = 0)
-// or per bag of bag consecutive rows, with a seeded shuffle of its units:
-// the batches the data layer makes for C classes (data.Batch.TargetWidth),
-// built here so the trainer can be tested on them on its own.
-type vecSource struct {
-	width, bag, batch int
-	seed              uint64
-	targets           []float32 // units × width
-	units             int
-	shuffle           bool
-	order             []int32
-	pos               int
-	b                 data.Batch
-}
-
-// newVecSource makes a source of batch rows per batch (whole bags) over
-// targets (units × width).
-func newVecSource(targets []float32, width, bag, batch int, seed uint64) *vecSource {
-	s := &vecSource{width: width, bag: bag, batch: batch, seed: seed, targets: targets, units: len(targets) / width, shuffle: true}
-	s.order = make([]int32, s.units)
-	s.SeekEpoch(0)
-	return s
-}
-
-func (s *vecSource) perBatch() int { return s.batch / max(s.bag, 1) }
-
-func (s *vecSource) SeekEpoch(e uint64) {
-	for i := range s.order {
-		s.order[i] = int32(i)
-	}
-	if s.shuffle {
-		r := rand.New(rand.NewPCG(s.seed, e))
-		r.Shuffle(len(s.order), func(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] })
-	}
-	s.pos = 0
-}
-
-func (s *vecSource) Next() (*data.Batch, error) {
-	per := s.perBatch()
-	if s.pos+per > s.units {
-		return nil, io.EOF
-	}
-	b := &s.b
-	b.Rows, b.BagSize, b.TargetWidth = s.batch, s.bag, s.width
-	b.RowIDs, b.Target = b.RowIDs[:0], b.Target[:0]
-	for _, u := range s.order[s.pos : s.pos+per] {
-		if s.bag == 0 {
-			b.RowIDs = append(b.RowIDs, u)
-		} else {
-			for j := range s.bag {
-				b.RowIDs = append(b.RowIDs, u*int32(s.bag)+int32(j))
-			}
-		}
-		b.Target = append(b.Target, s.targets[int(u)*s.width:(int(u)+1)*s.width]...)
-	}
-	s.pos += per
-	return b, nil
-}
-
-func (s *vecSource) BatchesPerEpoch() int { return s.units / s.perBatch() }
-func (s *vecSource) Units() int           { return s.units }
 
 // softmaxData is synthetic C-class data: x ~ N(0, I_d), η = softmax(W·x + b),
 // y ~ Categorical(η).

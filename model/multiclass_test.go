@@ -73,7 +73,7 @@ func TestMulticlassEndToEnd(t *testing.T) {
 			g := mustTrain(t, GroupConfig{Name: tc.name, Model: ModelConfig{Kind: KindMLP, InputDim: d, Hidden: []int{32}, Classes: c},
 				Loss: tc.loss, Epochs: 5, Features: feat,
 				Replicas: []Replica{{Name: tc.name, Seed: 1, LR: 2e-3, Params: LossParams{FlipProb: tc.flip},
-					Source: newVecSource(tc.targets, c, tc.bag, 512, 9)}}})
+					Source: newMemSource(tc.targets, c, tc.bag, 512, 9)}}})
 			p := mustPredict(t, g, test)[0]
 			acc, auc := Accuracy(p, c, te.Y), MacroAUC(p, c, te.Y)
 			t.Logf("%-28s accuracy %.4f (Bayes %.4f, gap %.4f), macro AUC %.4f (η %.4f), CE %.4f, train loss %.4f, %.0f ex/s",
@@ -138,7 +138,7 @@ func TestRRCorrectionsRecoverEta(t *testing.T) {
 			g := mustTrain(t, GroupConfig{Name: tc.name, Model: ModelConfig{Kind: KindMLP, InputDim: d, Classes: c},
 				Loss: tc.loss, Epochs: 12, Features: feat,
 				Replicas: []Replica{{Name: tc.name, Seed: 2, LR: 1e-2, Params: LossParams{FlipProb: tc.flip},
-					Source: newVecSource(tc.targets, c, 0, 500, 11)}}})
+					Source: newMemSource(tc.targets, c, 0, 500, 11)}}})
 			p := mustPredict(t, g, test)[0]
 			var tv float64
 			for i, q := range p {
@@ -168,7 +168,7 @@ func multiReplicas(y []uint8, c, n int, loss Loss, bag, batch int) []Replica {
 			targets = oneHot(karyRR(y, c, p.FlipProb, uint64(i)), c)
 		}
 		reps[i] = Replica{Name: fmt.Sprintf("rep%c", 'a'+i), Seed: uint64(7 + 13*i), LR: []float64{1e-3, 5e-3, 2e-3, 1e-2}[i%4],
-			Params: p, Source: newVecSource(targets, c, bag, batch, uint64(100+i))}
+			Params: p, Source: newMemSource(targets, c, bag, batch, uint64(100+i))}
 	}
 	return reps
 }
@@ -266,7 +266,7 @@ func TestMulticlassPredict(t *testing.T) {
 		}
 	}
 	bin := mustTrain(t, GroupConfig{Name: "binary", Model: ModelConfig{Kind: KindMLP, InputDim: d}, Loss: LossBCE, Features: feat,
-		Replicas: []Replica{{Source: newVecSource(f32s(make([]float64, 1000)...), 1, 0, 100, 1)}}})
+		Replicas: []Replica{{Source: newMemSource(f32s(make([]float64, 1000)...), 1, 0, 100, 1)}}})
 	if bin.Classes() != 2 || len(mustPredict(t, bin, feat)[0]) != 1000 {
 		t.Errorf("binary group: Classes() = %d", bin.Classes())
 	}
@@ -301,7 +301,7 @@ func TestMulticlassCheckpointResume(t *testing.T) {
 	bdir := t.TempDir()
 	mustTrain(t, GroupConfig{Name: "ckpt-c", Model: ModelConfig{Kind: KindMLP, InputDim: d, Hidden: []int{12}}, Loss: LossDebiasedBCE,
 		Features: feat, CheckpointDir: bdir, Replicas: []Replica{{Name: "repa", Seed: 7, Params: LossParams{FlipProb: 0.2},
-			Source: newVecSource(f32s(make([]float64, 1200)...), 1, 0, 100, 100)}}})
+			Source: newMemSource(f32s(make([]float64, 1200)...), 1, 0, 100, 100)}}})
 	c1 := cfg(1, bdir)
 	c1.Replicas = c1.Replicas[:1]
 	c1.Backend = goBackend(t)
@@ -317,10 +317,10 @@ func TestMulticlassConfigErrors(t *testing.T) {
 	w, b := trueSoftmax(d, c, 1, 1)
 	tr := makeSoftmax(256, w, b, 1)
 	feat := denseFrame(tr.X, d)
-	vec := func() BatchSource { return newVecSource(oneHot(tr.Y, c), c, 0, 64, 1) }
-	scalar := func() BatchSource { return newVecSource(f32s(make([]float64, 256)...), 1, 0, 64, 1) }
+	vec := func() BatchSource { return newMemSource(oneHot(tr.Y, c), c, 0, 64, 1) }
+	scalar := func() BatchSource { return newMemSource(f32s(make([]float64, 256)...), 1, 0, 64, 1) }
 	mlp := func(classes int) ModelConfig { return ModelConfig{Kind: KindMLP, InputDim: d, Classes: classes} }
-	var nilSrc *vecSource
+	var nilSrc *memSource
 	tests := []struct {
 		name    string
 		cfg     GroupConfig
