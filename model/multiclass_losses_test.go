@@ -58,8 +58,10 @@ func f32s(v ...float64) []float32 {
 // of C = 3: logits (0, ln 2, 0) give p = (¼, ½, ¼), logits (ln 3, 0, 0) give
 // p = (0.6, 0.2, 0.2). With flip probability 0.3 on 3 classes the RR keeps
 // a label with q = 0.7 and releases each other class with b = 0.15, so
-// a = q − b = 0.55. And the gradient's sign on each logit: raising the
-// target class's logit lowers the loss, raising another's raises it.
+// a = q − b = 0.55. And the gradient: finite everywhere (flip 0 included,
+// where forward_ce's log b is −∞), and of the right sign on each logit:
+// raising the target class's logit lowers the loss, raising another's
+// raises it.
 func TestMulticlassLossValues(t *testing.T) {
 	ln := math.Log
 	rows := f32s(0, math.Ln2, 0, math.Log(3), 0, 0)
@@ -98,6 +100,11 @@ func TestMulticlassLossValues(t *testing.T) {
 			loss, grad := evalMulti(t, tc.loss, []float64{tc.flip}, [][]float32{rows}, 3, [][]float32{f32s(tc.target...)}, tc.bag)
 			if got := loss[0]; math.IsNaN(got) || math.Abs(got-tc.want) > 1e-6*math.Max(1, math.Abs(tc.want)) {
 				t.Fatalf("%s = %.7f, want %.7f", tc.loss, got, tc.want)
+			}
+			for i, g := range grad[0] {
+				if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+					t.Fatalf("∂loss/∂z[%d] = %v", i, g)
+				}
 			}
 			for i, s := range tc.sign {
 				if g := grad[0][i]; s != 0 && (g == 0 || (g > 0) != (s > 0)) {
