@@ -60,8 +60,12 @@ type Batch struct {
 	IndexMask []float32
 	Width     int
 
-	Target      []float32
-	TargetWidth int // values per row (or bag) in Target: 0 = one (binary), C ≥ 3 = a class vector
+	Target []float32
+	// TargetWidth is the number of target values per row (or per bag): 0 or
+	// 1, one scalar (binary labels, proportions, soft targets); W = C ≥ 3,
+	// a vector over the C classes, row-major in Target (one-hot labels,
+	// per-bag class proportions, per-row soft vectors).
+	TargetWidth int
 
 	BagSize int
 }

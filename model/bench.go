@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 
@@ -14,7 +15,8 @@ import (
 // BenchConfig configures Bench. Zero fields take the defaults of the paper's
 // Higgs benchmark: higgs_mlp on 28 features, losses bce,
 // debiased_bce and propmatch (bags of 64), R ∈ {1, 8, 64}, 1024 rows per
-// replica and step, 20 timed steps.
+// replica and step, 20 timed steps. A model of C ≥ 3 classes
+// (Model.Classes) defaults to the losses ce, forward_ce and propmatch_ce.
 type BenchConfig struct {
 	Model    ModelConfig // default higgs_mlp, InputDim 28
 	Losses   []Loss
@@ -57,6 +59,9 @@ func (c BenchConfig) withDefaults() BenchConfig {
 	}
 	if c.Losses == nil {
 		c.Losses = []Loss{LossBCE, LossDebiasedBCE, LossPropMatch}
+		if c.Model.Classes >= 3 {
+			c.Losses = []Loss{LossCE, LossForwardCE, LossPropMatchCE}
+		}
 	}
 	if c.Replicas == nil {
 		c.Replicas = []int{1, 8, 64}
@@ -116,7 +121,14 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 		for _, r := range cfg.Replicas {
 			reps := make([]Replica, r)
 			for i := range reps {
-				src, p, err := benchSource(feat, loss, cfg, rng)
+				var src BatchSource
+				var p LossParams
+				var err error
+				if m.multiclass() {
+					src, p = benchClassSource(feat.Rows, m.Classes, loss, cfg, rng)
+				} else {
+					src, p, err = benchSource(feat, loss, cfg, rng)
+				}
 				if err != nil {
 					return out, err
 				}
@@ -173,3 +185,93 @@ func benchSource(feat *data.Features, loss Loss, cfg BenchConfig, rng *rand.Rand
 	s, err := data.NewBatchSource(f, o)
 	return s, p, err
 }
+
+// benchClassSource makes one replica's source for a model of c classes:
+// random one-hot labels (ce; forward_ce and backward_ce with flip
+// probability ½·(c−1)/c) or random class-proportion vectors of bags
+// (propmatch_ce).
+func benchClassSource(rows, c int, loss Loss, cfg BenchConfig, rng *rand.Rand) (BatchSource, LossParams) {
+	var p LossParams
+	if loss == LossForwardCE || loss == LossBackwardCE {
+		p.FlipProb = 0.5 * float64(c-1) / float64(c)
+	}
+	if !loss.PerBag() {
+		t := make([]float32, rows*c)
+		for i := range rows {
+			t[i*c+rng.IntN(c)] = 1
+		}
+		return newMemSource(t, c, 0, cfg.Batch, rng.Uint64()), p
+	}
+	k := cfg.BagSize
+	t := make([]float32, rows/k*c)
+	for u := range rows / k {
+		for range k {
+			t[u*c+rng.IntN(c)] += 1 / float32(k)
+		}
+	}
+	return newMemSource(t, c, k, max(1, cfg.Batch/k)*k, rng.Uint64()), p
+}
+
+// memSource is a BatchSource over targets held in memory: width values per
+// row (bag = 0) or per bag of bag consecutive rows (row u·bag+j is member j
+// of bag u), batch rows per batch (whole bags; a partial last batch is
+// dropped), units shuffled every epoch from PCG(seed, epoch). Bench feeds
+// C-class groups with it (synthetic targets), as the tests do.
+type memSource struct {
+	width, bag, batch int
+	seed              uint64
+	targets           []float32 // units × width
+	units             int
+	order             []int32
+	pos               int
+	b                 data.Batch
+}
+
+// newMemSource makes a source over targets (units × width).
+func newMemSource(targets []float32, width, bag, batch int, seed uint64) *memSource {
+	s := &memSource{width: width, bag: bag, batch: batch, seed: seed, targets: targets, units: len(targets) / width}
+	s.order = make([]int32, s.units)
+	s.SeekEpoch(0)
+	return s
+}
+
+func (s *memSource) perBatch() int { return s.batch / max(s.bag, 1) }
+
+// SeekEpoch implements BatchSource.
+func (s *memSource) SeekEpoch(e uint64) {
+	for i := range s.order {
+		s.order[i] = int32(i)
+	}
+	r := rand.New(rand.NewPCG(s.seed, e))
+	r.Shuffle(len(s.order), func(i, j int) { s.order[i], s.order[j] = s.order[j], s.order[i] })
+	s.pos = 0
+}
+
+// Next implements BatchSource.
+func (s *memSource) Next() (*data.Batch, error) {
+	per := s.perBatch()
+	if s.pos+per > s.units {
+		return nil, io.EOF
+	}
+	b := &s.b
+	b.Rows, b.BagSize, b.TargetWidth = s.batch, s.bag, s.width
+	b.RowIDs, b.Target = b.RowIDs[:0], b.Target[:0]
+	for _, u := range s.order[s.pos : s.pos+per] {
+		if s.bag == 0 {
+			b.RowIDs = append(b.RowIDs, u)
+		} else {
+			for j := range s.bag {
+				b.RowIDs = append(b.RowIDs, u*int32(s.bag)+int32(j))
+			}
+		}
+		b.Target = append(b.Target, s.targets[int(u)*s.width:(int(u)+1)*s.width]...)
+	}
+	s.pos += per
+	return b, nil
+}
+
+// BatchesPerEpoch implements BatchSource.
+func (s *memSource) BatchesPerEpoch() int { return s.units / s.perBatch() }
+
+// Units implements BatchSource.
+func (s *memSource) Units() int { return s.units }

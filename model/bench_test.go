@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -109,3 +110,41 @@ func BenchmarkHiggsRRGrid(b *testing.B) {
 	b.ReportMetric(wall.Seconds(), "s/16_models")
 	b.ReportMetric(perExample*800*1e6/3600, "grid_h")
 }
+
+// BenchmarkClasses compares the Higgs MLP's binary head (one logit, 28→
+// 300×4→1) with a softmax head of 10 classes on the same layers (28→300×4→
+// 10), batch 1024 per replica, R ∈ {1, 8}: C=2 with bce, debiased_bce and
+// propmatch (k=64), C=10 with ce, forward_ce and propmatch_ce (k=64).
+// Compare cpu_us/ex (robust to other load):
+//
+//	go test ./model/ -run '^$' -bench 'Classes' -benchtime 1x
+func BenchmarkClasses(b *testing.B) {
+	b.Run("C=2", func(b *testing.B) { benchGroups(b, BenchConfig{Steps: benchClassSteps, Replicas: []int{1, 8}}) })
+	b.Run("C=10", func(b *testing.B) {
+		benchGroups(b, BenchConfig{Steps: benchClassSteps, Model: ModelConfig{Kind: KindHiggsMLP, InputDim: 28, Classes: 10}, Replicas: []int{1, 8}})
+	})
+}
+
+// TestBenchClasses: Bench trains a C-class model with its default losses
+// and reports a measured row for each.
+func TestBenchClasses(t *testing.T) {
+	var rows []BenchRow
+	got, err := Bench(t.Context(), goBackend(t), BenchConfig{Model: ModelConfig{Kind: KindMLP, InputDim: 6, Hidden: []int{8}, Classes: 5},
+		Replicas: []int{2}, Batch: 64, BagSize: 8, Steps: 3, Row: func(r BenchRow) { rows = append(rows, r) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Loss)
+		if !(r.ExamplesPerS > 0) || r.Replicas != 2 || r.Steps != 3 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if want := []string{"ce", "forward_ce", "propmatch_ce"}; !slices.Equal(names, want) || len(rows) != 3 {
+		t.Errorf("losses %v, want %v", names, want)
+	}
+}
+
+// benchClassSteps is BenchmarkClasses' steps per group.
+const benchClassSteps = 100

@@ -14,6 +14,12 @@
 //   - mlp: the same dense stack with configurable hidden sizes (none:
 //     logistic regression), for tests and small experiments.
 //
+// Labels with C ≥ 3 classes (ModelConfig.Classes, 3..MaxClasses): mlp and
+// higgs_mlp end in C logits and a softmax instead of one logit and a
+// sigmoid, the same layers otherwise; kdd_embed stays binary and refuses
+// C ≥ 3 (naming model.kind). Classes 0 or 2 is the binary model, bit for
+// bit as before classes existed (TestBinaryGolden).
+//
 // Initialization (ModelConfig.Init, config key model.init) is drawn on the
 // host from each replica's seed: uniform_fan_in (PyTorch's default, the
 // default here), glorot_uniform (Keras') or he_normal (GoMLX's); the
@@ -40,6 +46,27 @@
 //     ỹ ℓ(f,1) + (1−ỹ) ℓ(f,0). For i.i.d. bags E[k·α − (k−1)p | x_i, y_i] =
 //     y_i, and ℓ is affine in the label, so the surrogate is an unbiased
 //     estimate of the example's loss.
+//
+// On C ≥ 3 classes, with targets of C values per row or bag
+// (data.Batch.TargetWidth = C), p = softmax(z), ℓ_c = −log p_c:
+//
+//   - ce: Σ_c t_c ℓ_c per row, on one-hot clean labels or rr_prior's soft
+//     target vectors.
+//   - forward_ce (DefaultRRCorrection), for k-ary randomized response with
+//     flip probability f = (C−1)/(e^ε+C−1): −log (Tᵀp)_z, T the RR
+//     transition matrix (keep 1 − f, each other class f/(C−1)); Patrini,
+//     Rozza, Menon, Nock, Qu, "Making Deep Neural Networks Robust to Label
+//     Noise: a Loss Correction Approach", CVPR 2017.
+//   - backward_ce, the same mechanism: Σ_c (T⁻¹)_{z,c} ℓ_c, unbiased (at
+//     C = 2 exactly debiased_bce). Both are consistent; forward is the
+//     default as it is bounded and of lower variance (DefaultRRCorrection).
+//   - propmatch_ce, for the LLP family: −Σ_c α_c log p̄_c, α the bag's
+//     released proportion vector (noisy entries may leave [0, 1]), p̄ its
+//     mean predicted distribution; linear in α, so unbiased under mean-zero
+//     noise (Appendix D, per class; at C = 2 exactly propmatch).
+//
+// Loss.ForClasses maps a binary loss to its C-class counterpart (easyllp
+// has none).
 //
 // # Training a group (paper, Appendix C "Training Setup": minibatch Adam, a
 // grid of learning rates, 10 trials per setting)
@@ -77,9 +104,11 @@
 // TrainGroup takes its features as data.Features, a type with no label or
 // release column: a PET model's trainer cannot read raw labels, and its
 // targets come only from each replica's batch source (over a release).
-// Group.Predict gives every replica's probabilities in one pass; LogLoss
-// evaluates them on the host. Bench measures training throughput on any
-// backend.
+// Group.Predict gives every replica's probabilities in one pass: P(y=1|x)
+// per row for a binary model, the C class probabilities per row (row-major)
+// for a C-class one, the audit's η̂. LogLoss evaluates binary predictions on
+// the host; Accuracy, MacroAUC (one-vs-rest, exact) and CrossEntropy
+// C-class ones. Bench measures training throughput on any backend.
 //
 // # Backends
 //

@@ -67,3 +67,19 @@ func ExampleTrainGroup() {
 	// lr=0.01: 32 steps, AUC on clean labels > 0.8: true
 	// lr=0.03: 32 steps, AUC on clean labels > 0.8: true
 }
+
+// The C-class metrics on a group's predictions (C probabilities per row,
+// row-major): accuracy of the most probable class and the macro one-vs-rest
+// AUC.
+func ExampleMacroAUC() {
+	probs := []float32{
+		0.7, 0.2, 0.1, // true class 0
+		0.3, 0.3, 0.4, // true class 1
+		0.1, 0.6, 0.3, // true class 1
+		0.2, 0.3, 0.5, // true class 2
+	}
+	labels := []uint8{0, 1, 1, 2}
+	fmt.Printf("accuracy %.2f, macro AUC %.3f, cross-entropy %.3f\n",
+		model.Accuracy(probs, 3, labels), model.MacroAUC(probs, 3, labels), model.CrossEntropy(probs, 3, labels))
+	// Output: accuracy 0.75, macro AUC 0.958, cross-entropy 0.691
+}

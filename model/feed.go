@@ -59,9 +59,9 @@ func (f *feeder) fill(r int, b *data.Batch) error {
 		return fmt.Errorf("%w: batch of %d rows with %d row ids, want %d rows (every batch of a group has one shape: build sources with DropLast)",
 			ErrInvalidData, b.Rows, len(b.RowIDs), s.b)
 	}
-	if b.BagSize != s.bag || len(b.Target) != s.targets() {
-		return fmt.Errorf("%w: batch with bag size %d and %d targets, want bag size %d and %d targets",
-			ErrInvalidData, b.BagSize, len(b.Target), s.bag, s.targets())
+	if b.BagSize != s.bag || len(b.Target) != s.targets() || max(b.TargetWidth, 1) != s.targetWidth() {
+		return fmt.Errorf("%w: batch with bag size %d and %d targets of width %d, want bag size %d and %d targets of width %d",
+			ErrInvalidData, b.BagSize, len(b.Target), max(b.TargetWidth, 1), s.bag, s.targets(), s.targetWidth())
 	}
 	for _, id := range b.RowIDs {
 		if id < 0 || int(id) >= f.feat.Rows {

@@ -60,7 +60,22 @@ type Replica struct {
 	// engine gathers features itself) and every batch has the same shape.
 	// The engine positions it with SeekEpoch (epoch e of training is the
 	// source's epoch e, 0-based) and reads it with Next.
-	Source *data.BatchSource
+	Source BatchSource
+}
+
+// BatchSource is what the engine reads of a replica's batches;
+// *data.BatchSource is the production one. SeekEpoch(e) positions the
+// source at the start of epoch e (0-based; the order of epoch e depends
+// only on e and the source's seed); Next returns the next batch (reused by
+// the following call) or io.EOF at the epoch's end; BatchesPerEpoch and
+// Units (rows, or bags in bag mode) describe an epoch. A batch carries
+// Target with data.Batch.TargetWidth values per row (or per bag): 0 or 1
+// for a binary model, C for a model of C ≥ 3 classes.
+type BatchSource interface {
+	SeekEpoch(epoch uint64)
+	Next() (*data.Batch, error)
+	BatchesPerEpoch() int
+	Units() int
 }
 
 // GroupConfig configures TrainGroup.

@@ -101,20 +101,98 @@ const (
 	// LossEasyLLP is the EasyLLP per-example surrogate (one target per bag;
 	// label prior LossParams.Prior).
 	LossEasyLLP
+
+	// The losses of C ≥ 3 classes (ModelConfig.Classes), on a softmax head
+	// p = softmax(z) and targets of C values per row or bag (row-major,
+	// data.Batch.TargetWidth = C). Each is linear in its target vector, so
+	// a soft or noisy target gives the expected loss of its law.
+
+	// LossCE is softmax cross-entropy −Σ_c t_c log p_c per row: one-hot
+	// clean labels, or rr_prior's soft target vectors.
+	LossCE
+	// LossForwardCE is k-ary randomized response's forward-corrected loss
+	// −log (Tᵀp)_z for a released label z (one-hot target), T the RR
+	// transition matrix (Patrini et al., CVPR 2017); flip probability
+	// LossParams.FlipProb. DefaultRRCorrection.
+	LossForwardCE
+	// LossBackwardCE is k-ary randomized response's unbiased
+	// backward-corrected loss Σ_c (T⁻¹)_{z,c}·(−log p_c) (Patrini et al.;
+	// at C = 2 it is debiased_bce); flip probability LossParams.FlipProb.
+	LossBackwardCE
+	// LossPropMatchCE is proportion matching over C classes: the
+	// cross-entropy −Σ_c α_c log p̄_c between a bag's released proportion
+	// vector α and its mean predicted distribution p̄ (one vector per bag).
+	LossPropMatchCE
 )
 
-var losses = enum[Loss]{what: "loss", names: []string{"bce", "debiased_bce", "propmatch", "easyllp"},
-	vals: []Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP}}
+// DefaultRRCorrection is the loss for k-ary randomized response on C ≥ 3
+// classes: the forward correction. Both corrections are consistent: their
+// expected loss under the RR law is minimized by the true class
+// probabilities (TestRRCorrectionsConsistent). With the keep probability
+// q = 1 − FlipProb, b = FlipProb/(C−1) (each other class's probability)
+// and a = q − b, the forward loss −log(b + a·p_z) is a proper log loss of
+// the noisy-label distribution Tᵀp and bounded: between −log q and −log b
+// (1.46 and 2.46 nats at ε = 1, C = 10). The backward loss is
+// (−log p_z + b·Σ_c log p_c)/a: unbiased, but its weights are 1/a times
+// larger and negative off the diagonal (at ε = 1, C = 10: 6.24 on the
+// released class, −0.58 on each other), so it is unbounded below
+// (−b/a·log p_c → −∞ as p_c → 0: a flexible model can drive it down by
+// making classes it was not shown improbable) and its variance grows as
+// 1/a². Patrini et al. (CVPR 2017, "Making Deep Neural Networks Robust to
+// Label Noise: a Loss Correction Approach", Theorems 1 and 2) prove both
+// consistent and report the backward correction training worse with deep
+// networks, the forward one close to clean training.
+const DefaultRRCorrection = LossForwardCE
+
+var losses = enum[Loss]{what: "loss",
+	names: []string{"bce", "debiased_bce", "propmatch", "easyllp", "ce", "forward_ce", "backward_ce", "propmatch_ce"},
+	vals: []Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP,
+		LossCE, LossForwardCE, LossBackwardCE, LossPropMatchCE}}
 
 func (l Loss) String() string { return losses.str(l, "Loss") }
 
-// ParseLoss parses "bce", "debiased_bce", "propmatch" or "easyllp"
+// ParseLoss parses "bce", "debiased_bce", "propmatch", "easyllp" (binary),
+// "ce", "forward_ce", "backward_ce" or "propmatch_ce" (C ≥ 3 classes)
 // (case-insensitive).
 func ParseLoss(s string) (Loss, error) { return losses.parse(s) }
 
 // PerBag reports whether the loss takes one target per bag (data.Batch.BagSize
 // rows) rather than one per row.
-func (l Loss) PerBag() bool { return l == LossPropMatch || l == LossEasyLLP }
+func (l Loss) PerBag() bool { return l == LossPropMatch || l == LossEasyLLP || l == LossPropMatchCE }
+
+// Multiclass reports whether the loss trains a softmax head of C ≥ 3
+// classes (targets of C values per row or bag) rather than a binary one.
+func (l Loss) Multiclass() bool {
+	return l == LossCE || l == LossForwardCE || l == LossBackwardCE || l == LossPropMatchCE
+}
+
+// ForClasses returns the loss that plays l's part on a model of classes
+// classes: l itself when it fits (binary losses for 0 or 2 classes, C-class
+// losses for C ≥ 3); for C ≥ 3, bce → ce, debiased_bce →
+// DefaultRRCorrection, propmatch → propmatch_ce. easyllp has no C-class
+// form here, and a C-class loss has no binary one: an error naming the loss.
+func (l Loss) ForClasses(classes int) (Loss, error) {
+	if _, ok := losses.name(l); !ok {
+		return 0, fmt.Errorf("%w: invalid loss %d", ErrInvalidConfig, int(l))
+	}
+	if l.Multiclass() == (classes >= 3) {
+		return l, nil
+	}
+	if classes >= 3 {
+		switch l {
+		case LossBCE:
+			return LossCE, nil
+		case LossDebiasedBCE:
+			return DefaultRRCorrection, nil
+		case LossPropMatch:
+			return LossPropMatchCE, nil
+		}
+		return 0, fmt.Errorf("%w: loss %s is binary only; %d classes train with ce, forward_ce, backward_ce or propmatch_ce",
+			ErrInvalidConfig, l, classes)
+	}
+	return 0, fmt.Errorf("%w: loss %s needs a model of 3 or more classes, model.classes is %d (binary: bce, debiased_bce, propmatch, easyllp)",
+		ErrInvalidConfig, l, classes)
+}
 
 // MarshalText implements encoding.TextMarshaler.
 func (l Loss) MarshalText() ([]byte, error) { return losses.marshal(l) }

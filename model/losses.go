@@ -12,30 +12,59 @@ import (
 // bound as π → ½ (ε → 0), and at π = ½ the labels carry no information.
 const MaxFlipProb = 0.5 - 1e-9
 
+// MaxKaryFlipProb is the largest flip probability forward_ce and
+// backward_ce accept on C classes: (C−1)/C − 1e-9. At (C−1)/C the released
+// label is uniform whatever the true one (keep probability 1/C, ε = 0): the
+// transition matrix T is singular and the labels carry no information.
+func MaxKaryFlipProb(classes int) float64 {
+	c := float64(max(classes, 2))
+	return (c-1)/c - 1e-9
+}
+
 // LossParams holds the mechanism parameters some losses need; in a group each
 // replica has its own (they are program inputs, not constants).
 type LossParams struct {
-	// FlipProb is randomized response's flip probability π = 1/(1+e^ε), in
-	// [0, MaxFlipProb] (debiased_bce).
+	// FlipProb is randomized response's flip probability, the probability
+	// that the released label differs from the true one: π = 1/(1+e^ε) in
+	// [0, MaxFlipProb] (debiased_bce); on C ≥ 3 classes (forward_ce,
+	// backward_ce) k-ary RR's 1 − q = (C−1)/(e^ε+C−1), q = e^ε/(e^ε+C−1) the
+	// keep probability, in [0, MaxKaryFlipProb(C)]; each other class is
+	// released with probability FlipProb/(C−1).
 	FlipProb float64
 	// Prior is the label prior p = P(y=1) (easyllp), in [0, 1]; the caller
 	// estimates it, e.g. as the mean released proportion.
 	Prior float64
 }
 
-// Validate checks the parameters the loss l uses.
-func (p LossParams) Validate(l Loss) error {
+// Validate checks the parameters the loss l uses. For forward_ce and
+// backward_ce, whose bound depends on the class count, it checks
+// FlipProb ∈ [0, 1); ValidateFor checks the exact bound.
+func (p LossParams) Validate(l Loss) error { return p.ValidateFor(l, 0) }
+
+// ValidateFor checks the parameters the loss l uses on a model of classes
+// classes (0: unknown).
+func (p LossParams) ValidateFor(l Loss, classes int) error {
 	switch l {
 	case LossDebiasedBCE:
 		if !(p.FlipProb >= 0 && p.FlipProb <= MaxFlipProb) {
 			return fmt.Errorf("%w: debiased_bce needs a flip probability in [0, 0.5) (at most 0.5−1e-9), got %v",
 				ErrInvalidConfig, p.FlipProb)
 		}
+	case LossForwardCE, LossBackwardCE:
+		ok, bound := p.FlipProb >= 0 && p.FlipProb < 1, "[0, 1)"
+		if classes >= 3 {
+			hi := MaxKaryFlipProb(classes)
+			ok, bound = p.FlipProb >= 0 && p.FlipProb <= hi, fmt.Sprintf("[0, (C−1)/C) (at most %v)", hi)
+		}
+		if !ok {
+			return fmt.Errorf("%w: %s on %d classes needs a flip probability in %s, got %v",
+				ErrInvalidConfig, l, classes, bound, p.FlipProb)
+		}
 	case LossEasyLLP:
 		if !(p.Prior >= 0 && p.Prior <= 1) {
 			return fmt.Errorf("%w: easyllp needs a label prior in [0, 1], got %v", ErrInvalidConfig, p.Prior)
 		}
-	case LossBCE, LossPropMatch:
+	case LossBCE, LossPropMatch, LossCE, LossPropMatchCE:
 	default:
 		return fmt.Errorf("%w: invalid loss %v", ErrInvalidConfig, l)
 	}
@@ -78,8 +107,13 @@ func logMeanExp(a *Node) *Node {
 //   - easyllp: per-row soft label ỹ = k·α − (k−1)·p (p = prior, k = bag),
 //     mean of ỹ ℓ(z,1) + (1−ỹ) ℓ(z,0) (Busa-Fekete et al. 2023).
 //
+// The C-class losses take logits [R, B, C] (multiclassLoss).
+//
 // It panics (GoMLX style) on shapes that do not fit.
 func replicaLoss(l Loss, flip, prior, logits, target *Node, bag int) *Node {
+	if l.Multiclass() {
+		return multiclassLoss(l, flip, logits, target, bag)
+	}
 	if logits.Rank() != 2 || target.Rank() != 2 || flip.Rank() != 1 || prior.Rank() != 1 {
 		panic(fmt.Sprintf("model: replicaLoss wants logits and target [R, ·], params [R]; got %s, %s, %s, %s",
 			logits.Shape(), target.Shape(), flip.Shape(), prior.Shape()))
@@ -120,5 +154,79 @@ func replicaLoss(l Loss, flip, prior, logits, target *Node, bag int) *Node {
 		return ReduceMean(bceWithLogits(logits, soft), 1)
 	default:
 		panic(fmt.Sprintf("model: invalid loss %v", l))
+	}
+}
+
+// multiclassLoss returns each replica's training loss [R] from its logits
+// [R, B, C] (C ≥ 3 classes) and targets [R, U·C], U = B rows or B/bag bags,
+// C values per row or bag, row-major; flip [R] is each replica's
+// LossParams.FlipProb. With p = softmax(z) and ℓ_c = −log p_c:
+//
+//   - ce: mean over rows of Σ_c t_c ℓ_c.
+//   - forward_ce: k-ary RR keeps the label with probability q = 1 − flip
+//     and releases each other class with b = flip/(C−1), so T = a·I + b·11ᵀ
+//     with a = q − b, and the released label's probability under the model
+//     is (Tᵀp)_z = b + a·p_z. Mean over rows of −Σ_z t_z log(b + a·p_z)
+//     (t one-hot at the released z), computed as a log-sum-exp of log b and
+//     log a + log p_z (finite for b = 0 too).
+//   - backward_ce: T⁻¹ = (I − b·11ᵀ)/a (Sherman–Morrison; a + C·b = 1), so
+//     Σ_c (T⁻¹)_{z,c} ℓ_c = (ℓ_z − b·Σ_c ℓ_c)/a; for a target vector t,
+//     mean over rows of (Σ_z t_z ℓ_z − b·(Σ_z t_z)·Σ_c ℓ_c)/a. Its
+//     expectation over z given y is ℓ_y (unbiased); at C = 2 it is
+//     debiased_bce.
+//   - propmatch_ce: rows are consecutive bags of bag; mean over bags of
+//     −Σ_c α_c log p̄_c, p̄ the bag's mean predicted distribution, log p̄_c a
+//     log-mean-exp of the members' log p_c. Linear in α, so unbiased under
+//     mean-zero noise on α, entries outside [0, 1] included (the paper's
+//     Appendix D, Theorems D.1 and D.2, per class); at C = 2 it is
+//     propmatch.
+func multiclassLoss(l Loss, flip, logits, target *Node, bag int) *Node {
+	if logits.Rank() != 3 || target.Rank() != 2 || flip.Rank() != 1 {
+		panic(fmt.Sprintf("model: %s wants logits [R, B, C], target [R, ·] and params [R]; got %s, %s, %s",
+			l, logits.Shape(), target.Shape(), flip.Shape()))
+	}
+	r, rows, c := logits.Shape().Dim(0), logits.Shape().Dim(1), logits.Shape().Dim(2)
+	units := rows
+	if l.PerBag() {
+		if bag < 1 || rows%bag != 0 {
+			panic(fmt.Sprintf("model: %s: %d rows are not whole bags of %d", l, rows, bag))
+		}
+		units = rows / bag
+	}
+	if target.Shape().Dim(0) != r || target.Shape().Dim(1) != units*c {
+		panic(fmt.Sprintf("model: %s: logits %s need targets [%d, %d·%d], got %s", l, logits.Shape(), r, units, c, target.Shape()))
+	}
+	t := Reshape(target, r, units, c)
+	logP := LogSoftmax(logits, -1) // [R, B, C]
+	// kary returns a and b of each replica, shaped [R, 1, 1].
+	kary := func() (a, b *Node) {
+		f := Reshape(flip, r, 1, 1)
+		b = DivScalar(f, float64(c-1))
+		return Sub(OneMinus(f), b), b
+	}
+	switch l {
+	case LossCE:
+		return ReduceMean(Neg(ReduceSum(Mul(t, logP), -1)), 1)
+	case LossForwardCE:
+		a, b := kary()
+		logB := BroadcastToDims(Log(b), r, rows, c)
+		logAP := Add(logP, BroadcastToDims(Log(a), r, rows, c))
+		m := StopGradient(Max(logB, logAP))
+		logTp := Add(m, Log(Add(Exp(Sub(logB, m)), Exp(Sub(logAP, m))))) // log(b + a·p_c)
+		return ReduceMean(Neg(ReduceSum(Mul(t, logTp), -1)), 1)
+	case LossBackwardCE:
+		a, b := kary()
+		a, b = Reshape(a, r, 1), Reshape(b, r, 1)
+		own := ReduceSum(Mul(t, logP), -1)                // Σ_z t_z log p_z, [R, B]
+		all := Mul(ReduceSum(t, -1), ReduceSum(logP, -1)) // (Σ_z t_z)·Σ_c log p_c
+		per := Div(Sub(Mul(all, b), own), a)
+		return ReduceMean(per, 1)
+	case LossPropMatchCE:
+		lp := Reshape(logP, r, units, bag, c)
+		m := StopGradient(ReduceAndKeep(lp, ReduceMax, 2))
+		logPBar := Add(Squeeze(m, 2), AddScalar(Log(ReduceSum(Exp(Sub(lp, m)), 2)), -math.Log(float64(bag)))) // [R, U, C]
+		return ReduceMean(Neg(ReduceSum(Mul(t, logPBar), -1)), 1)
+	default:
+		panic(fmt.Sprintf("model: invalid C-class loss %v", l))
 	}
 }

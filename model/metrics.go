@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"labelprivacy/internal/stats"
 )
 
 // LogLoss is the mean binary cross-entropy −[y log p + (1−y) log(1−p)] of
@@ -26,4 +28,88 @@ func LogLoss(probs []float32, labels []uint8) float64 {
 		}
 	}
 	return sum / float64(len(probs))
+}
+
+// checkRows panics unless probs holds classes probabilities for each label
+// and every label is below classes (a caller's bug: labels are validated
+// when data is read).
+func checkRows(fn string, probs []float32, classes int, labels []uint8) {
+	if classes < 2 || len(probs) != len(labels)*classes {
+		panic(fmt.Sprintf("model.%s: %d probabilities for %d labels of %d classes", fn, len(probs), len(labels), classes))
+	}
+	for i, y := range labels {
+		if int(y) >= classes {
+			panic(fmt.Sprintf("model.%s: label %d of row %d is not below %d classes", fn, y, i, classes))
+		}
+	}
+}
+
+// Accuracy is the fraction of rows whose most probable class is the label:
+// probs holds classes probabilities per row, row-major (Group.Predict of a
+// C-class group), labels are 0..classes−1. Ties go to the lowest class. It
+// is NaN for empty input and panics on lengths that do not fit or a label ≥
+// classes.
+func Accuracy(probs []float32, classes int, labels []uint8) float64 {
+	checkRows("Accuracy", probs, classes, labels)
+	if len(labels) == 0 {
+		return math.NaN()
+	}
+	hits := 0
+	for i, y := range labels {
+		row := probs[i*classes : (i+1)*classes]
+		best := 0
+		for c, p := range row {
+			if p > row[best] {
+				best = c
+			}
+		}
+		if best == int(y) {
+			hits++
+		}
+	}
+	return float64(hits) / float64(len(labels))
+}
+
+// MacroAUC is the macro-averaged one-vs-rest AUC: the mean over classes c
+// of the exact, tie-aware AUC (internal/stats.AUC) of the scores P(y = c |
+// x) against the indicator y = c. Classes with no positive row (or no
+// negative row) in labels have no AUC and are left out of the mean; it is
+// NaN when no class has one. probs and labels as for Accuracy.
+func MacroAUC(probs []float32, classes int, labels []uint8) float64 {
+	checkRows("MacroAUC", probs, classes, labels)
+	scores, ind := make([]float32, len(labels)), make([]uint8, len(labels))
+	var sum float64
+	n := 0
+	for c := range classes {
+		for i, y := range labels {
+			scores[i], ind[i] = probs[i*classes+c], 0
+			if int(y) == c {
+				ind[i] = 1
+			}
+		}
+		if auc := stats.AUC(scores, ind); !math.IsNaN(auc) {
+			sum += auc
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
+}
+
+// CrossEntropy is the mean multiclass log loss −log p_{y} of the label's
+// predicted probability, p clipped to [eps, 1], eps = 1e-7 (LogLoss's
+// clipping). probs and labels as for Accuracy; NaN for empty input.
+func CrossEntropy(probs []float32, classes int, labels []uint8) float64 {
+	checkRows("CrossEntropy", probs, classes, labels)
+	if len(labels) == 0 {
+		return math.NaN()
+	}
+	const eps = 1e-7
+	var sum float64
+	for i, y := range labels {
+		sum -= math.Log(max(float64(probs[i*classes+int(y)]), eps))
+	}
+	return sum / float64(len(labels))
 }

@@ -8,6 +8,8 @@ import (
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best dot-imported.
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
+	"labelprivacy/pets"
 )
 
 // Defaults of the paper's architectures (Appendix C).
@@ -43,6 +45,29 @@ type ModelConfig struct {
 
 	// Init is the dense layers' initialization (0: DefaultInit).
 	Init Init
+
+	// Classes is the number of label classes C (config key model.classes):
+	// 0 or 2, binary, one logit and a sigmoid (the paper's models, exactly
+	// as before classes existed); 3 to MaxClasses, a head of C logits and a
+	// softmax, trained with the C-class losses (Loss.Multiclass). mlp and
+	// higgs_mlp take any C; kdd_embed is binary only and refuses C ≥ 3 with
+	// an error naming model.kind.
+	Classes int
+}
+
+// MaxClasses is the largest class count a model takes (pets.MaxClasses:
+// the mechanisms' limit).
+const MaxClasses = pets.MaxClasses
+
+// multiclass reports whether the model has a softmax head of C ≥ 3 logits.
+func (m ModelConfig) multiclass() bool { return m.Classes >= 3 }
+
+// heads is the number of logits per row: 1 (binary) or C.
+func (m ModelConfig) heads() int {
+	if m.multiclass() {
+		return m.Classes
+	}
+	return 1
 }
 
 // WithDefaults fills the architecture's defaults and validates the config.
@@ -53,6 +78,13 @@ func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 	}
 	if _, ok := inits.name(m.Init); !ok {
 		return m, fmt.Errorf("%w: invalid model.init %d", ErrInvalidConfig, int(m.Init))
+	}
+	if m.Classes < 0 || m.Classes == 1 || m.Classes > MaxClasses {
+		return m, fmt.Errorf("%w: model.classes must be 0 or 2 (binary) or 3..%d, got %d", ErrInvalidConfig, MaxClasses, m.Classes)
+	}
+	if m.Kind == KindKDDEmbed && m.multiclass() {
+		return m, fmt.Errorf("%w: model.kind kdd_embed is binary only; model.classes = %d needs model.kind mlp or higgs_mlp",
+			ErrInvalidConfig, m.Classes)
 	}
 	switch m.Kind {
 	case KindMLP, KindHiggsMLP:
@@ -94,7 +126,11 @@ func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 // key identifies the architecture (not the init) in program caches and
 // checkpoints.
 func (m ModelConfig) key() string {
-	return fmt.Sprintf("%s in=%d hidden=%v buckets=%d embed=%d", m.Kind, m.InputDim, m.Hidden, m.Buckets, m.EmbedDim)
+	k := fmt.Sprintf("%s in=%d hidden=%v buckets=%d embed=%d", m.Kind, m.InputDim, m.Hidden, m.Buckets, m.EmbedDim)
+	if m.multiclass() { // binary keys stay as they were (checkpoint fingerprints)
+		k += fmt.Sprintf(" classes=%d", m.Classes)
+	}
+	return k
 }
 
 // paramKind tells how a parameter is stacked and initialized.
@@ -138,7 +174,8 @@ func (p paramSpec) dims(r int) []int {
 }
 
 // params lists the parameters in a fixed order: the embedding table
-// (kdd_embed), then weights and biases of each dense layer, the logit last.
+// (kdd_embed), then weights and biases of each dense layer, the logit layer
+// last (1 output, or C for a C-class model).
 func (m ModelConfig) params() []paramSpec {
 	var ps []paramSpec
 	in := m.InputDim
@@ -146,7 +183,7 @@ func (m ModelConfig) params() []paramSpec {
 		ps = append(ps, paramSpec{name: "embedding/table", kind: paramTable, in: m.Buckets, out: m.EmbedDim})
 		in = m.EmbedDim
 	}
-	sizes := append(slices.Clone(m.Hidden), 1)
+	sizes := append(slices.Clone(m.Hidden), m.heads())
 	for i, out := range sizes {
 		name := fmt.Sprintf("dense_%d", i)
 		if i == len(m.Hidden) {
@@ -239,7 +276,7 @@ func batchedDense(x, w, b *Node) *Node {
 
 // denseStack applies the ReLU layers and the logit layer to h [R, B, in]:
 // params alternate weights and biases (params() order without the table).
-// It returns the logits [R, B].
+// It returns the logits [R, B] (one logit) or [R, B, C] (C logits).
 func denseStack(params []*Node, h *Node) *Node {
 	if usesSgemm(h.Graph().Backend()) {
 		return foldedDenseStack(params, h)
@@ -247,6 +284,9 @@ func denseStack(params []*Node, h *Node) *Node {
 	n := len(params) / 2
 	for i := range n - 1 {
 		h = relu(batchedDense(h, params[2*i], params[2*i+1]))
+	}
+	if params[2*n-2].Shape().Dim(2) > 1 { // C logits: one batched product
+		return batchedDense(h, params[2*n-2], params[2*n-1])
 	}
 	return logitLayer(h, params[2*n-2], params[2*n-1])
 }
@@ -267,7 +307,8 @@ func denseStack(params []*Node, h *Node) *Node {
 // dropped at the Concatenate. The logit layer is a product with one output
 // column (sgemm computes it transposed, without simplego's 32× padding).
 // The values equal h·W + b up to rounding: the bias is the last term of
-// each dot product instead of a separate add.
+// each dot product instead of a separate add. A head of C logits is the
+// same product with C output columns, returned as [R, B, C].
 func foldedDenseStack(params []*Node, h *Node) *Node {
 	g, dt := h.Graph(), h.DType()
 	r, b := h.Shape().Dim(0), h.Shape().Dim(1)
@@ -278,8 +319,11 @@ func foldedDenseStack(params []*Node, h *Node) *Node {
 		w, bias := params[2*i], params[2*i+1] // [R, in, out], [R, out]
 		in, out := w.Shape().Dim(1), w.Shape().Dim(2)
 		bRow := Reshape(bias, r, 1, out)
-		if i == n-1 { // logit: [R, in+1, 1]
+		if i == n-1 { // logit: [R, in+1, 1], or [R, in+1, C]
 			y := DotGeneral(h, []int{2}, []int{0}, Concatenate([]*Node{w, bRow}, 1), []int{1}, []int{0})
+			if out > 1 {
+				return y
+			}
 			return Reshape(y, r, b)
 		}
 		top := Concatenate([]*Node{w, Zeros(g, shapes.Make(dt, r, in, 1))}, 2)

@@ -12,9 +12,12 @@ import (
 // a training batch is fine). Fewer rows use one chunk of their size.
 const predictChunk = 4096
 
-// Predict returns every replica's predicted probabilities σ(logit) for the
-// rows of features, in row order: out[r][i] is replica r's prediction for
-// row i. All replicas run in one pass over the rows, chunk by chunk.
+// Predict returns every replica's predicted probabilities for the rows of
+// features, in row order. Binary (Classes() == 2): out[r][i] = σ(logit), the
+// probability of class 1 for row i. C ≥ 3 classes: out[r] holds C
+// probabilities per row, row-major: out[r][i·C+c] = P(y = c | x_i), the
+// softmax of the logits (rows sum to 1 up to rounding). All replicas run in
+// one pass over the rows, chunk by chunk.
 func (g *Group) Predict(features *data.Features) (out [][]float32, err error) {
 	defer recoverErr(g.Name, &err)
 	if g.params == nil {
@@ -37,9 +40,10 @@ func (g *Group) Predict(features *data.Features) (out [][]float32, err error) {
 	if fresh {
 		g.CompileS += compileS
 	}
+	h := g.m.heads() // values per row
 	out = make([][]float32, g.r)
 	for r := range out {
-		out[r] = make([]float32, n)
+		out[r] = make([]float32, n*h)
 	}
 	var x []float32
 	var ids []int32
@@ -49,7 +53,7 @@ func (g *Group) Predict(features *data.Features) (out [][]float32, err error) {
 	} else {
 		x = make([]float32, s.c*s.d)
 	}
-	probs := make([]float32, g.r*s.c)
+	probs := make([]float32, g.r*s.c*h)
 	inputs := make([]backends.Buffer, 0, len(g.params)+2)
 	donate := make([]bool, 0, len(g.params)+2)
 	for lo := 0; lo < n; lo += s.c {
@@ -100,11 +104,16 @@ func (g *Group) Predict(features *data.Features) (out [][]float32, err error) {
 			return nil, err
 		}
 		for r := range g.r {
-			copy(out[r][lo:lo+k], probs[r*s.c:r*s.c+k])
+			copy(out[r][lo*h:(lo+k)*h], probs[r*s.c*h:(r*s.c+k)*h])
 		}
 	}
 	return out, nil
 }
+
+// Classes is the number of classes C the group's models predict: 2 for a
+// binary model (Predict gives P(y = 1 | x) per row), else C (Predict gives
+// C probabilities per row).
+func (g *Group) Classes() int { return max(g.m.heads(), 2) }
 
 // Close releases the group's parameters on the backend. It is idempotent;
 // Predict fails after it.

@@ -40,6 +40,9 @@ type trainShape struct {
 	// hostAdam: the program returns the dense parameters' gradients and the
 	// host applies Adam (adam_host.go); the moments are inputs it ignores.
 	hostAdam bool
+	// classes is C for a C-class model (C target values per row or bag),
+	// 0 for a binary one (one value).
+	classes int
 }
 
 // graphParams are the parameters the training program holds: all of them,
@@ -51,12 +54,15 @@ func (s trainShape) graphParams(m ModelConfig) []paramSpec {
 	return m.params()
 }
 
-// targets is the number of targets per replica and step.
+// targetWidth is the number of target values per row or bag: 1, or C.
+func (s trainShape) targetWidth() int { return max(s.classes, 1) }
+
+// targets is the number of target values per replica and step.
 func (s trainShape) targets() int {
 	if s.bag > 0 {
-		return s.b / s.bag
+		return s.b / s.bag * s.targetWidth()
 	}
-	return s.b
+	return s.b * s.targetWidth()
 }
 
 // cacheKey keys the process-wide program cache.
@@ -241,7 +247,8 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 	}
 }
 
-// predictShape keys a prediction program: probabilities [R, C] of C rows.
+// predictShape keys a prediction program: probabilities [R, C] of C rows
+// (binary), or [R, C, K] of K classes (the model key has K).
 type predictShape struct {
 	model  string
 	r, c   int
@@ -249,9 +256,10 @@ type predictShape struct {
 	sparse bool
 }
 
-// buildPredict builds σ(logits) of every replica for one chunk of rows.
-// Inputs: params (P), then x [C, D] (dense) or ids [C, W] int32 bucket ids
-// and mask [C, W] (kdd_embed). Output [R, C].
+// buildPredict builds σ(logits) of every replica for one chunk of rows, or
+// softmax(logits) for a model of K ≥ 3 classes. Inputs: params (P), then
+// x [C, D] (dense) or ids [C, W] int32 bucket ids and mask [C, W]
+// (kdd_embed). Output [R, C], or [R, C, K].
 func buildPredict(m ModelConfig, s predictShape) func(g *Graph) []*Node {
 	return func(g *Graph) []*Node {
 		specs := m.params()
@@ -271,6 +279,9 @@ func buildPredict(m ModelConfig, s predictShape) func(g *Graph) []*Node {
 		} else {
 			x := Parameter(g, "x", f32(s.c, s.d))
 			h0 = BroadcastToDims(InsertAxes(x, 0), s.r, s.c, s.d)
+		}
+		if m.multiclass() {
+			return []*Node{Softmax(denseStack(layers, h0), -1)}
 		}
 		return []*Node{Sigmoid(denseStack(layers, h0))}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 
 	"labelprivacy/data"
@@ -26,6 +27,9 @@ func (t *trainer) validate() error {
 	if err := cfg.fillDefaults(); err != nil {
 		return err
 	}
+	if err := checkLossClasses(cfg.Loss, t.m); err != nil {
+		return err
+	}
 	if len(cfg.Replicas) == 0 {
 		return fmt.Errorf("%w: a group needs at least one replica", ErrInvalidConfig)
 	}
@@ -33,7 +37,10 @@ func (t *trainer) validate() error {
 		return err
 	}
 	s := trainShape{model: t.m.key(), loss: cfg.Loss, adam: cfg.Adam, r: len(cfg.Replicas)}
-	if s.b, s.bag, t.spe, err = cfg.checkReplicas(); err != nil {
+	if t.m.multiclass() {
+		s.classes = t.m.Classes
+	}
+	if s.b, s.bag, t.spe, err = cfg.checkReplicas(t.m.Classes); err != nil {
 		return err
 	}
 	t.total = int64(cfg.Epochs) * t.spe
@@ -77,14 +84,31 @@ func (c *GroupConfig) fillDefaults() error {
 	return nil
 }
 
+// checkLossClasses checks that the loss trains the model's head: a binary
+// loss a binary model, a C-class loss a model of C ≥ 3 classes.
+func checkLossClasses(l Loss, m ModelConfig) error {
+	if l.Multiclass() == m.multiclass() {
+		return nil
+	}
+	if m.multiclass() {
+		hint := ""
+		if alt, err := l.ForClasses(m.Classes); err == nil {
+			hint = fmt.Sprintf(" (its C-class form is %s)", alt)
+		}
+		return fmt.Errorf("%w: loss %s is binary; model.classes = %d trains with ce, forward_ce, backward_ce or propmatch_ce%s",
+			ErrInvalidConfig, l, m.Classes, hint)
+	}
+	return fmt.Errorf("%w: loss %s trains a softmax head of 3 or more classes; model.classes is %d (binary)", ErrInvalidConfig, l, m.Classes)
+}
+
 // checkReplicas checks every replica (on a copy of c.Replicas: defaults are
-// filled in) and that they share one batch shape, which it returns: rows
-// per batch, bag size and batches per epoch.
-func (c *GroupConfig) checkReplicas() (rows, bag int, steps int64, err error) {
+// filled in) of a model of classes classes and that they share one batch
+// shape, which it returns: rows per batch, bag size and batches per epoch.
+func (c *GroupConfig) checkReplicas(classes int) (rows, bag int, steps int64, err error) {
 	c.Replicas = slices.Clone(c.Replicas)
 	for i := range c.Replicas {
 		rep := &c.Replicas[i]
-		sh, err := rep.check(c.Loss)
+		sh, err := rep.check(c.Loss, classes)
 		if err == nil && i > 0 && (sh.rows != rows || sh.bag != bag || sh.steps != steps) {
 			err = fmt.Errorf("%w: %d batches of %d rows (bag size %d) per epoch; replica 0 has %d of %d (bag size %d): a group needs one shape",
 				ErrInvalidData, sh.steps, sh.rows, sh.bag, steps, rows, bag)
@@ -106,28 +130,29 @@ type batchShape struct {
 }
 
 // check fills in the replica's default learning rate and checks it, its
-// loss parameters and its source.
-func (rep *Replica) check(loss Loss) (batchShape, error) {
+// loss parameters and its source, for a model of classes classes.
+func (rep *Replica) check(loss Loss, classes int) (batchShape, error) {
 	if rep.LR == 0 {
 		rep.LR = DefaultLearningRate
 	}
 	if !(rep.LR > 0) || math.IsInf(rep.LR, 0) {
 		return batchShape{}, fmt.Errorf("%w: learning rate must be > 0, got %v", ErrInvalidConfig, rep.LR)
 	}
-	if err := rep.Params.Validate(loss); err != nil {
+	if err := rep.Params.ValidateFor(loss, classes); err != nil {
 		return batchShape{}, err
 	}
-	if rep.Source == nil {
+	if rep.Source == nil || isNilPointer(rep.Source) {
 		return batchShape{}, fmt.Errorf("%w: no batch source", ErrInvalidConfig)
 	}
-	return probeSource(rep.Source, loss)
+	return probeSource(rep.Source, loss, classes)
 }
 
 // probeSource reads the source's first batch and checks that its batches
-// can train loss: whole batches (DropLast), one target per row or per bag
-// as the loss needs, row ids into the features (IndexOnly sources carry
-// them).
-func probeSource(src *data.BatchSource, loss Loss) (batchShape, error) {
+// can train loss on a model of classes classes: whole batches (DropLast),
+// one target per row or per bag as the loss needs, of one value (binary)
+// or C values (C ≥ 3 classes), row ids into the features (IndexOnly
+// sources carry them).
+func probeSource(src BatchSource, loss Loss, classes int) (batchShape, error) {
 	src.SeekEpoch(0)
 	b, err := src.Next()
 	if errors.Is(err, io.EOF) {
@@ -146,6 +171,10 @@ func probeSource(src *data.BatchSource, loss Loss) (batchShape, error) {
 	}
 	if len(b.RowIDs) != b.Rows {
 		return sh, fmt.Errorf("%w: batches carry no row ids", ErrInvalidData)
+	}
+	if want := targetWidthFor(classes); max(b.TargetWidth, 1) != want {
+		return sh, fmt.Errorf("%w: the source's targets have %d values per %s, a model of %d classes needs %d",
+			ErrInvalidData, max(b.TargetWidth, 1), map[bool]string{true: "bag", false: "row"}[loss.PerBag()], max(classes, 2), want)
 	}
 	return sh, nil
 }
@@ -205,4 +234,20 @@ func sparseWidth(f *data.Features) int {
 		w = max(w, int(f.Offsets[i+1]-f.Offsets[i]))
 	}
 	return w
+}
+
+// isNilPointer reports whether v holds a nil pointer (a typed nil, e.g. a
+// nil *data.BatchSource, is not == nil as an interface).
+func isNilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// targetWidthFor is the number of target values per row or bag a model of
+// classes classes trains on: 1 (binary, classes 0 or 2) or C.
+func targetWidthFor(classes int) int {
+	if classes >= 3 {
+		return classes
+	}
+	return 1
 }
