@@ -18,13 +18,13 @@ import (
 func KNNEta(ref []float32, labels []uint8, query []float32, d, k, workers int) ([]float64, error) {
 	switch {
 	case d < 1:
-		return nil, &ParamError{Param: "d", Msg: fmt.Sprintf("must be ≥ 1, got %d", d)}
+		return nil, paramErr("d", fmt.Sprintf("must be ≥ 1, got %d", d))
 	case len(ref)%d != 0 || len(query)%d != 0:
-		return nil, &ParamError{Param: "d", Msg: fmt.Sprintf("rows are not multiples of %d features", d)}
+		return nil, paramErr("d", fmt.Sprintf("rows are not multiples of %d features", d))
 	case len(ref)/d != len(labels):
-		return nil, &ParamError{Param: "labels", Msg: fmt.Sprintf("%d labels for %d reference rows", len(labels), len(ref)/d)}
+		return nil, paramErr("labels", fmt.Sprintf("%d labels for %d reference rows", len(labels), len(ref)/d))
 	case k < 1 || k > len(labels):
-		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("must be in [1, %d], got %d", len(labels), k)}
+		return nil, paramErr("k", fmt.Sprintf("must be in [1, %d], got %d", len(labels), k))
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
