@@ -570,4 +570,3 @@ func (a *BagAuditorC) Audit(eta []float64, opts BagOptionsC, rng *rand.Rand) (*B
 	res.EAdv /= float64(n)
 	return res, nil
 }
-

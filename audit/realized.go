@@ -532,4 +532,3 @@ func attack(out *releaseStats, e float64, y uint8, l1, l0, ie float64) float64 {
 	out.ieVar += ie * (1 - ie)
 	return float64(c-p) - ie
 }
-

@@ -255,7 +255,9 @@ type ParamError struct {
 	Err   error
 }
 
-func (e *ParamError) Error() string { return cmp.Or(e.Pkg, "pets") + ": invalid " + e.Param + ": " + e.Msg }
+func (e *ParamError) Error() string {
+	return cmp.Or(e.Pkg, "pets") + ": invalid " + e.Param + ": " + e.Msg
+}
 
 // Unwrap makes errors.Is(err, ErrInvalidParam) true, or errors.Is(err,
 // e.Err) when Err is set.
