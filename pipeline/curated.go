@@ -30,12 +30,13 @@ import (
 func (c *Config) checkCuratedPet(i int, p PetConfig) error {
 	key := fmt.Sprintf("pets[%d]", i)
 	k := p.Mechanism
+	prior := k.Spec().Release.WithPrior() // a two-stage release with a prior model
 	switch {
 	case len(p.Bags) > 0 && !k.IsLLP():
 		return bad(key+".bags", "%s takes no bag rule (only llp, llp_lap, llp_geom do)", k)
-	case p.StageFraction != nil && k != pets.RRPrior:
+	case p.StageFraction != nil && !prior:
 		return bad(key+".stage_fraction", "%s takes no stage fraction (only rr_prior does)", k)
-	case p.PriorLR != nil && k != pets.RRPrior:
+	case p.PriorLR != nil && !prior:
 		return bad(key+".prior_lr", "%s takes no prior learning rate (only rr_prior does)", k)
 	case p.StageFraction != nil && !(*p.StageFraction > 0 && *p.StageFraction < 1):
 		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, defaultStageFraction)
@@ -188,7 +189,7 @@ func partitioner(set *setting, f *data.Frame, n int) (llp.Partitioner, error) {
 // (training its prior model through exec), curated bags, or release.Apply
 // as it always was. It returns the release and its metadata.
 func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit) (*release.Release, map[string]string, error) {
-	if u.s.Kind == pets.RRPrior {
+	if u.s.Kind.Spec().Release.WithPrior() {
 		return s.makeRRPriorRelease(ctx, exec, u)
 	}
 	o := release.Options{Noise: pets.NoiseSimulation, Seed: u.seed, KeepRemainder: s.cfg.Privacy.KeepRemainder}
@@ -216,7 +217,7 @@ func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit
 // kinds), for the audit's sampler.
 func (s *Session) mechanismAuditOptions(set *setting, n int, o *audit.Options) (llp.Partitioner, error) {
 	switch {
-	case set.Kind == pets.RRPrior:
+	case set.Kind.Spec().Release.WithPrior():
 		prior, err := s.auditPriors(set, n)
 		if err != nil {
 			return nil, err
