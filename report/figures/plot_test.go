@@ -293,7 +293,7 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 				}
 				wantPts++
 				curves[curveOf(r)] = true
-				fams[family(r.Pet)] = true
+				fams[r.Pet.Family()] = true
 			}
 			if tc.crowded != (len(f.panels) > 1) || tc.crowded && len(f.panels) != len(fams) {
 				t.Fatalf("%d panels for %d mechanism families, crowded %v", len(f.panels), len(fams), tc.crowded)
@@ -497,7 +497,7 @@ func TestAUCvsAdvantageInk(t *testing.T) {
 				change(sr)
 			}
 		}
-		return inkOf(render(t, f), f, f.panels[0], colRR)
+		return inkOf(render(t, f), f, f.panels[0], petColor(pets.RR))
 	}
 	all := ink(func(*series) {})
 	cases := []struct {
