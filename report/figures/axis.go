@@ -355,7 +355,9 @@ var markerGlyphs = [...]draw.GlyphDrawer{
 	pets.MarkerTriangle: draw.TriangleGlyph{},
 }
 
-// petGlyph is the mechanism's marker (pets.Look.Marker).
+// petGlyph is the mechanism's marker (pets.Look.Marker; pets.Register
+// refuses one beyond MarkerTriangle, and TestEveryMarkerDrawn checks this
+// table has them all).
 func petGlyph(k pets.Kind) draw.GlyphDrawer { return markerGlyphs[k.Spec().Look.Marker] }
 
 // isClean reports whether k is the clean reference (none: its "release" is

@@ -893,3 +893,14 @@ func TestSegHitsRect(t *testing.T) {
 		})
 	}
 }
+
+// Every marker a mechanism's Look may name is drawn, by a glyph of its own.
+func TestEveryMarkerDrawn(t *testing.T) {
+	seen := map[draw.GlyphDrawer]bool{}
+	for m := pets.MarkerSquare; m <= pets.MarkerTriangle; m++ {
+		if int(m) >= len(markerGlyphs) || markerGlyphs[m] == nil || seen[markerGlyphs[m]] {
+			t.Fatalf("marker %d has no glyph of its own", m)
+		}
+		seen[markerGlyphs[m]] = true
+	}
+}
