@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"labelprivacy/internal/mix"
+	"labelprivacy/internal/par"
 	"labelprivacy/pets"
 )
 
@@ -195,34 +193,15 @@ func (w *rworker) work(size int) *bagWork {
 	return b
 }
 
-// parallel runs fn(worker, i) for i in [0, n) on up to Workers goroutines.
+// parallel runs fn(worker, i) for i in [0, n) on the workers.
 func (r *runner) parallel(ws []*rworker, n int, fn func(w *rworker, i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for _, w := range ws[:max(1, min(len(ws), n))] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				fn(w, i)
-			}
-		}()
-	}
-	wg.Wait()
+	par.Each(n, len(ws), func(w, i int) { fn(ws[w], i) })
 }
 
 // realize runs the realized attack, the canary attack and the checks, and
 // fills the Summary's realized fields.
 func (r *runner) realize() error {
-	workers := r.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ws := make([]*rworker, workers)
+	ws := make([]*rworker, par.Workers(r.opts.Workers, math.MaxInt)) // the canary rounds may release more than Draws
 	for i := range ws {
 		ws[i] = r.newRWorker()
 	}

@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"labelprivacy/internal/mix"
+	"labelprivacy/internal/par"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
@@ -173,10 +171,6 @@ func (w *worker) bound(index int, e, ie float64) {
 // run audits every unit and returns the DP violation (|MA| above ε, else
 // IEAdv above IEAdvBound) of smallest index, if any.
 func (r *runner) run() error {
-	workers := r.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	// Units (bags, or blocks of examples) are grouped into fixed chunks of
 	// ~64k examples. Each chunk's statistics are accumulated in unit order
 	// and the chunks are merged in chunk order, so the result does not
@@ -187,38 +181,25 @@ func (r *runner) run() error {
 	}
 	chunk := max(1, 65536/unitLen)
 	nChunks := (r.units + chunk - 1) / chunk
-	workers = max(1, min(workers, nChunks))
 	r.stats = make([]unitStat, nChunks)
 	r.bsums = make([]float64, nChunks)
-	var next atomic.Int64
-	ws := make([]*worker, workers)
-	var wg sync.WaitGroup
+	ws := make([]*worker, par.Workers(r.opts.Workers, nChunks))
 	for wi := range ws {
-		w := r.newWorker()
-		ws[wi] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				c := int(next.Add(1)) - 1
-				if c >= nChunks {
-					return
-				}
-				st := &r.stats[c]
-				w.bsum = 0
-				for u := c * chunk; u < min((c+1)*chunk, r.units); u++ {
-					w.seedUnit(u)
-					if r.bag != nil {
-						st.add(w.doBag(u))
-					} else {
-						w.doBlock(u, st)
-					}
-				}
-				r.bsums[c] = w.bsum
-			}
-		}()
+		ws[wi] = r.newWorker()
 	}
-	wg.Wait()
+	par.Each(nChunks, len(ws), func(wi, c int) {
+		w, st := ws[wi], &r.stats[c]
+		w.bsum = 0
+		for u := c * chunk; u < min((c+1)*chunk, r.units); u++ {
+			w.seedUnit(u)
+			if r.bag != nil {
+				st.add(w.doBag(u))
+			} else {
+				w.doBlock(u, st)
+			}
+		}
+		r.bsums[c] = w.bsum
+	})
 	var viol *DPViolation
 	var bviol *BoundViolation
 	for _, w := range ws {
