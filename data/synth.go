@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"labelprivacy/internal/enum"
 	"labelprivacy/internal/stats"
 )
 
@@ -32,24 +33,13 @@ const (
 	LogisticBias = -0.5
 )
 
-var synthNames = map[SynthKind]string{SynthLogistic: "logistic", SynthBeta: "beta", SynthUniform: "uniform"}
+var synthKinds = enum.New("synthetic kind", ErrInvalid, []string{"logistic", "beta", "uniform"},
+	[]SynthKind{SynthLogistic, SynthBeta, SynthUniform})
 
-func (k SynthKind) String() string {
-	if s, ok := synthNames[k]; ok {
-		return s
-	}
-	return "SynthKind(" + strconv.Itoa(int(k)) + ")"
-}
+func (k SynthKind) String() string { return synthKinds.String(k, "SynthKind") }
 
-// ParseSynthKind parses logistic | beta | uniform.
-func ParseSynthKind(s string) (SynthKind, error) {
-	for k, name := range synthNames {
-		if name == s {
-			return k, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: synthetic kind %q (want logistic, beta or uniform)", ErrInvalid, s)
-}
+// ParseSynthKind parses logistic | beta | uniform (case-insensitive).
+func ParseSynthKind(s string) (SynthKind, error) { return synthKinds.Parse(s) }
 
 // SynthOptions configures Synth.
 type SynthOptions struct {

@@ -51,7 +51,7 @@ func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 	if m.Init == 0 {
 		m.Init = DefaultInit
 	}
-	if _, ok := inits.name(m.Init); !ok {
+	if _, ok := inits.Name(m.Init); !ok {
 		return m, fmt.Errorf("%w: invalid model.init %d", ErrInvalidConfig, int(m.Init))
 	}
 	switch m.Kind {

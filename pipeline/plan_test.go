@@ -212,7 +212,7 @@ func checkReceived(t *testing.T, s *Session, out string, r *runSpec, got *receiv
 //     RR-branch rows, and on argmax rows ỹ (argmax), nothing (drop), the
 //     prior (prior); ỹ everywhere (noisy).
 func TestPlanRRPriorAndCuratedBags(t *testing.T) {
-	for _, mode := range priorTargetsAll {
+	for _, mode := range priorTargets.Values() {
 		t.Run(string(mode), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			c := curatedConfig(t, out)

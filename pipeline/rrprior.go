@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/enum"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
@@ -66,27 +67,15 @@ const (
 // prior").
 const defaultPriorTargets = PriorTargetsArgmax
 
-var priorTargetsAll = []PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy}
+var priorTargets = enum.New("train.rr_prior_targets", nil, []string{"argmax", "drop", "prior", "noisy"},
+	[]PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy})
 
-func (t PriorTargets) valid() bool { return slices.Contains(priorTargetsAll, t) }
+func (t PriorTargets) valid() bool { _, ok := priorTargets.Name(t); return ok }
 
-func priorTargetNames() string {
-	var s []string
-	for _, t := range priorTargetsAll {
-		s = append(s, string(t))
-	}
-	return strings.Join(s, ", ")
-}
+func priorTargetNames() string { return priorTargets.Names() }
 
 // UnmarshalText accepts argmax, drop, prior and noisy.
-func (t *PriorTargets) UnmarshalText(b []byte) error {
-	v := PriorTargets(strings.TrimSpace(string(b)))
-	if !v.valid() {
-		return fmt.Errorf("%q is not one of %s", b, priorTargetNames())
-	}
-	*t = v
-	return nil
-}
+func (t *PriorTargets) UnmarshalText(b []byte) error { return priorTargets.Unmarshal(t, b) }
 
 // priorLR is the prior model's learning rate of an rr_prior setting: its
 // prior_lr, or the middle of train.learning_rates (sorted; the lower of
