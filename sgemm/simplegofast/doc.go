@@ -1,7 +1,7 @@
 // Package simplegofast runs the float32 DotGeneral of GoMLX's pure-Go
 // backend (simplego) on package sgemm's packed AVX2/FMA kernel, and three
-// float32 element-wise ops (Where, Slice, GreaterOrEqual) without
-// simplego's per-element branches and index walks.
+// float32 ops that simplego runs element by element (Where, Slice,
+// GreaterOrEqual) without its per-element branches and index walks.
 //
 // simplego v0.26.0 computes every matrix product with a scalar kernel on
 // zero-padded 32×32 blocks (≈ 3 GFLOP/s per core); sgemm reaches 60–90
