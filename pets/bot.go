@@ -5,6 +5,11 @@ package pets
 // model is a constant score); the audit sees one uninformative release.
 type botScheme struct{}
 
+// Bot is ⊥: nothing released.
+const Bot Kind = 1
+
+var _ = builtin(Bot, botScheme{})
+
 func (botScheme) Spec() Spec {
 	return Spec{Name: "bot", Privacy: Silent, Release: ReleaseNothing,
 		Look: Look{Name: "bot", Plain: "nothing released", Color: RGB{0x99, 0x99, 0x99}, Marker: MarkerRing}}

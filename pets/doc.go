@@ -36,7 +36,8 @@
 // ExampleLaw (the channels P(z | y), y ∈ [0, C), it draws each example
 // through, chosen by a public prior for rr_prior) or a BagLaw (the law of
 // the noise on a bag's sum: exact, clipped two-sided geometric or
-// Laplace). The registry (kind.go, Register) lists the kinds; ParseKind,
+// Laplace). Each file declares its Kind and registers its Scheme; the
+// registry (kind.go, Register for kinds from outside) lists them; ParseKind,
 // Kinds and Kind.Spec go through it, so that no package above switches
 // on a kind. Curated bags (llp.Sorted, llp.Keyed) are a parameter of the
 // release, not kinds: a bag's law given its labels does not depend on how

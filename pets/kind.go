@@ -9,41 +9,21 @@ import (
 	"sync/atomic"
 )
 
-// Kind identifies a label privacy mechanism: its place in the registry,
-// whose Scheme answers everything about it (Spec). The built-in kinds have
-// fixed values (ledgers store them), in the canonical order of tables and
-// figures.
-type Kind uint8
+// builtins holds the built-in kinds' schemes by value, filled by the
+// package-level declarations of their files (builtin) before init runs.
+var builtins []Scheme
 
-// The mechanisms of Section 2 and Section 4 "Mechanisms", and RR with a
-// prior; each is one file of this package.
-const (
-	None    Kind = iota // clean labels (none.go)
-	Bot                 // ⊥: nothing released (bot.go)
-	RR                  // randomized response (rr.go)
-	LLP                 // label proportions of bags of k (llp.go)
-	LLPLap              // LLP + Laplace noise on the proportion (llplap.go)
-	LLPGeom             // LLP + clipped two-sided geometric noise on the sum (llpgeom.go)
-	// RRPrior is randomized response with a prior (Ghazi et al., NeurIPS
-	// 2021, RRWithPrior for two classes): release the prior's argmax label
-	// where the prior is confident enough, RR(ε) elsewhere (rrprior.go).
-	RRPrior
-)
-
-// builtin is the registry as the package starts: Scheme of each built-in
-// kind, indexed by its value. A new mechanism is one file with its Scheme
-// and one line here (and a constant above), or, outside this package, one
-// Register call.
-func builtin() []Scheme {
-	return []Scheme{
-		None:    noneScheme{},
-		Bot:     botScheme{},
-		RR:      rrScheme{},
-		LLP:     llpScheme{},
-		LLPLap:  llpLapScheme{},
-		LLPGeom: llpGeomScheme{},
-		RRPrior: rrPriorScheme{},
+// builtin registers s as the built-in kind k and returns k; for the
+// package-level declaration in a kind's own file.
+func builtin(k Kind, s Scheme) Kind {
+	for len(builtins) <= int(k) {
+		builtins = append(builtins, nil)
 	}
+	if builtins[k] != nil {
+		panic(fmt.Sprintf("pets: built-in kind %d registered twice", k))
+	}
+	builtins[k] = s
+	return k
 }
 
 // entry is a registered kind: its scheme and its spec, read once.
@@ -59,9 +39,14 @@ var (
 	regMu    sync.Mutex
 )
 
+// init checks the built-in kinds (every value up to the last taken, each
+// spec valid against the kinds before it) and opens the registry.
 func init() {
 	var es []entry
-	for k, s := range builtin() {
+	for k, s := range builtins {
+		if s == nil {
+			panic(fmt.Sprintf("pets: no built-in kind %d", k))
+		}
 		sp := s.Spec()
 		if err := checkSpec(sp, es); err != nil {
 			panic(fmt.Sprintf("pets: built-in kind %d: %v", k, err))

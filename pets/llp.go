@@ -10,6 +10,11 @@ package pets
 // (PropMatch, Section 2).
 type llpScheme struct{}
 
+// LLP is label proportions of bags of k.
+const LLP Kind = 3
+
+var _ = builtin(LLP, llpScheme{})
+
 func (llpScheme) Spec() Spec {
 	return Spec{Name: "llp", Takes: Takes{K: true}, Privacy: NotDP, Release: ReleaseBags,
 		Train: Train{Loss: LossProportion, Target: TargetAlpha},

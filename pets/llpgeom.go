@@ -10,6 +10,11 @@ import "math"
 // trains on Debias(α) (alpha_debiased), which is unbiased (Theorem D.2).
 type llpGeomScheme struct{}
 
+// LLPGeom is LLP with clipped two-sided geometric noise on the sum.
+const LLPGeom Kind = 5
+
+var _ = builtin(LLPGeom, llpGeomScheme{})
+
 func (llpGeomScheme) Spec() Spec {
 	return Spec{Name: "llp_geom", Takes: Takes{K: true, Epsilon: true}, Privacy: DPRR, Release: ReleaseBags,
 		Train: Train{Loss: LossProportion, Target: TargetAlphaDebiased},

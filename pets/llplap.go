@@ -9,6 +9,11 @@ import "fmt"
 // With Params.Secure the noise comes from the grid sampler SecureLaplace.
 type llpLapScheme struct{}
 
+// LLPLap is LLP with Laplace noise on the proportion.
+const LLPLap Kind = 4
+
+var _ = builtin(LLPLap, llpLapScheme{})
+
 func (llpLapScheme) Spec() Spec {
 	return Spec{Name: "llp_lap", Takes: Takes{K: true, Epsilon: true}, Privacy: DPLaplace, Release: ReleaseBags,
 		Train: Train{Loss: LossProportion, Target: TargetAlpha},

@@ -5,23 +5,6 @@ import (
 	"math"
 )
 
-// Params configures a mechanism. Fields a kind does not take must be left
-// zero: New rejects them rather than silently ignoring them.
-type Params struct {
-	Kind Kind
-	// K is the bag size (llp, llp_lap, llp_geom), ≥ 1.
-	K int
-	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom,
-	// rr_prior), in (0, MaxEpsilon].
-	Epsilon float64
-	// Secure selects, for llp_lap, the grid Laplace sampler SecureLaplace
-	// (robust to the floating-point attack) instead of the textbook Laplace.
-	// rr and llp_geom always use exact samplers, so it changes nothing for
-	// them; it is rejected for none, bot and llp, which add no noise. Pair it
-	// with NewSecureRand for deployment.
-	Secure bool
-}
-
 // Mechanism is a validated, immutable PET: its parameters and the law its
 // kind's Scheme made of them. Safe for concurrent use (the Rand passed to
 // the release methods is not).

@@ -6,6 +6,11 @@ package pets
 // audit sees each label revealed (IEAdv = min(η, 1−η), |MA| = ∞).
 type noneScheme struct{}
 
+// None is clean labels.
+const None Kind = 0
+
+var _ = builtin(None, noneScheme{})
+
 func (noneScheme) Spec() Spec {
 	return Spec{Name: "none", Privacy: NotDP, Release: ReleaseRaw,
 		Train: Train{Loss: LossBCE, Target: TargetLabel},

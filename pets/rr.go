@@ -12,6 +12,11 @@ import (
 // closed form.
 type rrScheme struct{}
 
+// RR is randomized response.
+const RR Kind = 2
+
+var _ = builtin(RR, rrScheme{})
+
 func (rrScheme) Spec() Spec {
 	return Spec{Name: "rr", Takes: Takes{Epsilon: true}, Privacy: DPRR, Release: ReleaseLabels,
 		Train: Train{Loss: LossFlipped, Target: TargetLabelRR},

@@ -14,6 +14,13 @@ import "fmt"
 // (train.rr_prior_targets).
 type rrPriorScheme struct{}
 
+// RRPrior is randomized response with a prior (RRWithPrior, two classes):
+// the prior's argmax label where the prior is confident enough, RR(ε)
+// elsewhere.
+const RRPrior Kind = 6
+
+var _ = builtin(RRPrior, rrPriorScheme{})
+
 func (rrPriorScheme) Spec() Spec {
 	return Spec{Name: "rr_prior", Takes: Takes{Epsilon: true}, Privacy: DPRR, Release: ReleaseLabelsWithPrior,
 		Train: Train{Loss: LossBCE, Target: TargetSoft},

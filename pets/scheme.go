@@ -2,7 +2,8 @@ package pets
 
 // A mechanism is one value. Each kind of mechanism is one type in one file
 // of this package (none.go, bot.go, rr.go, rrprior.go, llp.go, llplap.go,
-// llpgeom.go) that implements Scheme, registered in kind.go; the rest of
+// llpgeom.go) that implements Scheme and registers itself with its Kind
+// constant (builtin, kind.go); the rest of
 // the program asks a Kind's Spec, or a Mechanism's law, what it needs
 // (parameters, release, training plan, audit law, privacy, look) instead
 // of switching on the kind. The answers are in this package's own
@@ -20,6 +21,31 @@ type Scheme interface {
 	// ReleaseNothing, ReleaseLabels, ReleaseLabelsWithPrior), a BagLaw for
 	// ReleaseBags. Errors are *ParamError.
 	Law(p Params) (Law, error)
+}
+
+// Kind identifies a label privacy mechanism: its place in the registry,
+// whose Scheme answers everything about it (Spec). Each built-in kind is
+// one file of this package that declares its constant and registers its
+// Scheme (builtin); the values are fixed (ledgers store them) and give the
+// canonical order of tables and figures: None, Bot, RR, LLP, LLPLap,
+// LLPGeom, RRPrior. Kinds registered later (Register) follow.
+type Kind uint8
+
+// Params configures a mechanism. Fields a kind does not take must be left
+// zero: New rejects them rather than silently ignoring them.
+type Params struct {
+	Kind Kind
+	// K is the bag size (llp, llp_lap, llp_geom), ≥ 1.
+	K int
+	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom,
+	// rr_prior), in (0, MaxEpsilon].
+	Epsilon float64
+	// Secure selects, for llp_lap, the grid Laplace sampler SecureLaplace
+	// (robust to the floating-point attack) instead of the textbook Laplace.
+	// rr and llp_geom always use exact samplers, so it changes nothing for
+	// them; it is rejected for none, bot and llp, which add no noise. Pair it
+	// with NewSecureRand for deployment.
+	Secure bool
 }
 
 // Spec is what a kind of mechanism is, for the rest of the program.
