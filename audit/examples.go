@@ -20,9 +20,10 @@ type chanAudit struct {
 	flip   float64   // π of a randomized-response channel (Theorem 3.5), else 0
 	// informative: some release has P(z|1) ≠ P(z|0).
 	informative bool
-	// order lists the releases by decreasing P(z | y) (ties: by z), for the
-	// probability integral transform of a release given y.
-	order [2][]int
+	// pitLo, pitHi[z·2+y] are the interval of the randomized probability
+	// integral transform of release z given label y: the releases ordered
+	// by decreasing P(· | y) (ties: by z), pitLo the mass before z.
+	pitLo, pitHi []float64
 }
 
 func newChanAudits(ex pets.ExampleLaw) []chanAudit {
@@ -38,16 +39,35 @@ func newChanAudits(ex pets.ExampleLaw) []chanAudit {
 			a.ma[z] = math.Abs(logLR(a.l1[z], a.l0[z]))
 			a.informative = a.informative || a.l1[z] != a.l0[z]
 		}
+		a.pitLo, a.pitHi = make([]float64, 2*c.Z), make([]float64, 2*c.Z)
 		for y, l := range [2][]float64{a.l0, a.l1} {
-			for z := range c.Z {
-				a.order[y] = append(a.order[y], z)
+			order := make([]int, c.Z)
+			for z := range order {
+				order[z] = z
 			}
 			// Insertion sort: Z is tiny.
-			o := a.order[y]
-			for j := 1; j < len(o); j++ {
-				for k := j; k > 0 && l[o[k]] > l[o[k-1]]; k-- {
-					o[k], o[k-1] = o[k-1], o[k]
+			for j := 1; j < len(order); j++ {
+				for k := j; k > 0 && l[order[k]] > l[order[k-1]]; k-- {
+					order[k], order[k-1] = order[k-1], order[k]
 				}
+			}
+			last := 0 // the last release of positive probability: its interval ends at 1, whatever the rounding
+			for j, z := range order {
+				if l[z] > 0 {
+					last = j
+				}
+			}
+			lo := 0.0
+			for j, z := range order {
+				hi := lo + l[z]
+				switch {
+				case l[z] == 0:
+					hi = lo // never released given y: an empty interval
+				case j == last:
+					hi = 1
+				}
+				a.pitLo[z*2+y], a.pitHi[z*2+y] = lo, hi
+				lo = hi
 			}
 		}
 	}
@@ -80,24 +100,10 @@ func (a *chanAudit) posterior(e float64, z uint8) float64 {
 }
 
 // pit returns the interval [lo, hi) of the randomized probability integral
-// transform of release z given label y: the releases ordered by decreasing
-// P(z | y), lo the mass before z.
+// transform of release z given label y (empty when P(z | y) = 0).
 func (a *chanAudit) pit(z, y uint8) (lo, hi float64) {
-	l := a.l0
-	if y == 1 {
-		l = a.l1
-	}
-	o := a.order[y]
-	for j, v := range o {
-		if v == int(z) {
-			if j == len(o)-1 {
-				return lo, 1
-			}
-			return lo, lo + l[v]
-		}
-		lo += l[v]
-	}
-	return lo, lo
+	i := int(z)*2 + int(y)
+	return a.pitLo[i], a.pitHi[i]
 }
 
 // chanOf returns example i's channel and, for a kind with a prior, its
