@@ -169,16 +169,14 @@ func (e *EtaError) Error() string {
 func (e *EtaError) Unwrap() error { return ErrInvalidInput }
 
 // ParamError reports an invalid argument or option by name ("mechanism",
-// "eta", "label_draws", "max_samples").
-type ParamError struct {
-	Param string
-	Msg   string
+// "eta", "label_draws", "max_samples"): pets.ParamError with Pkg "audit",
+// wrapping ErrInvalidInput (paramErr).
+type ParamError = pets.ParamError
+
+// paramErr is the audit's *ParamError: errors.Is(err, ErrInvalidInput).
+func paramErr(param, msg string) *ParamError {
+	return &ParamError{Param: param, Msg: msg, Pkg: "audit", Err: ErrInvalidInput}
 }
-
-func (e *ParamError) Error() string { return "audit: invalid " + e.Param + ": " + e.Msg }
-
-// Unwrap makes errors.Is(err, ErrInvalidInput) true.
-func (e *ParamError) Unwrap() error { return ErrInvalidInput }
 
 // DPTolerance is the rounding slack of the ε-DP check: a realized |MA| of an
 // ε-DP mechanism may exceed ε by at most this much (measured excess: a few
@@ -209,18 +207,6 @@ func (e *DPViolation) Error() string {
 
 // Unwrap makes errors.Is(err, ErrDPViolation) true.
 func (e *DPViolation) Unwrap() error { return ErrDPViolation }
-
-type kindCode uint8
-
-const (
-	kNone kindCode = iota
-	kBot
-	kRR
-	kRRPrior
-	kLLP
-	kGeom
-	kLap
-)
 
 // Stream constants separating the random streams derived from the seed.
 const (
@@ -274,7 +260,7 @@ func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
 	}
 	r.sum.RealizedGain, r.sum.RealizedGainSE, r.sum.RealizedZ = math.NaN(), math.NaN(), math.NaN()
 	r.sum.EpsLower, r.sum.EpsLowerRealBags = math.NaN(), math.NaN()
-	if opts.Sampler != nil && r.kind != kNone {
+	if opts.Sampler != nil && m.Spec().Release != pets.ReleaseRaw {
 		if err := r.realize(); err != nil {
 			return nil, err
 		}

@@ -413,7 +413,7 @@ func TestDPBound(t *testing.T) {
 	copy(w.eta, eta6)
 	pbPMF(w.p, w.eta)
 	for _, e := range eta6 {
-		w.member(kGeom, e)
+		w.member(pets.SumGeometric, e)
 		for r := range w.f1 {
 			if v := math.Abs(logLR(w.f1[r], w.f0[r])); v > 2*(1+1e-12) {
 				t.Errorf("geom |log LR| %v > ε = 2", v)

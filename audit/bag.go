@@ -1,6 +1,10 @@
 package audit
 
-import "math"
+import (
+	"math"
+
+	"labelprivacy/pets"
+)
 
 // bagWork is the O(k) per-worker workspace of the LLP family (llp, llp_geom,
 // llp_lap). For one bag it holds the law of the bag sum and, member by
@@ -52,22 +56,22 @@ func newBagWork(k int, eps float64) *bagWork {
 // (w.p must hold the bag-sum law) and the kind-specific tables, and returns
 // IEAdv_i = min(η,1−η) − Σ_z min(P(y_i=1, z), P(y_i=0, z)) (Lemma A.1 with
 // the Bayes attacker), z ranging over the releases of the mechanism.
-func (w *bagWork) member(kind kindCode, e float64) float64 {
-	w.leaveOut(kind, e)
+func (w *bagWork) member(noise pets.SumNoise, e float64) float64 {
+	w.leaveOut(noise, e)
 	f := 1 - e
 	var lost float64 // Σ_z min(joint1, joint0): the Bayes attacker's error
-	switch kind {
-	case kLLP:
+	switch noise {
+	case pets.SumExact:
 		prev := 0.0
 		for _, v := range w.q {
 			lost += min(e*prev, f*v)
 			prev = v
 		}
-	case kGeom:
+	case pets.SumGeometric:
 		for r, v1 := range w.f1 {
 			lost += min(e*v1, f*w.f0[r])
 		}
-	case kLap:
+	case pets.SumLaplace:
 		lost = w.lapLost(e, f)
 	}
 	return max(0, min(e, f)-lost)
@@ -75,13 +79,13 @@ func (w *bagWork) member(kind kindCode, e float64) float64 {
 
 // leaveOut computes the leave-one-out law of a member of prior e (w.p must
 // hold the bag-sum law) and the tables likelihoods reads, in O(k).
-func (w *bagWork) leaveOut(kind kindCode, e float64) {
+func (w *bagWork) leaveOut(noise pets.SumNoise, e float64) {
 	leaveOneOut(w.q, w.p, e)
-	switch kind {
-	case kGeom:
+	switch noise {
+	case pets.SumGeometric:
 		w.fillFB()
 		w.fillGeom()
-	case kLap:
+	case pets.SumLaplace:
 		w.fillFB()
 	}
 }
@@ -165,10 +169,10 @@ func (w *bagWork) lapLost(e, f float64) float64 {
 // current member, up to a common positive factor, for a release given in
 // units of the sum (t = k·α): the bag sum s for llp, the clipped noisy sum r
 // for llp_geom (both integers), the real t for llp_lap.
-func (w *bagWork) likelihoods(kind kindCode, t float64) (l1, l0 float64) {
+func (w *bagWork) likelihoods(noise pets.SumNoise, t float64) (l1, l0 float64) {
 	k := w.k
-	switch kind {
-	case kLLP:
+	switch noise {
+	case pets.SumExact:
 		s := int(t)
 		if s > 0 {
 			l1 = w.q[s-1]
@@ -176,10 +180,10 @@ func (w *bagWork) likelihoods(kind kindCode, t float64) (l1, l0 float64) {
 		if s < k {
 			l0 = w.q[s]
 		}
-	case kGeom:
+	case pets.SumGeometric:
 		r := int(t)
 		l1, l0 = w.f1[r], w.f0[r]
-	case kLap:
+	case pets.SumLaplace:
 		switch {
 		case t < 0:
 			l1, l0 = w.bq[0], w.bq[1]

@@ -31,13 +31,13 @@ type Calibration struct {
 // bin's mean η with its rate of label 1. Errors name a bad η or label.
 func Reliability(eta []float64, labels []uint8, bins int) (*Calibration, error) {
 	if len(eta) != len(labels) {
-		return nil, &ParamError{Param: "labels", Msg: fmt.Sprintf("%d labels for %d η values", len(labels), len(eta))}
+		return nil, paramErr("labels", fmt.Sprintf("%d labels for %d η values", len(labels), len(eta)))
 	}
 	if len(eta) == 0 {
-		return nil, &ParamError{Param: "eta", Msg: "no calibration rows"}
+		return nil, paramErr("eta", "no calibration rows")
 	}
 	if bins < 1 {
-		return nil, &ParamError{Param: "bins", Msg: fmt.Sprintf("must be ≥ 1, got %d", bins)}
+		return nil, paramErr("bins", fmt.Sprintf("must be ≥ 1, got %d", bins))
 	}
 	c := &Calibration{Bins: make([]CalBin, bins), N: len(eta)}
 	sumEta := make([]float64, bins)
@@ -48,7 +48,7 @@ func Reliability(eta []float64, labels []uint8, bins int) (*Calibration, error) 
 		}
 		y := labels[i]
 		if y > 1 {
-			return nil, &ParamError{Param: "labels", Msg: fmt.Sprintf("label %d at row %d is not 0/1", y, i)}
+			return nil, paramErr("labels", fmt.Sprintf("label %d at row %d is not 0/1", y, i))
 		}
 		b := min(bins-1, int(e*float64(bins)))
 		c.Bins[b].N++
@@ -90,7 +90,7 @@ func logit(e float64) float64 {
 // so that separable data stay finite). It needs both labels present.
 func FitPlatt(eta []float64, labels []uint8) (Platt, error) {
 	if len(eta) != len(labels) {
-		return Platt{}, &ParamError{Param: "labels", Msg: fmt.Sprintf("%d labels for %d η values", len(labels), len(eta))}
+		return Platt{}, paramErr("labels", fmt.Sprintf("%d labels for %d η values", len(labels), len(eta)))
 	}
 	n1 := 0
 	for i, e := range eta {
@@ -98,12 +98,12 @@ func FitPlatt(eta []float64, labels []uint8) (Platt, error) {
 			return Platt{}, &EtaError{Index: i, Value: e}
 		}
 		if labels[i] > 1 {
-			return Platt{}, &ParamError{Param: "labels", Msg: fmt.Sprintf("label %d at row %d is not 0/1", labels[i], i)}
+			return Platt{}, paramErr("labels", fmt.Sprintf("label %d at row %d is not 0/1", labels[i], i))
 		}
 		n1 += int(labels[i])
 	}
 	if n1 == 0 || n1 == len(eta) {
-		return Platt{}, &ParamError{Param: "labels", Msg: fmt.Sprintf("Platt scaling needs both labels; %d of %d rows are 1", n1, len(eta))}
+		return Platt{}, paramErr("labels", fmt.Sprintf("Platt scaling needs both labels; %d of %d rows are 1", n1, len(eta)))
 	}
 	const ridge = 1e-6
 	p := Platt{A: 1}

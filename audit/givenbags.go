@@ -11,15 +11,15 @@ import (
 // audit examples by the release's rule) instead of a random partition.
 func (r *runner) givenBags(b *llp.Bags, n int) error {
 	if b.N != n {
-		return &ParamError{Param: "bags", Msg: fmt.Sprintf("bags of %d rows for %d examples", b.N, n)}
+		return paramErr("bags", fmt.Sprintf("bags of %d rows for %d examples", b.N, n))
 	}
 	if b.NumBags == 0 {
-		return &ParamError{Param: "bags", Msg: "no bag"}
+		return paramErr("bags", "no bag")
 	}
 	k := r.m.K()
 	for u := range b.NumBags {
 		if sz := b.Size(u); sz > k {
-			return &ParamError{Param: "bags", Msg: fmt.Sprintf("bag %d has %d rows, more than k = %d", u, sz, k)}
+			return paramErr("bags", fmt.Sprintf("bag %d has %d rows, more than k = %d", u, sz, k))
 		}
 	}
 	r.k, r.units, r.bags = k, b.NumBags, b

@@ -3,8 +3,8 @@ package audit
 import (
 	"container/heap"
 	"fmt"
-	"runtime"
-	"sync"
+
+	"labelprivacy/internal/par"
 )
 
 // KNNEta estimates η(x) = P(y=1|x) for each query row as the mean label of
@@ -18,54 +18,44 @@ import (
 func KNNEta(ref []float32, labels []uint8, query []float32, d, k, workers int) ([]float64, error) {
 	switch {
 	case d < 1:
-		return nil, &ParamError{Param: "d", Msg: fmt.Sprintf("must be ≥ 1, got %d", d)}
+		return nil, paramErr("d", fmt.Sprintf("must be ≥ 1, got %d", d))
 	case len(ref)%d != 0 || len(query)%d != 0:
-		return nil, &ParamError{Param: "d", Msg: fmt.Sprintf("rows are not multiples of %d features", d)}
+		return nil, paramErr("d", fmt.Sprintf("rows are not multiples of %d features", d))
 	case len(ref)/d != len(labels):
-		return nil, &ParamError{Param: "labels", Msg: fmt.Sprintf("%d labels for %d reference rows", len(labels), len(ref)/d)}
+		return nil, paramErr("labels", fmt.Sprintf("%d labels for %d reference rows", len(labels), len(ref)/d))
 	case k < 1 || k > len(labels):
-		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("must be in [1, %d], got %d", len(labels), k)}
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		return nil, paramErr("k", fmt.Sprintf("must be in [1, %d], got %d", len(labels), k))
 	}
 	nq := len(query) / d
 	out := make([]float64, nq)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Go(func() {
-			h := make(knnHeap, 0, k)
-			for q := range next {
-				h = h[:0]
-				x := query[q*d : (q+1)*d]
-				for r := range labels {
-					row := ref[r*d : (r+1)*d]
-					var dist float32
-					for j, v := range x {
-						t := v - row[j]
-						dist += t * t
-					}
-					if len(h) < k {
-						heap.Push(&h, knnItem{dist, int32(r)})
-					} else if dist < h[0].dist {
-						h[0] = knnItem{dist, int32(r)}
-						heap.Fix(&h, 0)
-					}
-				}
-				var ones int
-				for _, it := range h {
-					ones += int(labels[it.row])
-				}
-				out[q] = float64(ones) / float64(len(h))
+	heaps := make([]knnHeap, par.Workers(workers, nq))
+	for w := range heaps {
+		heaps[w] = make(knnHeap, 0, k)
+	}
+	par.Each(nq, len(heaps), func(w, q int) {
+		h := heaps[w][:0]
+		x := query[q*d : (q+1)*d]
+		for r := range labels {
+			row := ref[r*d : (r+1)*d]
+			var dist float32
+			for j, v := range x {
+				t := v - row[j]
+				dist += t * t
 			}
-		})
-	}
-	for q := range nq {
-		next <- q
-	}
-	close(next)
-	wg.Wait()
+			if len(h) < k {
+				heap.Push(&h, knnItem{dist, int32(r)})
+			} else if dist < h[0].dist {
+				h[0] = knnItem{dist, int32(r)}
+				heap.Fix(&h, 0)
+			}
+		}
+		var ones int
+		for _, it := range h {
+			ones += int(labels[it.row])
+		}
+		out[q] = float64(ones) / float64(len(h))
+		heaps[w] = h
+	})
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"labelprivacy/internal/oracle"
+	"labelprivacy/pets"
 )
 
 // simpson integrates f over [a, b] with n (even) panels.
@@ -95,7 +96,7 @@ func TestLapIntegral(t *testing.T) {
 			copy(w.eta, eta)
 			pbPMF(w.p, w.eta)
 			for i, e := range eta {
-				got := w.member(kLap, e)
+				got := w.member(pets.SumLaplace, e)
 				want := math.Min(e, 1-e) - quadLost(joint[1][i], joint[0][i], eps)
 				d := math.Abs(got - want)
 				worst = math.Max(worst, d)
@@ -105,7 +106,7 @@ func TestLapIntegral(t *testing.T) {
 				// Likelihood ratio at random releases, inside and outside [0, k].
 				for range 20 {
 					tt := (r.Float64()*1.4 - 0.2) * float64(k)
-					l1, l0 := w.likelihoods(kLap, tt)
+					l1, l0 := w.likelihoods(pets.SumLaplace, tt)
 					var w1, w0 float64
 					for s := 0; s <= k; s++ {
 						d := oracle.LapDensity(eps, k, s, tt/float64(k))

@@ -228,7 +228,7 @@ type BagResultC struct {
 // (they may share nothing else).
 type BagAuditorC struct {
 	m      *pets.Multiclass
-	kind   pets.Kind
+	noise  pets.SumNoise
 	c, n   int
 	x      *countIndex
 	lambda float64
@@ -263,18 +263,18 @@ type BagAuditorC struct {
 // "k", a (C, n) whose BagWorkC exceeds MaxBagWork.
 func NewBagAuditorC(m *pets.Multiclass, n int) (*BagAuditorC, error) {
 	if !m.Kind().IsLLP() {
-		return nil, &ParamError{Param: "mechanism", Msg: fmt.Sprintf("%v is not a bag mechanism", m)}
+		return nil, paramErr("mechanism", fmt.Sprintf("%v is not a bag mechanism", m))
 	}
 	c := m.Classes()
 	if n < 1 {
-		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("bag size must be ≥ 1, got %d", n)}
+		return nil, paramErr("k", fmt.Sprintf("bag size must be ≥ 1, got %d", n))
 	}
 	if w := BagWorkC(c, n); w > MaxBagWork {
-		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf(
+		return nil, paramErr("k", fmt.Sprintf(
 			"bags of %d labels over %d classes need %.3g operations per bag in the exact count-vector audit (%.0f count vectors; limit %d): use smaller bags or fewer classes",
-			n, c, w, stateCount(n, c), MaxBagWork)}
+			n, c, w, stateCount(n, c), MaxBagWork))
 	}
-	a := &BagAuditorC{m: m, kind: m.Kind(), c: c, n: n, x: newCountIndex(c, n), lambda: m.NoiseRate()}
+	a := &BagAuditorC{m: m, noise: m.Mechanism().BagLaw().SumNoise(), c: c, n: n, x: newCountIndex(c, n), lambda: m.NoiseRate()}
 	s1, s := a.x.size[n-1], a.x.size[n]
 	a.q = make([]float64, n*s1)
 	a.b0, a.b1 = make([]float64, s1), make([]float64, s1)
@@ -287,7 +287,7 @@ func NewBagAuditorC(m *pets.Multiclass, n int) (*BagAuditorC, error) {
 	a.counts, a.tcounts = make([]int, c), make([]int, c)
 	a.rel = make([]float64, c-1)
 	a.maxEta = make([]float64, n)
-	if a.kind == pets.LLPGeom {
+	if a.noise == pets.SumGeometric {
 		// The clipped two-sided geometric pmf (pets' release): interior
 		// (1−a)/(1+a)·a^|t−v|, P(t = 0) = a^v/(1+a), P(t = n) = a^(n−v)/(1+a).
 		al := math.Exp(-a.lambda)
@@ -323,7 +323,7 @@ func (a *BagAuditorC) States() int { return a.x.size[a.n] }
 // eta equals the bag prepared last.
 func (a *BagAuditorC) Prepare(eta []float64) error {
 	if len(eta) != a.n*a.c {
-		return &ParamError{Param: "eta", Msg: fmt.Sprintf("%d values for a bag of %d over %d classes", len(eta), a.n, a.c)}
+		return paramErr("eta", fmt.Sprintf("%d values for a bag of %d over %d classes", len(eta), a.n, a.c))
 	}
 	if a.eta != nil && slices.Equal(a.eta, eta) {
 		return nil
@@ -444,8 +444,8 @@ func (a *BagAuditorC) fillFrom(i, r int, prod float64) {
 func (a *BagAuditorC) setRelease(rel []float64) (ok bool) {
 	c, n, n1 := a.c, a.n, a.n+1
 	fn := float64(n)
-	switch a.kind {
-	case pets.LLP, pets.LLPGeom:
+	switch a.noise {
+	case pets.SumExact, pets.SumGeometric:
 		rest := n
 		for cl := 1; cl < c; cl++ {
 			t := math.Round(rel[cl-1] * fn)
@@ -456,13 +456,13 @@ func (a *BagAuditorC) setRelease(rel []float64) (ok bool) {
 			rest -= int(t)
 		}
 		a.tcounts[0] = rest
-		if a.kind == pets.LLP {
+		if a.noise == pets.SumExact {
 			return rest >= 0
 		}
 		for cl := 1; cl < c; cl++ {
 			copy(a.tab[(cl-1)*n1:cl*n1], a.gtab[a.tcounts[cl]*n1:(a.tcounts[cl]+1)*n1])
 		}
-	case pets.LLPLap:
+	case pets.SumLaplace:
 		for cl := 1; cl < c; cl++ {
 			t := rel[cl-1] * fn
 			if math.IsNaN(t) || math.IsInf(t, 0) {
@@ -494,12 +494,12 @@ func (a *BagAuditorC) Likelihoods(dst, eta, rel []float64) error {
 		return err
 	}
 	if len(dst) != a.n*a.c || len(rel) != a.c-1 {
-		return &ParamError{Param: "release", Msg: fmt.Sprintf("%d outputs and %d released proportions for a bag of %d over %d classes", len(dst), len(rel), a.n, a.c)}
+		return paramErr("release", fmt.Sprintf("%d outputs and %d released proportions for a bag of %d over %d classes", len(dst), len(rel), a.n, a.c))
 	}
 	if !a.setRelease(rel) {
-		return &ParamError{Param: "release", Msg: fmt.Sprintf("%v is not a release of %v on a bag of %d", rel, a.m, a.n)}
+		return paramErr("release", fmt.Sprintf("%v is not a release of %v on a bag of %d", rel, a.m, a.n))
 	}
-	if a.kind == pets.LLP {
+	if a.noise == pets.SumExact {
 		a.llpLik(dst)
 		return nil
 	}
@@ -548,18 +548,18 @@ func (a *BagAuditorC) Audit(eta []float64, opts BagOptionsC, rng *rand.Rand) (*B
 		ew = DefaultExactWork
 	}
 	switch {
-	case a.kind == pets.LLP:
+	case a.noise == pets.SumExact:
 		a.exactLLP(res.IEAdv)
-	case a.kind == pets.LLPGeom && ew >= a.geomExactWork():
+	case a.noise == pets.SumGeometric && ew >= a.geomExactWork():
 		a.exactGeom(res.IEAdv)
-	case a.kind == pets.LLPLap && a.c == 2 && ew > 0:
+	case a.noise == pets.SumLaplace && a.c == 2 && ew > 0:
 		a.exactLap2(res.IEAdv)
 	default:
 		if opts.Draws < 2 {
-			return nil, &ParamError{Param: "draws", Msg: fmt.Sprintf("%v on bags of %d needs an estimate from ≥ 2 sampled releases, got %d", a.m, n, opts.Draws)}
+			return nil, paramErr("draws", fmt.Sprintf("%v on bags of %d needs an estimate from ≥ 2 sampled releases, got %d", a.m, n, opts.Draws))
 		}
 		if rng == nil {
-			return nil, &ParamError{Param: "rng", Msg: "an estimate needs a random source"}
+			return nil, paramErr("rng", "an estimate needs a random source")
 		}
 		a.estimate(res, opts.Draws, rng)
 		return res, nil
@@ -569,247 +569,4 @@ func (a *BagAuditorC) Audit(eta []float64, opts BagOptionsC, rng *rand.Rand) (*B
 	}
 	res.EAdv /= float64(n)
 	return res, nil
-}
-
-// geomExactWork is the cost of enumerating llp_geom's release space.
-func (a *BagAuditorC) geomExactWork() float64 {
-	pts := math.Pow(float64(a.n+1), float64(a.c-1))
-	return pts * (float64(a.x.size[a.n])*float64(a.c-1) + float64(a.n*a.c)*float64(a.x.size[a.n-1]))
-}
-
-// exactLLP: IEAdv_i = Σ_N max_y η_iy·Q_i(N − e_y) − max_y η_iy, gathering
-// for each count vector N of the bag its (m, y) pairs m + e_y = N.
-func (a *BagAuditorC) exactLLP(out []float64) {
-	a.buildDown()
-	n := a.n
-	clear(out)
-	best := a.best[:n]
-	for N := range a.x.size[n] {
-		clear(best)
-		for k := a.downOff[N]; k < a.downOff[N+1]; k++ {
-			m, y := int(a.downM[k]), int(a.downY[k])
-			qm, ey := a.q[m*n:m*n+n], a.etaT[y*n:y*n+n]
-			ey, bs := ey[:len(qm)], best[:len(qm)] // no bounds checks below
-			for i, qv := range qm {
-				bs[i] = max(bs[i], ey[i]*qv)
-			}
-		}
-		for i, b := range best {
-			out[i] += b
-		}
-	}
-	for i := range out {
-		out[i] = max(0, out[i]-a.maxEta[i])
-	}
-}
-
-// buildDown inverts up[n−1] into the per-state lists of exactLLP.
-func (a *BagAuditorC) buildDown() {
-	if a.downOff != nil {
-		return
-	}
-	c, n := a.c, a.n
-	up := a.x.up[n-1]
-	off := make([]int32, a.x.size[n]+1)
-	for _, ix := range up {
-		off[ix+1]++
-	}
-	for N := range a.x.size[n] {
-		off[N+1] += off[N]
-	}
-	pos := slices.Clone(off[:len(off)-1])
-	a.downM, a.downY = make([]int32, len(up)), make([]uint8, len(up))
-	for k, ix := range up {
-		a.downM[pos[ix]], a.downY[pos[ix]] = int32(k/c), uint8(k%c)
-		pos[ix]++
-	}
-	a.downOff = off
-}
-
-// exactGeom enumerates every release z ∈ {0..n}^{C−1}.
-func (a *BagAuditorC) exactGeom(out []float64) {
-	c, n, n1 := a.c, a.n, a.n+1
-	clear(out)
-	z := make([]int, c-1)
-	for cl := 1; cl < c; cl++ {
-		copy(a.tab[(cl-1)*n1:cl*n1], a.gtab[:n1])
-	}
-	for {
-		a.fillW()
-		a.memberLik()
-		best := a.best[:n]
-		clear(best)
-		for y := range c {
-			ey, l := a.etaT[y*n:y*n+n], a.lik[y*n:y*n+n]
-			for i, e := range ey {
-				best[i] = max(best[i], e*l[i])
-			}
-		}
-		for i, b := range best {
-			out[i] += b
-		}
-		// Next z (mixed radix n+1), refreshing the changed rows of tab.
-		d := 0
-		for ; d < c-1; d++ {
-			z[d]++
-			if z[d] <= n {
-				break
-			}
-			z[d] = 0
-		}
-		if d == c-1 {
-			break
-		}
-		for k := 0; k <= d; k++ {
-			copy(a.tab[k*n1:(k+1)*n1], a.gtab[z[k]*n1:(z[k]+1)*n1])
-		}
-	}
-	for i := range out {
-		out[i] = max(0, out[i]-a.maxEta[i])
-	}
-}
-
-// exactLap2 is llp_lap at C = 2 in closed form. Member i's joint density
-// of (y_i = y, t), t the released count of class 1, is
-// η_y·Σ_x w_y(x)·(λ/2)e^{−λ|t−x|}, w_y(x) = P(N_1 = x | y_i = y) over the
-// atoms x = 0..n. Between atoms j and j+1 (u = t − j ∈ [0,1]) it is
-// (λ/2)(a_y e^{−λu} + b_y e^{−λ(1−u)}) with a_y = η_y·Σ_{x≤j} w_y(x)e^{−λ(j−x)},
-// b_y = η_y·Σ_{x>j} w_y(x)e^{−λ(x−j−1)}; the two classes' densities cross at
-// most once, at u* = (ln(−Δa/Δb) + λ)/(2λ), and each piece integrates to
-// ½[a(e^{−λu₀} − e^{−λu₁}) + b(e^{−λ(1−u₁)} − e^{−λ(1−u₀)})]. Left of 0 and
-// right of n each density is one exponential, integrating to
-// ½η_y·Σ_x w_y(x)e^{−λx} and ½η_y·Σ_x w_y(x)e^{−λ(n−x)}.
-func (a *BagAuditorC) exactLap2(out []float64) {
-	n, lam := a.n, a.lambda
-	up := a.x.up[n-1]
-	var w [2][]float64
-	w[0], w[1] = make([]float64, n+1), make([]float64, n+1)
-	ex := make([]float64, n+1) // e^{−λd}
-	for d := range ex {
-		ex[d] = math.Exp(-lam * float64(d))
-	}
-	piece := func(av, bv, u0, u1 float64) float64 {
-		return 0.5 * (av*math.Exp(-lam*u0)*-math.Expm1(-lam*(u1-u0)) +
-			bv*math.Exp(-lam*(1-u1))*-math.Expm1(-lam*(u1-u0)))
-	}
-	for i := range n {
-		clear(w[0])
-		clear(w[1])
-		for m := range a.x.size[n-1] {
-			p := a.q[m*n+i]
-			for y := range 2 {
-				w[y][n-int(up[m*2+y])] += p // the state of rank N is (N, n−N)
-			}
-		}
-		e := a.eta[i*2 : i*2+2]
-		var tot float64
-		var left, right [2]float64
-		for y := range 2 {
-			for x, v := range w[y] {
-				left[y] += v * ex[x]
-				right[y] += v * ex[n-x]
-			}
-		}
-		tot += 0.5 * (max(e[0]*left[0], e[1]*left[1]) + max(e[0]*right[0], e[1]*right[1]))
-		for j := 0; j < n; j++ {
-			var av, bv [2]float64
-			for y := range 2 {
-				for x := 0; x <= j; x++ {
-					av[y] += w[y][x] * ex[j-x]
-				}
-				for x := j + 1; x <= n; x++ {
-					bv[y] += w[y][x] * ex[x-j-1]
-				}
-				av[y] *= e[y]
-				bv[y] *= e[y]
-			}
-			da, db := av[1]-av[0], bv[1]-bv[0]
-			if (da > 0 && db < 0) || (da < 0 && db > 0) {
-				us := min(1, max(0, (math.Log(-da/db)+lam)/(2*lam)))
-				// Before the crossing the e^{−λu} terms dominate: class 1 is
-				// the larger on [0, u*] iff Δa > 0 (u* is clamped to [0, 1],
-				// so this holds whichever side of the interval it falls).
-				first := 0
-				if da > 0 {
-					first = 1
-				}
-				tot += piece(av[first], bv[first], 0, us) + piece(av[1-first], bv[1-first], us, 1)
-				continue
-			}
-			y := 0
-			if da+db > 0 {
-				y = 1
-			}
-			tot += piece(av[y], bv[y], 0, 1)
-		}
-		out[i] = max(0, tot-a.maxEta[i])
-	}
-}
-
-// estimate averages max_y P(y_i = y | z) over R releases z drawn from the
-// bag's law.
-func (a *BagAuditorC) estimate(res *BagResultC, R int, rng *rand.Rand) {
-	c, n := a.c, a.n
-	res.Exact, res.Draws = false, R
-	mean, m2 := make([]float64, n), make([]float64, n) // Welford per member
-	var bmean, bm2 float64                             // Welford of the per-draw member mean
-	for r := range R {
-		clear(a.counts)
-		for i := range n {
-			a.counts[drawClass(a.eta[i*c:(i+1)*c], rng)]++
-		}
-		a.m.ReleaseBag(a.rel, a.counts, rng)
-		a.setRelease(a.rel)
-		a.memberLik()
-		dm := 0.0
-		for i := range n {
-			s, best := 0.0, 0.0
-			for y := range c {
-				v := a.etaT[y*n+i] * a.lik[y*n+i]
-				s += v
-				best = max(best, v)
-			}
-			x := a.maxEta[i]
-			if s > 0 {
-				x = best / s
-			} else {
-				res.Degenerate++
-			}
-			dm += x
-			d := x - mean[i]
-			mean[i] += d / float64(r+1)
-			m2[i] += d * (x - mean[i])
-		}
-		dm /= float64(n)
-		d := dm - bmean
-		bmean += d / float64(r+1)
-		bm2 += d * (dm - bmean)
-	}
-	fr := float64(R)
-	for i := range n {
-		res.IEAdv[i] = mean[i] - a.maxEta[i]
-		res.IEAdvSE[i] = math.Sqrt(m2[i] / (fr - 1) / fr)
-		res.EAdv += res.IEAdv[i]
-	}
-	res.EAdv /= float64(n)
-	res.EAdvSE = math.Sqrt(bm2 / (fr - 1) / fr)
-}
-
-// drawClass draws y with P(y) = e[y] from a 53-bit uniform (the audit's
-// label draws), never a class of probability 0.
-func drawClass(e []float64, rng *rand.Rand) int {
-	u := rng.Float64()
-	last := -1
-	cum := 0.0
-	for y, p := range e {
-		if p <= 0 {
-			continue
-		}
-		cum += p
-		last = y
-		if u < cum {
-			return y
-		}
-	}
-	return last
 }

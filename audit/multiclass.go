@@ -35,10 +35,10 @@ const EtaTolerance = 1e-4
 // carries its flat index).
 func CheckEtaC(eta []float64, c int) error {
 	if c < 2 || c > pets.MaxClasses {
-		return &ParamError{Param: "classes", Msg: fmt.Sprintf("must be in [2, %d], got %d", pets.MaxClasses, c)}
+		return paramErr("classes", fmt.Sprintf("must be in [2, %d], got %d", pets.MaxClasses, c))
 	}
 	if len(eta)%c != 0 {
-		return &ParamError{Param: "eta", Msg: fmt.Sprintf("length %d is not a multiple of %d classes", len(eta), c)}
+		return paramErr("eta", fmt.Sprintf("length %d is not a multiple of %d classes", len(eta), c))
 	}
 	for i := 0; i < len(eta); i += c {
 		s := 0.0
@@ -49,7 +49,7 @@ func CheckEtaC(eta []float64, c int) error {
 			s += v
 		}
 		if math.Abs(s-1) > EtaTolerance {
-			return &ParamError{Param: "eta", Msg: fmt.Sprintf("example %d: class probabilities sum to %v, not 1", i/c, s)}
+			return paramErr("eta", fmt.Sprintf("example %d: class probabilities sum to %v, not 1", i/c, s))
 		}
 	}
 	return nil
@@ -137,7 +137,7 @@ func argmax(v []float64) (int, float64) {
 }
 
 // IEAdvRRC returns the exact IEAdv of k-ary randomized response (rr on C
-// classes, m.Kind() == pets.RR) for an example with class probabilities eta
+// classes; none's, 1 − max η, at u = 1, v = 0) for an example with class probabilities eta
 // (len C): with u = e^ε/(e^ε+C−1), v = 1/(e^ε+C−1), y* = argmax η and
 // M_1 = η_{y*},
 //
@@ -146,9 +146,10 @@ func argmax(v []float64) (int, float64) {
 // because max_y η_y·P(z|y) = max(u·η_z, v·M_1) for z ≠ y* and u·M_1 for
 // z = y*, and M_1 − u·M_1 = (C−1)·v·M_1. Terms are non-negative, so there is
 // no cancellation. At C = 2 it is Theorem 3.5, (min(η,1−η) − π)⁺.
-// Panics if m is not rr or len(eta) ≠ C.
+// Panics if m is not rr or none (pets.Multiclass.RRLikelihood) or
+// len(eta) ≠ C.
 func IEAdvRRC(eta []float64, m *pets.Multiclass) float64 {
-	if m.Kind() != pets.RR || len(eta) != m.Classes() {
+	if len(eta) != m.Classes() {
 		panic(fmt.Sprintf("audit: IEAdvRRC: %v with %d class probabilities", m, len(eta)))
 	}
 	u, v := m.RRLikelihood(0, 0), m.RRLikelihood(1, 0)
@@ -169,7 +170,7 @@ func IEAdvRRC(eta []float64, m *pets.Multiclass) float64 {
 // probability 0). O(C·k). A set of size 1 (the argmax branch) gives 0.
 // Panics if m is not rr_prior or len(eta) ≠ C.
 func IEAdvRRPriorC(eta []float64, m *pets.Multiclass, s pets.PriorSet) float64 {
-	if m.Kind() != pets.RRPrior || len(eta) != m.Classes() {
+	if !m.Mechanism().Spec().Release.WithPrior() || len(eta) != m.Classes() {
 		panic(fmt.Sprintf("audit: IEAdvRRPriorC: %v with %d class probabilities", m, len(eta)))
 	}
 	if s.K == 1 {
@@ -189,20 +190,11 @@ func IEAdvRRPriorC(eta []float64, m *pets.Multiclass, s pets.PriorSet) float64 {
 }
 
 // ExampleLikelihoodsC writes P(z | y) for y = 0..C−1 into dst (len C) for a
-// released label z of rr (s ignored) or rr_prior (s the row's PriorSet).
-// Panics for other kinds.
+// released label z of rr (s ignored) or rr_prior (s the row's PriorSet)
+// (pets.Multiclass.Likelihood). Panics for the LLP family.
 func ExampleLikelihoodsC(dst []float64, m *pets.Multiclass, s pets.PriorSet, z uint8) {
-	switch m.Kind() {
-	case pets.RR:
-		for y := range dst {
-			dst[y] = m.RRLikelihood(z, uint8(y))
-		}
-	case pets.RRPrior:
-		for y := range dst {
-			dst[y] = m.RRPriorLikelihood(s, z, uint8(y))
-		}
-	default:
-		panic("audit: ExampleLikelihoodsC on " + m.String())
+	for y := range dst {
+		dst[y] = m.Likelihood(s, z, uint8(y))
 	}
 }
 

@@ -508,7 +508,7 @@ func TestBagAuditCBruteForce(t *testing.T) {
 
 // binaryBag runs the binary audit (bagWork) on a bag with P(y=1) = e1 and
 // returns every member's IEAdv.
-func binaryBag(kind kindCode, e1 []float64, eps float64) []float64 {
+func binaryBag(kind pets.SumNoise, e1 []float64, eps float64) []float64 {
 	w := newBagWork(len(e1), eps)
 	copy(w.eta, e1)
 	pbPMF(w.p, w.eta)
@@ -530,13 +530,13 @@ func TestBagAuditCBinary(t *testing.T) {
 		for _, eps := range []float64{0.1, 1, 3, 8} {
 			for _, tc := range []struct {
 				p    pets.Params
-				kind kindCode
+				kind pets.SumNoise
 			}{
-				{pets.Params{Kind: pets.LLP, K: n}, kLLP},
-				{pets.Params{Kind: pets.LLPGeom, K: n, Epsilon: eps}, kGeom},
-				{pets.Params{Kind: pets.LLPLap, K: n, Epsilon: eps}, kLap},
+				{pets.Params{Kind: pets.LLP, K: n}, pets.SumExact},
+				{pets.Params{Kind: pets.LLPGeom, K: n, Epsilon: eps}, pets.SumGeometric},
+				{pets.Params{Kind: pets.LLPLap, K: n, Epsilon: eps}, pets.SumLaplace},
 			} {
-				if tc.kind == kLLP && eps != 1 {
+				if tc.kind == pets.SumExact && eps != 1 {
 					continue
 				}
 				m := mcMech(tc.p, 2)
@@ -585,7 +585,7 @@ func TestBagAuditCBinary(t *testing.T) {
 							t.Fatal(err)
 						}
 						tt := rel[0] * float64(n)
-						if tc.kind != kLap {
+						if tc.kind != pets.SumLaplace {
 							tt = math.Round(tt)
 						}
 						for i, e := range e1 {

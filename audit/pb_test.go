@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"labelprivacy/internal/oracle"
+	"labelprivacy/pets"
 )
 
 // bruteBag enumerates all 2^k label vectors of a bag and returns, for every
@@ -151,7 +152,7 @@ func TestMemberBrute(t *testing.T) {
 	for _, eps := range []float64{0, 0.0625, 1, 8, 32} {
 		for bi, eta := range testBags() {
 			k := len(eta)
-			kind := kLLP
+			kind := pets.SumExact
 			lik := func(r, s int) float64 {
 				if r == s {
 					return 1
@@ -159,7 +160,7 @@ func TestMemberBrute(t *testing.T) {
 				return 0
 			}
 			if eps > 0 {
-				kind = kGeom
+				kind = pets.SumGeometric
 				pmf := make([][]float64, k+1)
 				for s := range pmf {
 					pmf[s] = oracle.GeomPMF(eps, k, s)
@@ -175,7 +176,7 @@ func TestMemberBrute(t *testing.T) {
 				if math.Abs(got-want[i]) > 1e-12 {
 					t.Errorf("ε=%v bag %d member %d (η=%v): IEAdv %.17g, brute %.17g", eps, bi, i, e, got, want[i])
 				}
-				if kind != kGeom {
+				if kind != pets.SumGeometric {
 					continue
 				}
 				q := directLOO(eta, i)

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"labelprivacy/internal/mix"
+	"labelprivacy/internal/par"
 	"labelprivacy/pets"
 )
 
@@ -189,44 +187,21 @@ func (r *runner) newRWorker() *rworker {
 func (w *rworker) work(size int) *bagWork {
 	b := w.works[size]
 	if b == nil {
-		eps := 0.0
-		if w.r.kind != kLLP {
-			eps = w.r.m.Params().Epsilon
-		}
-		b = newBagWork(size, eps)
+		b = newBagWork(size, w.r.bag.NoiseRate())
 		w.works[size] = b
 	}
 	return b
 }
 
-// parallel runs fn(worker, i) for i in [0, n) on up to Workers goroutines.
+// parallel runs fn(worker, i) for i in [0, n) on the workers.
 func (r *runner) parallel(ws []*rworker, n int, fn func(w *rworker, i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for _, w := range ws[:max(1, min(len(ws), n))] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				fn(w, i)
-			}
-		}()
-	}
-	wg.Wait()
+	par.Each(n, len(ws), func(w, i int) { fn(ws[w], i) })
 }
 
 // realize runs the realized attack, the canary attack and the checks, and
 // fills the Summary's realized fields.
 func (r *runner) realize() error {
-	workers := r.opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ws := make([]*rworker, workers)
+	ws := make([]*rworker, par.Workers(r.opts.Workers, math.MaxInt)) // the canary rounds may release more than Draws
 	for i := range ws {
 		ws[i] = r.newRWorker()
 	}
@@ -271,7 +246,7 @@ func (r *runner) realize() error {
 	}
 	if C := r.opts.Canaries; C > 0 && r.canaryPositions() > 0 {
 		games := []game{gameControlled}
-		if r.kind >= kLLP {
+		if r.bag != nil {
 			games = append(games, gameRealBags)
 		}
 		trials := make([][]canaryTrial, len(games))
@@ -384,21 +359,21 @@ func meanSE(v []float64) (mean, se float64) {
 }
 
 // canaryOK reports whether audit position i may hold a canary: every
-// position but rr_prior's on the argmax branch of its public prior (which
-// releases that prior's argmax whatever the label).
+// position but those of a kind with a public prior whose channel there
+// releases nothing of the label (rr_prior's argmax branch, which releases
+// the prior's argmax whatever the label).
 func (r *runner) canaryOK(i int) bool {
-	if r.kind != kRRPrior {
+	if r.opts.Prior == nil {
 		return true
 	}
-	_, argmax := r.m.PriorBranch(r.opts.Prior[i])
-	return !argmax
+	return r.chans[r.ex.ChannelOf(r.opts.Prior[i])].informative
 }
 
 // canaryRate is the probability that a position that may hold a canary
 // does in a canary release: 1 for rr, rr_prior and bot, canaryRate for the
 // LLP family.
 func (r *runner) canaryRate() float64 {
-	if r.kind >= kLLP {
+	if r.bag != nil {
 		return canaryRate(r.k, len(r.eta), r.opts.Canaries)
 	}
 	return 1
@@ -467,11 +442,22 @@ func (w *rworker) release(idx int, g game, out *releaseStats) {
 		out.bad = r.mismatch("release", msg)
 		return
 	}
-	if r.kind >= kLLP {
+	if r.bag != nil {
 		w.scanBags(rel, eta, g != gameRealized, out)
 	} else {
 		w.scanRows(rel, eta, g != gameRealized, out)
 	}
+}
+
+// shows reports whether a per-example kind's release shows a value per
+// row (a label column): a channel with more than one release.
+func (r *runner) shows() bool {
+	for _, c := range r.chans {
+		if c.z > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // checkShape validates a release's columns and rows ("" if fine).
@@ -481,9 +467,9 @@ func (w *rworker) checkShape(rel *Released) string {
 	}
 	n := len(rel.Row)
 	switch {
-	case (w.r.kind == kRR || w.r.kind == kRRPrior) && len(rel.Label) != n:
+	case w.r.ex != nil && w.r.shows() && len(rel.Label) != n:
 		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
-	case w.r.kind >= kLLP && (len(rel.Bag) != n || len(rel.Alpha) != n):
+	case w.r.bag != nil && (len(rel.Bag) != n || len(rel.Alpha) != n):
 		return fmt.Sprintf("%d bag ids and %d proportions for %d rows", len(rel.Bag), len(rel.Alpha), n)
 	}
 	clear(w.seen)
@@ -524,195 +510,4 @@ func attack(out *releaseStats, e float64, y uint8, l1, l0, ie float64) float64 {
 	out.n++
 	out.ieVar += ie * (1 - ie)
 	return float64(c-p) - ie
-}
-
-// scanRows scans an rr or bot release: one unit per row.
-func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *releaseStats) {
-	r := w.r
-	pi := 0.5 // bot: nothing shown, l1 = l0
-	if r.kind == kRR || r.kind == kRRPrior {
-		pi = r.m.FlipProb()
-	}
-	for j, i := range rel.Row {
-		y := w.labels[i]
-		l1, l0 := 1.0, 1.0
-		rrRow := r.kind == kRR
-		if r.kind == kRRPrior {
-			// rr_prior: the argmax branch releases the prior's argmax
-			// whatever the label (probability 1: a point mass, nothing
-			// learned); the RR branch is RR(ε).
-			p := r.opts.Prior[i]
-			if want, argmax := r.m.PriorBranch(p); argmax {
-				if z := rel.Label[j]; z != want {
-					out.bad = r.mismatch("release", fmt.Sprintf("example %d: prior %v takes the argmax branch, which releases %d, not %d", i, p, want, z))
-					return
-				}
-				w.addPIT(out, 0, 1)
-			} else {
-				rrRow = true
-			}
-		}
-		if rrRow {
-			z := rel.Label[j]
-			if z > 1 {
-				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not 0/1", i, z))
-				return
-			}
-			if z == y {
-				w.addPIT(out, 0, 1-pi)
-			} else {
-				w.addPIT(out, 1-pi, 1)
-			}
-			l1, l0 = pi, 1-pi
-			if z == 1 {
-				l1, l0 = 1-pi, pi
-			}
-		}
-		if canary {
-			if w.canary[i] && len(out.trials) < out.limit {
-				out.trials = append(out.trials, canaryTrial{y: y, s: logLR(l1, l0)})
-			}
-			continue
-		}
-		e := eta[i]
-		ie := 0.0
-		if rrRow {
-			ie = thm35(e, pi)
-		}
-		u := attack(out, e, y, l1, l0, ie)
-		out.uSum += u
-		out.uSq += u * u
-		out.units++
-	}
-}
-
-// scanBags scans an LLP-family release: one unit per bag, the Bayes
-// posterior of each member computed on the bag the release made.
-func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *releaseStats) {
-	r := w.r
-	done := map[int64]bool{}
-	attackP := min(1, float64(maxAttacked)/float64(max(1, len(rel.Row))))
-	for start := 0; start < len(rel.Row); {
-		id := rel.Bag[start]
-		end := start + 1
-		for end < len(rel.Row) && rel.Bag[end] == id {
-			end++
-		}
-		if done[id] {
-			out.bad = r.mismatch("release", fmt.Sprintf("the rows of bag %d are not consecutive", id))
-			return
-		}
-		done[id] = true
-		alpha := rel.Alpha[start]
-		for j := start; j < end; j++ {
-			if rel.Alpha[j] != alpha && !(math.IsNaN(alpha) && math.IsNaN(rel.Alpha[j])) {
-				out.bad = r.mismatch("release", fmt.Sprintf("bag %d shows two proportions, %v and %v", id, alpha, rel.Alpha[j]))
-				return
-			}
-		}
-		members := rel.Row[start:end]
-		start = end
-		n := len(members)
-		b := w.work(n)
-		sum := 0
-		for j, i := range members {
-			b.eta[j] = eta[i]
-			sum += int(w.labels[i])
-		}
-		t, ok := w.bagPIT(out, alpha, sum, n)
-		if !ok {
-			out.bad = r.mismatch("release", fmt.Sprintf("bag %d of %d rows whose labels sum to %d released α = %v, "+
-				"impossible under the stated law", id, n, sum, alpha))
-			return
-		}
-		if canary {
-			// Every canary of the bag, scored against the others as
-			// coins and the rest at their η (0 in the controlled game).
-			w.canaryAt = w.canaryAt[:0]
-			for j, i := range members {
-				if w.canary[i] {
-					w.canaryAt = append(w.canaryAt, j)
-				}
-			}
-			if len(w.canaryAt) == 0 || len(out.trials) >= out.limit {
-				continue
-			}
-			pbPMF(b.p, b.eta)
-			for _, j := range w.canaryAt {
-				b.leaveOut(r.kind, b.eta[j])
-				l1, l0 := b.likelihoods(r.kind, t)
-				out.trials = append(out.trials, canaryTrial{y: w.labels[members[j]], s: logLR(l1, l0)})
-			}
-			continue
-		}
-		if attackP < 1 && w.rng.Float64() >= attackP {
-			continue
-		}
-		pbPMF(b.p, b.eta)
-		u := 0.0
-		for j, i := range members {
-			e := b.eta[j]
-			ie := b.member(r.kind, e)
-			l1, l0 := b.likelihoods(r.kind, t)
-			u += attack(out, e, w.labels[i], l1, l0, ie)
-		}
-		out.uSum += u
-		out.uSq += u * u
-		out.units++
-	}
-}
-
-// bagPIT checks a bag's release α against its true sum under the stated
-// law, adds its PIT value, and returns the release in units of the sum as
-// likelihoods wants it (false: likelihood 0).
-func (w *rworker) bagPIT(out *releaseStats, alpha float64, sum, n int) (float64, bool) {
-	fn := float64(n)
-	t := alpha * fn
-	if math.IsNaN(t) || math.IsInf(t, 0) {
-		return 0, false
-	}
-	switch w.r.kind {
-	case kLLP:
-		ts := math.Round(t)
-		if math.Abs(t-ts) > 1e-9*fn || int(ts) != sum {
-			return 0, false
-		}
-		w.addPIT(out, 0, 1) // a point mass: v uniform
-		return ts, true
-	case kGeom:
-		ts := math.Round(t)
-		if math.Abs(t-ts) > 1e-9*fn || ts < 0 || ts > fn {
-			return 0, false
-		}
-		eps := w.r.m.Params().Epsilon
-		// F(x) = P(sum + Z ≤ x) for the two-sided geometric Z with
-		// a = e^{−ε}: a^{−z}/(1+a) for z = x − sum < 0, 1 − a^{z+1}/(1+a)
-		// otherwise; clipping merges the tails into 0 and n.
-		cdf := func(x int) float64 {
-			z := x - sum
-			if z < 0 {
-				return math.Exp(eps*float64(z)) / (1 + math.Exp(-eps))
-			}
-			return 1 - math.Exp(-eps*float64(z+1))/(1+math.Exp(-eps))
-		}
-		rr := int(ts)
-		lo, hi := 0.0, 1.0
-		if rr > 0 {
-			lo = cdf(rr - 1)
-		}
-		if rr < n {
-			hi = cdf(rr)
-		}
-		w.addPIT(out, lo, hi)
-		return ts, true
-	default: // kLap: t = sum + Laplace(1/ε) in units of the sum
-		eps := w.r.m.Params().Epsilon
-		d := t - float64(sum)
-		v := 0.5 * math.Exp(eps*d)
-		if d >= 0 {
-			v = 1 - 0.5*math.Exp(-eps*d)
-		}
-		w.addPIT(out, v, v)
-		return t, true
-	}
 }

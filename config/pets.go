@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/enum"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
@@ -42,7 +43,7 @@ func (s Setting) ID() string {
 	if suf := s.Bags.IDSuffix(); suf != "" {
 		id += "_" + suf
 	}
-	if s.Kind == pets.RRPrior && s.StageFraction != DefaultStageFraction {
+	if s.Kind.Spec().Release.WithPrior() && s.StageFraction != DefaultStageFraction {
 		id += "_s" + strconv.FormatFloat(s.StageFraction, 'g', -1, 64)
 	}
 	if s.PriorLR > 0 {
@@ -69,7 +70,7 @@ func (p PetConfig) Settings() []Setting {
 		for _, e := range eps {
 			for _, b := range bags {
 				st := Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
-				if p.Mechanism == pets.RRPrior {
+				if p.Mechanism.Spec().Release.WithPrior() {
 					st.StageFraction = DefaultStageFraction
 					if p.StageFraction != nil {
 						st.StageFraction = *p.StageFraction
@@ -112,39 +113,28 @@ const (
 // prior").
 const defaultPriorTargets = PriorTargetsArgmax
 
-var priorTargetsAll = []PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy}
+var priorTargets = enum.New("train.rr_prior_targets", nil, []string{"argmax", "drop", "prior", "noisy"},
+	[]PriorTargets{PriorTargetsArgmax, PriorTargetsDrop, PriorTargetsPrior, PriorTargetsNoisy})
 
-func (t PriorTargets) valid() bool { return slices.Contains(priorTargetsAll, t) }
+func (t PriorTargets) valid() bool { _, ok := priorTargets.Name(t); return ok }
 
-func priorTargetNames() string {
-	var s []string
-	for _, t := range priorTargetsAll {
-		s = append(s, string(t))
-	}
-	return strings.Join(s, ", ")
-}
+func priorTargetNames() string { return priorTargets.Names() }
 
 // UnmarshalText accepts argmax, drop, prior and noisy.
-func (t *PriorTargets) UnmarshalText(b []byte) error {
-	v := PriorTargets(strings.TrimSpace(string(b)))
-	if !v.valid() {
-		return fmt.Errorf("%q is not one of %s", b, priorTargetNames())
-	}
-	*t = v
-	return nil
-}
+func (t *PriorTargets) UnmarshalText(b []byte) error { return priorTargets.Unmarshal(t, b) }
 
 // checkCuratedPet validates pets[i]'s bags, stage_fraction and prior_lr,
 // and, for a synthetic dataset, that the bag rules name existing columns.
 func (c *Config) checkCuratedPet(i int, p PetConfig) error {
 	key := fmt.Sprintf("pets[%d]", i)
 	k := p.Mechanism
+	prior := k.Spec().Release.WithPrior() // a two-stage release with a prior model
 	switch {
 	case len(p.Bags) > 0 && !k.IsLLP():
 		return bad(key+".bags", "%s takes no bag rule (only llp, llp_lap, llp_geom do)", k)
-	case p.StageFraction != nil && k != pets.RRPrior:
+	case p.StageFraction != nil && !prior:
 		return bad(key+".stage_fraction", "%s takes no stage fraction (only rr_prior does)", k)
-	case p.PriorLR != nil && k != pets.RRPrior:
+	case p.PriorLR != nil && !prior:
 		return bad(key+".prior_lr", "%s takes no prior learning rate (only rr_prior does)", k)
 	case p.StageFraction != nil && !(*p.StageFraction > 0 && *p.StageFraction < 1):
 		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, DefaultStageFraction)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"labelprivacy/internal/enum"
 	"labelprivacy/internal/stats"
 )
 
@@ -37,24 +38,13 @@ const (
 	LogisticBias = -0.5
 )
 
-var synthNames = map[SynthKind]string{SynthLogistic: "logistic", SynthBeta: "beta", SynthUniform: "uniform", SynthMulticlass: "multiclass"}
+var synthKinds = enum.New("synthetic kind", ErrInvalid, []string{"logistic", "beta", "uniform", "multiclass"},
+	[]SynthKind{SynthLogistic, SynthBeta, SynthUniform, SynthMulticlass})
 
-func (k SynthKind) String() string {
-	if s, ok := synthNames[k]; ok {
-		return s
-	}
-	return "SynthKind(" + strconv.Itoa(int(k)) + ")"
-}
+func (k SynthKind) String() string { return synthKinds.String(k, "SynthKind") }
 
-// ParseSynthKind parses logistic | beta | uniform | multiclass.
-func ParseSynthKind(s string) (SynthKind, error) {
-	for k, name := range synthNames {
-		if name == s {
-			return k, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: synthetic kind %q (want logistic, beta, uniform or multiclass)", ErrInvalid, s)
-}
+// ParseSynthKind parses logistic | beta | uniform | multiclass (case-insensitive).
+func ParseSynthKind(s string) (SynthKind, error) { return synthKinds.Parse(s) }
 
 // SynthOptions configures Synth.
 type SynthOptions struct {

@@ -1,19 +1,7 @@
 package data
 
 // MarshalText writes the kind's name (configs, JSON).
-func (k SynthKind) MarshalText() ([]byte, error) {
-	if _, ok := synthNames[k]; !ok {
-		return nil, ErrInvalid
-	}
-	return []byte(k.String()), nil
-}
+func (k SynthKind) MarshalText() ([]byte, error) { return synthKinds.Marshal(k) }
 
 // UnmarshalText reads logistic, beta, uniform or multiclass.
-func (k *SynthKind) UnmarshalText(b []byte) error {
-	v, err := ParseSynthKind(string(b))
-	if err != nil {
-		return err
-	}
-	*k = v
-	return nil
-}
+func (k *SynthKind) UnmarshalText(b []byte) error { return synthKinds.Unmarshal(k, b) }

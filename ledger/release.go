@@ -4,12 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
+	"labelprivacy/internal/par"
 	"labelprivacy/pets"
 )
 
@@ -293,15 +292,6 @@ func sortKeys(keys []uint64) []uint64 {
 			next[b]++
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for b := w; b < 256; b += workers {
-				slices.Sort(keys[start[b]:start[b+1]])
-			}
-		})
-	}
-	wg.Wait()
+	par.Each(256, 0, func(_, b int) { slices.Sort(keys[start[b]:start[b+1]]) })
 	return keys
 }

@@ -2,10 +2,9 @@ package model
 
 import (
 	"math"
-	"runtime"
-	"sync"
 
 	"labelprivacy/internal/offheap"
+	"labelprivacy/internal/par"
 )
 
 // hostEmbedding keeps kdd_embed's tables and their lazy Adam moments in
@@ -107,19 +106,7 @@ func (h *hostEmbedding) set(part int, src []float32) {
 }
 
 // parallel runs fn over [0, n) split in up to GOMAXPROCS ranges.
-func parallel(n int, fn func(lo, hi int)) {
-	w := min(runtime.GOMAXPROCS(0), n)
-	if w <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for j := range w {
-		lo, hi := j*n/w, (j+1)*n/w
-		wg.Go(func() { fn(lo, hi) })
-	}
-	wg.Wait()
-}
+func parallel(n int, fn func(lo, hi int)) { par.Ranges(n, 0, func(_, lo, hi int) { fn(lo, hi) }) }
 
 // forward applies the pending updates of the rows it reads (see update),
 // then writes each example's embedding sum into f.x ([R·B·E]) from the

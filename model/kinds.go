@@ -2,59 +2,12 @@ package model
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"labelprivacy/internal/enum"
 )
-
-// enum maps the values of one of this package's typed enums to their
-// configuration names, so that String, Parse and the text (un)marshalers of
-// every enum share one implementation.
-type enum[T ~int] struct {
-	what  string // "model kind", "loss", ... for errors
-	names []string
-	vals  []T
-}
-
-func (e enum[T]) name(v T) (string, bool) {
-	if i := slices.Index(e.vals, v); i >= 0 {
-		return e.names[i], true
-	}
-	return "", false
-}
-
-func (e enum[T]) str(v T, typ string) string {
-	if s, ok := e.name(v); ok {
-		return s
-	}
-	return fmt.Sprintf("%s(%d)", typ, int(v))
-}
-
-// parse accepts a name case-insensitively, surrounding spaces ignored.
-func (e enum[T]) parse(s string) (T, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	if i := slices.Index(e.names, t); i >= 0 {
-		return e.vals[i], nil
-	}
-	return 0, fmt.Errorf("%w: unknown %s %q (want %s)", ErrInvalidConfig, e.what, s, strings.Join(e.names, ", "))
-}
-
-func (e enum[T]) marshal(v T) ([]byte, error) {
-	s, ok := e.name(v)
-	if !ok {
-		return nil, fmt.Errorf("%w: invalid %s %d", ErrInvalidConfig, e.what, int(v))
-	}
-	return []byte(s), nil
-}
-
-func (e enum[T]) unmarshal(p *T, b []byte) error {
-	v, err := e.parse(string(b))
-	if err == nil {
-		*p = v
-	}
-	return err
-}
 
 // Kind names a model architecture (Appendix C of the paper).
 type Kind int
@@ -72,19 +25,19 @@ const (
 	KindKDDEmbed
 )
 
-var kinds = enum[Kind]{what: "model kind", names: []string{"mlp", "higgs_mlp", "kdd_embed"},
-	vals: []Kind{KindMLP, KindHiggsMLP, KindKDDEmbed}}
+var kinds = enum.New("model kind", ErrInvalidConfig, []string{"mlp", "higgs_mlp", "kdd_embed"},
+	[]Kind{KindMLP, KindHiggsMLP, KindKDDEmbed})
 
-func (k Kind) String() string { return kinds.str(k, "Kind") }
+func (k Kind) String() string { return kinds.String(k, "Kind") }
 
 // ParseKind parses "mlp", "higgs_mlp" or "kdd_embed" (case-insensitive).
-func ParseKind(s string) (Kind, error) { return kinds.parse(s) }
+func ParseKind(s string) (Kind, error) { return kinds.Parse(s) }
 
 // MarshalText implements encoding.TextMarshaler.
-func (k Kind) MarshalText() ([]byte, error) { return kinds.marshal(k) }
+func (k Kind) MarshalText() ([]byte, error) { return kinds.Marshal(k) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (k *Kind) UnmarshalText(b []byte) error { return kinds.unmarshal(k, b) }
+func (k *Kind) UnmarshalText(b []byte) error { return kinds.Unmarshal(k, b) }
 
 // Loss names a training objective, matched to what each PET releases.
 type Loss int
@@ -144,17 +97,16 @@ const (
 // networks, the forward one close to clean training.
 const DefaultRRCorrection = LossForwardCE
 
-var losses = enum[Loss]{what: "loss",
-	names: []string{"bce", "debiased_bce", "propmatch", "easyllp", "ce", "forward_ce", "backward_ce", "propmatch_ce"},
-	vals: []Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP,
-		LossCE, LossForwardCE, LossBackwardCE, LossPropMatchCE}}
+var losses = enum.New("loss", ErrInvalidConfig,
+	[]string{"bce", "debiased_bce", "propmatch", "easyllp", "ce", "forward_ce", "backward_ce", "propmatch_ce"},
+	[]Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP, LossCE, LossForwardCE, LossBackwardCE, LossPropMatchCE})
 
-func (l Loss) String() string { return losses.str(l, "Loss") }
+func (l Loss) String() string { return losses.String(l, "Loss") }
 
 // ParseLoss parses "bce", "debiased_bce", "propmatch", "easyllp" (binary),
 // "ce", "forward_ce", "backward_ce" or "propmatch_ce" (C ≥ 3 classes)
 // (case-insensitive).
-func ParseLoss(s string) (Loss, error) { return losses.parse(s) }
+func ParseLoss(s string) (Loss, error) { return losses.Parse(s) }
 
 // PerBag reports whether the loss takes one target per bag (data.Batch.BagSize
 // rows) rather than one per row.
@@ -172,7 +124,7 @@ func (l Loss) Multiclass() bool {
 // DefaultRRCorrection, propmatch → propmatch_ce. easyllp has no C-class
 // form here, and a C-class loss has no binary one: an error naming the loss.
 func (l Loss) ForClasses(classes int) (Loss, error) {
-	if _, ok := losses.name(l); !ok {
+	if _, ok := losses.Name(l); !ok {
 		return 0, fmt.Errorf("%w: invalid loss %d", ErrInvalidConfig, int(l))
 	}
 	if l.Multiclass() == (classes >= 3) {
@@ -195,10 +147,10 @@ func (l Loss) ForClasses(classes int) (Loss, error) {
 }
 
 // MarshalText implements encoding.TextMarshaler.
-func (l Loss) MarshalText() ([]byte, error) { return losses.marshal(l) }
+func (l Loss) MarshalText() ([]byte, error) { return losses.Marshal(l) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (l *Loss) UnmarshalText(b []byte) error { return losses.unmarshal(l, b) }
+func (l *Loss) UnmarshalText(b []byte) error { return losses.Unmarshal(l, b) }
 
 // Init names a weight initialization (config key model.init). The zero value
 // means DefaultInit.
@@ -222,16 +174,16 @@ const (
 // He.
 const DefaultInit = InitUniformFanIn
 
-var inits = enum[Init]{what: "model.init", names: []string{"uniform_fan_in", "glorot_uniform", "he_normal"},
-	vals: []Init{InitUniformFanIn, InitGlorotUniform, InitHeNormal}}
+var inits = enum.New("model.init", ErrInvalidConfig, []string{"uniform_fan_in", "glorot_uniform", "he_normal"},
+	[]Init{InitUniformFanIn, InitGlorotUniform, InitHeNormal})
 
-func (i Init) String() string { return inits.str(i, "Init") }
+func (i Init) String() string { return inits.String(i, "Init") }
 
 // MarshalText implements encoding.TextMarshaler.
-func (i Init) MarshalText() ([]byte, error) { return inits.marshal(i) }
+func (i Init) MarshalText() ([]byte, error) { return inits.Marshal(i) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (i *Init) UnmarshalText(b []byte) error { return inits.unmarshal(i, b) }
+func (i *Init) UnmarshalText(b []byte) error { return inits.Unmarshal(i, b) }
 
 // ResidentMode says whether a group's dense training features are uploaded to
 // the backend once (resident) or sent as host batches every step, and where
@@ -251,16 +203,16 @@ const (
 	ResidentNever
 )
 
-var residentModes = enum[ResidentMode]{what: "resident mode", names: []string{"auto", "always", "never"},
-	vals: []ResidentMode{ResidentAuto, ResidentAlways, ResidentNever}}
+var residentModes = enum.New("resident mode", ErrInvalidConfig, []string{"auto", "always", "never"},
+	[]ResidentMode{ResidentAuto, ResidentAlways, ResidentNever})
 
-func (m ResidentMode) String() string { return residentModes.str(m, "ResidentMode") }
+func (m ResidentMode) String() string { return residentModes.String(m, "ResidentMode") }
 
 // MarshalText implements encoding.TextMarshaler.
-func (m ResidentMode) MarshalText() ([]byte, error) { return residentModes.marshal(m) }
+func (m ResidentMode) MarshalText() ([]byte, error) { return residentModes.Marshal(m) }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
-func (m *ResidentMode) UnmarshalText(b []byte) error { return residentModes.unmarshal(m, b) }
+func (m *ResidentMode) UnmarshalText(b []byte) error { return residentModes.Unmarshal(m, b) }
 
 // Interval is how often a group checkpoints: every Every of wall-clock time,
 // or every Steps training steps. The zero value means

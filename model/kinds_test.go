@@ -33,7 +33,7 @@ func TestParseKind(t *testing.T) {
 			}
 		})
 	}
-	for _, k := range kinds.vals {
+	for _, k := range kinds.Values() {
 		b, err := k.MarshalText()
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestParseLoss(t *testing.T) {
 			}
 		})
 	}
-	for _, l := range losses.vals {
+	for _, l := range losses.Values() {
 		b, _ := l.MarshalText()
 		var back Loss
 		if err := back.UnmarshalText(b); err != nil || back != l {
@@ -124,7 +124,7 @@ func TestNewBackend(t *testing.T) {
 }
 
 func TestParseInitAndResident(t *testing.T) {
-	for _, i := range inits.vals {
+	for _, i := range inits.Values() {
 		b, err := i.MarshalText()
 		if err != nil {
 			t.Fatal(err)

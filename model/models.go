@@ -76,7 +76,7 @@ func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 	if m.Init == 0 {
 		m.Init = DefaultInit
 	}
-	if _, ok := inits.name(m.Init); !ok {
+	if _, ok := inits.Name(m.Init); !ok {
 		return m, fmt.Errorf("%w: invalid model.init %d", ErrInvalidConfig, int(m.Init))
 	}
 	if m.Classes < 0 || m.Classes == 1 || m.Classes > MaxClasses {

@@ -55,7 +55,7 @@ func (t *trainer) validate() error {
 // fillDefaults replaces zero fields by their defaults and checks the
 // group-wide settings: loss, counts, resident mode, Adam.
 func (c *GroupConfig) fillDefaults() error {
-	if _, ok := losses.name(c.Loss); !ok {
+	if _, ok := losses.Name(c.Loss); !ok {
 		return fmt.Errorf("%w: invalid loss %d", ErrInvalidConfig, int(c.Loss))
 	}
 	if c.Epochs == 0 {
@@ -73,7 +73,7 @@ func (c *GroupConfig) fillDefaults() error {
 	if c.Epochs < 0 || c.LossEvery < 0 || c.CheckpointEvery.Every < 0 || c.CheckpointEvery.Steps < 0 {
 		return fmt.Errorf("%w: negative Epochs, LossEvery or CheckpointEvery", ErrInvalidConfig)
 	}
-	if _, ok := residentModes.name(c.Resident); !ok {
+	if _, ok := residentModes.Name(c.Resident); !ok {
 		return fmt.Errorf("%w: invalid resident mode %d", ErrInvalidConfig, int(c.Resident))
 	}
 	adam, err := c.Adam.withDefaults()

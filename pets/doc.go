@@ -25,6 +25,24 @@
 //     (package release, StartRRPrior).
 //   - C classes (Multiclass): k-ary rr, RRWithPrior, bags of class counts; at C = 2 the binary releases bit for bit.
 //
+// A mechanism is one value. Each kind above is one type in one file
+// (none.go, bot.go, rr.go, llp.go, llplap.go, llpgeom.go, rrprior.go)
+// implementing Scheme: its Spec says what the kind is for the rest of the
+// program — its parameters (Takes), label-DP ε and how it composes
+// (Privacy), what a release shows and writes (Release), how a model
+// learns from it (Train: a loss family and a target column), how tables
+// and figures show it (Look) — and its Law, built by New from validated
+// Params, is how it releases and what the audit computes from: an
+// ExampleLaw (the channels P(z | y), y ∈ [0, C), it draws each example
+// through, chosen by a public prior for rr_prior) or a BagLaw (the law of
+// the noise on a bag's sum: exact, clipped two-sided geometric or
+// Laplace). Each file declares its Kind and registers its Scheme; the
+// registry (kind.go, Register for kinds from outside) lists them; ParseKind,
+// Kinds and Kind.Spec go through it, so that no package above switches
+// on a kind. Curated bags (llp.Sorted, llp.Keyed) are a parameter of the
+// release, not kinds: a bag's law given its labels does not depend on how
+// it was formed.
+//
 // Every per-bag function takes the bag's actual size n (1 ≤ n), because a
 // kept remainder bag may be smaller than k: noise scales and clipping use n.
 //

@@ -1,69 +1,208 @@
 package pets
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
-// Kind identifies a label privacy mechanism.
-type Kind uint8
+// builtins holds the built-in kinds' schemes by value, filled by the
+// package-level declarations of their files (builtin) before init runs.
+var builtins []Scheme
 
-// The mechanisms of Section 2 and Section 4 "Mechanisms".
-const (
-	None    Kind = iota // clean labels
-	Bot                 // ⊥: nothing released
-	RR                  // randomized response
-	LLP                 // label proportions of random bags of k
-	LLPLap              // LLP + Laplace noise on the proportion
-	LLPGeom             // LLP + clipped two-sided geometric noise on the sum
-	// RRPrior is randomized response with a prior (Ghazi et al., NeurIPS
-	// 2021, RRWithPrior for two classes): release the prior's argmax label
-	// where the prior is confident enough, RR(ε) elsewhere.
-	RRPrior
-	numKinds
-)
-
-var kindNames = [numKinds]string{"none", "bot", "rr", "llp", "llp_lap", "llp_geom", "rr_prior"}
-
-// Kinds lists every valid Kind, in declaration order.
-func Kinds() []Kind { return []Kind{None, Bot, RR, LLP, LLPLap, LLPGeom, RRPrior} }
-
-// String returns the canonical name: "none", "bot", "rr", "llp", "llp_lap",
-// "llp_geom" or "rr_prior" ("Kind(N)" for an invalid value).
-func (k Kind) String() string {
-	if k < numKinds {
-		return kindNames[k]
+// builtin registers s as the built-in kind k and returns k; for the
+// package-level declaration in a kind's own file.
+func builtin(k Kind, s Scheme) Kind {
+	for len(builtins) <= int(k) {
+		builtins = append(builtins, nil)
 	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
+	if builtins[k] != nil {
+		panic(fmt.Sprintf("pets: built-in kind %d registered twice", k))
+	}
+	builtins[k] = s
+	return k
 }
 
-// Valid reports whether k is one of the declared kinds.
-func (k Kind) Valid() bool { return k < numKinds }
+// entry is a registered kind: its scheme and its spec, read once.
+type entry struct {
+	scheme Scheme
+	spec   Spec
+}
+
+// registry holds the entries by Kind; it is replaced, never modified, so
+// that lookups need no lock. regMu serializes Register.
+var (
+	registry atomic.Pointer[[]entry]
+	regMu    sync.Mutex
+)
+
+// init checks the built-in kinds (every value up to the last taken, each
+// spec valid against the kinds before it) and opens the registry.
+func init() {
+	var es []entry
+	for k, s := range builtins {
+		if s == nil {
+			panic(fmt.Sprintf("pets: no built-in kind %d", k))
+		}
+		sp := s.Spec()
+		if err := checkSpec(sp, es); err != nil {
+			panic(fmt.Sprintf("pets: built-in kind %d: %v", k, err))
+		}
+		es = append(es, entry{s, sp})
+	}
+	registry.Store(&es)
+}
+
+func entries() []entry { return *registry.Load() }
+
+// Register adds a mechanism kind and returns its Kind, the next free value.
+// Its Spec must have a new lowercase name (letters, digits, '_') and a
+// consistent release and training plan; the registry never forgets a kind.
+// Call it before the kind is used (e.g. from init or a test): lookups see
+// it from then on.
+func Register(s Scheme) (Kind, error) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	old := entries()
+	if len(old) > 255 {
+		return 0, &ParamError{Param: "mechanism", Msg: "the registry is full (256 kinds)"}
+	}
+	sp := s.Spec()
+	if err := checkSpec(sp, old); err != nil {
+		return 0, err
+	}
+	es := append(old[:len(old):len(old)], entry{s, sp})
+	registry.Store(&es)
+	return Kind(len(old)), nil
+}
+
+// checkSpec validates a spec against the kinds registered before it.
+func checkSpec(sp Spec, before []entry) error {
+	bad := func(format string, args ...any) error {
+		return &ParamError{Param: "mechanism", Msg: fmt.Sprintf("%q: ", sp.Name) + fmt.Sprintf(format, args...)}
+	}
+	if sp.Name == "" || strings.Trim(sp.Name, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		return bad("a name is lowercase letters, digits and '_'")
+	}
+	for _, e := range before {
+		if e.spec.Name == sp.Name {
+			return bad("already registered")
+		}
+	}
+	if sp.Look.Name == "" {
+		return bad("no display name (Look.Name)")
+	}
+	switch {
+	case sp.Privacy > DPLaplace || sp.Release > ReleaseBags || sp.Train.Loss > LossProportion ||
+		sp.Train.Target > TargetSoft || sp.Look.Marker > MarkerTriangle:
+		return bad("an enum of its Spec is out of range")
+	case sp.Privacy.DP() && sp.Privacy != Silent && !sp.Takes.Epsilon,
+		sp.Takes.Epsilon && (sp.Privacy == NotDP || sp.Privacy == Silent):
+		return bad("takes ε exactly when its privacy is ε-label-DP")
+	case sp.Release.PerBag() != sp.Takes.K:
+		return bad("takes a bag size exactly when it releases per bag")
+	case sp.Release.PerBag() != sp.Train.Loss.PerBag():
+		return bad("trains per bag exactly when it releases per bag")
+	case sp.Release.PerBag() != (sp.Train.Target == TargetAlpha || sp.Train.Target == TargetAlphaDebiased):
+		return bad("trains on a proportion exactly when it releases per bag")
+	case (sp.Train.Loss == LossNone) != (sp.Train.Target == TargetNone):
+		return bad("trains nothing exactly when it has no target")
+	case (sp.Release == ReleaseRaw) != (sp.Train.Target == TargetLabel):
+		return bad("trains on the raw label exactly when it releases none")
+	case sp.Release == ReleaseNothing && sp.Train.Loss != LossNone:
+		return bad("releases nothing, so it trains nothing")
+	case sp.Train.Target == TargetLabelRR && sp.Release != ReleaseLabels,
+		sp.Train.Target == TargetSoft && sp.Release != ReleaseLabelsWithPrior:
+		return bad("trains on a column its release does not write")
+	}
+	if f := sp.Look.Family; f != "" && f != sp.Name && !nameIn(f, before) {
+		return bad("its family %q is not registered", f)
+	}
+	return nil
+}
+
+func nameIn(name string, es []entry) bool {
+	for _, e := range es {
+		if e.spec.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Kinds lists every registered Kind, in order.
+func Kinds() []Kind {
+	ks := make([]Kind, len(entries()))
+	for i := range ks {
+		ks[i] = Kind(i)
+	}
+	return ks
+}
+
+// Valid reports whether k is a registered kind.
+func (k Kind) Valid() bool { return int(k) < len(entries()) }
+
+// Spec returns what the kind is (the zero Spec for an invalid kind).
+func (k Kind) Spec() Spec {
+	if es := entries(); int(k) < len(es) {
+		return es[k].spec
+	}
+	return Spec{}
+}
+
+// Scheme returns the kind's scheme (nil for an invalid kind).
+func (k Kind) Scheme() Scheme {
+	if es := entries(); int(k) < len(es) {
+		return es[k].scheme
+	}
+	return nil
+}
+
+// String returns the canonical name ("Kind(N)" for an invalid value).
+func (k Kind) String() string {
+	return cmp.Or(k.Spec().Name, fmt.Sprintf("Kind(%d)", uint8(k)))
+}
 
 // IsLLP reports whether k releases one proportion per bag (llp, llp_lap,
 // llp_geom).
-func (k Kind) IsLLP() bool { return k == LLP || k == LLPLap || k == LLPGeom }
+func (k Kind) IsLLP() bool { return k.Spec().Release.PerBag() }
 
 // NeedsEpsilon reports whether k takes a privacy parameter ε (rr, llp_lap,
 // llp_geom, rr_prior).
-func (k Kind) NeedsEpsilon() bool { return k == RR || k == LLPLap || k == LLPGeom || k == RRPrior }
+func (k Kind) NeedsEpsilon() bool { return k.Spec().Takes.Epsilon }
 
 // NeedsK reports whether k takes a bag size (the LLP family).
-func (k Kind) NeedsK() bool { return k.IsLLP() }
+func (k Kind) NeedsK() bool { return k.Spec().Takes.K }
+
+// Family is the kind whose panel k shares in figures split by mechanism
+// (Look.Family): RR for rr_prior, k itself for the others.
+func (k Kind) Family() Kind {
+	if f := k.Spec().Look.Family; f != "" {
+		if fk, err := ParseKind(f); err == nil {
+			return fk
+		}
+	}
+	return k
+}
 
 // ParseKind parses a canonical mechanism name (case-insensitive, surrounding
 // space ignored). The error wraps ErrInvalidParam, names the bad value and
 // lists the valid names.
 func ParseKind(s string) (Kind, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
-	for k, name := range kindNames {
-		if t == name {
+	es := entries()
+	names := make([]string, len(es))
+	for k, e := range es {
+		if t == e.spec.Name {
 			return Kind(k), nil
 		}
+		names[k] = e.spec.Name
 	}
 	return 0, &ParamError{Param: "mechanism",
-		Msg: fmt.Sprintf("unknown mechanism %q (valid: %s)", s, strings.Join(kindNames[:], ", "))}
+		Msg: fmt.Sprintf("unknown mechanism %q (valid: %s)", s, strings.Join(names, ", "))}
 }
 
 // MarshalText implements encoding.TextMarshaler (for configs and JSON).
@@ -89,13 +228,22 @@ func (k *Kind) UnmarshalText(b []byte) error {
 var ErrInvalidParam = errors.New("pets: invalid parameter")
 
 // ParamError is a validation error that names the offending parameter
-// ("mechanism", "kind", "k", "epsilon", "secure", "delta_prime", ...).
+// ("mechanism", "kind", "k", "epsilon", "secure", "delta_prime", ...). It
+// is the parameter error of the packages built on this one too (package
+// audit's ParamError is this type, with Pkg "audit"): Pkg names the package
+// that refused ("pets" when empty) and Err the sentinel the error wraps
+// (ErrInvalidParam when nil).
 type ParamError struct {
 	Param string
 	Msg   string
+	Pkg   string
+	Err   error
 }
 
-func (e *ParamError) Error() string { return "pets: invalid " + e.Param + ": " + e.Msg }
+func (e *ParamError) Error() string {
+	return cmp.Or(e.Pkg, "pets") + ": invalid " + e.Param + ": " + e.Msg
+}
 
-// Unwrap makes errors.Is(err, ErrInvalidParam) true.
-func (e *ParamError) Unwrap() error { return ErrInvalidParam }
+// Unwrap makes errors.Is(err, ErrInvalidParam) true, or errors.Is(err,
+// e.Err) when Err is set.
+func (e *ParamError) Unwrap() error { return cmp.Or(e.Err, ErrInvalidParam) }

@@ -34,8 +34,8 @@ func TestKindStringParseRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if len(Kinds()) != int(numKinds) {
-		t.Fatalf("Kinds() has %d entries, want %d", len(Kinds()), numKinds)
+	if len(Kinds()) < len(tests) {
+		t.Fatalf("Kinds() has %d entries, want at least the %d built-in ones", len(Kinds()), len(tests))
 	}
 }
 

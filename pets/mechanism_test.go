@@ -544,7 +544,7 @@ func TestReleaseDeterminism(t *testing.T) {
 // exactly as uniform < π, on words around the threshold and random words.
 func TestRRFastFlipRule(t *testing.T) {
 	for _, eps := range []float64{0.0625, 1, 4, 7.6} {
-		m := mustNew(Params{Kind: RR, Epsilon: eps})
+		m := mustNew(Params{Kind: RR, Epsilon: eps}).ex.(*flipLaw)
 		if m.piWord == 0 {
 			t.Fatalf("ε=%g: expected the one-word rule", eps)
 		}
@@ -560,7 +560,7 @@ func TestRRFastFlipRule(t *testing.T) {
 			}
 		}
 	}
-	if m := mustNew(Params{Kind: RR, Epsilon: 8}); m.piWord != 0 {
+	if m := mustNew(Params{Kind: RR, Epsilon: 8}).ex.(*flipLaw); m.piWord != 0 {
 		t.Fatalf("ε=8 (π < 2^-11) should use the uniform rule")
 	}
 }

@@ -186,6 +186,16 @@ func (m *Multiclass) RRLikelihood(z, y uint8) float64 {
 	panic("pets: RRLikelihood on " + m.m.p.Kind.String())
 }
 
+// Likelihood returns P(z | y) of a kind released per example: rr_prior's
+// RRPriorLikelihood in the row's set s, RRLikelihood otherwise (s
+// ignored). Panics for the LLP family.
+func (m *Multiclass) Likelihood(s PriorSet, z, y uint8) float64 {
+	if m.m.spec.Release.WithPrior() {
+		return m.RRPriorLikelihood(s, z, y)
+	}
+	return m.RRLikelihood(z, y)
+}
+
 // ReleaseRR writes the released labels into dst: for rr, k-ary randomized
 // response of each label (kept with probability e^ε/(e^ε+C−1), otherwise a
 // uniformly drawn one of the C−1 other classes); for none a copy. Labels

@@ -364,7 +364,7 @@ func (d *pld) epsilon(delta float64) float64 {
 
 // pldGroup is a run of identical releases in a history.
 type pldGroup struct {
-	laplace bool // llp_lap; else RR-like (rr, llp_geom)
+	laplace bool // Privacy DPLaplace (llp_lap); else DPRR (rr, rr_prior, llp_geom)
 	eps     float64
 	count   int
 }
@@ -427,13 +427,14 @@ func groupSteps(steps []Step) (groups []pldGroup, ok bool) {
 	}
 	counts := map[key]int{}
 	for _, s := range steps {
+		pr := s.Kind.Spec().Privacy
 		switch {
-		case math.IsInf(s.Epsilon, 1) || s.Kind == None || s.Kind == LLP:
+		case math.IsInf(s.Epsilon, 1) || !pr.DP():
 			return nil, false
-		case s.Kind == Bot || s.Epsilon == 0:
+		case pr == Silent || s.Epsilon == 0:
 			continue
 		}
-		counts[key{s.Kind == LLPLap, s.Epsilon}]++
+		counts[key{pr == DPLaplace, s.Epsilon}]++
 	}
 	for k, c := range counts {
 		groups = append(groups, pldGroup{laplace: k.laplace, eps: k.eps, count: c})

@@ -184,7 +184,7 @@ func (p releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) 
 	o := release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: p.keepRemainder, Partition: p.partition}
 	var rel *release.Release
 	var err error
-	if m.Kind() == pets.RRPrior {
+	if m.Spec().Release.WithPrior() {
 		rel, err = release.ApplyRRPrior(labels, p.prior, m, o)
 	} else {
 		rel, err = release.Apply(labels, m, o)
@@ -288,7 +288,7 @@ func (s *Session) cleanLR(runs []report.Run) float64 {
 func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	hasClean := false
 	for _, set := range s.settings {
-		hasClean = hasClean || set.Kind == pets.None
+		hasClean = hasClean || set.Kind.Spec().Release == pets.ReleaseRaw
 	}
 	if !hasClean {
 		return nil, fmt.Errorf("audit.eta: clean_model needs a clean model: add {mechanism: none} to pets (or use audit.eta: true or knn)")

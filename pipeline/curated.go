@@ -118,7 +118,7 @@ func partitioner(set *setting, f *data.Frame, n int) (llp.Partitioner, error) {
 // (training its prior model through exec), curated bags, or release.Apply
 // as it always was. It returns the release and its metadata.
 func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit) (*release.Release, map[string]string, error) {
-	if u.s.Kind == pets.RRPrior {
+	if u.s.Kind.Spec().Release.WithPrior() {
 		return s.makeRRPriorRelease(ctx, exec, u)
 	}
 	o := release.Options{Noise: pets.NoiseSimulation, Seed: u.seed, KeepRemainder: s.cfg.Privacy.KeepRemainder}
@@ -146,7 +146,7 @@ func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit
 // kinds), for the audit's sampler.
 func (s *Session) mechanismAuditOptions(set *setting, n int, o *audit.Options) (llp.Partitioner, error) {
 	switch {
-	case set.Kind == pets.RRPrior:
+	case set.Kind.Spec().Release.WithPrior():
 		prior, err := s.auditPriors(set, n)
 		if err != nil {
 			return nil, err

@@ -207,7 +207,7 @@ func idleShards(n, groups int, exact bool) string {
 func releaseReaders(missing, mine []*runSpec, done map[string]*report.Run) []*runSpec {
 	out := slices.Clone(missing)
 	for _, r := range mine {
-		if done[r.ID] != nil && r.Setting.Kind == pets.RRPrior && r.Trial == 0 {
+		if done[r.ID] != nil && r.Setting.Kind.Spec().Release.WithPrior() && r.Trial == 0 {
 			out = append(out, r)
 		}
 	}
@@ -388,7 +388,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		if msg := w.diverged(i, res); msg != "" {
 			s.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
 		}
-		if r.Setting.Kind == pets.None {
+		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw {
 			if err := f.st.PutEtaHat(r.ID, o.Probs); err != nil {
 				return nil, err
 			}

@@ -54,12 +54,12 @@ func expandSettings(cfg []config.PetConfig) ([]*setting, error) {
 
 // Releases reports whether the setting's models train on a release (every
 // mechanism except none, which trains on the clean labels, and bot, which
-// releases nothing and trains nothing).
-func (s *setting) Releases() bool { return s.Kind != pets.None && s.Kind != pets.Bot }
+// releases nothing and trains nothing: pets.Release.Written).
+func (s *setting) Releases() bool { return s.Kind.Spec().Release.Written() }
 
 // Trains reports whether the setting's runs train a model (bot's best
 // model is a constant score).
-func (s *setting) Trains() bool { return s.Kind != pets.Bot }
+func (s *setting) Trains() bool { return s.Kind.Spec().Train.Loss != pets.LossNone }
 
 // runSpec is one model of the grid: a setting × learning rate × trial, with
 // its identity, seeds and training plan computed once, here.
@@ -84,16 +84,17 @@ type runSpec struct {
 }
 
 // trainPlan is the training recipe of one run, decided by planFor from the
-// config, the setting and the training rows (Section 4, Appendix C):
+// config, the setting's pets.Train and the training rows (Section 4,
+// Appendix C). By loss family:
 //
-//	none      BCE on the clean label
-//	rr        train.rr_loss on label_rr; debiased_bce with π = 1/(1+e^ε)
-//	llp       train.llp_loss on alpha, per bag of k
-//	llp_lap   train.llp_loss on alpha (Laplace noise is mean-zero)
-//	llp_geom  train.llp_loss on alpha_debiased (E[noisy sum | clipped])
-//	rr_prior  BCE on soft_target, built from label_rr, branch and prior by
-//	          train.rr_prior_targets (see config.PriorTargets)
-//	bot       nothing (a constant predictor)
+//	LossBCE         BCE on the target (none: the clean label; rr_prior:
+//	                soft_target, built from label_rr, branch and prior by
+//	                train.rr_prior_targets, see config.PriorTargets)
+//	LossFlipped     train.rr_loss on label_rr (rr); debiased_bce with π
+//	LossProportion  train.llp_loss per bag of k, on alpha (llp, llp_lap:
+//	                Laplace noise is mean-zero) or alpha_debiased (llp_geom:
+//	                E[noisy sum | clipped])
+//	LossNone        nothing (bot: a constant predictor)
 //
 // Curated bags (sorted, key) train like random ones: the release's bag_id
 // says which rows share a proportion.
@@ -190,32 +191,44 @@ func releasePath(output string, s *setting, trial int) string {
 // errTooFewRows is wrapped when a setting cannot fill one batch.
 var errTooFewRows = errors.New("pipeline: too few training rows")
 
+// dataTargets maps each pets.Target to the column data reads it from.
+var dataTargets = [...]data.Target{
+	pets.TargetNone:          data.TargetNone,
+	pets.TargetLabel:         data.TargetLabel,
+	pets.TargetLabelRR:       data.TargetLabelRR,
+	pets.TargetAlpha:         data.TargetAlpha,
+	pets.TargetAlphaDebiased: data.TargetAlphaDebiased,
+	pets.TargetSoft:          data.TargetSoft,
+}
+
 // planFor is the training plan of trial t of setting s with run seed seed
-// on trainRows training rows. It is the one place that maps a mechanism to
-// its loss, target column, loss parameters and batch shape.
+// on trainRows training rows. It is the one place that maps a mechanism's
+// training answer (pets.Train: loss family and target) to the trainer's
+// loss, target column, loss parameters and batch shape, with the config's
+// choice within the family (train.rr_loss, train.llp_loss,
+// train.rr_prior_targets).
 func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int) (trainPlan, error) {
 	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle")}
-	switch k := s.Kind; {
-	case k == pets.Bot:
+	tr := s.Kind.Spec().Train
+	p.Target = dataTargets[tr.Target]
+	switch tr.Loss {
+	case pets.LossNone:
 		return p, nil
-	case k == pets.None:
-		p.Loss, p.Target = model.LossBCE, data.TargetLabel
-	case k == pets.RR:
-		p.Loss, p.Target = c.Train.RRLoss, data.TargetLabelRR
+	case pets.LossBCE:
+		// rr_prior: the debiased BCE is plain BCE with the float target
+		// (ỹ − π)/(1 − 2π) (it is linear in the target): one loss serves
+		// every choice of targets.
+		p.Loss = model.LossBCE
+	case pets.LossFlipped:
+		p.Loss = c.Train.RRLoss
 		if p.Loss == model.LossDebiasedBCE {
 			p.FlipProb = s.Mech.FlipProb()
 		}
-	case k == pets.RRPrior:
-		// The debiased BCE is plain BCE with the float target
-		// (ỹ − π)/(1 − 2π) (it is linear in the target): one loss serves
-		// every choice of targets.
-		p.Loss, p.Target, p.PriorTargets = model.LossBCE, data.TargetSoft, c.Train.RRPriorTargets
-	case k == pets.LLPGeom:
-		p.Loss, p.Target = c.Train.LLPLoss, data.TargetAlphaDebiased
-	case k.IsLLP():
-		p.Loss, p.Target = c.Train.LLPLoss, data.TargetAlpha
-	default:
-		panic("pipeline: no training plan for " + k.String()) // a new mechanism must be planned here
+	case pets.LossProportion:
+		p.Loss = c.Train.LLPLoss
+	}
+	if tr.Target == pets.TargetSoft {
+		p.PriorTargets = c.Train.RRPriorTargets
 	}
 	if s.Releases() {
 		p.Release, p.ReleaseSeed = releasePath(c.Output, s, trial), releaseSeed(c.Seed, s, trial)
@@ -249,8 +262,8 @@ type fingerprint struct {
 	BatchSize   int    `json:"batch_size"`
 	RRLoss      string `json:"rr_loss"`
 	LLPLoss     string `json:"llp_loss"`
-	// RRPriorTargets is set only when the grid has an rr_prior setting, so
-	// that other configs keep their ids.
+	// RRPriorTargets is set only when the grid has a setting trained on
+	// soft targets (rr_prior), so that other configs keep their ids.
 	PriorTargets  string `json:"rr_prior_targets,omitempty"`
 	Sparse        bool   `json:"sparse_embedding,omitempty"`
 	KeepRemainder bool   `json:"keep_remainder,omitempty"`
@@ -269,7 +282,7 @@ func configFingerprint(c *config.Config) string {
 		f.Sparse = c.Train.SparseEmbedding
 	}
 	for _, p := range c.Pets {
-		if p.Mechanism == pets.RRPrior {
+		if p.Mechanism.Spec().Train.Target == pets.TargetSoft {
 			f.PriorTargets = string(c.Train.RRPriorTargets)
 		}
 	}
@@ -295,7 +308,7 @@ func configKeys(c *config.Config) string {
 		m["train.sparse_embedding"] = strconv.FormatBool(c.Train.SparseEmbedding)
 	}
 	for _, p := range c.Pets {
-		if p.Mechanism == pets.RRPrior {
+		if p.Mechanism.Spec().Train.Target == pets.TargetSoft {
 			m["train.rr_prior_targets"] = string(c.Train.RRPriorTargets)
 		}
 	}

@@ -4,9 +4,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/par"
 	"labelprivacy/ledger"
 )
 
@@ -37,33 +37,27 @@ func personKeys(k *ledger.Keys, f *data.Frame, ids *data.IDs, rule ledger.Identi
 		perm[j] = j
 	}
 	slices.SortFunc(perm, func(a, b int) int { return strings.Compare(f.Features[a], f.Features[b]) })
-	workers := max(1, min(runtime.GOMAXPROCS(0), f.Rows/4096))
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := f.Rows*w/workers, f.Rows*(w+1)/workers
-		wg.Go(func() {
-			h := k.NewPersonHasher()
-			var buf []byte
-			x := make([]float32, d)
-			for i := lo; i < hi; i++ {
-				if ids != nil {
-					buf = ids.Append(buf[:0], i)
-					out[i] = h.ID(buf)
-					continue
-				}
-				row := f.X[i*d : (i+1)*d]
-				for j, p := range perm {
-					x[j] = row[p]
-				}
-				var idx []uint32
-				if f.Offsets != nil {
-					idx = f.Indices[f.Offsets[i]:f.Offsets[i+1]]
-				}
-				out[i] = h.Row(rule, x, idx)
+	par.Ranges(f.Rows, max(1, min(runtime.GOMAXPROCS(0), f.Rows/4096)), func(_, lo, hi int) {
+		h := k.NewPersonHasher()
+		var buf []byte
+		x := make([]float32, d)
+		for i := lo; i < hi; i++ {
+			if ids != nil {
+				buf = ids.Append(buf[:0], i)
+				out[i] = h.ID(buf)
+				continue
 			}
-		})
-	}
-	wg.Wait()
+			row := f.X[i*d : (i+1)*d]
+			for j, p := range perm {
+				x[j] = row[p]
+			}
+			var idx []uint32
+			if f.Offsets != nil {
+				idx = f.Indices[f.Offsets[i]:f.Offsets[i+1]]
+			}
+			out[i] = h.Row(rule, x, idx)
+		}
+	})
 	return out
 }
 

@@ -89,13 +89,14 @@ var releaseExts = []string{".arrow", ".feather", ".ipc"}
 // unrecorded ones).
 func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
-	p.Secure = p.Kind == pets.LLPLap
+	sp := p.Kind.Spec()
+	p.Secure = sp.Takes.Epsilon // the floating-point-safe sampler wherever there is noise (llp_lap's grid Laplace)
 	switch {
-	case p.Kind == pets.RRPrior:
-		return nil, &config.FieldError{Key: "mechanism", Msg: "rr_prior trains a prior model between its two stages; it runs inside " +
-			"train run/fit/sweep (pets: [{mechanism: rr_prior, epsilon: [1]}]), not in privatize"}
-	case p.Kind == pets.LLP && p.K == 1:
-		return nil, &config.FieldError{Key: "k", Msg: "llp with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
+	case sp.Release.WithPrior():
+		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s trains a prior model between its two stages; it runs inside "+
+			"train run/fit/sweep (pets: [{mechanism: %[1]s, epsilon: [1]}]), not in privatize", p.Kind)}
+	case sp.Release.PerBag() && !sp.Privacy.DP() && p.K == 1:
+		return nil, &config.FieldError{Key: "k", Msg: p.Kind.String() + " with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
 			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
 			"mechanism (llp_geom or llp_lap, which are ε-DP at any k, or rr)"}
 	}

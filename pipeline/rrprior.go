@@ -183,7 +183,7 @@ func predictionFrame(train, test *data.Frame, rows []int) *data.Features {
 // this config's prior recipe and still have its test priors beside it,
 // byte for byte; the other kinds have nothing beside their release.
 func (s *Session) checkSideFiles(u releaseUnit) releaseCheck {
-	if u.s.Kind != pets.RRPrior {
+	if !u.s.Kind.Spec().Release.WithPrior() {
 		return releaseCheck{current: true}
 	}
 	md, err := data.ReadMetadata(u.path)

@@ -98,16 +98,16 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	}
 	noise := noiseSrc.(pets.Rand)
 	r := &Release{Mech: m, Noise: o.Noise, Input: len(labels), order: orderSrc}
-	switch k := m.Kind(); {
-	case k == pets.None:
+	switch sp := m.Spec(); sp.Release {
+	case pets.ReleaseRaw:
 		return nil, ErrNoRelease
-	case k == pets.Bot:
+	case pets.ReleaseNothing:
 		r.rows = identity(len(labels))
-	case k == pets.RR:
+	case pets.ReleaseLabels:
 		r.rows = identity(len(labels))
 		r.labelRR = make([]uint8, len(labels))
 		m.ReleaseRR(r.labelRR, labels, noise)
-	case k.IsLLP():
+	case pets.ReleaseBags:
 		var bags *llp.Bags
 		if o.Partition == nil {
 			bags, err = llp.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
@@ -122,7 +122,7 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 		r.rows = make([]int, n)
 		r.bagID = make([]int64, n)
 		r.alpha = make([]float64, n)
-		if k == pets.LLPGeom {
+		if sp.Train.Target == pets.TargetAlphaDebiased {
 			r.debiased = make([]float64, n)
 		}
 		sums := bags.Sums(labels, nil)
@@ -142,10 +142,10 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 			}
 		}
 		r.Bags, r.Dropped = bags.NumBags, bags.Dropped
-	case k == pets.RRPrior:
+	case pets.ReleaseLabelsWithPrior:
 		return nil, ErrTwoStages
 	default:
-		return nil, fmt.Errorf("release: unsupported mechanism %s", k)
+		return nil, fmt.Errorf("release: unsupported mechanism %s", m.Kind())
 	}
 	return r, nil
 }
@@ -245,16 +245,16 @@ func (r *Release) Meta() map[string]string {
 	if p.Kind.NeedsEpsilon() {
 		md["epsilon"] = data.FormatFloat(p.Epsilon)
 	}
-	if p.Kind == pets.RR {
-		md["flip_prob"] = data.FormatFloat(m.FlipProb())
+	if pi := m.FlipProb(); pi > 0 {
+		md["flip_prob"] = data.FormatFloat(pi)
 	}
-	if p.Kind == pets.LLPLap {
+	if b := m.BagLaw(); b != nil && b.SumNoise() == pets.SumLaplace {
 		md["laplace_sampler"] = map[bool]string{true: "grid (floating-point safe)", false: "textbook"}[p.Secure]
 	}
 	if r.rule.Kind != llp.RuleRandom { // random bags keep the metadata they always had
 		md["bag_rule"] = r.rule.String()
 	}
-	if p.Kind == pets.RRPrior {
+	if m.Spec().Release.WithPrior() {
 		r.priorMeta(md)
 	}
 	return md

@@ -78,8 +78,8 @@ type TwoStage struct {
 // the split from its own stream, stage 1's and then stage 2's noise from
 // the noise stream, the shipping order from the order stream.
 func StartRRPrior(labels []uint8, m *pets.Mechanism, fraction float64, o Options) (*TwoStage, error) {
-	if m.Kind() != pets.RRPrior {
-		return nil, fmt.Errorf("release: StartRRPrior needs rr_prior, got %s", m.Kind())
+	if !m.Spec().Release.WithPrior() {
+		return nil, fmt.Errorf("release: StartRRPrior needs a mechanism released with a prior (rr_prior), got %s", m.Kind())
 	}
 	if len(labels) == 0 {
 		return nil, fmt.Errorf("release: no labels")
@@ -179,7 +179,8 @@ func (t *TwoStage) Finish(prior []float64) (*Release, error) {
 }
 
 // priorMeta adds rr_prior's figures to a release's metadata: the stage
-// fraction, rows per stage and how many took the argmax branch.
+// fraction, rows per stage and how many took the argmax branch (Meta adds
+// its flip_prob).
 func (r *Release) priorMeta(md map[string]string) {
 	var s1, am int
 	for i, s := range r.stage {
@@ -192,7 +193,6 @@ func (r *Release) priorMeta(md map[string]string) {
 	md["stage1_rows"] = strconv.Itoa(s1)
 	md["stage2_rows"] = strconv.Itoa(len(r.stage) - s1)
 	md["argmax_rows"] = strconv.Itoa(am)
-	md["flip_prob"] = data.FormatFloat(r.Mech.FlipProb())
 }
 
 func take[T any](s []T, pos []int) []T {
@@ -208,8 +208,8 @@ func take[T any](s []T, pos []int) []T {
 // Finish's second stage, for callers that hold the priors of all rows (the
 // audit's attacks on its own examples). Rows keep their input order.
 func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options) (*Release, error) {
-	if m.Kind() != pets.RRPrior {
-		return nil, fmt.Errorf("release: ApplyRRPrior needs rr_prior, got %s", m.Kind())
+	if !m.Spec().Release.WithPrior() {
+		return nil, fmt.Errorf("release: ApplyRRPrior needs a mechanism released with a prior (rr_prior), got %s", m.Kind())
 	}
 	if len(labels) == 0 || len(prior) != len(labels) {
 		return nil, fmt.Errorf("release: %d priors for %d labels", len(prior), len(labels))

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"labelprivacy/pets"
+	"labelprivacy/report/internal/display"
 )
 
 // ---- ticks -------------------------------------------------------------------------
@@ -335,42 +336,67 @@ func (a advAxis) sep() []refLine {
 	return []refLine{{v: a.sepPos, style: draw.LineStyle{Color: color.Gray{Y: 110}, Width: 1, Dashes: []vg.Length{4, 3}}}}
 }
 
-// ---- mechanisms: colours, markers, names ---------------------------------------------
+// ---- mechanisms: what figures ask of a pets.Kind -------------------------------
 
+// petColor is the mechanism's colour (pets.Look.Color).
 func petColor(k pets.Kind) color.NRGBA {
-	switch k {
-	case pets.RR:
-		return colRR
-	case pets.LLP:
-		return colLLP
-	case pets.LLPLap:
-		return colLap
-	case pets.LLPGeom:
-		return colGeom
-	case pets.Bot:
-		return colBot
-	case pets.RRPrior:
-		return colRRPrior
-	}
-	return colBlack
+	c := k.Spec().Look.Color
+	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: 0xff}
 }
 
-func petGlyph(k pets.Kind) draw.GlyphDrawer {
-	switch k {
-	case pets.Bot:
-		return draw.RingGlyph{}
-	case pets.RR:
-		return draw.CircleGlyph{}
-	case pets.LLP:
-		return draw.BoxGlyph{}
-	case pets.LLPLap:
-		return draw.PyramidGlyph{}
-	case pets.LLPGeom:
-		return draw.CrossGlyph{}
-	case pets.RRPrior:
-		return draw.TriangleGlyph{}
+// markerGlyphs draws each pets.Marker.
+var markerGlyphs = [...]draw.GlyphDrawer{
+	pets.MarkerSquare:   draw.SquareGlyph{},
+	pets.MarkerCircle:   draw.CircleGlyph{},
+	pets.MarkerRing:     draw.RingGlyph{},
+	pets.MarkerBox:      draw.BoxGlyph{},
+	pets.MarkerPyramid:  draw.PyramidGlyph{},
+	pets.MarkerCross:    draw.CrossGlyph{},
+	pets.MarkerTriangle: draw.TriangleGlyph{},
+}
+
+// petGlyph is the mechanism's marker (pets.Look.Marker; pets.Register
+// refuses one beyond MarkerTriangle, and TestEveryMarkerDrawn checks this
+// table has them all).
+func petGlyph(k pets.Kind) draw.GlyphDrawer { return markerGlyphs[k.Spec().Look.Marker] }
+
+// isClean reports whether k is the clean reference (none: its "release" is
+// the raw labels), drawn as a dashed line.
+func isClean(k pets.Kind) bool { return k.Spec().Release == pets.ReleaseRaw }
+
+// isSilent reports whether k releases nothing (bot), drawn as a dotted
+// line or a point.
+func isSilent(k pets.Kind) bool { return k.Spec().Release == pets.ReleaseNothing }
+
+// privatized reports whether k's models train on a release (neither
+// reference).
+func privatized(k pets.Kind) bool { return k.Spec().Release.Written() }
+
+// twoParams reports whether k takes both a bag size and ε: one curve per
+// k across ε (llp_lap, llp_geom).
+func twoParams(k pets.Kind) bool { t := k.Spec().Takes; return t.K && t.Epsilon }
+
+// variesK reports whether k's curves run across the bag size (it takes k
+// and no ε: llp); the others' run across ε.
+func variesK(k pets.Kind) bool { t := k.Spec().Takes; return t.K && !t.Epsilon }
+
+// plainName names a mechanism without parameters in words: "no PET (clean
+// labels)", "bot (nothing released)".
+func plainName(k pets.Kind) string {
+	l := k.Spec().Look
+	return l.Name + " (" + l.Plain + ")"
+}
+
+// familyTitle is the title of the panel of family fam holding the kinds of
+// keys: "RR", or "RR and RR+prior" when another member is there.
+func familyTitle(fam pets.Kind, keys []curveKey) string {
+	names := []string{display.PetName(fam)}
+	for _, k := range keys {
+		if n := display.PetName(k.pet); k.pet != fam && k.pet.Family() == fam && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
-	return draw.SquareGlyph{}
+	return strings.Join(names, " and ")
 }
 
 // fmtParam formats a privacy parameter compactly (0.0625, 8, 1e-05, ∞).
@@ -383,18 +409,18 @@ func fmtParam(v float64) string {
 
 // paramLabel describes a setting by its parameters: "ε=1", "k=8",
 // "k=8, ε=1".
+// A mechanism without parameters is described in words ("clean labels",
+// "nothing released": pets.Look.Plain).
 func paramLabel(pet pets.Kind, k int, eps float64) string {
-	switch pet {
-	case pets.None:
-		return "clean labels"
-	case pets.Bot:
-		return "nothing released"
+	sp := pet.Spec()
+	if !sp.Takes.K && !sp.Takes.Epsilon {
+		return sp.Look.Plain
 	}
 	var parts []string
-	if pet.NeedsK() {
+	if sp.Takes.K {
 		parts = append(parts, "k="+strconv.Itoa(k))
 	}
-	if pet.NeedsEpsilon() {
+	if sp.Takes.Epsilon {
 		parts = append(parts, "ε="+fmtParam(eps))
 	}
 	return strings.Join(parts, ", ")

@@ -14,11 +14,8 @@ import (
 	"labelprivacy/report/internal/display"
 )
 
-// Mechanisms beyond the paper: rr_prior (randomized response with a
-// prior, drawn in purple with triangles) and curated LLP bags (a bag rule
-// other than random: its curves are dashed and named by the rule).
-
-var colRRPrior = color.NRGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff} // purple
+// Curated LLP bags (a bag rule other than random): their curves are
+// dashed and named by the rule.
 
 // curveGlyph is a curve's marker: the mechanism's, except for curated bags
 // (sorted: an open square, key: a plus).

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"slices"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Point-label placement: each label tries positions around its point, in a
@@ -131,4 +133,66 @@ func segHitsRect(s seg, r vg.Rectangle) bool {
 		}
 	}
 	return true
+}
+
+// labelPlotter places and draws the point labels (last, on top).
+type labelPlotter struct{ p *panel }
+
+func (l *labelPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
+	tx, ty := pl.Transforms(&c)
+	p := l.p
+	p.placed, p.dropped = nil, nil
+	if len(p.labels) == 0 {
+		return
+	}
+	p.obst = p.obstaclesOn(c.Rectangle, tx, ty)
+	p.placed, p.dropped = placeLabels(c.Rectangle, p.labels, p.obst, func(l pointLabel) vg.Point {
+		if l.of != nil {
+			return p.at(l.of, l.idx, tx, ty)
+		}
+		return vg.Point{X: tx(l.x), Y: ty(l.y)}
+	})
+	for _, pl := range p.placed {
+		sty := textStyle(annotSize, pl.label.color)
+		c.FillText(sty, pl.anchor, pl.label.text)
+	}
+}
+
+// obstaclesOn returns the panel's lines, bars and markers in canvas
+// coordinates.
+func (p *panel) obstaclesOn(area vg.Rectangle, tx, ty func(float64) vg.Length) obstacles {
+	var o obstacles
+	for _, l := range p.refs {
+		if l.horizontal {
+			y := ty(l.v)
+			o.segs = append(o.segs, seg{vg.Point{X: area.Min.X, Y: y}, vg.Point{X: area.Max.X, Y: y}})
+		} else {
+			x := tx(l.v)
+			o.segs = append(o.segs, seg{vg.Point{X: x, Y: area.Min.Y}, vg.Point{X: x, Y: area.Max.Y}})
+		}
+	}
+	for _, sr := range p.series {
+		for i, q := range sr.pts {
+			truePt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
+			pt := p.at(sr, i, tx, ty)
+			d := pt.Sub(truePt)
+			if sr.line != nil && i > 0 {
+				o.segs = append(o.segs, seg{vg.Point{X: tx(sr.pts[i-1].X), Y: ty(sr.pts[i-1].Y)}, truePt})
+			}
+			if d.X != 0 || d.Y != 0 {
+				o.segs = append(o.segs, seg{truePt, pt})
+			}
+			if lo, hi, ok := sr.ybar(i); ok {
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - capWidth/2, Y: ty(lo) + d.Y}, Max: vg.Point{X: pt.X + capWidth/2, Y: ty(hi) + d.Y}})
+			}
+			if e := errAt(sr.xerr, i); e > 0 {
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: tx(q.X-e) + d.X, Y: pt.Y - capWidth/2}, Max: vg.Point{X: tx(q.X+e) + d.X, Y: pt.Y + capWidth/2}})
+			}
+			if sr.glyph != nil {
+				r := sr.glyph.Radius + 0.5
+				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - r, Y: pt.Y - r}, Max: vg.Point{X: pt.X + r, Y: pt.Y + r}})
+			}
+		}
+	}
+	return o
 }

@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"image/color"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -80,16 +78,16 @@ func refLines(rows []report.Row, withBot bool, lk look, suffix string) ([]refLin
 	var refs []refLine
 	var items []legendItem
 	for _, r := range rows {
-		if !finiteAUC(r) || !(r.Pet == pets.None || withBot && r.Pet == pets.Bot) {
+		if !finiteAUC(r) || !(isClean(r.Pet) || withBot && isSilent(r.Pet)) {
 			continue
 		}
-		sty, what := cleanStyle, "no PET (clean labels)"
-		if r.Pet == pets.Bot {
-			sty, what = botStyle, "bot (nothing released)"
+		sty, what := cleanStyle, plainName(r.Pet)
+		if isSilent(r.Pet) {
+			sty = botStyle
 		}
 		if !lk.primary {
 			sty.Color = colBot
-			if r.Pet == pets.None {
+			if isClean(r.Pet) {
 				sty.Dashes = []vg.Length{3, 2}
 			}
 		}
@@ -109,7 +107,7 @@ type curveKey struct {
 }
 
 func curveOf(r report.Row) curveKey {
-	if r.Pet == pets.LLPLap || r.Pet == pets.LLPGeom {
+	if twoParams(r.Pet) {
 		return curveKey{r.Pet, r.K, r.Bags}
 	}
 	return curveKey{r.Pet, 0, r.Bags}
@@ -235,15 +233,6 @@ func setTag(sets []Set, i int) string {
 	return " (" + sets[i].Name + ")"
 }
 
-// family is the panel a mechanism is drawn in when a figure is split by
-// mechanism: RR+prior with RR.
-func family(p pets.Kind) pets.Kind {
-	if p == pets.RRPrior {
-		return pets.RR
-	}
-	return p
-}
-
 // Crowding: a figure with more than crowdedCurves curves or crowdedPoints
 // points in one set is drawn as small multiples, one panel per mechanism
 // (RR with RR+prior), each showing the others' settings as grey dots.
@@ -261,7 +250,7 @@ func aucVsAdvFigure(rows []report.Row, m advMetric, titleSuffix string) (*figure
 // x values (and ε-DP worst cases for E[adv]).
 func advPoints(rows []report.Row, m advMetric) (pts []report.Row, xs []float64) {
 	for _, r := range rows {
-		if r.Pet == pets.None || !finiteAUC(r) || !r.Audited {
+		if isClean(r.Pet) || !finiteAUC(r) || !r.Audited {
 			continue
 		}
 		x := m.of(r)
@@ -296,7 +285,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 		pts[i], x = advPoints(s.Rows, m)
 		xs = append(xs, x...)
 		all = append(all, pts[i]...)
-		cleanRows = append(cleanRows, rowsOf(s.Rows, pets.None)...)
+		cleanRows = append(cleanRows, rowsWhere(s.Rows, isClean)...)
 		curves := map[curveKey]bool{}
 		for _, r := range pts[i] {
 			curves[curveOf(r)] = true
@@ -309,7 +298,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 	ax := newAdvAxis(xs, m == metricMAP98)
 	keyset := map[curveKey]bool{}
 	for _, r := range all {
-		if !(crowded && r.Pet == pets.Bot) {
+		if !(crowded && isSilent(r.Pet)) {
 			keyset[curveOf(r)] = true
 		}
 	}
@@ -323,10 +312,10 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 	lo, hi := aucRange(append(slices.Clone(all), cleanRows...))
 	yspec := axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: linTicks(lo, hi)}
 
-	// The panels: one, or one per mechanism family.
+	// The panels: one, or one per mechanism family (pets.Look.Family).
 	var fams []pets.Kind
 	for _, k := range keys {
-		if f := family(k.pet); !slices.Contains(fams, f) {
+		if f := k.pet.Family(); !slices.Contains(fams, f) {
 			fams = append(fams, f)
 		}
 	}
@@ -343,15 +332,12 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 	var panels []*panel
 	for _, fam := range fams {
 		p := &panel{refs: append(slices.Clone(refs), ax.sep()...), x: ax.spec(xlabel), y: yspec}
-		inFam := func(k curveKey) bool { return !crowded || family(k.pet) == fam }
+		inFam := func(k curveKey) bool { return !crowded || k.pet.Family() == fam }
 		if crowded {
-			p.title = display.PetName(fam)
-			if slices.ContainsFunc(keys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && fam == pets.RR {
-				p.title = "RR and RR+prior"
-			}
+			p.title = familyTitle(fam, keys)
 			ctx := &series{name: "other mechanisms", glyph: &draw.GlyphStyle{Color: color.Gray{Y: 190}, Radius: 1.8, Shape: draw.CircleGlyph{}}, cloud: true}
 			for _, r := range pts[len(sets)-1] {
-				if r.Pet != pets.Bot && family(r.Pet) != fam {
+				if !isSilent(r.Pet) && r.Pet.Family() != fam {
 					ctx.pts = append(ctx.pts, xy{ax.pos(m.of(r)), r.AUCMean})
 				}
 			}
@@ -373,7 +359,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
 				if len(rs) > 1 {
 					w := vg.Length(2)
-					if ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom {
+					if twoParams(ck.pet) {
 						w = 1.4
 					}
 					s.line = lk.line(draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)})
@@ -450,11 +436,11 @@ func curveLegend(keys []curveKey, cols map[curveKey]color.NRGBA, perSetting bool
 		ln := &draw.LineStyle{Color: cols[ck], Width: 1.8, Dashes: bagDashes(ck.bags)}
 		var text string
 		switch {
-		case ck.pet == pets.Bot:
-			text, ln = "bot (nothing released)", nil
-		case ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom:
+		case isSilent(ck.pet):
+			text, ln = plainName(ck.pet), nil
+		case twoParams(ck.pet):
 			text = fmt.Sprintf("%s, k=%d%s (ε varies)", display.PetName(ck.pet), ck.k, bagsText(ck.bags))
-		case ck.pet == pets.LLP:
+		case variesK(ck.pet):
 			text = display.PetName(ck.pet) + bagsText(ck.bags) + " (k varies)"
 			if perSetting && curated(ck.bags) || perSetting && ck.bags == "random" {
 				text = display.PetName(ck.pet) + ", " + ck.bags + " bags"
@@ -476,10 +462,10 @@ func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.C
 	if end {
 		l.prio = 1
 	}
-	switch ck.pet {
-	case pets.Bot:
-		l.text, l.prio = "bot", 2
-	case pets.LLPLap, pets.LLPGeom:
+	switch {
+	case isSilent(ck.pet):
+		l.text, l.prio = display.PetName(ck.pet), 2
+	case twoParams(ck.pet):
 		l.text = "ε=" + fmtParam(r.Epsilon)
 		if i == 0 {
 			l.text = "k=" + strconv.Itoa(r.K) + ", " + l.text
@@ -492,17 +478,17 @@ func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.C
 			l.text += ", " + ck.bags
 		}
 	}
-	if (ck.pet == pets.LLPLap || ck.pet == pets.LLPGeom) && curated(ck.bags) && i == 0 {
+	if twoParams(ck.pet) && curated(ck.bags) && i == 0 {
 		l.text += ", " + ck.bags
 	}
 	return l
 }
 
-// rowsOf returns the rows of one mechanism.
-func rowsOf(rows []report.Row, pet pets.Kind) []report.Row {
+// rowsWhere returns the rows whose mechanism is.
+func rowsWhere(rows []report.Row, is func(pets.Kind) bool) []report.Row {
 	var out []report.Row
 	for _, r := range rows {
-		if r.Pet == pet {
+		if is(r.Pet) {
 			out = append(out, r)
 		}
 	}
@@ -518,174 +504,4 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 		return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k), compareBags(a.bags, b.bags))
 	})
 	return keys
-}
-
-// aucBySettingFigure is aucBySettingSets for one result set.
-func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) {
-	return aucBySettingSets([]Set{{Rows: rows}}, titleSuffix)
-}
-
-// aucBySettingSets shows the cost side alone, so it is drawn without any
-// audit: one panel per mechanism with the mean test AUC (± SE) of each
-// setting against its parameter (ε, or k for LLP; LLP+Lap and LLP+Geom one
-// curve per k, labelled with k; one curve per bag rule), the clean model and
-// bot as reference lines, one AUC scale for all panels, every set
-// overlaid in its look. RR+prior is drawn in RR's panel when both are
-// there.
-func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
-	byPet := map[pets.Kind]bool{}
-	var all []report.Row
-	hasRR := false
-	for _, s := range sets {
-		hasRR = hasRR || slices.ContainsFunc(s.Rows, func(r report.Row) bool { return r.Pet == pets.RR && finiteAUC(r) })
-	}
-	panelOf := func(p pets.Kind) pets.Kind {
-		if p == pets.RRPrior && hasRR {
-			return pets.RR
-		}
-		return p
-	}
-	keyset := map[curveKey]bool{}
-	for _, s := range sets {
-		for _, r := range s.Rows {
-			if finiteAUC(r) {
-				all = append(all, r)
-				if r.Pet != pets.None && r.Pet != pets.Bot {
-					byPet[panelOf(r.Pet)] = true
-					keyset[curveOf(r)] = true
-				}
-			}
-		}
-	}
-	if len(byPet) == 0 {
-		return nil, fmt.Errorf("figures: AUC per setting: no privatized setting with a test AUC: %w", ErrNoData)
-	}
-	keys := sortedCurveKeys(keyset)
-	cols := curveColors(keys)
-	items := setLegend(sets)
-	var refs []refLine
-	for i, s := range sets {
-		r, it := refLines(s.Rows, true, lookOf(i, len(sets)), setTag(sets, i))
-		refs, items = append(refs, r...), append(items, it...)
-	}
-	lo, hi := aucRange(all)
-	yticks := linTicks(lo, hi)
-	var panels []*panel
-	for _, pet := range slices.Sorted(maps.Keys(byPet)) {
-		param := func(r report.Row) float64 {
-			if pet == pets.LLP {
-				return float64(r.K)
-			}
-			return r.Epsilon
-		}
-		var pkeys []curveKey
-		var xs []float64
-		for _, k := range keys {
-			if panelOf(k.pet) == pet {
-				pkeys = append(pkeys, k)
-			}
-		}
-		for _, r := range all {
-			if r.Pet != pets.None && r.Pet != pets.Bot && panelOf(r.Pet) == pet {
-				xs = append(xs, param(r))
-			}
-		}
-		p := &panel{title: display.PetName(pet), refs: refs}
-		if slices.ContainsFunc(pkeys, func(k curveKey) bool { return k.pet == pets.RRPrior }) && pet == pets.RR {
-			p.title = "RR and RR+prior"
-		}
-		hasCurated := slices.ContainsFunc(pkeys, func(k curveKey) bool { return curated(k.bags) })
-		var rules []string // bag rules of the panel, in curve order
-		for _, ck := range pkeys {
-			if !slices.Contains(rules, ck.bags) {
-				rules = append(rules, ck.bags)
-			}
-		}
-		// dodge spreads the curves of different bag rules a few percent
-		// apart along the (log) parameter axis, so that rules sharing a k
-		// stay apart.
-		spread := func(ck curveKey) float64 {
-			if !hasCurated {
-				return 1
-			}
-			return math.Pow(1.08, float64(slices.Index(rules, ck.bags))-float64(len(rules)-1)/2)
-		}
-		for si, set := range sets {
-			lk := lookOf(si, len(sets))
-			byCurve := map[curveKey][]report.Row{}
-			for _, r := range set.Rows {
-				if finiteAUC(r) && r.Pet != pets.None && r.Pet != pets.Bot && panelOf(r.Pet) == pet {
-					byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
-				}
-			}
-			for _, ck := range sortedCurveKeys(byCurve) {
-				cr := byCurve[ck]
-				slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(param(a), param(b)) })
-				clr := cols[ck]
-				s := &series{name: display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags) + setSuffix(sets, si),
-					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
-				if len(cr) > 1 {
-					s.line = lk.line(draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)})
-				}
-				for _, r := range cr {
-					s.pts = append(s.pts, xy{param(r) * spread(ck), r.AUCMean})
-					s.yerr = append(s.yerr, aucSE(r))
-				}
-				p.series = append(p.series, s)
-				if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
-					var parts []string
-					if ck.k != 0 {
-						parts = append(parts, "k="+strconv.Itoa(ck.k))
-					}
-					if hasCurated {
-						parts = append(parts, ck.bags)
-					}
-					prio := 1
-					if !lk.primary {
-						prio = 4
-					}
-					p.labels = append(p.labels, pointLabel{x: s.pts[len(s.pts)-1].X, y: s.pts[len(s.pts)-1].Y, text: strings.Join(parts, ", "),
-						color: clr, prio: prio, of: s, idx: len(s.pts) - 1})
-				}
-			}
-		}
-		xlabel := "ε (log scale)"
-		if pet == pets.LLP {
-			xlabel = "bag size k (log scale)"
-		}
-		p.x = paramAxis(xs, xlabel, len(p.labels) > 0)
-		p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: yticks}
-		panels = append(panels, p)
-	}
-	items = append(items, curveLegend(keys, cols, true)...)
-	ncols := min(len(panels), 3)
-	if len(panels) == 4 {
-		ncols = 2
-	}
-	items = append(items, legendItem{text: "mean ± SE over trials at the best learning rate",
-		thumb: lineGlyphThumb(nil, draw.GlyphStyle{Color: colRR, Radius: glyphR, Shape: draw.CircleGlyph{}})})
-	return &figure{title: "Test AUC per privacy setting" + titleSuffix, w: vg.Length(ncols) * 4.6 * vg.Inch,
-		cols: ncols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}, nil
-}
-
-// paramAxis is a log-scale axis over positive parameter values (ε or k),
-// with a margin of at least a factor 1.35 on each side (room for the
-// curves' end labels on the right when labelRoom) and the values themselves
-// as ticks; linear if a value is not positive.
-func paramAxis(vals []float64, label string, labelRoom bool) axisSpec {
-	lo, hi := slices.Min(vals), slices.Max(vals)
-	if !(lo > 0) {
-		pad := math.Max(0.05*(hi-lo), 0.5)
-		right := pad
-		if labelRoom {
-			right = math.Max(pad, 0.25*(hi-lo))
-		}
-		return axisSpec{label: label, min: lo - pad, max: hi + right, ticks: valueTicks(vals, 8)}
-	}
-	f := math.Max(1.35, math.Pow(hi/lo, 0.06))
-	right := f
-	if labelRoom {
-		right = math.Max(2.2, math.Pow(hi/lo, 0.25))
-	}
-	return axisSpec{label: label, min: lo / f, max: hi * right, scale: plot.LogScale{}, ticks: valueTicks(vals, 8)}
 }

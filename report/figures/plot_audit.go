@@ -74,7 +74,7 @@ func WriteAuditPlots(dir string, audits []report.Audit, cals []report.Calibratio
 func realizedFigure(audits []report.Audit) (*figure, error) {
 	byDS := map[string][]report.Audit{}
 	for _, a := range audits {
-		if !math.IsNaN(a.RealizedGain) && !math.IsNaN(a.EAdv) && a.Pet != pets.None {
+		if !math.IsNaN(a.RealizedGain) && !math.IsNaN(a.EAdv) && !isClean(a.Pet) {
 			g := a.Dataset
 			if a.ConfigID != "" {
 				g += ", config " + a.ConfigID
@@ -207,8 +207,8 @@ func calibrationFigure(cals []report.Calibration) (*figure, error) {
 		p.x = axisSpec{label: "mean η in the bin (predicted P(y=1))", min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
 		p.y = axisSpec{label: "fraction labelled 1 (95% Wilson interval)", min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
 		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {end, end}}, line: &diagStyle})
-		s := &series{name: "bins", line: &draw.LineStyle{Color: colLLP, Width: 1.4},
-			glyph: &draw.GlyphStyle{Color: colLLP, Radius: glyphR, Shape: draw.CircleGlyph{}}}
+		s := &series{name: "bins", line: &draw.LineStyle{Color: colBlue, Width: 1.4},
+			glyph: &draw.GlyphStyle{Color: colBlue, Radius: glyphR, Shape: draw.CircleGlyph{}}}
 		for _, b := range c.Bins {
 			if b.N == 0 {
 				continue
@@ -227,8 +227,8 @@ func calibrationFigure(cals []report.Calibration) (*figure, error) {
 	cols := min(len(panels), 2)
 	items := []legendItem{
 		{text: "y = x: calibrated", thumb: lineThumb(diagStyle)},
-		{text: "bins of η (labels: rows per bin)", thumb: lineGlyphThumb(&draw.LineStyle{Color: colLLP, Width: 1.4},
-			draw.GlyphStyle{Color: colLLP, Radius: glyphR, Shape: draw.CircleGlyph{}})},
+		{text: "bins of η (labels: rows per bin)", thumb: lineGlyphThumb(&draw.LineStyle{Color: colBlue, Width: 1.4},
+			draw.GlyphStyle{Color: colBlue, Radius: glyphR, Shape: draw.CircleGlyph{}})},
 	}
 	return &figure{title: "Reliability of the attacker's η on the calibration rows", w: vg.Length(cols) * 6 * vg.Inch, cols: cols,
 		cellH: 5.5 * vg.Inch, legend: items, panels: panels}, nil

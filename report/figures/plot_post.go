@@ -74,7 +74,7 @@ func groupPosteriors(post []report.Posterior) []*postSetting {
 	by := map[string]*postSetting{}
 	var order []*postSetting
 	for _, p := range post {
-		if p.Pet == pets.None || p.Pet == pets.Bot {
+		if !privatized(p.Pet) {
 			continue
 		}
 		s := by[p.Setting]

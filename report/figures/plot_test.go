@@ -293,7 +293,7 @@ func TestAUCvsAdvantageFigure(t *testing.T) {
 				}
 				wantPts++
 				curves[curveOf(r)] = true
-				fams[family(r.Pet)] = true
+				fams[r.Pet.Family()] = true
 			}
 			if tc.crowded != (len(f.panels) > 1) || tc.crowded && len(f.panels) != len(fams) {
 				t.Fatalf("%d panels for %d mechanism families, crowded %v", len(f.panels), len(fams), tc.crowded)
@@ -497,7 +497,7 @@ func TestAUCvsAdvantageInk(t *testing.T) {
 				change(sr)
 			}
 		}
-		return inkOf(render(t, f), f, f.panels[0], colRR)
+		return inkOf(render(t, f), f, f.panels[0], petColor(pets.RR))
 	}
 	all := ink(func(*series) {})
 	cases := []struct {
@@ -891,5 +891,16 @@ func TestSegHitsRect(t *testing.T) {
 				t.Fatalf("sampling check says %v", got)
 			}
 		})
+	}
+}
+
+// Every marker a mechanism's Look may name is drawn, by a glyph of its own.
+func TestEveryMarkerDrawn(t *testing.T) {
+	seen := map[draw.GlyphDrawer]bool{}
+	for m := pets.MarkerSquare; m <= pets.MarkerTriangle; m++ {
+		if int(m) >= len(markerGlyphs) || markerGlyphs[m] == nil || seen[markerGlyphs[m]] {
+			t.Fatalf("marker %d has no glyph of its own", m)
+		}
+		seen[markerGlyphs[m]] = true
 	}
 }

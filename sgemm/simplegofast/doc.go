@@ -1,5 +1,7 @@
 // Package simplegofast runs the float32 DotGeneral of GoMLX's pure-Go
-// backend (simplego) on package sgemm's packed AVX-512 or AVX2/FMA kernel.
+// backend (simplego) on package sgemm's packed AVX-512 or AVX2/FMA kernel, and
+// three float32 ops that simplego runs element by element (Where, Slice,
+// GreaterOrEqual) without its per-element branches and index walks.
 //
 // simplego v0.26.0 computes every matrix product with a scalar kernel on
 // zero-padded 32×32 blocks (≈ 3 GFLOP/s per core); sgemm reaches 90–125
@@ -9,7 +11,8 @@
 // This package reaches that table with //go:linkname, so it is written for
 // one GoMLX version and guards itself:
 //
-//   - Install replaces the DotGeneral executor once per process, and only
+//   - Install replaces four executors (DotGeneral, Where, Slice and
+//     GreaterOrEqual) once per process, all or none, and only
 //     when GoMLX is v0.26.0 (the module version in the binary's build info,
 //     or, where build info lists no modules as in test binaries, the
 //     source path of simplego's own executor), the CPU has AVX2 and FMA,
@@ -19,7 +22,7 @@
 //     K = 1) match simplego's within the bound below on every assembly
 //     kernel the CPU runs, and the kernels agree bit for bit. Otherwise it
 //     changes nothing and says why (package model says it once on stderr).
-//   - The replacement runs only for backends passed to Enable, with the
+//   - The replacements run only for backends passed to Enable, with the
 //     kernel given there (Kernel reports it), and only for float32; every
 //     other backend, dtype or call runs simplego's own code.
 //

@@ -12,30 +12,14 @@ import (
 	"labelprivacy/pets"
 )
 
-// PetName is the display name of a mechanism: "no PET", "bot", "RR",
-// "LLP", "LLP+Lap", "LLP+Geom", "RR+prior" (the paper's names).
-func PetName(k pets.Kind) string {
-	switch k {
-	case pets.None:
-		return "no PET"
-	case pets.Bot:
-		return "bot"
-	case pets.RR:
-		return "RR"
-	case pets.LLP:
-		return "LLP"
-	case pets.LLPLap:
-		return "LLP+Lap"
-	case pets.LLPGeom:
-		return "LLP+Geom"
-	case pets.RRPrior:
-		return "RR+prior"
-	}
-	return k.String()
-}
+// PetName is the display name of a mechanism, its pets.Look.Name: "no
+// PET", "bot", "RR", "LLP", "LLP+Lap", "LLP+Geom", "RR+prior" (the paper's
+// names); the canonical name for a kind without one.
+func PetName(k pets.Kind) string { return cmp.Or(k.Spec().Look.Name, k.String()) }
 
 // SettingOrder orders settings canonically: mechanism in pets.Kind order
-// (none, bot, rr, llp, llp_lap, llp_geom, rr_prior), then k, then ε, then
+// (the registry's: none, bot, rr, llp, llp_lap, llp_geom, rr_prior, then
+// kinds registered later), then k, then ε, then
 // the setting name, so output never depends on input order.
 func SettingOrder(pa pets.Kind, ka int, ea float64, sa string, pb pets.Kind, kb int, eb float64, sb string) int {
 	return cmp.Or(cmp.Compare(pa, pb), cmp.Compare(ka, kb), cmp.Compare(ea, eb), cmp.Compare(sa, sb))

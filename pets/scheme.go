@@ -1,0 +1,278 @@
+package pets
+
+// A mechanism is one value. Each kind of mechanism is one type in one file
+// of this package (none.go, bot.go, rr.go, rrprior.go, llp.go, llplap.go,
+// llpgeom.go) that implements Scheme and registers itself with its Kind
+// constant (builtin, kind.go); the rest of
+// the program asks a Kind's Spec, or a Mechanism's law, what it needs
+// (parameters, release, training plan, audit law, privacy, look) instead
+// of switching on the kind. The answers are in this package's own
+// vocabulary (Target, Loss, Look, Channel, SumNoise): the packages above
+// map them to theirs.
+
+// Scheme is one kind of label mechanism.
+type Scheme interface {
+	// Spec returns what the kind is; it never changes.
+	Spec() Spec
+	// Law validates the parameters that Spec's Takes does not cover
+	// (New has checked that p takes exactly the parameters Takes lists,
+	// and ε's range) and returns the law of the mechanism with them: an
+	// ExampleLaw when Spec.Release is per example (ReleaseRaw,
+	// ReleaseNothing, ReleaseLabels, ReleaseLabelsWithPrior), a BagLaw for
+	// ReleaseBags. Errors are *ParamError.
+	Law(p Params) (Law, error)
+}
+
+// Kind identifies a label privacy mechanism: its place in the registry,
+// whose Scheme answers everything about it (Spec). Each built-in kind is
+// one file of this package that declares its constant and registers its
+// Scheme (builtin); the values are fixed (ledgers store them) and give the
+// canonical order of tables and figures: None, Bot, RR, LLP, LLPLap,
+// LLPGeom, RRPrior. Kinds registered later (Register) follow.
+type Kind uint8
+
+// Params configures a mechanism. Fields a kind does not take must be left
+// zero: New rejects them rather than silently ignoring them.
+type Params struct {
+	Kind Kind
+	// K is the bag size (llp, llp_lap, llp_geom), ≥ 1.
+	K int
+	// Epsilon is the label-DP parameter ε (rr, llp_lap, llp_geom,
+	// rr_prior), in (0, MaxEpsilon].
+	Epsilon float64
+	// Secure selects, for llp_lap, the grid Laplace sampler SecureLaplace
+	// (robust to the floating-point attack) instead of the textbook Laplace.
+	// rr and llp_geom always use exact samplers, so it changes nothing for
+	// them; it is rejected for none, bot and llp, which add no noise. Pair it
+	// with NewSecureRand for deployment.
+	Secure bool
+}
+
+// Spec is what a kind of mechanism is, for the rest of the program.
+type Spec struct {
+	// Name is the canonical name in configs, setting ids, tables, release
+	// metadata and the ledger ("rr").
+	Name string
+	// Takes lists its parameters.
+	Takes Takes
+	// Privacy says what label-DP ε one release has.
+	Privacy Privacy
+	// Release is what a release shows and which columns it writes.
+	Release Release
+	// Train is how a model learns from the release.
+	Train Train
+	// Look is how tables and figures show it.
+	Look Look
+}
+
+// Takes lists the parameters of a kind. New rejects a parameter a kind
+// does not take rather than ignoring it.
+type Takes struct {
+	K bool // a bag size k ≥ 1
+	// Epsilon: a label-DP ε in (0, MaxEpsilon], and Params.Secure (a
+	// sampler that resists the floating-point attack where the kind needs
+	// one; the others sample exactly anyway).
+	Epsilon bool
+}
+
+// Privacy is the label-DP ε of one release (Definition 2.1) and how
+// releases compose in a person's history (Compose, the ledger's charge).
+type Privacy uint8
+
+const (
+	// NotDP: ε = +Inf (none reveals every label, llp homogeneous bags);
+	// nothing composed with it is bounded.
+	NotDP Privacy = iota
+	// Silent: ε = 0 (bot releases nothing about the labels); adds nothing.
+	Silent
+	// DPRR: ε-label-DP at Params.Epsilon, composed through the privacy
+	// loss of RR(ε), which dominates every pure ε-DP pair (Kairouz, Oh &
+	// Viswanath 2015, Theorem 2.1): rr, rr_prior, llp_geom.
+	DPRR
+	// DPLaplace: ε-label-DP at Params.Epsilon with the Laplace
+	// mechanism's privacy loss (llp_lap), composed through its own PLD.
+	DPLaplace
+)
+
+// DP reports whether a release has a finite ε.
+func (p Privacy) DP() bool { return p == Silent || p == DPRR || p == DPLaplace }
+
+// Release is the shape of what a release shows.
+type Release uint8
+
+const (
+	// ReleaseRaw: the raw labels, which never leave as a release (none:
+	// the clean model trains on the dataset's own label column).
+	ReleaseRaw Release = iota
+	// ReleaseNothing: rows without a label column (bot).
+	ReleaseNothing
+	// ReleaseLabels: one released label per row (column label_rr).
+	ReleaseLabels
+	// ReleaseLabelsWithPrior: one released label per row, each through
+	// the channel its public prior chooses (label_rr with prior, branch
+	// and stage): released in two stages, the first through the prior ½,
+	// the second through the priors of a model trained on the first.
+	ReleaseLabelsWithPrior
+	// ReleaseBags: one proportion per bag of k rows (bag_id, alpha, and
+	// alpha_debiased when Train.Target is TargetAlphaDebiased).
+	ReleaseBags
+)
+
+// PerBag reports whether the release is one value per bag (the LLP family).
+func (r Release) PerBag() bool { return r == ReleaseBags }
+
+// Written reports whether a release is made and written at all (not for
+// ReleaseRaw, and not ReleaseNothing, which writes no label column and
+// trains nothing).
+func (r Release) Written() bool { return r != ReleaseRaw && r != ReleaseNothing }
+
+// WithPrior reports whether each example's release depends on a public
+// prior (ReleaseLabelsWithPrior).
+func (r Release) WithPrior() bool { return r == ReleaseLabelsWithPrior }
+
+// Train is how a model learns from a kind's release (Section 4,
+// Appendix C).
+type Train struct {
+	// Loss is the family of the training loss; LossNone: nothing is
+	// trained (a constant predictor).
+	Loss Loss
+	// Target is the column the targets come from.
+	Target Target
+}
+
+// Loss is a family of training losses; the pipeline picks the member
+// (train.rr_loss, train.llp_loss).
+type Loss uint8
+
+const (
+	LossNone Loss = iota // nothing trained
+	// LossBCE: per-example binary cross-entropy on the target as it is
+	// (none's clean label, rr_prior's soft targets).
+	LossBCE
+	// LossFlipped: per-example, on labels flipped with the mechanism's
+	// FlipProb π: train.rr_loss (BCE, or BCE debiased with π).
+	LossFlipped
+	// LossProportion: per bag, on its (noisy) label proportion:
+	// train.llp_loss (PropMatch, EasyLLP, ...).
+	LossProportion
+)
+
+// PerBag reports whether the loss takes one target per bag.
+func (l Loss) PerBag() bool { return l == LossProportion }
+
+// Target is the release column a model trains on.
+type Target uint8
+
+const (
+	TargetNone          Target = iota // nothing (bot)
+	TargetLabel                       // the dataset's clean label (none)
+	TargetLabelRR                     // label_rr: one released label per row
+	TargetAlpha                       // alpha: the bag's released proportion
+	TargetAlphaDebiased               // alpha_debiased: Debias of alpha
+	TargetSoft                        // soft_target: per-row float targets built from label_rr, branch and prior
+)
+
+// Look is how tables and figures show a kind.
+type Look struct {
+	// Name is the display name, the paper's: "RR", "LLP+Geom", "no PET".
+	Name string
+	// Plain describes a kind without parameters in words ("clean labels",
+	// "nothing released"); "" for kinds with parameters.
+	Plain string
+	// Family is the Name of the kind whose panel it shares when a figure
+	// is split by mechanism (RR+prior's is "rr", used when rr is there
+	// too); "" for its own (Kind.Family resolves it).
+	Family string
+	Color  RGB
+	Marker Marker
+}
+
+// RGB is an opaque colour.
+type RGB struct{ R, G, B uint8 }
+
+// Marker is the shape of a kind's points in figures.
+type Marker uint8
+
+const (
+	MarkerSquare Marker = iota
+	MarkerCircle
+	MarkerRing
+	MarkerBox
+	MarkerPyramid
+	MarkerCross
+	MarkerTriangle
+)
+
+// Law is a validated mechanism's law: an ExampleLaw or a BagLaw.
+type Law interface {
+	// Classes is the number of label classes C it takes (labels 0..C−1);
+	// 2 for the binary mechanisms.
+	Classes() int
+}
+
+// ExampleLaw is the law of a mechanism that releases one value per example
+// (none, bot, rr, rr_prior): each example goes through one of a fixed set
+// of channels, chosen by its public prior when the kind takes one.
+type ExampleLaw interface {
+	Law
+	// Channels lists the channels (at least one; the audit precomputes
+	// per channel).
+	Channels() []Channel
+	// ChannelOf returns the index of the channel an example of public
+	// prior p ∈ [0, 1] (P(y = 1 | x)) goes through; 0 for kinds whose
+	// Release is not WithPrior (p is then ignored).
+	ChannelOf(p float64) int
+	// Release writes the release of each labels[i] into dst[i] (dst may
+	// alias labels), through channel ChannelOf(prior[i]) (prior is nil for
+	// kinds without one), drawing from r. Labels must be in 0..C−1.
+	Release(dst, labels []uint8, prior []float64, r Rand)
+}
+
+// Channel is a per-example release law: P(z | y) for labels y ∈ [0, C) and
+// released values z ∈ [0, Z). Z = 1 is a release that shows nothing.
+type Channel struct {
+	C, Z int
+	P    []float64 // P[z·C + y] = P(z | y); Σ_z P(z | y) = 1
+	// Flip > 0 marks binary randomized response with flip probability
+	// π = Flip (P(z | y) = 1−π for z = y, π otherwise), for which the
+	// audit has Theorem 3.5's closed form.
+	Flip float64
+}
+
+// Prob returns P(z | y).
+func (c *Channel) Prob(z, y uint8) float64 { return c.P[int(z)*c.C+int(y)] }
+
+// BagLaw is the law of a mechanism that releases one proportion per bag
+// (the LLP family): a bag of n rows whose labels sum to s releases
+// α = t/n, t = s + noise in units of the sum, by SumNoise at NoiseRate.
+type BagLaw interface {
+	Law
+	// SumNoise is the law of the noise on the bag's sum, NoiseRate its
+	// rate λ (0 for SumExact).
+	SumNoise() SumNoise
+	NoiseRate() float64
+	// ReleaseBag releases a bag of n ≥ 1 rows whose labels sum to sum
+	// (0 ≤ sum ≤ n) and returns α.
+	ReleaseBag(sum, n int, r Rand) float64
+	// Debias maps a released α of a bag of n rows to its training target
+	// (TargetAlphaDebiased); the identity when the release is unbiased.
+	Debias(alpha float64, n int) float64
+}
+
+// SumNoise is the law of the noise a per-bag mechanism adds to a bag's
+// label sum s of n rows, in units of the sum, at rate λ.
+type SumNoise uint8
+
+const (
+	// SumExact: t = s.
+	SumExact SumNoise = iota
+	// SumGeometric: t = clip(s + Z, 0, n), Z two-sided geometric with
+	// P(Z = z) ∝ e^{−λ|z|}: P(t | s) = (1−a)/(1+a)·a^|t−s| for 0 < t < n,
+	// a^s/(1+a) at t = 0 and a^(n−s)/(1+a) at t = n, a = e^{−λ}.
+	SumGeometric
+	// SumLaplace: t = s + Lap(1/λ), unclipped (density (λ/2)e^{−λ|t−s|}).
+	SumLaplace
+)
+
+// Discrete reports whether t is an integer (a point mass per value).
+func (s SumNoise) Discrete() bool { return s != SumLaplace }
