@@ -309,12 +309,12 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	})
 	var out [][]float64
 	for _, r := range picks {
-		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID)
+		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID, s.classes())
 		if err != nil {
 			return nil, fmt.Errorf("audit: η̂ of clean run %s: %w", r.RunID, err)
 		}
-		if len(eta) != s.test.Rows {
-			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta), s.test.Rows)
+		if w := heads(s.classes()); len(eta) != s.test.Rows*w {
+			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta)/w, s.test.Rows)
 		}
 		out = append(out, eta)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
 	"labelprivacy/internal/stats"
@@ -378,8 +379,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		o := outs[i]
 		res.Steps = o.Steps
 		res.TrainLoss = o.FinalLoss
-		res.TestAUC = stats.AUC(o.Probs, s.test.Label)
-		res.TestLogLoss = model.LogLoss(o.Probs, s.test.Label)
+		s.score(res, o.Probs)
 		res.WallS = gs.WallS / float64(len(pending))
 		res.CompileS, res.CheckpointS = gs.CompileS, gs.CheckpointS
 		res.GroupExamplesPerS = gs.ExamplesPerS
@@ -389,7 +389,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 			s.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
 		}
 		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw {
-			if err := f.st.PutEtaHat(r.ID, o.Probs); err != nil {
+			if err := f.st.PutEtaHat(r.ID, o.Probs, s.classes()); err != nil {
 				return nil, err
 			}
 		}
@@ -423,7 +423,6 @@ func (f *fitter) watch(job *groupJob) *watcher {
 			w.limit[i] /= 1 - 2*rho // debiased BCE weighs examples by up to 1/(1−2ρ)
 		}
 	}
-	labels := f.s.test.Label
 	job.Group.EpochEnd = func(e model.EpochEnd) error {
 		var probs [][]float32
 		if e.Predict != nil {
@@ -435,7 +434,7 @@ func (f *fitter) watch(job *groupJob) *watcher {
 		for i := range min(n, len(e.Losses)) {
 			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN()}
 			if probs != nil {
-				p.TestAUC, p.TestLogLoss = stats.AUC(probs[i], labels), model.LogLoss(probs[i], labels)
+				p.TestAUC, p.TestLogLoss = f.s.aucLogLoss(probs[i])
 			}
 			w.curves[i] = append(w.curves[i], p)
 		}
@@ -496,18 +495,18 @@ func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 }
 
 // constantRuns stores bot's results: ⊥ releases nothing, so the best model
-// is a constant score (AUC ½); nothing is trained.
+// is a constant score (AUC ½; on C classes the uniform distribution, whose
+// argmax is class 0); nothing is trained.
 func (f *fitter) constantRuns(runs []*runSpec) ([]*report.Run, error) {
-	labels := f.s.test.Label
-	probs := make([]float32, len(labels))
+	c := f.s.classes()
+	probs := make([]float32, len(f.s.test.Label)*heads(c))
 	for i := range probs {
-		probs[i] = 0.5
+		probs[i] = 1 / float32(max(c, 2))
 	}
 	var out []*report.Run
 	for _, r := range runs {
 		res := f.result(r, 1)
-		res.TestAUC = stats.AUC(probs, labels)
-		res.TestLogLoss = model.LogLoss(probs, labels)
+		f.s.score(res, probs)
 		if err := f.st.Put(res); err != nil {
 			return nil, err
 		}
@@ -527,6 +526,31 @@ func (f *fitter) report(spec *runSpec, r *report.Run) {
 		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
 	}
 	f.s.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.runs), r.Setting, r.LR, r.Trial, what))
+}
+
+// heads is the number of predicted values per test row of a model on c
+// classes: P(y = 1) for binary labels, C probabilities otherwise.
+func heads(c int) int {
+	if c >= 3 {
+		return c
+	}
+	return 1
+}
+
+// aucLogLoss scores test-set predictions (Group.Predict's layout) against
+// the test labels: the AUC and log-loss for binary labels; on C ≥ 3 classes
+// the macro one-vs-rest AUC and the cross-entropy −log p_y.
+func (s *Session) aucLogLoss(probs []float32) (auc, logLoss float64) {
+	labels := s.test.Label
+	if c := s.classes(); c >= 3 {
+		return model.MacroAUC(probs, c, labels), model.CrossEntropy(probs, c, labels)
+	}
+	return stats.AUC(probs, labels), model.LogLoss(probs, labels)
+}
+
+// score fills a result's test metrics from its test-set predictions.
+func (s *Session) score(res *report.Run, probs []float32) {
+	res.TestAUC, res.TestLogLoss = s.aucLogLoss(probs)
 }
 
 // job builds the executor's job for the pending runs of g from their
@@ -561,8 +585,7 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 	releases := map[string]*data.Frame{}
 	for _, r := range pending {
 		p := r.Plan
-		o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, Target: p.Target, Shuffle: true,
-			Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.dataset.Meta.MaxIndices}
+		o := p.BatchOptions(feats, s.dataset.Meta.MaxIndices)
 		src := s.train
 		var rel *data.Frame
 		if p.Release != "" {
@@ -589,15 +612,24 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 	return job, nil
 }
 
-// modelConfig is the configured architecture for the session's dataset.
+// modelConfig is the configured architecture for the session's dataset:
+// a softmax head of C logits when the dataset's labels have C ≥ 3 classes
+// (meta.json decides; there is no config key for it).
 func (s *Session) modelConfig() (model.ModelConfig, error) {
 	mc := model.ModelConfig{Kind: s.cfg.Model.Kind, InputDim: s.train.Dim(), Init: s.cfg.Model.Init}
+	if c := s.classes(); c >= 3 {
+		mc.Classes = c
+	}
 	switch mc.Kind {
 	case model.KindMLP:
 		mc.Hidden = s.cfg.Model.Hidden
 	case model.KindKDDEmbed:
 		if !s.train.HasSparse() {
 			return mc, fmt.Errorf("model.kind: kdd_embed needs a dataset with a sparse %q column (train data import libsvm)", data.ColIndices)
+		}
+		if mc.Classes >= 3 {
+			return mc, &config.FieldError{Key: "model.kind", Msg: fmt.Sprintf("kdd_embed is binary only, and the labels of %s have %d classes "+
+				"(its %s): use mlp or higgs_mlp", s.dataset.Dir, mc.Classes, data.MetaFile)}
 		}
 		mc.Buckets = int(s.dataset.Meta.HashBuckets)
 	}
