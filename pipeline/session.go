@@ -116,9 +116,13 @@ func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*S
 	if _, err := s.modelConfig(); err != nil {
 		return nil, err
 	}
-	// Every mechanism and loss must take the dataset's classes: refused
-	// here, before the resolved config or anything else is written.
+	// Every mechanism and loss must take the dataset's classes, and every
+	// setting fill a batch: refused here, before the resolved config or
+	// anything else is written.
 	if s.settings, err = expandSettings(cfg.Pets, s.classes()); err != nil {
+		return nil, err
+	}
+	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
 	}
 	// Written once the config is known to fit the dataset: a refused one
@@ -141,9 +145,6 @@ func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*S
 		if err := s.std.ApplyInPlace(s.test); err != nil {
 			return nil, err
 		}
-	}
-	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
-		return nil, err
 	}
 	for _, n := range notices(cfg, s.runs) {
 		s.ev.Warn("config", n)
