@@ -123,6 +123,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		}
 	}
 	trained, failed, byOthers := 0, 0, 0
+	started := time.Now()
 	// fit trains g under its group lock (so that two processes given the
 	// same shard never train one group at once), unless the lock is held
 	// and wait is false; it reports whether it took the lock. Groups that
@@ -189,6 +190,10 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if wall := time.Since(started).Seconds(); f.examples > 0 {
+		s.ev.Info("fit", fmt.Sprintf("%s in %s trained in %.1f s, %d at a time: %.0f examples/s in all (evaluation and writing included)",
+			count(trained, "model"), count(f.groups, "group"), wall, len(execs), float64(f.examples)/wall))
 	}
 	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 || byOthers > 0 {
 		msg := fmt.Sprintf("%s trained, %d already done (skipped), %d failed", count(trained, "run"), skipped, failed)
@@ -295,9 +300,10 @@ type fitter struct {
 	board *progressBoard
 	// mu guards what groups trained at once share: Fit's done map and
 	// counts, and groups and spent.
-	mu     sync.Mutex
-	groups int // groups trained so far
-	spent  time.Duration
+	mu       sync.Mutex
+	groups   int // groups trained so far
+	spent    time.Duration
+	examples int64 // training examples of the groups trained (steps run in this call × rows per step, every model)
 }
 
 // executors returns the n executors groups train on at once: exec alone
@@ -514,6 +520,9 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 	}
 	os.RemoveAll(job.Group.CheckpointDir)
 	f.mu.Lock()
+	for i, r := range pending {
+		f.examples += (outs[i].Steps - gs.ResumedFrom) * int64(r.Plan.BatchSize)
+	}
 	f.groups++
 	f.spent += time.Since(start)
 	f.mu.Unlock()
