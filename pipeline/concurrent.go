@@ -16,15 +16,19 @@ import (
 // (progressBoard). Fit schedules them (fitter.each).
 
 // concurrentGroups resolves train.concurrent_groups for a fit with todo
-// groups to train: a number as given (at most todo); auto is 1 with an
-// injected executor (tests) or on an XLA backend (one device), else as many
-// as GOMAXPROCS, at most todo, and no more than half the available memory
-// holds (groupBytes each).
+// groups to train: on an XLA backend 1 (one client holds the device; a
+// device trains more models per group instead, train.replicas); else a
+// number as given (at most todo); auto is 1 with an injected executor
+// (tests), else as many as GOMAXPROCS, at most todo, and no more than half
+// the available memory holds (groupBytes each).
 func (s *Session) concurrentGroups(todo int, injected bool) int {
 	c := s.cfg.Train.ConcurrentGroups
+	if !s.cfg.Backend.IsGo() {
+		return 1
+	}
 	n := c.N
 	if c.Auto() {
-		if injected || !s.cfg.Backend.IsGo() {
+		if injected {
 			return 1
 		}
 		n = runtime.GOMAXPROCS(0)

@@ -182,10 +182,10 @@ func TestConcurrentGroupsResume(t *testing.T) {
 	sameResults(t, "resumed vs uninterrupted", want, got, etaWant, etaGot, true)
 }
 
-// train.concurrent_groups: a number as given (at most the groups to
-// train), auto as many as GOMAXPROCS on backend go, 1 on XLA or with an
-// injected executor, and 1 when two groups would not fit in half the
-// available memory.
+// train.concurrent_groups: on backend go a number as given (at most the
+// groups to train), auto as many as GOMAXPROCS, 1 with an injected
+// executor, and 1 when two groups would not fit in half the available
+// memory; on XLA always 1.
 func TestConcurrentGroupsResolved(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	session := func(backend string, n int, hidden []int) *Session {
@@ -203,7 +203,7 @@ func TestConcurrentGroupsResolved(t *testing.T) {
 	}{
 		{"explicit", session("go", 3, small), 10, false, 3},
 		{"explicit, fewer groups", session("go", 3, small), 2, false, 2},
-		{"explicit on xla", session("xla:cuda", 2, small), 10, false, 2},
+		{"explicit on xla", session("xla:cuda", 2, small), 10, false, 1},
 		{"auto: GOMAXPROCS", session("go", 0, small), 10, false, 4},
 		{"auto: the groups left", session("go", 0, small), 3, false, 3},
 		{"auto: none left", session("go", 0, small), 0, false, 1},

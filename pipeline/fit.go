@@ -113,6 +113,10 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	}
 	todo := len(todoGroups)
 	f := &fitter{s: s, st: st, ev: s.ev}
+	if n := s.cfg.Train.ConcurrentGroups.N; n > 1 && !s.cfg.Backend.IsGo() {
+		s.ev.Warn("fit", fmt.Sprintf("train.concurrent_groups: %d is for backend go; %s trains one group at a time "+
+			"(a device trains more models per group instead: train.replicas)", n, s.cfg.Backend))
+	}
 	execs, err := f.executors(exec, s.concurrentGroups(todo, o.executor != nil))
 	if err != nil {
 		return nil, err
