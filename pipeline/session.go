@@ -46,12 +46,12 @@ type Session struct {
 
 	ev        Events
 	lock      *flock.Lock
-	ids       *data.IDs // the training rows' data.id_column, or nil
-	people    []uint64  // the ledger's key of each training row (personKeys)
-	peopleAll []uint64  // people sorted (releasePeople)
-	// peopleDistinct: no person has two training rows.
+	ids  *data.IDs // the training rows' data.id_column, or nil
+	// peopleSorted: the ledger's keys of the training rows, sorted
+	// (sortedPeople); peopleDistinct: no person has two training rows.
+	peopleSorted   []uint64
 	peopleDistinct bool
-	peopleKey      string // the key check people were computed with
+	peopleKey      string // the key check peopleSorted was computed with
 	// calibration is set by Audit for Report: the reliability tables of η.
 	calibration []report.Calibration
 	// started is when Open was called (the command's start, for
