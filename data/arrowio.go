@@ -563,9 +563,32 @@ func openFile(path string) (*os.File, int64, error) {
 // frameReader accumulates record batches into a Frame.
 type frameReader struct {
 	*Frame
-	fields []arrow.Field // the file's columns
+	fields []arrow.Field // the columns read
 	cols   []column      // per field: its per-row column, or nil (a feature, a key or the indices)
 	keyOf  []int         // per field: its index in Frame.Keys, or −1
+	// fileFields are the file's columns (an id column split off) when some
+	// were left unread (readSplit); nil: fields.
+	fileFields []arrow.Field
+}
+
+// allFields are the file's columns, read or not (an id column split off).
+func (fr *frameReader) allFields() []arrow.Field {
+	if fr.fileFields != nil {
+		return fr.fileFields
+	}
+	return fr.fields
+}
+
+// featureNames are the dense features among fields, in order (as
+// newFrameFor reads them).
+func featureNames(fields []arrow.Field) []string {
+	var names []string
+	for _, f := range fields {
+		if columnNamed(f.Name) == nil && f.Name != ColIndices && isFloat(f.Type) {
+			names = append(names, f.Name)
+		}
+	}
+	return names
 }
 
 func newFrameFor(s *arrow.Schema) (*frameReader, error) {

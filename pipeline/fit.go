@@ -44,6 +44,9 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 // is made again, with a warning naming the file. It returns the finished
 // results of the shard's runs in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
+	if s.light {
+		panic("pipeline: Fit on a session opened without the training features")
+	}
 	if o.Shard.N == 0 {
 		o.Shard = allShards
 	}
