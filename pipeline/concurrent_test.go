@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"labelprivacy/data"
 	"labelprivacy/internal/memctl"
@@ -217,5 +218,37 @@ func TestConcurrentGroupsResolved(t *testing.T) {
 		if got := tc.s.concurrentGroups(tc.todo, tc.injected); got != tc.want {
 			t.Errorf("%s: %d groups at once, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// progressRecorder keeps every progress report.
+type progressRecorder struct {
+	recorder
+	got []Progress
+}
+
+func (p *progressRecorder) Progress(pr Progress) { p.got = append(p.got, pr) }
+
+// Groups training at once share one progress line: every group in flight
+// with its share done, their examples/s summed, the longest ETA; one group
+// alone reports as it would by itself.
+func TestProgressBoardMerges(t *testing.T) {
+	rec := &progressRecorder{}
+	b := &progressBoard{ev: rec, slots: 2}
+	a, c := &runGroup{}, &runGroup{}
+	b.show(a, Progress{Stage: "fit", What: "rr_eps1 lr=0.001 trial=0", Step: 10, Steps: 40, ExamplesPerS: 100, ETA: 3 * time.Second, UnitsDone: 1, Units: 5})
+	if last := rec.got[len(rec.got)-1]; last.What != "rr_eps1 lr=0.001 trial=0" || last.Step != 10 {
+		t.Fatalf("one group: %+v, want its own report", last)
+	}
+	b.show(c, Progress{Stage: "fit", What: "llp_k8 lr=0.01 trial=1", Step: 30, Steps: 40, ExamplesPerS: 50, ETA: time.Second, UnitsDone: 1, Units: 5})
+	m := rec.got[len(rec.got)-1]
+	want := "2 groups at once: rr_eps1 lr=0.001 trial=0 25%; llp_k8 lr=0.01 trial=1 75%"
+	if m.What != want || m.ExamplesPerS != 150 || m.ETA != 3*time.Second || m.Units != 5 || !strings.Contains(m.String(), "150 ex/s") {
+		t.Fatalf("merged: %+v (%q), want %q, 150 ex/s, ETA 3s", m, m.String(), want)
+	}
+	b.done(a)
+	b.show(c, Progress{Stage: "fit", What: "llp_k8 lr=0.01 trial=1", Step: 35, Steps: 40, ExamplesPerS: 80})
+	if last := rec.got[len(rec.got)-1]; last.What != "llp_k8 lr=0.01 trial=1" || last.Step != 35 {
+		t.Fatalf("after one finished: %+v, want the other's own report", last)
 	}
 }
