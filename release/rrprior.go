@@ -158,7 +158,7 @@ func (t *TwoStage) Finish(prior []float64) (*Release, error) {
 	t.done = true
 	n := len(t.labels)
 	r := &Release{Mech: t.m, Noise: t.o.Noise, Input: n, order: t.order, fraction: t.fraction,
-		rows: identity(n), labelRR: t.released, prior: make([]float64, n), branch: make([]uint8, n), stage: t.stage}
+		labelRR: t.released, prior: make([]float64, n), branch: make([]uint8, n), stage: t.stage}
 	for row := range n {
 		r.prior[row] = 0.5
 	}
@@ -224,7 +224,7 @@ func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options)
 		return nil, err
 	}
 	n := len(labels)
-	r := &Release{Mech: m, Noise: o.Noise, Input: n, order: orderSrc, rows: identity(n), labelRR: make([]uint8, n),
+	r := &Release{Mech: m, Noise: o.Noise, Input: n, order: orderSrc, labelRR: make([]uint8, n),
 		prior: append([]float64(nil), prior...), branch: make([]uint8, n), stage: make([]uint8, n)}
 	for i := range r.stage {
 		r.stage[i] = 2 // every row released with its given prior, as Finish's second stage
