@@ -99,6 +99,11 @@ type TrainConfig struct {
 	// "auto" (1 on backend go; on XLA as many as fit AutoStateBudget, at
 	// most 64) or a number ≥ 1. It never changes a run's result or identity.
 	Replicas Replicas `yaml:"replicas"`
+	// ConcurrentGroups is how many groups one process trains at once, each
+	// on its share of the cores (model.CoreShare): "auto" (backend go: as
+	// many as GOMAXPROCS, the groups to train and the memory allow; 1 on
+	// XLA) or a number ≥ 1. It never changes a run's result or identity.
+	ConcurrentGroups Replicas `yaml:"concurrent_groups"`
 	// SparseEmbedding updates only the embedding rows a step touches (lazy
 	// Adam) for kdd_embed; false: dense Adam over the whole table.
 	SparseEmbedding bool `yaml:"sparse_embedding"`

@@ -199,16 +199,49 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 	return &Writer{path: path, tmp: tmp, w: w, schema: schema, classes: like.NumClasses(), hash: h}, nil
 }
 
+// Chunked is a frame made a range of rows at a time, for writing a file
+// whose columns need not be held whole (a simulation release's row
+// numbers: 80 MB at 10M rows). Chunk(lo, hi) returns rows [lo, hi) with
+// the same columns for every range (Chunk(0, 0) gives the schema);
+// written, it gives the bytes WriteFrame gives for the whole frame.
+type Chunked struct {
+	Rows  int
+	Chunk func(lo, hi int) *Frame
+}
+
+// Whole is f as a Chunked (its slices, sharing f's arrays).
+func Whole(f *Frame) Chunked { return Chunked{Rows: f.Rows, Chunk: f.Slice} }
+
+// writeChunks writes c to w in record batches of maxBatchRows, asking c
+// for one batch at a time.
+func (w *Writer) writeChunks(c Chunked) error {
+	if c.Rows == 0 {
+		return w.Write(c.Chunk(0, 0))
+	}
+	for lo := 0; lo < c.Rows; lo += maxBatchRows {
+		if err := w.Write(c.Chunk(lo, min(lo+maxBatchRows, c.Rows))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // FrameSHA256 returns the hex SHA-256 of the Arrow IPC file that
 // WriteFrame would write for f and meta, writing nothing: the writer is
 // deterministic, so a write-ahead log can record a file's digest before a
 // byte of it exists (WriteFrameAfter then hands over the written file's
 // digest to check).
 func FrameSHA256(f *Frame, meta map[string]string) (string, error) {
-	if err := checkMetaClasses(f, meta); err != nil {
+	return ChunkedSHA256(Whole(f), meta)
+}
+
+// ChunkedSHA256 is FrameSHA256 of the frame c makes, a chunk at a time.
+func ChunkedSHA256(c Chunked, meta map[string]string) (string, error) {
+	first := c.Chunk(0, 0)
+	if err := checkMetaClasses(first, meta); err != nil {
 		return "", err
 	}
-	schema := Schema(f, meta)
+	schema := Schema(first, meta)
 	if schema.NumFields() == 0 {
 		return "", fmt.Errorf("%w: a frame with no columns", ErrSchema)
 	}
@@ -217,8 +250,8 @@ func FrameSHA256(f *Frame, meta map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fw := &Writer{path: "(digest)", w: w, schema: schema, classes: f.NumClasses()}
-	if err := fw.Write(f); err != nil {
+	fw := &Writer{path: "(digest)", w: w, schema: schema, classes: first.NumClasses()}
+	if err := fw.writeChunks(c); err != nil {
 		return "", err
 	}
 	if err := w.Close(); err != nil {
@@ -305,11 +338,17 @@ func WriteFrame(path string, f *Frame, meta map[string]string) error {
 
 // WriteFrameAfter is WriteFrame committing with CommitAfter(before).
 func WriteFrameAfter(path string, f *Frame, meta map[string]string, before func(sha256 string) error) error {
-	w, err := NewWriter(path, f, meta)
+	return WriteChunkedAfter(path, Whole(f), meta, before)
+}
+
+// WriteChunkedAfter is WriteFrameAfter of the frame c makes, a chunk at a
+// time (the same bytes).
+func WriteChunkedAfter(path string, c Chunked, meta map[string]string, before func(sha256 string) error) error {
+	w, err := NewWriter(path, c.Chunk(0, 0), meta)
 	if err != nil {
 		return err
 	}
-	if err := w.Write(f); err != nil {
+	if err := w.writeChunks(c); err != nil {
 		w.Abort()
 		return err
 	}
@@ -584,10 +623,33 @@ func openFile(path string) (*os.File, int64, error) {
 // frameReader accumulates record batches into a Frame.
 type frameReader struct {
 	*Frame
-	fields  []arrow.Field // the file's columns
+	fields  []arrow.Field // the columns read
 	cols    []column      // per field: its per-row column, or nil (a feature, a key, the indices or a per-class column)
 	keyOf   []int         // per field: its index in Frame.Keys, or −1
 	classOf []classRef    // per field: its place among the per-class columns, or fam −1
+	// fileFields are the file's columns (an id column split off) when some
+	// were left unread (readSplit); nil: fields.
+	fileFields []arrow.Field
+}
+
+// allFields are the file's columns, read or not (an id column split off).
+func (fr *frameReader) allFields() []arrow.Field {
+	if fr.fileFields != nil {
+		return fr.fileFields
+	}
+	return fr.fields
+}
+
+// featureNames are the dense features among fields, in order (as
+// newFrameFor reads them).
+func featureNames(fields []arrow.Field) []string {
+	var names []string
+	for _, f := range fields {
+		if !reservedName(f.Name) && isFloat(f.Type) { // not a named, index or per-class column
+			names = append(names, f.Name)
+		}
+	}
+	return names
 }
 
 // newFrameFor returns an empty frameReader for files of schema s; classes

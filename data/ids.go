@@ -156,17 +156,20 @@ func ReadFrameWithIDs(path, idCol string) (*Frame, *IDs, error) {
 		f, err := ReadFrame(path)
 		return f, nil, err
 	}
-	fr, ids, err := readFrameIDs(path, idCol, true, 0)
+	fr, ids, err := readSplit(path, idCol, true, 0, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("data: %s: %w", path, err)
 	}
 	return fr.Frame, ids, nil
 }
 
-// readFrameIDs reads path with column idCol split off; when it is absent
-// and !required, the file is read as it is (nil IDs). classes as for
-// readFrame.
-func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameReader, ids *IDs, err error) {
+// readSplit reads path with column idCol split off (none when ""); when it
+// is absent and !required, the file is read as it is (nil IDs). Columns
+// skip accepts (nil: none) are left unread: absent from the frame, their
+// pages never touched (the id column too: split off, nil IDs); the frame
+// reader's fileFields keep every column but the id column, for
+// checkSplits. classes as for readFrame.
+func readSplit(path, idCol string, required bool, classes int, skip func(arrow.Field) bool) (fr *frameReader, ids *IDs, err error) {
 	defer recoverCorrupt(&err)
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a mapped file that shrinks: an error, not a crash
 	rr, err := openRecords(path)
@@ -177,6 +180,8 @@ func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameRead
 	schema := rr.Schema()
 	at := schema.FieldIndices(idCol)
 	switch {
+	case idCol == "":
+		at = []int{-1}
 	case len(at) == 0 && !required:
 		at = []int{-1}
 	case len(at) == 0:
@@ -194,10 +199,15 @@ func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameRead
 			ErrSchema, idCol, schema.Field(at[0]).Type)
 	}
 	idx := at[0]
-	var fields []arrow.Field
+	var fields, fileFields []arrow.Field
+	var kept []int // the file's column of each projected one
 	for i, f := range schema.Fields() {
-		if i != idx {
-			fields = append(fields, f)
+		if i == idx {
+			continue
+		}
+		fileFields = append(fileFields, f)
+		if skip == nil || !skip(f) {
+			fields, kept = append(fields, f), append(kept, i)
 		}
 	}
 	md := schema.Metadata()
@@ -205,7 +215,11 @@ func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameRead
 	if fr, err = newFrameFor(proj, classes); err != nil {
 		return nil, nil, err
 	}
-	if idx >= 0 {
+	if len(fields) != len(fileFields) {
+		fr.fileFields = fileFields
+	}
+	readIDs := idx >= 0 && (skip == nil || !skip(schema.Field(idx)))
+	if readIDs {
 		ids = &IDs{Column: idCol}
 	}
 	if err := fr.reserveFor(rr); err != nil {
@@ -222,15 +236,18 @@ func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameRead
 		if int(rec.NumCols()) != len(schema.Fields()) {
 			return nil, nil, fmt.Errorf("%w: record batch %d has %d columns, schema %d", ErrCorrupt, i, rec.NumCols(), len(schema.Fields()))
 		}
-		cols := rec.Columns()
-		if idx >= 0 {
-			if cols[idx].Len() != int(rec.NumRows()) {
-				return nil, nil, fmt.Errorf("%w: id column %q has %d values in a record batch of %d rows", ErrCorrupt, idCol, cols[idx].Len(), rec.NumRows())
+		all := rec.Columns()
+		if readIDs {
+			if all[idx].Len() != int(rec.NumRows()) {
+				return nil, nil, fmt.Errorf("%w: id column %q has %d values in a record batch of %d rows", ErrCorrupt, idCol, all[idx].Len(), rec.NumRows())
 			}
-			if err := ids.appendArrow(cols[idx]); err != nil {
+			if err := ids.appendArrow(all[idx]); err != nil {
 				return nil, nil, fmt.Errorf("record batch %d: %w", i, err)
 			}
-			cols = append(cols[:idx:idx], cols[idx+1:]...)
+		}
+		cols := make([]arrow.Array, len(kept))
+		for j, c := range kept {
+			cols[j] = all[c]
 		}
 		p := array.NewRecordBatch(proj, cols, rec.NumRows())
 		err = fr.appendRecord(p)
@@ -247,6 +264,31 @@ func readFrameIDs(path, idCol string, required bool, classes int) (fr *frameRead
 // column is split off both files (the test file may lack it) and the
 // training rows' identifiers returned. An empty idCol is Load.
 func LoadWithIDs(dir, idCol string) (*Dataset, *IDs, error) {
+	return LoadWith(dir, LoadOptions{IDColumn: idCol})
+}
+
+// LoadOptions choose what LoadWith reads of the training split (the test
+// split is always read whole).
+type LoadOptions struct {
+	// IDColumn is split off both files and the training rows' identifiers
+	// returned (LoadWithIDs); "" for none.
+	IDColumn string
+	// NoTrainEta leaves the training rows' η (synthetic data) unread: only
+	// the test rows' η is ever used (the audit). 80 MB at 10M rows.
+	NoTrainEta bool
+	// NoTrainFeatures leaves the training rows' dense features, sparse
+	// indices, η and identifiers unread (Train keeps its labels and key
+	// columns, Dim 0, and no IDs are returned): what a stage that never
+	// trains needs (the audit, the report). Dataset.TrainSchema still
+	// names every column; FitStandardizerFile fits on the features.
+	NoTrainFeatures bool
+}
+
+// LoadWith is Load with o's choices of what to read; the checks of the
+// files against each other and against meta.json cover every column,
+// read or not, except the sparse index range of training rows whose
+// indices are unread.
+func LoadWith(dir string, o LoadOptions) (*Dataset, *IDs, error) {
 	m, err := ReadMeta(dir)
 	if err != nil {
 		return nil, nil, err
@@ -255,11 +297,15 @@ func LoadWithIDs(dir, idCol string) (*Dataset, *IDs, error) {
 	var splits [2]*frameReader
 	var ids *IDs
 	for i, p := range paths {
-		if idCol == "" {
+		var skip func(arrow.Field) bool
+		if i == 0 {
+			skip = o.trainSkip()
+		}
+		if o.IDColumn == "" && skip == nil {
 			splits[i], err = readFrame(p, m.NumClasses())
 		} else {
 			var got *IDs
-			splits[i], got, err = readFrameIDs(p, idCol, i == 0, m.NumClasses())
+			splits[i], got, err = readSplit(p, o.IDColumn, i == 0 && o.IDColumn != "", m.NumClasses(), skip)
 			if i == 0 {
 				ids = got
 			}
@@ -271,9 +317,36 @@ func LoadWithIDs(dir, idCol string) (*Dataset, *IDs, error) {
 	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
 		return nil, nil, err
 	}
-	ds := &Dataset{Dir: dir, Meta: m, Train: splits[0].Frame, Test: splits[1].Frame}
+	schema, err := newFrameFor(arrow.NewSchema(splits[0].allFields(), nil), m.NumClasses())
+	if err != nil {
+		return nil, nil, inFile(paths[0], err)
+	}
+	ds := &Dataset{Dir: dir, Meta: m, Train: splits[0].Frame, Test: splits[1].Frame, TrainSchema: schema.Frame}
 	if ds.ID, err = verifiedIdentity(dir, m); err != nil {
 		return nil, nil, err
 	}
 	return ds, ids, nil
+}
+
+// trainSkip is the training split's columns o leaves unread (nil: none).
+func (o LoadOptions) trainSkip() func(arrow.Field) bool {
+	if !o.NoTrainEta && !o.NoTrainFeatures {
+		return nil
+	}
+	return func(f arrow.Field) bool {
+		fam, _, perClass, _ := classColumnOf(f.Name)
+		switch c := columnNamed(f.Name); {
+		case f.Name == ColEta || perClass && classVecs[fam].prefix == ColEtaPrefix: // η, or η_c of C classes
+			return true
+		case perClass:
+			return false
+		case !o.NoTrainFeatures:
+			return false
+		case f.Name == ColIndices:
+			return true
+		case c == nil && isFloat(f.Type): // a dense feature
+			return true
+		}
+		return f.Name == o.IDColumn
+	}
 }

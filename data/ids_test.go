@@ -240,3 +240,54 @@ func FuzzReadFrameWithIDs(f *testing.F) {
 		}
 	})
 }
+
+// LoadWith reads only what it is asked of the training split: without η
+// (the test split keeps its own), or without features, sparse indices, η
+// and ids (labels and key columns stay; TrainSchema names everything), and
+// still checks every column of both files against each other and meta.json.
+func TestLoadWithout(t *testing.T) {
+	dir := t.TempDir()
+	f := idFrame()
+	f.Eta = []float64{0.1, 0.9, 0.8, 0.2}
+	f.Keys = []KeyColumn{{Name: "campaign", Values: []int64{3, 3, 4, 4}}}
+	writeWithID(t, filepath.Join(dir, TrainFile), f, "uid", idArray(t, "string"), 1)
+	if err := WriteFrame(filepath.Join(dir, TestFile), f.Slice(0, 2), nil); err != nil {
+		t.Fatal(err)
+	}
+	meta := &Meta{Source: "test", TrainRows: 4, TestRows: 2, Features: f.Features, Dims: 2}
+	if err := WriteMeta(dir, meta); err != nil {
+		t.Fatal(err)
+	}
+	all, ids, err := LoadWith(dir, LoadOptions{IDColumn: "uid"})
+	if err != nil || all.Train.Eta == nil || ids.Len() != 4 {
+		t.Fatalf("everything: %v (eta %v, ids %v)", err, all.Train.Eta, ids)
+	}
+	noEta, ids, err := LoadWith(dir, LoadOptions{IDColumn: "uid", NoTrainEta: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if noEta.Train.Eta != nil || noEta.Test.Eta == nil || ids.Len() != 4 || !slices.Equal(noEta.Train.X, all.Train.X) ||
+		!slices.Equal(noEta.Train.Label, all.Train.Label) {
+		t.Fatalf("without η: train η %v, test η %v, %d ids, X %v", noEta.Train.Eta, noEta.Test.Eta, ids.Len(), noEta.Train.X)
+	}
+	light, ids, err := LoadWith(dir, LoadOptions{IDColumn: "uid", NoTrainFeatures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := light.Train
+	if ids != nil || tr.Rows != 4 || tr.Dim() != 0 || len(tr.X) != 0 || tr.Eta != nil || !slices.Equal(tr.Label, f.Label) ||
+		!slices.Equal(tr.Key("campaign"), []int64{3, 3, 4, 4}) || light.Test.Dim() != 2 || !slices.Equal(light.Test.X, all.Test.X) {
+		t.Fatalf("without features: ids %v, train %d rows, dim %d, labels %v, keys %v; test dim %d", ids, tr.Rows, tr.Dim(), tr.Label, tr.Keys, light.Test.Dim())
+	}
+	if !slices.Equal(light.TrainSchema.Features, f.Features) || light.TrainSchema.Key("campaign") == nil || light.TrainSchema.Eta == nil {
+		t.Fatalf("TrainSchema %+v names not the train file's columns", light.TrainSchema)
+	}
+	meta.Features = []string{"a", "c"}
+	if err := WriteMeta(dir, meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadWith(dir, LoadOptions{IDColumn: "uid", NoTrainFeatures: true}); !errors.Is(err, ErrMismatch) ||
+		!strings.Contains(err.Error(), `"c"`) {
+		t.Fatalf("meta.json naming another feature, features unread: %v, want a mismatch naming it", err)
+	}
+}

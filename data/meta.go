@@ -187,6 +187,10 @@ type Dataset struct {
 	// (DatasetIdentity).
 	ID          string
 	Train, Test *Frame
+	// TrainSchema has the training file's columns and no rows (as
+	// ReadSchema): its dense feature names, sparse and key columns, whether
+	// or not LoadWith read them into Train.
+	TrainSchema *Frame
 }
 
 // Load reads a dataset directory (train.arrow or train.parquet, the same for
@@ -221,28 +225,30 @@ func checkSplits(metaPath string, m *Meta, paths [2]string, s [2]*frameReader) e
 	mismatch := func(a, b, format string, args ...any) error {
 		return fmt.Errorf("%w: %s and %s: %s", ErrMismatch, a, b, fmt.Sprintf(format, args...))
 	}
-	for i := range max(len(train.fields), len(test.fields)) {
+	trainFields, testFields := train.allFields(), test.allFields()
+	for i := range max(len(trainFields), len(testFields)) {
 		switch {
-		case i >= len(test.fields):
-			return mismatch(paths[0], paths[1], "column %d (%q) is missing from the test file", i+1, train.fields[i].Name)
-		case i >= len(train.fields):
-			return mismatch(paths[0], paths[1], "column %d (%q) of the test file is not in the train file", i+1, test.fields[i].Name)
+		case i >= len(testFields):
+			return mismatch(paths[0], paths[1], "column %d (%q) is missing from the test file", i+1, trainFields[i].Name)
+		case i >= len(trainFields):
+			return mismatch(paths[0], paths[1], "column %d (%q) of the test file is not in the train file", i+1, testFields[i].Name)
 		}
-		a, b := train.fields[i], test.fields[i]
+		a, b := trainFields[i], testFields[i]
 		if a.Name != b.Name || !arrow.TypeEqual(a.Type, b.Type) {
 			return mismatch(paths[0], paths[1], "column %d is %q %s in the train file, %q %s in the test file", i+1, a.Name, a.Type, b.Name, b.Type)
 		}
 	}
-	if m.Features != nil && !slices.Equal(m.Features, train.Features) {
-		for j := range max(len(m.Features), len(train.Features)) {
-			if j >= len(m.Features) || j >= len(train.Features) || m.Features[j] != train.Features[j] {
+	trainFeatures := featureNames(trainFields)
+	if m.Features != nil && !slices.Equal(m.Features, trainFeatures) {
+		for j := range max(len(m.Features), len(trainFeatures)) {
+			if j >= len(m.Features) || j >= len(trainFeatures) || m.Features[j] != trainFeatures[j] {
 				return mismatch(metaPath, paths[0], "dense feature %d is %s in meta.json, %s in the train file",
-					j+1, quoteAt(m.Features, j), quoteAt(train.Features, j))
+					j+1, quoteAt(m.Features, j), quoteAt(trainFeatures, j))
 			}
 		}
 	}
-	if m.HashBuckets == 0 && m.Dims != train.Dim() {
-		return mismatch(metaPath, paths[0], "meta.json says %d dense features, the train file has %d", m.Dims, train.Dim())
+	if m.HashBuckets == 0 && m.Dims != len(trainFeatures) {
+		return mismatch(metaPath, paths[0], "meta.json says %d dense features, the train file has %d", m.Dims, len(trainFeatures))
 	}
 	for i, c := range []struct {
 		rows int
@@ -255,8 +261,11 @@ func checkSplits(metaPath string, m *Meta, paths [2]string, s [2]*frameReader) e
 	}
 	if m.HashBuckets > 0 {
 		for i, f := range s {
-			if !f.HasSparse() {
+			if !slices.ContainsFunc(f.allFields(), func(a arrow.Field) bool { return a.Name == ColIndices }) {
 				return mismatch(metaPath, paths[i], "meta.json says hash_buckets %d but the file has no %q column", m.HashBuckets, ColIndices)
+			}
+			if !f.HasSparse() {
+				continue // left unread (LoadOptions.NoTrainFeatures)
 			}
 			for r := range f.Rows {
 				for _, v := range f.Indices[f.Offsets[r]:f.Offsets[r+1]] {

@@ -34,28 +34,53 @@ func FitStandardizer(f *Frame) (*Standardizer, error) {
 	if len(f.X) != f.Rows*d {
 		return nil, fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, d)
 	}
-	mean, m2 := make([]float64, d), make([]float64, d)
+	w := newWelford(d)
 	for i := range f.Rows {
-		inv := 1 / float64(i+1)
-		for j, v := range f.X[i*d : (i+1)*d] {
-			x := float64(v)
-			delta := x - mean[j]
-			mean[j] += delta * inv
-			m2[j] += delta * (x - mean[j])
-		}
+		w.add(f.X[i*d : (i+1)*d])
 	}
-	s := &Standardizer{Features: slices.Clone(f.Features), Mean: mean, Std: m2, Rows: f.Rows}
-	for j := range d {
-		if !finite(mean[j]) || !finite(m2[j]) {
-			return nil, nonFinite(f, j)
-		}
-		s.Std[j] = math.Sqrt(m2[j] / float64(f.Rows))
-		if s.Std[j] == 0 {
-			s.Std[j] = 1
-			s.Constant = append(s.Constant, f.Features[j])
-		}
+	s, j := w.standardizer(f.Features)
+	if j >= 0 {
+		return nil, nonFinite(f, j)
 	}
 	return s, nil
+}
+
+// welford accumulates each feature's mean and sum of squared deviations
+// over rows added in order (Welford's update).
+type welford struct {
+	n        int
+	mean, m2 []float64
+}
+
+func newWelford(d int) *welford { return &welford{mean: make([]float64, d), m2: make([]float64, d)} }
+
+// add adds one row.
+func (w *welford) add(row []float32) {
+	w.n++
+	inv := 1 / float64(w.n)
+	for j, v := range row {
+		x := float64(v)
+		delta := x - w.mean[j]
+		w.mean[j] += delta * inv
+		w.m2[j] += delta * (x - w.mean[j])
+	}
+}
+
+// standardizer is the Standardizer of the rows added, or the first
+// feature whose mean or deviation is not finite (else −1).
+func (w *welford) standardizer(names []string) (*Standardizer, int) {
+	s := &Standardizer{Features: slices.Clone(names), Mean: w.mean, Std: w.m2, Rows: w.n}
+	for j := range w.mean {
+		if !finite(w.mean[j]) || !finite(w.m2[j]) {
+			return nil, j
+		}
+		s.Std[j] = math.Sqrt(w.m2[j] / float64(w.n))
+		if s.Std[j] == 0 {
+			s.Std[j] = 1
+			s.Constant = append(s.Constant, names[j])
+		}
+	}
+	return s, -1
 }
 
 // nonFinite reports the first NaN or ±Inf value of feature j.

@@ -57,7 +57,7 @@ func (t *trainer) adamOnHost(grads []backends.Buffer, stepScale []float32, vScal
 	for i, s := range slots {
 		offsets[i+1] = offsets[i] + len(s.p)
 	}
-	parallel(offsets[np], func(lo, hi int) {
+	parallel(threadsOf(t.be), offsets[np], func(lo, hi int) {
 		for i, s := range slots {
 			a0, a1 := max(lo, offsets[i]), min(hi, offsets[i+1])
 			if a0 >= a1 {

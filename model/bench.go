@@ -2,10 +2,13 @@ package model
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 
@@ -30,6 +33,16 @@ type BenchConfig struct {
 	SparseEmbedding bool
 	Resident        ResidentMode
 	Seed            uint64
+	// Alongside, when not empty, holds more backends of the same kind: each
+	// (loss, R) is then measured as 1+len(Alongside) independent groups
+	// trained at once, one on the backend Bench is given and one on each of
+	// these, with their own seeds, targets and data order, sharing the
+	// cores through a CoreShare (as train fit trains groups concurrently).
+	// The row's rates are then the aggregate over the window from the end
+	// of the first group's first step to the end of the last group (the
+	// steps that ran before a group's first step ended are not counted:
+	// a slight underestimate).
+	Alongside []backends.Backend
 	// Row, when set, is called with each row as soon as it is measured.
 	Row func(BenchRow)
 }
@@ -39,17 +52,21 @@ type BenchRow struct {
 	Model    string
 	Loss     string
 	Replicas int
-	Batch    int
-	Steps    int
+	// Groups is the number of independent groups of Replicas models trained
+	// at once (1 + len(BenchConfig.Alongside)).
+	Groups int
+	Batch  int
+	Steps  int
 	// CompileS is the program's compile time (0 when the process had it).
 	CompileS float64
-	// ExamplesPerS is the aggregate steady-state rate (first step excluded);
-	// PerReplicaExamplesPerS = ExamplesPerS / Replicas.
+	// ExamplesPerS is the aggregate steady-state rate of every model of
+	// every group (first step excluded); PerReplicaExamplesPerS =
+	// ExamplesPerS / (Replicas·Groups).
 	ExamplesPerS, PerReplicaExamplesPerS float64
 	// CPUPerExampleUs is the process's CPU µs per example in the same steady
 	// state (Group.CPUPerExampleUs): robust to other load on the machine.
 	CPUPerExampleUs float64
-	// StateBytes is the group's parameters and Adam moments.
+	// StateBytes is the parameters and Adam moments of every group.
 	StateBytes int64
 }
 
@@ -116,34 +133,46 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 			feat.X[i] = float32(rng.NormFloat64())
 		}
 	}
+	bes := append([]backends.Backend{be}, cfg.Alongside...)
 	var out []BenchRow
 	for _, loss := range cfg.Losses {
 		for _, r := range cfg.Replicas {
-			reps := make([]Replica, r)
-			for i := range reps {
-				var src BatchSource
-				var p LossParams
-				var err error
-				if m.multiclass() {
-					src, p = benchClassSource(feat.Rows, m.Classes, loss, cfg, rng)
-				} else {
-					src, p, err = benchSource(feat, loss, cfg, rng)
+			gcs := make([]GroupConfig, len(bes))
+			for k, gbe := range bes {
+				reps := make([]Replica, r)
+				for i := range reps {
+					var src BatchSource
+					var p LossParams
+					var err error
+					if m.multiclass() {
+						src, p = benchClassSource(feat.Rows, m.Classes, loss, cfg, rng)
+					} else {
+						src, p, err = benchSource(feat, loss, cfg, rng)
+					}
+					if err != nil {
+						return out, err
+					}
+					reps[i] = Replica{Name: fmt.Sprintf("bench%d", i), Seed: rng.Uint64(), LR: 1e-3, Params: p, Source: src}
 				}
-				if err != nil {
-					return out, err
-				}
-				reps[i] = Replica{Name: fmt.Sprintf("bench%d", i), Seed: rng.Uint64(), LR: 1e-3, Params: p, Source: src}
+				gcs[k] = GroupConfig{Name: fmt.Sprintf("bench %s %s R=%d #%d", m.Kind, loss, r, k), Backend: gbe, Model: m,
+					Loss: loss, Features: feat, Replicas: reps, SparseEmbedding: cfg.SparseEmbedding, Resident: cfg.Resident,
+					LossEvery: cfg.Steps}
 			}
-			g, err := TrainGroup(ctx, GroupConfig{Name: fmt.Sprintf("bench %s %s R=%d", m.Kind, loss, r), Backend: be, Model: m,
-				Loss: loss, Features: feat, Replicas: reps, SparseEmbedding: cfg.SparseEmbedding, Resident: cfg.Resident,
-				LossEvery: cfg.Steps})
+			gs, err := trainAtOnce(ctx, gcs)
 			if err != nil {
 				return out, err
 			}
-			row := BenchRow{Model: m.Kind.String(), Loss: loss.String(), Replicas: r, Batch: cfg.Batch, Steps: cfg.Steps,
-				CompileS: g.CompileS, ExamplesPerS: g.ExamplesPerS, PerReplicaExamplesPerS: g.ExamplesPerS / float64(r),
-				CPUPerExampleUs: g.CPUPerExampleUs, StateBytes: m.StateBytes(r)}
-			g.Close()
+			row := BenchRow{Model: m.Kind.String(), Loss: loss.String(), Replicas: r, Groups: len(gs), Batch: cfg.Batch,
+				Steps: cfg.Steps, StateBytes: int64(len(gs)) * m.StateBytes(r)}
+			if len(gs) == 1 {
+				row.CompileS, row.ExamplesPerS, row.CPUPerExampleUs = gs[0].CompileS, gs[0].ExamplesPerS, gs[0].CPUPerExampleUs
+			} else {
+				row.CompileS, row.ExamplesPerS, row.CPUPerExampleUs = combineSteady(gs)
+			}
+			row.PerReplicaExamplesPerS = row.ExamplesPerS / float64(r*len(gs))
+			for _, g := range gs {
+				g.Close()
+			}
 			out = append(out, row)
 			if cfg.Row != nil {
 				cfg.Row(row)
@@ -151,6 +180,72 @@ func Bench(ctx context.Context, be backends.Backend, cfg BenchConfig) ([]BenchRo
 		}
 	}
 	return out, nil
+}
+
+// trainAtOnce trains the groups concurrently, each on its own backend,
+// sharing the cores (CoreShare); one group trains on the caller's
+// goroutine with the cores to itself.
+func trainAtOnce(ctx context.Context, gcs []GroupConfig) ([]*Group, error) {
+	if len(gcs) == 1 {
+		g, err := TrainGroup(ctx, gcs[0])
+		if err != nil {
+			return nil, err
+		}
+		return []*Group{g}, nil
+	}
+	share := NewCoreShare(0)
+	gs := make([]*Group, len(gcs))
+	errs := make([]error, len(gcs))
+	var wg sync.WaitGroup
+	for k := range gcs {
+		wg.Go(func() {
+			defer share.Enter(gcs[k].Backend)()
+			gs[k], errs[k] = TrainGroup(ctx, gcs[k])
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, g := range gs {
+			if g != nil {
+				g.Close()
+			}
+		}
+		return nil, err
+	}
+	return gs, nil
+}
+
+// combineSteady is the aggregate of groups trained at once over the window
+// from the earliest end of a first step to the latest end: the largest
+// compile time, the examples of every group's steady state per second of
+// that window, and the process's CPU µs per example in it (0 where CPU time
+// is not measured).
+func combineSteady(gs []*Group) (compileS, examplesPerS, cpuPerExampleUs float64) {
+	var from, to time.Time
+	var cpuFrom, cpuTo time.Duration
+	var examples int64
+	for _, g := range gs {
+		compileS = max(compileS, g.CompileS)
+		st := g.steady
+		if st.examples == 0 {
+			continue
+		}
+		if from.IsZero() || st.from.Before(from) {
+			from, cpuFrom = st.from, st.cpuFrom
+		}
+		if st.to.After(to) {
+			to, cpuTo = st.to, st.cpuTo
+		}
+		examples += st.examples
+	}
+	if examples == 0 || !to.After(from) {
+		return compileS, 0, 0
+	}
+	examplesPerS = float64(examples) / to.Sub(from).Seconds()
+	if cpuTo > cpuFrom {
+		cpuPerExampleUs = (cpuTo - cpuFrom).Seconds() * 1e6 / float64(examples)
+	}
+	return compileS, examplesPerS, cpuPerExampleUs
 }
 
 // benchSource makes one replica's source: random 0/1 labels (bce,

@@ -3,9 +3,12 @@ package model
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/gomlx/gomlx/backends"
 )
 
 // benchGroups runs Bench for each configuration as a sub-benchmark and
@@ -148,3 +151,39 @@ func TestBenchClasses(t *testing.T) {
 
 // benchClassSteps is BenchmarkClasses' steps per group.
 const benchClassSteps = 100
+
+// Bench with a backend alongside trains two groups per row at once and
+// reports their aggregate; combineSteady's window runs from the earliest
+// end of a first step to the latest end, counting every group's steady
+// examples and the process CPU between.
+func TestBenchGroupsAtOnce(t *testing.T) {
+	be := goBackend(t)
+	more, err := NewBackend(os.Getenv("MODEL_TEST_BACKEND"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer more.Finalize()
+	cfg := BenchConfig{Model: ModelConfig{Kind: KindMLP, InputDim: 4, Hidden: []int{8}}, Losses: []Loss{LossBCE},
+		Replicas: []int{2}, Batch: 64, Steps: 6, Alongside: []backends.Backend{more}}
+	rows, err := Bench(t.Context(), be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	m, _ := cfg.Model.WithDefaults()
+	if r.Groups != 2 || r.StateBytes != 2*m.StateBytes(2) || !(r.ExamplesPerS > 0) ||
+		math.Abs(r.PerReplicaExamplesPerS*4-r.ExamplesPerS) > 1e-9*r.ExamplesPerS {
+		t.Fatalf("row %+v: want 2 groups of 2 models, their state and a rate per model a quarter of the aggregate", r)
+	}
+
+	t0 := time.Unix(1000, 0)
+	g := func(from, to float64, cpuFrom, cpuTo time.Duration, examples int64) *Group {
+		return &Group{steady: steadyState{from: t0.Add(time.Duration(from * float64(time.Second))),
+			to: t0.Add(time.Duration(to * float64(time.Second))), cpuFrom: cpuFrom, cpuTo: cpuTo, examples: examples}}
+	}
+	_, eps, cpu := combineSteady([]*Group{g(1, 9, 2*time.Second, 17*time.Second, 600), g(0.5, 10, time.Second, 19*time.Second, 400)})
+	// Window 0.5 s … 10 s: 1,000 examples in 9.5 s; CPU 1 s … 19 s.
+	if math.Abs(eps-1000/9.5) > 1e-9 || math.Abs(cpu-18e6/1000) > 1e-6 {
+		t.Fatalf("combineSteady: %v ex/s and %v µs/example, want %v and %v", eps, cpu, 1000/9.5, 18e6/1000)
+	}
+}

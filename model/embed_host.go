@@ -36,6 +36,18 @@ type hostEmbedding struct {
 	gen         uint32
 	running     bool
 	done        chan struct{}
+	// threads, when set, is how many goroutines a pass may use now (the
+	// backend's share of the cores); nil: GOMAXPROCS.
+	threads func() int
+}
+
+// parallel runs fn over [0, n) on the goroutines h may use.
+func (h *hostEmbedding) parallel(n int, fn func(lo, hi int)) {
+	w := 0
+	if h.threads != nil {
+		w = h.threads()
+	}
+	parallel(w, n, fn)
 }
 
 // newHostEmbedding allocates the tables (outside the Go heap when large:
@@ -105,8 +117,9 @@ func (h *hostEmbedding) set(part int, src []float32) {
 	}
 }
 
-// parallel runs fn over [0, n) split in up to GOMAXPROCS ranges.
-func parallel(n int, fn func(lo, hi int)) { par.Ranges(n, 0, func(_, lo, hi int) { fn(lo, hi) }) }
+// parallel runs fn over [0, n) split in up to w ranges (w ≤ 0:
+// GOMAXPROCS).
+func parallel(w, n int, fn func(lo, hi int)) { par.Ranges(n, w, func(_, lo, hi int) { fn(lo, hi) }) }
 
 // forward applies the pending updates of the rows it reads (see update),
 // then writes each example's embedding sum into f.x ([R·B·E]) from the
@@ -114,7 +127,7 @@ func parallel(n int, fn func(lo, hi int)) { par.Ranges(n, 0, func(_, lo, hi int)
 func (h *hostEmbedding) forward(f *feeder) {
 	h.takeRead(f)
 	s, e := f.s, h.e
-	parallel(s.r*s.b, func(lo, hi int) {
+	h.parallel(s.r*s.b, func(lo, hi int) {
 		for ex := lo; ex < hi; ex++ { // ex = r·B + i
 			out := f.x[ex*e : (ex+1)*e]
 			clear(out)
@@ -152,7 +165,7 @@ func (h *hostEmbedding) update(f *feeder, grad []float32, stepScale []float32, v
 	s, e := f.s, h.e
 	// Sum each touched row's gradient. Workers split the embedding columns
 	// (any R, no races: a worker owns its columns of every row).
-	parallel(e, func(c0, c1 int) {
+	h.parallel(e, func(c0, c1 int) {
 		for r := range s.r {
 			for j := range f.nUniq[r] {
 				clear(h.grad[(r*s.u+j)*e+c0 : (r*s.u+j)*e+c1])
@@ -218,7 +231,7 @@ func (h *hostEmbedding) takeRead(f *feeder) {
 		}
 	}
 	h.split, h.pend = now, later
-	parallel(len(now), func(lo, hi int) { h.adamRows(now[lo:hi]) })
+	h.parallel(len(now), func(lo, hi int) { h.adamRows(now[lo:hi]) })
 }
 
 // startDeferred applies the remaining pending updates on another goroutine;
@@ -249,7 +262,7 @@ func (h *hostEmbedding) flush() {
 	h.wait()
 	if len(h.pend) > 0 {
 		pend := h.pend
-		parallel(len(pend), func(lo, hi int) { h.adamRows(pend[lo:hi]) })
+		h.parallel(len(pend), func(lo, hi int) { h.adamRows(pend[lo:hi]) })
 		h.pend = h.pend[:0]
 	}
 }

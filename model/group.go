@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gomlx/gomlx/backends"
 
@@ -184,4 +185,14 @@ type Group struct {
 	m      ModelConfig
 	r      int
 	params []backends.Buffer // nil after Close
+	steady steadyState
+}
+
+// steadyState is when a group's steady state ran (from the end of its first
+// step to its last, checkpoint stalls included) and the process's CPU time
+// at both ends: Bench combines the windows of groups trained at once.
+type steadyState struct {
+	from, to       time.Time
+	cpuFrom, cpuTo time.Duration
+	examples       int64 // trained in the window
 }

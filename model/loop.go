@@ -353,6 +353,7 @@ func (l *loop) finish() error {
 	grp.StepsRun = l.meter.steps
 	grp.ExamplesPerS = l.meter.finalRate()
 	grp.CPUPerExampleUs = l.meter.cpuPerExampleUs()
+	grp.steady = l.meter.steadyState()
 	if err := l.checkpoint(true); err != nil {
 		return err
 	}

@@ -92,6 +92,16 @@ func (m *meter) cpuPerExampleUs() float64 {
 	return 0
 }
 
+// steadyState is the steady state's window so far (zero before the second
+// step).
+func (m *meter) steadyState() steadyState {
+	if m.first.IsZero() || m.steps < 2 {
+		return steadyState{}
+	}
+	return steadyState{from: m.first, to: time.Now(), cpuFrom: m.cpuFirst, cpuTo: processCPU(),
+		examples: (m.steps - 1) * m.examplesPer}
+}
+
 // report calls the progress callback, if any, at step.
 func (m *meter) report(step int64, losses []float64, done bool) {
 	if m.progress == nil {

@@ -46,6 +46,7 @@ func (t *trainer) loadState() (*ckptHeader, error) {
 	t.state = make([]backends.Buffer, 3*len(t.gspecs)+1)
 	if t.s.feed == feedSparseHost {
 		t.host = newHostEmbedding(t.s.r, t.m.Buckets, t.m.EmbedDim, t.s.u)
+		t.host.threads = func() int { return threadsOf(t.be) }
 	}
 	h, err := t.resume()
 	if err != nil {

@@ -326,21 +326,56 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 // audit.knn_rows rows when the training set is larger), on the features
 // the models see (standardized when data.standardize is on).
 func (s *Session) knnEta(n int) ([]float64, string, error) {
-	tr := s.train
+	tr, err := s.knnRows()
+	if err != nil {
+		return nil, "", err
+	}
 	d := tr.Dim()
 	if d == 0 || s.test.Dim() != d {
 		return nil, "", fmt.Errorf("audit.eta: knn needs dense features in train and test (this dataset has %d)", d)
 	}
 	ref, labels := tr.X, tr.Label
-	if tr.Rows > s.cfg.Audit.KNNRows {
-		perm := rand.New(rand.NewPCG(deriveSeed(s.cfg.Seed, "knn"), 0)).Perm(tr.Rows)[:s.cfg.Audit.KNNRows]
-		sub := tr.Take(perm)
-		ref, labels = sub.X, sub.Label
-	}
 	k := min(s.cfg.Audit.KNNK, len(labels))
 	eta, err := audit.KNNEta(ref, labels, s.test.X[:n*d], d, k, 0)
 	if err != nil {
 		return nil, "", fmt.Errorf("audit: knn: %w", err)
 	}
 	return eta, fmt.Sprintf("knn(k=%d rows=%d)", k, len(labels)), nil
+}
+
+// knnRows are the training rows knnEta searches, as the models see them:
+// every row, or a seeded subsample of audit.knn_rows of them (in the
+// subsample's order) when there are more. A light session reads them from
+// the training file (standardized as the loaded rows would be).
+func (s *Session) knnRows() (*data.Frame, error) {
+	n := s.train.Rows
+	var rows []int
+	if n > s.cfg.Audit.KNNRows {
+		rows = rand.New(rand.NewPCG(deriveSeed(s.cfg.Seed, "knn"), 0)).Perm(n)[:s.cfg.Audit.KNNRows]
+	}
+	if !s.light {
+		if rows == nil {
+			return s.train, nil
+		}
+		return s.train.Take(rows), nil
+	}
+	if s.dataset.TrainSchema.Dim() == 0 {
+		return s.train, nil // no dense features: knnEta says so
+	}
+	if rows == nil {
+		rows = make([]int, n)
+		for i := range rows {
+			rows[i] = i
+		}
+	}
+	f, err := data.ReadRows(data.SplitFile(s.dataset.Dir, "train"), s.cfg.Data.IDColumn, rows)
+	if err != nil {
+		return nil, fmt.Errorf("audit: knn: %w", err)
+	}
+	if s.std != nil {
+		if err := s.std.ApplyInPlace(f); err != nil {
+			return nil, fmt.Errorf("audit: knn: %w", err)
+		}
+	}
+	return f, nil
 }

@@ -15,6 +15,9 @@ import (
 // device; compiled programs are cached per shape for the whole process).
 type modelExecutor struct {
 	be backends.Backend
+	// share, when set, divides the cores among the executors training groups
+	// at once (Execute enters it for its group's training and prediction).
+	share *model.CoreShare
 }
 
 // newModelExecutor creates the backend, so a missing XLA plugin fails
@@ -38,6 +41,7 @@ func (e *modelExecutor) Close() {
 // predicts the test set with every replica in one pass.
 func (e *modelExecutor) Execute(ctx context.Context, job *groupJob) ([]outcome, jobStats, error) {
 	start := time.Now()
+	defer e.share.Enter(e.be)()
 	cfg := job.Group
 	cfg.Backend = e.be
 	g, err := model.TrainGroup(ctx, cfg)

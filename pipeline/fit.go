@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"labelprivacy/config"
@@ -43,6 +45,9 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 // is made again, with a warning naming the file. It returns the finished
 // results of the shard's runs in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
+	if s.light {
+		panic("pipeline: Fit on a session opened without the training features")
+	}
 	if o.Shard.N == 0 {
 		o.Shard = allShards
 	}
@@ -104,36 +109,56 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if err := s.makeReleases(ctx, releaseReaders(missing, mineRuns, done), exec); err != nil {
 		return nil, err
 	}
-	f := &fitter{s: s, st: st, exec: exec}
-	trained, failed, byOthers := 0, 0, 0
-	todo := 0
+	var todoGroups []*runGroup
 	for _, g := range mine {
 		if pendingRuns(g, done) != nil {
-			todo++
+			todoGroups = append(todoGroups, g)
 		}
 	}
+	todo := len(todoGroups)
+	f := &fitter{s: s, st: st, ev: s.ev}
+	if n := s.cfg.Train.ConcurrentGroups.N; n > 1 && !s.cfg.Backend.IsGo() {
+		s.ev.Warn("fit", fmt.Sprintf("train.concurrent_groups: %d is for backend go; %s trains one group at a time "+
+			"(a device trains more models per group instead: train.replicas)", n, s.cfg.Backend))
+	}
+	execs, err := f.executors(exec, s.concurrentGroups(todo, o.executor != nil))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range execs[1:] {
+		if me, ok := e.(*modelExecutor); ok {
+			defer me.Close()
+		}
+	}
+	trained, failed, byOthers := 0, 0, 0
+	started := time.Now()
 	// fit trains g under its group lock (so that two processes given the
 	// same shard never train one group at once), unless the lock is held
-	// and wait is false; it reports whether it took the lock.
-	fit := func(g *runGroup, wait bool) (bool, error) {
+	// and wait is false; it reports whether it took the lock. Groups that
+	// train at once share f.mu for done and the counts.
+	fit := func(ctx context.Context, exec executor, g *runGroup, wait bool) (bool, error) {
 		lock, err := f.lockGroup(ctx, g, wait)
 		if lock == nil || err != nil {
 			return false, err
 		}
 		finished := false
 		defer func() { f.unlockGroup(g, lock, finished) }()
+		f.mu.Lock()
 		pending, others, err := f.refresh(g, done) // results another process stored meanwhile
 		byOthers += others
+		f.mu.Unlock()
 		if err != nil || pending == nil {
 			finished = err == nil
 			return true, err
 		}
-		results, err := f.fitGroup(ctx, g, pending, todo)
+		results, err := f.fitGroup(ctx, exec, g, pending, todo)
+		f.mu.Lock()
+		defer f.mu.Unlock()
 		if err != nil {
 			if !o.KeepGoing || ctx.Err() != nil {
 				return true, err
 			}
-			s.ev.Error("fit", strings.TrimPrefix(err.Error(), "fit: "))
+			f.ev.Error("fit", strings.TrimPrefix(err.Error(), "fit: "))
 			for _, r := range pending {
 				if rerr := st.PutFailure(store.Failure{RunID: r.ID, Setting: r.Setting.ID, LR: r.LR, Trial: r.Trial, Error: err.Error()}); rerr != nil {
 					return true, rerr
@@ -150,25 +175,33 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		return true, nil
 	}
 	var later []*runGroup // groups another process was training
-	for _, g := range mine {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	err = f.each(ctx, execs, todoGroups, func(ctx context.Context, exec executor, g *runGroup) error {
+		f.mu.Lock()
+		idle := pendingRuns(g, done) == nil
+		f.mu.Unlock()
+		if idle {
+			return nil
 		}
-		if pendingRuns(g, done) == nil {
-			continue
-		}
-		took, err := fit(g, false)
-		if err != nil {
-			return nil, err
-		}
-		if !took {
+		took, err := fit(ctx, exec, g, false)
+		if err == nil && !took {
+			f.mu.Lock()
 			later = append(later, g)
+			f.mu.Unlock()
 		}
+		return err
+	})
+	if err == nil { // the other process may have died: wait, then train what it left
+		err = f.each(ctx, execs, later, func(ctx context.Context, exec executor, g *runGroup) error {
+			_, err := fit(ctx, exec, g, true)
+			return err
+		})
 	}
-	for _, g := range later { // the other process may have died: wait, then train what it left
-		if _, err := fit(g, true); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
+	}
+	if wall := time.Since(started).Seconds(); f.examples > 0 {
+		s.ev.Info("fit", fmt.Sprintf("%s in %s trained in %.1f s, %d at a time: %.0f examples/s in all (evaluation and writing included)",
+			count(trained, "model"), count(f.groups, "group"), wall, len(execs), float64(f.examples)/wall))
 	}
 	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 || byOthers > 0 {
 		msg := fmt.Sprintf("%s trained, %d already done (skipped), %d failed", count(trained, "run"), skipped, failed)
@@ -264,13 +297,105 @@ func (s *Session) Replicas() (int, error) {
 	return int(min(64, max(1, autoStateBudget/mc.StateBytes(1)))), nil
 }
 
-// fitter trains groups of one session.
+// fitter trains groups of one session, one or several at once (each on
+// its own executor).
 type fitter struct {
-	s      *Session
-	st     store.Store
-	exec   executor
-	groups int // groups trained so far
-	spent  time.Duration
+	s  *Session
+	st store.Store
+	// ev is the session's events; serialized (and progress merged into one
+	// line by board) when groups train at once.
+	ev    Events
+	board *progressBoard
+	// mu guards what groups trained at once share: Fit's done map and
+	// counts, and groups and spent.
+	mu       sync.Mutex
+	groups   int // groups trained so far
+	spent    time.Duration
+	examples int64 // training examples of the groups trained (steps run in this call × rows per step, every model)
+}
+
+// executors returns the n executors groups train on at once: exec alone
+// (n ≤ 1), or exec and n−1 more of the same backend sharing the cores
+// through a model.CoreShare (the caller closes the others). An injected
+// executor (tests) serves every slot itself. With several, the fitter's
+// events are serialized and its progress merged.
+func (f *fitter) executors(exec executor, n int) ([]executor, error) {
+	execs := []executor{exec}
+	if n <= 1 {
+		return execs, nil
+	}
+	f.ev = &syncEvents{ev: f.ev}
+	f.board = &progressBoard{ev: f.ev, slots: n}
+	me, ok := exec.(*modelExecutor)
+	if !ok {
+		for len(execs) < n {
+			execs = append(execs, exec)
+		}
+		return execs, nil
+	}
+	share := model.NewCoreShare(0)
+	me.share = share
+	for len(execs) < n {
+		more, err := newModelExecutor(f.s.cfg.Backend)
+		if err != nil {
+			for _, e := range execs[1:] {
+				e.(*modelExecutor).Close()
+			}
+			return nil, err
+		}
+		more.share = share
+		execs = append(execs, more)
+	}
+	f.ev.Info("fit", fmt.Sprintf("training %d groups at once, each on its share of the %d cores (train.concurrent_groups)",
+		n, runtime.GOMAXPROCS(0)))
+	return execs, nil
+}
+
+// each calls fn for the groups in order, one at a time with one executor;
+// with several, each executor's goroutine takes the next group when it is
+// free. The first error stops the others (their groups checkpoint, as on
+// an interruption) and is returned.
+func (f *fitter) each(ctx context.Context, execs []executor, gs []*runGroup, fn func(context.Context, executor, *runGroup) error) error {
+	if len(execs) == 1 {
+		for _, g := range gs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(ctx, execs[0], g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan *runGroup)
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for _, exec := range execs {
+		wg.Go(func() {
+			for g := range next {
+				if err := fn(ctx, exec, g); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		})
+	}
+feed:
+	for _, g := range gs {
+		select {
+		case next <- g:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
 }
 
 // groupLockPoll is how often a process waiting for another's group checks
@@ -351,8 +476,8 @@ func (f *fitter) refresh(g *runGroup, done map[string]*report.Run) ([]*runSpec, 
 	return pending, found, nil
 }
 
-// fitGroup trains the pending runs of g and stores their results.
-func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, todo int) ([]*report.Run, error) {
+// fitGroup trains the pending runs of g on exec and stores their results.
+func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pending []*runSpec, todo int) ([]*report.Run, error) {
 	s := f.s
 	start := time.Now()
 	if !g.Runs[0].Setting.Trains() {
@@ -363,7 +488,8 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
 	}
 	w := f.watch(job)
-	outs, gs, err := f.exec.Execute(ctx, job)
+	outs, gs, err := exec.Execute(ctx, job)
+	f.board.done(g)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
 	}
@@ -371,7 +497,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		return nil, fmt.Errorf("fit: %s: executor returned %d outcomes for %d runs", g.Name(), len(outs), len(pending))
 	}
 	if gs.ResumedFrom > 0 {
-		s.ev.Warn("fit", fmt.Sprintf("%s resumed from its checkpoint at step %d", g.Name(), gs.ResumedFrom))
+		f.ev.Warn("fit", fmt.Sprintf("%s resumed from its checkpoint at step %d", g.Name(), gs.ResumedFrom))
 	}
 	var results []*report.Run
 	for i, r := range pending {
@@ -386,7 +512,7 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		res.ExamplesPerS = gs.ExamplesPerS / float64(len(pending))
 		res.Curve = w.curves[i]
 		if msg := w.diverged(i, res); msg != "" {
-			s.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
+			f.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
 		}
 		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw {
 			if err := f.st.PutEtaHat(r.ID, o.Probs, s.classes()); err != nil {
@@ -400,8 +526,13 @@ func (f *fitter) fitGroup(ctx context.Context, g *runGroup, pending []*runSpec, 
 		results = append(results, res)
 	}
 	os.RemoveAll(job.Group.CheckpointDir)
+	f.mu.Lock()
+	for i, r := range pending {
+		f.examples += (outs[i].Steps - gs.ResumedFrom) * int64(r.Plan.BatchSize)
+	}
 	f.groups++
 	f.spent += time.Since(start)
+	f.mu.Unlock()
 	return results, nil
 }
 
@@ -525,7 +656,7 @@ func (f *fitter) report(spec *runSpec, r *report.Run) {
 	if r.Loss == "constant" {
 		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
 	}
-	f.s.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.runs), r.Setting, r.LR, r.Trial, what))
+	f.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.runs), r.Setting, r.LR, r.Trial, what))
 }
 
 // heads is the number of predicted values per test row of a model on c
@@ -567,20 +698,30 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.cfg.Train.Epochs, Features: feats,
 		CheckpointDir: f.st.CheckpointDir(groupID(pending)), CheckpointEvery: s.cfg.Train.CheckpointEvery,
 		SparseEmbedding: s.cfg.Train.SparseEmbedding,
-		Notices:         func(msg string) { s.ev.Warn("fit", msg) }}}
-	groupsDone := f.groups
+		Notices:         func(msg string) { f.ev.Warn("fit", msg) }}}
 	job.Group.Progress = func(mp model.Progress) {
 		var loss float64
 		for _, l := range mp.Losses {
 			loss += l / float64(len(mp.Losses))
 		}
+		f.mu.Lock()
+		groupsDone, spent := f.groups, f.spent
+		f.mu.Unlock()
 		p := Progress{Stage: "fit", What: g.Name(), Epoch: mp.Epoch, Epochs: mp.Epochs, Step: mp.Step, Steps: mp.Steps,
 			ExamplesPerS: mp.ExamplesPerS, Loss: loss, ETA: mp.ETA, UnitsDone: groupsDone, Units: todo}
 		if groupsDone > 0 {
-			per := f.spent / time.Duration(groupsDone)
-			p.TotalETA = p.ETA + per*time.Duration(todo-groupsDone-1)
+			per := spent / time.Duration(groupsDone)
+			slots := 1
+			if f.board != nil {
+				slots = f.board.slots
+			}
+			p.TotalETA = p.ETA + per*time.Duration(max(0, todo-groupsDone-slots)/slots)
 		}
-		s.ev.Progress(p)
+		if f.board != nil {
+			f.board.show(g, p)
+			return
+		}
+		f.ev.Progress(p)
 	}
 	releases := map[string]*data.Frame{}
 	for _, r := range pending {

@@ -284,11 +284,20 @@ func (e slowExec) Execute(ctx context.Context, job *groupJob) ([]outcome, jobSta
 // it, train another and come back for what is left; between them every run
 // is trained exactly once and both return every result of the shard. No
 // group lock file is left behind.
+// Each process training two groups at once takes the same locks: still
+// each group is trained once.
 func TestSameShardTwiceTrainsEachGroupOnce(t *testing.T) {
+	for _, concurrent := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d groups at once", concurrent), func(t *testing.T) { sameShardTwice(t, concurrent) })
+	}
+}
+
+func sameShardTwice(t *testing.T, concurrent int) {
 	defer func(p time.Duration) { groupLockPoll = p }(groupLockPoll)
 	groupLockPoll = 10 * time.Millisecond
 	out := filepath.Join(t.TempDir(), "out")
 	c := testConfig(out)
+	c.Train.ConcurrentGroups = config.Replicas{N: concurrent}
 	openTest(t, c).Close() // the dataset first, so both only read it
 	ex := &fakeExec{t: t}
 	shard := Shard{1, 2}

@@ -266,10 +266,12 @@ func TestPersonKeys(t *testing.T) {
 	}
 }
 
-// releasePeople: for training rows of distinct people, an LLP release
-// that drops its remainder passes the sorted keys of exactly the rows it
-// covers, without draws (they change no charge); with a person in two
-// rows it passes the rows in release order with their bags.
+// releasePeople: for training rows of distinct people, a release of every
+// row passes the session's one sorted copy of the keys itself (no second
+// copy), an LLP release that drops its remainder passes the sorted keys of
+// exactly the rows it covers, without draws (they change no charge), twice
+// in a row; with a person in two rows it passes the rows in release order
+// with their bags.
 func TestReleasePeople(t *testing.T) {
 	s := openTest(t, testConfig(filepath.Join(t.TempDir(), "out")))
 	l, err := ledger.Open(filepath.Join(t.TempDir(), ledger.File), ledger.Options{})
@@ -280,6 +282,21 @@ func TestReleasePeople(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rr, err := pets.New(pets.Params{Kind: pets.RR, Epsilon: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := release.Apply(s.train.Label, rr, release.Options{Noise: pets.NoiseSimulation, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, draws := s.releasePeople(k, all)
+	want := s.personKeys(k)
+	slices.Sort(want)
+	if draws != nil || !slices.Equal(keys, want) || &keys[0] != &s.peopleSorted[0] {
+		t.Fatalf("every row: %d keys (draws %v, the session's copy: %v), want the %d sorted, the session's own",
+			len(keys), draws != nil, &keys[0] == &s.peopleSorted[0], len(want))
+	}
 	m, err := pets.New(pets.Params{Kind: pets.LLPGeom, K: 7, Epsilon: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -288,12 +305,15 @@ func TestReleasePeople(t *testing.T) {
 	if err != nil || rel.Dropped == 0 {
 		t.Fatalf("%v, dropped %d", err, rel.Dropped)
 	}
-	keys, draws := s.releasePeople(k, rel)
-	want := coveredPeople(s.personKeys(k), rel.Covered())
+	want = coveredPeople(s.personKeys(k), rel.Covered())
 	slices.Sort(want)
-	if draws != nil || !slices.Equal(keys, want) {
-		t.Fatalf("distinct rows: %d keys (draws %v), want the %d covered, sorted", len(keys), draws != nil, len(want))
+	for i := range 2 {
+		keys, draws = s.releasePeople(k, rel)
+		if draws != nil || !slices.Equal(keys, want) {
+			t.Fatalf("distinct rows, release %d: %d keys (draws %v), want the %d covered, sorted", i, len(keys), draws != nil, len(want))
+		}
 	}
+	s.sortedPeople(k)
 	s.peopleDistinct = false // as if a person had two rows
 	keys, draws = s.releasePeople(k, rel)
 	if !slices.Equal(draws, rel.Draws()) || !slices.Equal(keys, coveredPeople(s.personKeys(k), rel.Covered())) {

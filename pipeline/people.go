@@ -31,34 +31,52 @@ func identityOf(ids *data.IDs, standardized bool) ledger.Identity {
 // hashed in parallel.
 func personKeys(k *ledger.Keys, f *data.Frame, ids *data.IDs, rule ledger.Identity) []uint64 {
 	out := make([]uint64, f.Rows)
+	par.Ranges(f.Rows, max(1, min(runtime.GOMAXPROCS(0), f.Rows/4096)), func(_, lo, hi int) {
+		h := newRowHasher(k, f, ids, rule)
+		for i := lo; i < hi; i++ {
+			out[i] = h.key(i)
+		}
+	})
+	return out
+}
+
+// rowHasher computes personKeys' key of one row at a time (one goroutine).
+type rowHasher struct {
+	h    *ledger.PersonHasher
+	f    *data.Frame
+	ids  *data.IDs
+	rule ledger.Identity
+	perm []int // dense columns in the order of their sorted names
+	x    []float32
+	buf  []byte
+}
+
+func newRowHasher(k *ledger.Keys, f *data.Frame, ids *data.IDs, rule ledger.Identity) *rowHasher {
 	d := f.Dim()
 	perm := make([]int, d)
 	for j := range perm {
 		perm[j] = j
 	}
 	slices.SortFunc(perm, func(a, b int) int { return strings.Compare(f.Features[a], f.Features[b]) })
-	par.Ranges(f.Rows, max(1, min(runtime.GOMAXPROCS(0), f.Rows/4096)), func(_, lo, hi int) {
-		h := k.NewPersonHasher()
-		var buf []byte
-		x := make([]float32, d)
-		for i := lo; i < hi; i++ {
-			if ids != nil {
-				buf = ids.Append(buf[:0], i)
-				out[i] = h.ID(buf)
-				continue
-			}
-			row := f.X[i*d : (i+1)*d]
-			for j, p := range perm {
-				x[j] = row[p]
-			}
-			var idx []uint32
-			if f.Offsets != nil {
-				idx = f.Indices[f.Offsets[i]:f.Offsets[i+1]]
-			}
-			out[i] = h.Row(rule, x, idx)
-		}
-	})
-	return out
+	return &rowHasher{h: k.NewPersonHasher(), f: f, ids: ids, rule: rule, perm: perm, x: make([]float32, d)}
+}
+
+// key is row i's key.
+func (rh *rowHasher) key(i int) uint64 {
+	if rh.ids != nil {
+		rh.buf = rh.ids.Append(rh.buf[:0], i)
+		return rh.h.ID(rh.buf)
+	}
+	f, d := rh.f, len(rh.perm)
+	row := f.X[i*d : (i+1)*d]
+	for j, p := range rh.perm {
+		rh.x[j] = row[p]
+	}
+	var idx []uint32
+	if f.Offsets != nil {
+		idx = f.Indices[f.Offsets[i]:f.Offsets[i+1]]
+	}
+	return rh.h.Row(rh.rule, rh.x, idx)
 }
 
 // coveredPeople returns the person key of each release row.

@@ -37,56 +37,75 @@ func (s *Session) ledgerPath() string {
 // identity is the ledger's rule for the training rows.
 func (s *Session) identity() ledger.Identity { return identityOf(s.ids, s.std != nil) }
 
-// personKeys returns the ledger key of every training row (computed once
-// per key): its id (data.id_column) or its feature values as the models
-// see them (standardized when data.standardize).
+// personKeys returns the ledger key of every training row, in row order:
+// its id (data.id_column) or its feature values as the models see them
+// (standardized when data.standardize). Hashed on every call (8 bytes a
+// row: 80 MB at 10M rows); sortedPeople keeps the session's one copy.
 func (s *Session) personKeys(k *ledger.Keys) []uint64 {
-	if s.people == nil || s.peopleKey != k.Check() {
-		s.people, s.peopleKey = personKeys(k, s.train, s.ids, s.identity()), k.Check()
-		s.peopleAll = nil
+	return personKeys(k, s.train, s.ids, s.identity())
+}
+
+// sortedPeople returns the training rows' keys sorted, computed once per
+// key and kept while releases are made (the only copy the session holds),
+// and notes whether every row is a different person.
+func (s *Session) sortedPeople(k *ledger.Keys) []uint64 {
+	if s.peopleSorted == nil || s.peopleKey != k.Check() {
+		keys := s.personKeys(k)
+		slices.Sort(keys)
+		s.peopleSorted, s.peopleKey, s.peopleDistinct = keys, k.Check(), distinctSorted(keys)
 	}
-	return s.people
+	return s.peopleSorted
+}
+
+// distinctSorted reports whether the sorted keys hold no value twice.
+func distinctSorted(keys []uint64) bool {
+	for i := 1; i < len(keys); i++ {
+		if keys[i] == keys[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // releasePeople returns the person key of each of a release's rows and
 // their draws for the ledger (release.Draws). When no person has two
-// training rows, draws change no charge, and the keys are taken from one
-// sorted copy of the training rows' (less the rows a release leaves out),
-// which Ledger.Record checks in one scan instead of sorting 10M keys per
-// release; otherwise the rows go in release order with their draws.
+// training rows, draws change no charge, and the keys are the session's
+// sorted copy (sortedPeople), which Ledger.Record checks in one scan
+// instead of sorting 10M keys per release: as it is for a release of
+// every row, else less the keys of the rows the release leaves out
+// (hashed alone), removed in place (the copy is then made again for the
+// next release: hashing costs time, a second copy memory). Otherwise the
+// rows go in release order with their draws (hashed again).
 func (s *Session) releasePeople(k *ledger.Keys, rel *release.Release) ([]uint64, []int64) {
-	all := s.personKeys(k)
-	if s.peopleAll == nil {
-		s.peopleAll = slices.Clone(all)
-		slices.Sort(s.peopleAll)
-		s.peopleDistinct = len(slices.Compact(slices.Clone(s.peopleAll))) == len(s.peopleAll)
-	}
+	sorted := s.sortedPeople(k)
 	switch {
-	case rel.Rows() == len(all) && (rel.Draws() == nil || s.peopleDistinct):
-		return s.peopleAll, nil
+	case rel.Rows() == len(sorted) && (rel.Draws() == nil || s.peopleDistinct):
+		return sorted, nil
 	case !s.peopleDistinct:
-		return coveredPeople(all, rel.Covered()), rel.Draws()
+		s.peopleSorted = nil
+		return coveredPeople(s.personKeys(k), rel.Covered()), rel.Draws()
 	}
-	in := make([]bool, len(all))
+	in := make([]bool, len(sorted))
 	for _, r := range rel.Covered() {
 		in[r] = true
 	}
+	h := newRowHasher(k, s.train, s.ids, s.identity())
 	var left []uint64
 	for i, x := range in {
 		if !x {
-			left = append(left, all[i])
+			left = append(left, h.key(i))
 		}
 	}
 	slices.Sort(left)
-	out := make([]uint64, 0, rel.Rows())
-	j := 0
-	for _, key := range s.peopleAll { // distinct: each left key drops one
+	out, j := sorted[:0], 0
+	for _, key := range sorted { // distinct: each left key drops one
 		if j < len(left) && left[j] == key {
 			j++
 			continue
 		}
 		out = append(out, key)
 	}
+	s.peopleSorted = nil
 	return out, nil
 }
 
@@ -110,9 +129,9 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 	if len(units) == 0 {
 		return nil
 	}
-	// The person keys (two uint64 per training row: 160 MB for 10M rows)
-	// serve only the ledger entries made here.
-	defer func() { s.people, s.peopleAll = nil, nil }()
+	// The person keys (a uint64 per training row: 80 MB for 10M rows) serve
+	// only the ledger entries made here.
+	defer func() { s.peopleSorted = nil }()
 	lock, err := flock.Acquire(s.Out(".release.lock"), flock.Exclusive, true, "train: making releases")
 	if err != nil {
 		return err
@@ -164,7 +183,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 		entry := rel.Entry(path, seed)
 		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
 		entry.People, entry.Draws = s.releasePeople(keys, rel)
-		row, err := release.Publish(path, rel.Simulation(), md, l, entry)
+		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry)
 		if err != nil {
 			return fmt.Errorf("release %s: %w", path, err)
 		}

@@ -12,7 +12,13 @@ import (
 
 // withSession opens a session, runs fn and closes it.
 func withSession(ctx context.Context, cfg *config.Config, access Access, ev Events, fn func(*Session) error) error {
-	s, err := Open(ctx, cfg, access, ev)
+	return withSessionOf(ctx, cfg, access, ev, false, fn)
+}
+
+// withSessionOf is withSession of a light session (one that never trains)
+// when light is set.
+func withSessionOf(ctx context.Context, cfg *config.Config, access Access, ev Events, light bool, fn func(*Session) error) error {
+	s, err := open(ctx, cfg, access, ev, light)
 	if err != nil {
 		return err
 	}
@@ -44,7 +50,9 @@ func Run(ctx context.Context, cfg *config.Config, ev Events, stages Stages) erro
 	if stages&StageAll == 0 {
 		return fmt.Errorf("pipeline: Run: no stage selected")
 	}
-	return withSession(ctx, cfg, Exclusive, ev, func(s *Session) error {
+	// Without fit, nothing trains: the training features stay on disk (the
+	// audit's η from k nearest neighbours reads its rows itself).
+	return withSessionOf(ctx, cfg, Exclusive, ev, stages&StageFit == 0, func(s *Session) error {
 		var runs []report.Run
 		var err error
 		if stages&StageFit != 0 {

@@ -43,20 +43,24 @@ type Session struct {
 	runs        []*runSpec
 	configID    string
 
-	ev        Events
-	lock      *flock.Lock
-	ids       *data.IDs // the training rows' data.id_column, or nil
-	people    []uint64  // the ledger's key of each training row (personKeys)
-	peopleAll []uint64  // people sorted (releasePeople)
-	// peopleDistinct: no person has two training rows.
+	ev   Events
+	lock *flock.Lock
+	ids  *data.IDs // the training rows' data.id_column, or nil
+	// peopleSorted: the ledger's keys of the training rows, sorted
+	// (sortedPeople); peopleDistinct: no person has two training rows.
+	peopleSorted   []uint64
 	peopleDistinct bool
-	peopleKey      string // the key check people were computed with
+	peopleKey      string // the key check peopleSorted was computed with
 	// newSampler, when set (by a test), makes the sampler the audit
 	// attacks instead of the production release path (auditSampler).
 	newSampler func(part llp.Partitioner, prior []float64) audit.Sampler
 	// started is when Open was called (the command's start, for
 	// provenance and the report's wall time).
 	started time.Time
+	// light: a session of stages that never train (the audit): train holds
+	// the training rows' labels and key columns only (no features, η or
+	// ids), and no release is made.
+	light bool
 }
 
 // Open validates cfg, takes the output lock, makes or loads the dataset,
@@ -64,13 +68,19 @@ type Session struct {
 // classes, model), writes config.resolved.yaml, standardizes the data and
 // expands the grid.
 func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*Session, error) {
+	return open(ctx, cfg, access, ev, false)
+}
+
+// open is Open; a light session (the audit alone) does not load the
+// training features (Session.light).
+func open(ctx context.Context, cfg *config.Config, access Access, ev Events, light bool) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	// Let about a tenth of the live heap (at least 64 MiB) pile up as
 	// garbage, not all of it (unless GOGC or GOMEMLIMIT says otherwise).
 	memctl.Start()
-	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg), started: time.Now()}
+	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg), started: time.Now(), light: light}
 	ok := false
 	defer func() {
 		if !ok {
@@ -99,12 +109,12 @@ func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*S
 	if err != nil {
 		return nil, err
 	}
-	if s.dataset, s.ids, err = data.LoadWithIDs(dir, cfg.Data.IDColumn); err != nil {
+	if s.dataset, s.ids, err = data.LoadWith(dir, data.LoadOptions{IDColumn: cfg.Data.IDColumn, NoTrainEta: true, NoTrainFeatures: light}); err != nil {
 		return nil, err
 	}
 	s.datasetID = s.dataset.ID
 	s.train, s.test = s.dataset.Train, s.dataset.Test
-	if err := checkDatasetBags(cfg, dir, s.train); err != nil {
+	if err := checkDatasetBags(cfg, dir, s.dataset.TrainSchema); err != nil {
 		return nil, err
 	}
 	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
@@ -113,7 +123,7 @@ func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*S
 	if err := checkTestClasses(dir, s.test.Label, s.classes()); err != nil {
 		return nil, err
 	}
-	if _, err := s.modelConfig(); err != nil {
+	if _, err := s.modelConfig(); err != nil && !light {
 		return nil, err
 	}
 	// Every mechanism and loss must take the dataset's classes, and every
@@ -132,14 +142,19 @@ func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*S
 		return nil, err
 	}
 	s.ev.Info("config", path)
-	if cfg.Data.Standardize && s.train.Dim() > 0 {
-		if s.std, err = data.FitStandardizer(s.train); err != nil {
+	if cfg.Data.Standardize && s.dataset.TrainSchema.Dim() > 0 {
+		if light {
+			s.std, err = data.FitStandardizerFile(data.SplitFile(dir, "train"), cfg.Data.IDColumn)
+		} else {
+			s.std, err = data.FitStandardizer(s.train)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("data.standardize: %w", err)
 		}
 		// In place: one copy of the features (10M Higgs rows: 1.1 GB), read
 		// once into it. The session owns the frames; nothing needs the raw
 		// values after this.
-		if err := s.std.ApplyInPlace(s.train); err != nil {
+		if err := s.std.ApplyInPlace(s.train); err != nil && !light {
 			return nil, err
 		}
 		if err := s.std.ApplyInPlace(s.test); err != nil {
@@ -170,7 +185,12 @@ func (s *Session) Out(elem ...string) string {
 
 // classes is the number of label classes C of the session's dataset
 // (meta.json's classes; 2 for binary labels).
-func (s *Session) classes() int { return s.dataset.Meta.NumClasses() }
+func (s *Session) classes() int {
+	if s.dataset == nil { // a session made by hand in a test
+		return 2
+	}
+	return s.dataset.Meta.NumClasses()
+}
 
 // minTestPerClass is how many test rows of each class a dataset needs: the
 // AUC needs one of each, the audit's standard errors two.

@@ -56,7 +56,7 @@ type Release struct {
 	Bags    int // LLP family: bags released
 	Dropped int // LLP family: remainder rows in no bag
 
-	rows     []int     // input row of each release row
+	rows     []int     // input row of each release row; nil: every input row, in order (rr, bot, rr_prior)
 	labelRR  []uint8   // rr
 	bagID    []int64   // LLP family, per release row
 	alpha    []float64 // LLP family, per release row
@@ -107,7 +107,20 @@ func checkLabels(labels []uint8, m *pets.Mechanism) error {
 var ErrLabel = errors.New("release: label out of range")
 
 // Rows is the number of labelled rows the release covers.
-func (r *Release) Rows() int { return len(r.rows) }
+func (r *Release) Rows() int {
+	if r.rows == nil {
+		return r.Input
+	}
+	return len(r.rows)
+}
+
+// row is the input row of release row i.
+func (r *Release) row(i int) int {
+	if r.rows == nil {
+		return i
+	}
+	return r.rows[i]
+}
 
 func (o Options) sources() (bags, noise, order mrand.Source, err error) {
 	switch o.Noise {
@@ -142,9 +155,7 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	case pets.ReleaseRaw:
 		return nil, ErrNoRelease
 	case pets.ReleaseNothing:
-		r.rows = identity(len(labels))
 	case pets.ReleaseLabels:
-		r.rows = identity(len(labels))
 		r.labelRR = make([]uint8, len(labels))
 		m.ReleaseRR(r.labelRR, labels, noise)
 	case pets.ReleaseBags:
@@ -258,14 +269,14 @@ func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
 	if features.Rows != r.Input {
 		return nil, fmt.Errorf("release: %d feature rows for a release of %d input rows", features.Rows, r.Input)
 	}
-	pos := identity(len(r.rows))
+	pos := identity(r.Rows())
 	if !r.Mech.Kind().IsLLP() {
 		rng := mrand.New(r.order)
 		rng.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
 	}
 	in := make([]int, len(pos))
 	for i, p := range pos {
-		in[i] = r.rows[p]
+		in[i] = r.row(p)
 	}
 	f := (&data.Frame{Rows: features.Rows, Features: features.Features, X: features.X,
 		Indices: features.Indices, Offsets: features.Offsets}).Take(in)
@@ -277,12 +288,52 @@ func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
 }
 
 // Simulation returns the frame of a release that stays with the raw data:
-// the release columns and `row`, in release order, without features.
-func (r *Release) Simulation() *data.Frame {
-	f := r.columns(identity(len(r.rows)))
-	f.Row = make([]int64, len(r.rows))
-	for i, row := range r.rows {
-		f.Row[i] = int64(row)
+// the release columns (shared with r: do not modify them) and `row`, in
+// release order, without features.
+func (r *Release) Simulation() *data.Frame { return r.simulationRows(0, r.Rows()) }
+
+// SimulationChunked is Simulation made a range of rows at a time: its
+// `row` column is made per range (release.PublishChunked writes 1M rows
+// at a time), the release columns are r's own.
+func (r *Release) SimulationChunked() data.Chunked {
+	return data.Chunked{Rows: r.Rows(), Chunk: r.simulationRows}
+}
+
+// simulationRows is Simulation's rows [lo, hi).
+func (r *Release) simulationRows(lo, hi int) *data.Frame {
+	part := func(v []float64) []float64 {
+		if v == nil {
+			return nil
+		}
+		return v[lo:hi]
+	}
+	f := &data.Frame{Rows: hi - lo, Alpha: part(r.alpha), AlphaDebiased: part(r.debiased), Prior: part(r.prior), Row: make([]int64, hi-lo)}
+	if r.labelRR != nil {
+		f.LabelRR = r.labelRR[lo:hi]
+	}
+	if r.bagID != nil {
+		f.BagID = r.bagID[lo:hi]
+	}
+	if r.prior != nil {
+		f.Branch, f.Stage = r.branch[lo:hi], r.stage[lo:hi]
+	}
+	if c := r.classes; c >= 3 {
+		rows := func(v []float64, w int) []float64 {
+			if v == nil {
+				return nil
+			}
+			return v[lo*w : hi*w]
+		}
+		f.Classes, f.AlphaC, f.AlphaDebiasedC, f.PriorC = c, rows(r.alphaC, c-1), rows(r.debiasedC, c-1), rows(r.priorC, c)
+		if r.priorSet != nil {
+			f.PriorSet, f.PriorSetSize = r.priorSet[lo:hi], r.setSize[lo:hi]
+		}
+		if r.stage != nil {
+			f.Stage = r.stage[lo:hi]
+		}
+	}
+	for i := range f.Row {
+		f.Row[i] = int64(r.row(lo + i))
 	}
 	return f
 }
@@ -331,8 +382,18 @@ func (r *Release) Meta() map[string]string {
 
 // Covered returns the input row of each release row: the rows (people) the
 // release covers, in release order (an LLP remainder that was dropped is
-// not covered). The slice is shared: do not modify it.
-func (r *Release) Covered() []int { return r.rows }
+// not covered). The slice is shared: do not modify it. A release of every
+// input row in order (InOrder) makes it on each call.
+func (r *Release) Covered() []int {
+	if r.rows == nil {
+		return identity(r.Input)
+	}
+	return r.rows
+}
+
+// InOrder reports whether the release covers every input row, in input
+// order (rr, bot, rr_prior): Covered is then 0, 1, …, Input−1.
+func (r *Release) InOrder() bool { return r.rows == nil }
 
 // Draws returns the noise draw of each release row for the ledger: the
 // bag id of the LLP family (rows of a bag share one proportion; ids are
@@ -377,7 +438,14 @@ type Ledger interface {
 // complete release ever sits anywhere without its ledger row. Returns the
 // ledger row.
 func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e ledger.Release) (ledger.Row, error) {
-	sum, err := data.FrameSHA256(f, md)
+	return PublishChunked(path, data.Whole(f), md, l, e)
+}
+
+// PublishChunked is Publish of the frame c makes a range of rows at a time
+// (Release.SimulationChunked: the file without its whole row column in
+// memory).
+func PublishChunked(path string, c data.Chunked, md map[string]string, l Ledger, e ledger.Release) (ledger.Row, error) {
+	sum, err := data.ChunkedSHA256(c, md)
 	if err != nil {
 		return ledger.Row{}, fmt.Errorf("release: %s: %w", path, err)
 	}
@@ -387,7 +455,7 @@ func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e ledge
 		return row, fmt.Errorf("release: %s not published: %w", path, err)
 	}
 	faultpoint.Hit("release.recorded")
-	err = data.WriteFrameAfter(path, f, md, func(got string) error {
+	err = data.WriteChunkedAfter(path, c, md, func(got string) error {
 		if got != sum {
 			return fmt.Errorf("release: %s: the file written has SHA-256 %s, the ledger recorded %s", path, got, sum)
 		}

@@ -375,3 +375,59 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// A simulation release published a chunk at a time (its row column made
+// per record batch) is the file and digest of the whole Simulation frame;
+// a release of every row in order (rr, bot, rr_prior) holds no row
+// numbers of its own yet covers rows 0…n−1.
+func TestSimulationChunked(t *testing.T) {
+	const n = 1003
+	f := synth(t, n)
+	prior := make([]float64, n)
+	for i := range prior {
+		prior[i] = float64(i%10) / 10
+	}
+	for _, p := range []pets.Params{{Kind: pets.Bot}, {Kind: pets.RR, Epsilon: 1}, {Kind: pets.LLPGeom, K: 8, Epsilon: 1}, {Kind: pets.RRPrior, Epsilon: 1}} {
+		m := testutil.MustNew(p)
+		o := Options{Noise: pets.NoiseSimulation, Seed: 9}
+		var r *Release
+		var err error
+		if p.Kind == pets.RRPrior {
+			r, err = ApplyRRPrior(f.Label, prior, m, o)
+		} else {
+			r, err = Apply(f.Label, m, o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		inOrder := !p.Kind.IsLLP()
+		if r.InOrder() != inOrder || (inOrder && (r.rows != nil || !slices.Equal(r.Covered(), identity(n)) || r.Rows() != n)) {
+			t.Fatalf("%s: InOrder %v, rows %d, covered %d", p.Kind, r.InOrder(), r.Rows(), len(r.Covered()))
+		}
+		dir := t.TempDir()
+		var la, lb memLedger
+		whole, chunked := filepath.Join(dir, "whole.arrow"), filepath.Join(dir, "chunked.arrow")
+		ra, err := Publish(whole, r.Simulation(), r.Meta(), &la, r.Entry(whole, 9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := PublishChunked(chunked, r.SimulationChunked(), r.Meta(), &lb, r.Entry(chunked, 9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := os.ReadFile(whole)
+		b, _ := os.ReadFile(chunked)
+		if !bytes.Equal(a, b) || ra.SHA256 != rb.SHA256 {
+			t.Fatalf("%s: the chunked release differs from the whole one", p.Kind)
+		}
+		sim, err := data.ReadFrame(chunked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, row := range sim.Row {
+			if int(row) != r.Covered()[i] {
+				t.Fatalf("%s: release row %d has row %d, want %d", p.Kind, i, row, r.Covered()[i])
+			}
+		}
+	}
+}

@@ -180,7 +180,7 @@ func (t *TwoStage) Finish(prior []float64) (*Release, error) {
 	t.done = true
 	n := len(t.labels)
 	r := &Release{Mech: t.m, Noise: t.o.Noise, Input: n, order: t.order, fraction: t.fraction,
-		rows: identity(n), labelRR: t.released, stage: t.stage}
+		labelRR: t.released, stage: t.stage}
 	lab := make([]uint8, len(rows))
 	for i, row := range rows {
 		lab[i] = t.labels[row]
@@ -310,7 +310,7 @@ func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options)
 		return nil, err
 	}
 	n := len(labels)
-	r := &Release{Mech: m, Noise: o.Noise, Input: n, order: orderSrc, rows: identity(n), labelRR: make([]uint8, n),
+	r := &Release{Mech: m, Noise: o.Noise, Input: n, order: orderSrc, labelRR: make([]uint8, n),
 		stage: make([]uint8, n), classes: classesOf(m)}
 	for i := range r.stage {
 		r.stage[i] = 2 // every row released with its given prior, as Finish's second stage

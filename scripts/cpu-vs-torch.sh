@@ -14,7 +14,9 @@
 # cores: GOMAXPROCS unset; PyTorch twice, as pytorch-blas (one torch thread,
 # OpenBLAS on every core: the faster here) and pytorch-omp (torch and
 # OpenBLAS threads on every core). labelprivacy's Higgs bce R=1 row is also
-# run on its AVX2 kernel (matmul=avx2) where the CPU has AVX-512.
+# run on its AVX2 kernel (matmul=avx2) where the CPU has AVX-512, and on all
+# cores as one group per core trained at once (R=1x2 on 2 cores: `train
+# bench --groups`, what train fit does with several groups to train).
 #
 # The fair anchor is PyTorch on the OpenBLAS kernel meant for this CPU:
 # Debian's OpenBLAS 0.3.21 does not recognise newer CPUs and may fall back
@@ -72,7 +74,8 @@ bench() {
 	local matmul
 	matmul=$(sed -n 's/^backend .*, matmul \([a-z0-9]*\).*/\1/p' "$WORK/out")
 	awk -v label="$label" -v cores="$([ "$procs" = all ] && echo "$CORES" || echo "$procs")" -v mm="${matmul:-?}" \
-		'$1 ~ /^(higgs_mlp|kdd_embed|mlp)$/ { printf "%-16s %-10s %-13s R=%-3s %5s  %-12s %13.1f %14.0f\n", label, $1, $2, $3, cores, mm, $8, $6 }' "$WORK/out"
+		'$1 ~ /^(higgs_mlp|kdd_embed|mlp)$/ { r = $3; if (NF >= 11 && $11 > 1) r = r "x" $11
+			printf "%-16s %-10s %-13s R=%-3s %5s  %-12s %13.1f %14.0f\n", label, $1, $2, r, cores, mm, $8, $6 }' "$WORK/out"
 }
 
 # torch LABEL TORCH_THREADS ENV...: one row; the matmul column names the
@@ -99,6 +102,11 @@ rows() { # rows BINARY LABEL
 		bench "$1" "$2" "$procs" --replicas 8 --steps $((STEPS / 3 > 2 ? STEPS / 3 : 3))
 		bench "$1" "$2" "$procs" --model kdd_embed --losses bce --replicas 1 --steps "$STEPS"
 	done
+	# Groups trained at once, one per core (train fit's train.concurrent_groups:
+	# auto): "R=1x2" is two groups of one model. Binaries before it lack --groups.
+	if [ "$CORES" -gt 1 ] && "$1" bench --help 2>/dev/null | grep -q -- --groups; then
+		bench "$1" "$2" all --losses bce --replicas 1 --steps "$STEPS" --groups "$CORES"
+	fi
 	if grep -qw avx512f /proc/cpuinfo && [ "$BACKEND" = go ]; then
 		BACKEND=go:matmul=avx2 bench "$1" "$2" 1 --losses bce --replicas 1 --steps "$STEPS"
 	fi

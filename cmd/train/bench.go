@@ -37,6 +37,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&o.Batch, "batch", 1024, "rows per model and step")
 	f.IntVar(&o.BagSize, "k", 64, "bag size of per-bag losses")
 	f.IntVar(&o.Steps, "steps", 20, "steps per group (the first is not timed)")
+	f.IntVar(&o.Groups, "groups", 1, "independent groups of each R trained at once, sharing the cores as train fit does (train.concurrent_groups); rates are their aggregate")
 	f.BoolVar(&o.SparseEmbedding, "sparse", true, "kdd_embed: lazy Adam on the touched rows")
 	f.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured groups to this file (go tool pprof)")
 	return cmd

@@ -321,17 +321,56 @@ func readParams(node *simplego.Node) (dotParams, error) {
 
 // threads is the backend's parallelism option (simplego's
 // "parallelism=N": 0 disables parallelism, < 0 is unlimited; default
-// NumCPU), capped at GOMAXPROCS.
+// NumCPU), capped at GOMAXPROCS and at the cap SetThreads gave it.
 func threads(b *simplego.Backend) int {
 	p := int(reflect.ValueOf(b).Elem().FieldByIndex(layout.parallelism).Int())
 	g := runtime.GOMAXPROCS(0)
 	switch {
 	case p == 0:
-		return 1
+		p = 1
 	case p < 0 || p > g:
-		return g
+		p = g
+	}
+	if v, ok := threadCaps.Load(weak.Make(b)); ok {
+		if c := int(v.(*atomic.Int32).Load()); c > 0 && c < p {
+			p = c
+		}
 	}
 	return p
+}
+
+// threadCaps holds the caps SetThreads set (weak keys, removed with their
+// backend).
+var threadCaps sync.Map // weak.Pointer[simplego.Backend] → *atomic.Int32
+
+// SetThreads caps the goroutines that b's float32 products and this
+// package's element-wise kernels use at n (below b's parallelism option
+// and GOMAXPROCS); n ≤ 0 removes the cap. Results do not depend on it, and
+// it may change while b executes (each op reads it when it starts): a
+// process training several groups at once gives each its share of the
+// cores. It does nothing for a backend that is not simplego's.
+func SetThreads(b backends.Backend, n int) {
+	sb, ok := b.(*simplego.Backend)
+	if !ok {
+		return
+	}
+	key := weak.Make(sb)
+	v, loaded := threadCaps.LoadOrStore(key, new(atomic.Int32))
+	if !loaded {
+		runtime.AddCleanup(sb, func(k weak.Pointer[simplego.Backend]) { threadCaps.Delete(k) }, key)
+	}
+	v.(*atomic.Int32).Store(int32(max(n, 0)))
+}
+
+// Threads is the number of goroutines b's products use now (its
+// parallelism option, GOMAXPROCS and SetThreads' cap); GOMAXPROCS for a
+// backend that is not simplego's or before Install succeeded.
+func Threads(b backends.Backend) int {
+	sb, ok := b.(*simplego.Backend)
+	if !ok || !active.Load() {
+		return runtime.GOMAXPROCS(0)
+	}
+	return threads(sb)
 }
 
 // execDotGeneral is the replacement executor: sgemm for float32 on enabled

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"testing"
@@ -593,5 +594,56 @@ func TestGreaterOrEqualMatchesSimplego(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: differs from simplego", tc.name)
 		}
+	}
+}
+
+// SetThreads caps a backend's goroutines below its parallelism option and
+// GOMAXPROCS (never above them), 0 lifts the cap, other backends are
+// untouched, and a product gives the same bits under any cap.
+func TestSetThreads(t *testing.T) {
+	if err := Install(); err != nil {
+		t.Skipf("not installed: %v", err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	be, err := simplego.New("parallelism=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := simplego.New("parallelism=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.Finalize()
+	defer other.Finalize()
+	if err := Enable(be, sgemm.Best()); err != nil {
+		t.Fatal(err)
+	}
+	c := dotCase{"dense 512×300·300×300", []int{1, 512, 300}, []int{2}, []int{0}, []int{1, 300, 300}, []int{1}, []int{0}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	lhs, rhs := randFloats(rng, c.lhs), randFloats(rng, c.rhs)
+	product := func() []float32 {
+		got, err := dotGeneral(be, lhs, c.lhs, c.lhsContracting, c.lhsBatch, rhs, c.rhs, c.rhsContracting, c.rhsBatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := product()
+	for _, tc := range []struct{ cap, want int }{{0, 3}, {1, 1}, {2, 2}, {8, 3}, {-1, 3}} {
+		SetThreads(be, tc.cap)
+		if got := Threads(be); got != tc.want {
+			t.Errorf("SetThreads(%d): Threads = %d, want %d", tc.cap, got, tc.want)
+		}
+		if got := Threads(other); got != 3 {
+			t.Errorf("SetThreads(%d) on another backend: Threads = %d, want 3", tc.cap, got)
+		}
+		if got := product(); !slices.Equal(got, want) {
+			t.Errorf("SetThreads(%d): the product's bits changed", tc.cap)
+		}
+	}
+	runtime.GOMAXPROCS(2)
+	SetThreads(be, 0)
+	if got := Threads(be); got != 2 {
+		t.Errorf("GOMAXPROCS 2: Threads = %d, want 2", got)
 	}
 }
