@@ -80,8 +80,8 @@ func WriteMarkdown(path string, md Markdown) error {
 			"(the AUC of each class against the rest, averaged over the classes). "+
 			"*E[adv]* is the expected additive advantage of the Bayes-optimal label-inference attacker (its accuracy at "+
 			"guessing each label from the release, minus the prior's), *MA p98* the 98th percentile of |multiplicative "+
-			"advantage| (the largest change of a log posterior ratio over the classes, nats) and *MA = ∞* the fraction "+
-			"of examples whose label is fully exposed.\n\n", s.Classes)
+			"advantage| (the largest change of the log posterior odds between two classes, nats) and *MA = ∞* the "+
+			"fraction of examples for which the release rules a class out (infinite posterior odds against it).\n\n", s.Classes)
 	} else {
 		b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
 			"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
