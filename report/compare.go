@@ -67,9 +67,9 @@ type Comparison struct {
 	// never differ). AccuracyA, AccuracyB are each side's mean test
 	// accuracy (Row.AccuracyMean), DAccuracy and DAccuracySE their
 	// difference B − A and its SE, NaN as for AUC.
-	Classes                          int
-	AccuracyA, AccuracyB             float64
-	DAccuracy, DAccuracySE           float64
+	Classes                int
+	AccuracyA, AccuracyB   float64
+	DAccuracy, DAccuracySE float64
 	// Significant: |Δmetric| > 2·SE of the reporting rule's metric (AUC for
 	// binary labels, accuracy for C ≥ 3: MetricFor) or |DEAdv| > 2·DEAdvSE.
 	// A NaN difference or SE (no audit, a single trial) is never

@@ -22,7 +22,7 @@ type Run struct {
 	ConfigID string // fingerprint of the shared model/training config (model, hidden, init, epochs,
 	// batch size, losses, standardization …): runs with different (Dataset, ConfigID) are never
 	// averaged together
-	Model          string
+	Model string
 	// Classes is the number of label classes C: 2 for binary labels (0 in
 	// a Go value means binary too, as in records written before classes
 	// existed; files always hold 2), 3..pets.MaxClasses otherwise. It
@@ -51,9 +51,9 @@ type Run struct {
 	// is the label (binary: P(y=1|x) > ½ predicts 1). The reporting rule
 	// maximises it for C ≥ 3. NaN when not measured (records written
 	// before it existed).
-	TestAccuracy   float64
-	WallS          float64 // this run's share of its group's wall time, seconds
-	ExamplesPerS   float64 // steady-state training examples/s of this model (first step excluded)
+	TestAccuracy float64
+	WallS        float64 // this run's share of its group's wall time, seconds
+	ExamplesPerS float64 // steady-state training examples/s of this model (first step excluded)
 	// GroupExamplesPerS is the same for its whole group (Replicas models).
 	GroupExamplesPerS float64
 	CompileS          float64 // compile time of its group, seconds

@@ -88,11 +88,11 @@ type Row struct {
 	AUCMean, AUCSE           float64
 	AccuracyMean, AccuracySE float64
 	NTrials                  int
-	Audited                    bool
-	EtaSource                  string  // the audit's prior ("" when not audited)
-	EAdv, EAdvSE, MAP98        float64 // NaN when not audited
-	MAInfFrac                  float64 // NaN when not audited
-	EAdvBound                  float64 // the ε-DP worst case (audit.Summary.EAdvBound); NaN when not audited or not DP
+	Audited                  bool
+	EtaSource                string  // the audit's prior ("" when not audited)
+	EAdv, EAdvSE, MAP98      float64 // NaN when not audited
+	MAInfFrac                float64 // NaN when not audited
+	EAdvBound                float64 // the ε-DP worst case (audit.Summary.EAdvBound); NaN when not audited or not DP
 	// Bags is the LLP family's bag rule (BagsOf); "" for other mechanisms.
 	Bags string
 	// MAP50 and MAP90 are the median and 90th percentile of |MA| (NaN when
