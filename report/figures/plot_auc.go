@@ -468,8 +468,11 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 			"the grey dots, bot (nothing released) the dotted line.", len(pts[len(sets)-1])))
 	}
 	if ax.hasInf {
-		notes = append(notes, "Points right of the dashed line have an infinite "+m.name()+
-			": more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal).")
+		why := "more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal)"
+		if classes >= 3 {
+			why = "for more than 2% of examples the release rules a class out (e.g. an LLP bag's count of 0 for a class)"
+		}
+		notes = append(notes, "Points right of the dashed line have an infinite "+m.name()+": "+why+".")
 	}
 	f.note = strings.Join(notes, " ")
 	return f, nil

@@ -38,11 +38,20 @@ func (j figureJob) forClasses(classes int) (title, caption string) {
 	if classes < 3 {
 		return j.title, j.caption
 	}
-	r := strings.NewReplacer("Test AUC", "Test accuracy", "test AUC", "test accuracy",
-		"P(y=1 | x, release)", "P(y | x, release) of the drawn label y", "the prior η(x)", "the prior η_y(x) of that label",
-		"posteriors of 0 or 1 expose the label", "a posterior of 1 exposes the label, 0 rules it out",
-		"|multiplicative advantage|", "|multiplicative advantage| (the largest change of the log posterior odds between two classes)")
+	r := strings.NewReplacer(multiclassWording...)
 	return r.Replace(j.title) + report.ClassesTitle(classes), r.Replace(j.caption)
+}
+
+// multiclassWording are the (binary wording, C-class wording) pairs of the
+// figures' titles and captions.
+var multiclassWording = []string{
+	"Test AUC", "Test accuracy",
+	"test AUC", "test accuracy",
+	"P(y=1 | x, release)", "P(y | x, release) of the drawn label y",
+	"the prior η(x)", "the prior η_y(x) of that label",
+	"posteriors of 0 or 1 expose the label", "a posterior of 1 exposes the label, 0 rules it out",
+	"|multiplicative advantage|", "|multiplicative advantage| (the largest change of the log posterior odds between two classes)",
+	"more than 2% of labels fully exposed, e.g. LLP with homogeneous bags", "for more than 2% of examples the release rules a class out, e.g. an LLP bag's count of 0 for a class",
 }
 
 // crowdCaption is the captions' sentence on crowded grids and markers.
