@@ -76,7 +76,7 @@ func TestLearningCurvesAndDivergence(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"run_id", "setting", "pet", "k", "epsilon", "lr", "trial", "epoch", "train_loss", "test_auc", "test_logloss"}
+	want := []string{"run_id", "setting", "pet", "k", "epsilon", "lr", "trial", "epoch", "train_loss", "test_auc", "test_logloss", "test_accuracy"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}

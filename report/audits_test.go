@@ -44,7 +44,7 @@ func equalNaN(a, b any) bool {
 }
 
 func fullAudit() Audit {
-	return Audit{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)",
+	return Audit{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)", Classes: 2,
 		Summary: audit.Summary{Mechanism: "llp(k=8)", Kind: pets.LLP, K: 8, Epsilon: math.Inf(1), NExamples: 96, NDropped: 4,
 			NBags: 12, LabelDraws: 3, EAdv: 0.0193, EAdvSE: math.NaN(), SEUnit: "bag", MAP50: 0.5, MAP90: 2, MAP98: math.Inf(1),
 			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288,
@@ -65,7 +65,7 @@ func TestAuditTable(t *testing.T) {
 		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
 		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count",
 		"eadv_bound", "realized_draws", "realized_gain", "realized_gain_se", "realized_z", "canaries", "eps_lower",
-		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags"}
+		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags", "classes"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
@@ -105,12 +105,20 @@ func TestAuditTable(t *testing.T) {
 	// The format before the real-bags canary game (through ma_mean) reads
 	// eps_lower_real_bags as NaN and keeps eps_lower.
 	prev := AuditTable(in[:1])
-	prev.Columns = prev.Columns[:len(prev.Columns)-1]
+	prev.Columns = prev.Columns[:len(prev.Columns)-2]
 	if got, err = ReadAudits(prev); err != nil {
 		t.Fatal(err)
 	}
 	if g := got[0]; !math.IsNaN(g.EpsLowerRealBags) || g.EpsLower != 1.7 {
 		t.Fatalf("format before eps_lower_real_bags read as %+v", g)
+	}
+
+	// The format before classes (through eps_lower_real_bags) reads as
+	// binary: classes 2.
+	binary := AuditTable(in[:1])
+	binary.Columns = binary.Columns[:len(binary.Columns)-1]
+	if got, err = ReadAudits(binary); err != nil || got[0].Classes != 2 || got[0].EpsLowerRealBags != 0.9 {
+		t.Fatalf("format before classes read as %+v, %v", got, err)
 	}
 
 	bad := AuditTable(in)

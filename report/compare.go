@@ -63,9 +63,18 @@ type Comparison struct {
 	DAUC, DAUCSE                             float64 // AUCB − AUCA and √(SE_a² + SE_b²)
 	EAdvA, EAdvB                             float64
 	DEAdv, DEAdvSE                           float64 // EAdvB − EAdvA and √(SE_a² + SE_b²)
-	// Significant: |DAUC| > 2·DAUCSE or |DEAdv| > 2·DEAdvSE. A NaN
-	// difference or SE (no audit, a single trial) is never significant; an
-	// SE of 0 (an exact audit) makes any nonzero difference significant.
+	// Classes is the class count C of both summaries (2: binary; they
+	// never differ). AccuracyA, AccuracyB are each side's mean test
+	// accuracy (Row.AccuracyMean), DAccuracy and DAccuracySE their
+	// difference B − A and its SE, NaN as for AUC.
+	Classes                int
+	AccuracyA, AccuracyB   float64
+	DAccuracy, DAccuracySE float64
+	// Significant: |Δmetric| > 2·SE of the reporting rule's metric (AUC for
+	// binary labels, accuracy for C ≥ 3: MetricFor) or |DEAdv| > 2·DEAdvSE.
+	// A NaN difference or SE (no audit, a single trial) is never
+	// significant; an SE of 0 (an exact audit) makes any nonzero difference
+	// significant.
 	Significant bool
 	OnlyIn      Side
 	// Tested: both sides have the setting and at least one of the two
@@ -93,11 +102,18 @@ type CompareOptions struct {
 // one that lists a setting twice in a group is an error, and so are
 // summaries whose (dataset, config) groups differ, unless o.AllowMixed: a
 // ΔAUC across datasets, or across configs nobody meant to compare, is not
-// a measurement of anything.
+// a measurement of anything. Summaries of different class counts are
+// ErrMixed whatever o says (binary AUC against 10-class accuracy is no
+// difference of anything).
 func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("report: Compare: nil summary")
 	}
+	if a.Classes != 0 && b.Classes != 0 && a.Classes != b.Classes {
+		return nil, fmt.Errorf("%w: a holds labels of %s, b of %s: results of different class counts are never compared "+
+			"(--allow-mixed does not apply)", ErrMixed, classesText(a.Classes), classesText(b.Classes))
+	}
+	classes := max(a.Classes, b.Classes)
 	if ga, gb := groupList(a), groupList(b); !o.AllowMixed && !slices.Equal(ga, gb) {
 		return nil, fmt.Errorf("%w: a holds %s, b holds %s: compare results of one dataset and config, "+
 			"or allow it (train report --compare … --allow-mixed) when the difference is the point", ErrMixed,
@@ -134,21 +150,24 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 			r = rb
 		}
 		c := Comparison{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: r.Pet, K: r.K, Epsilon: r.Epsilon,
-			AUCA: nan, AUCB: nan, DAUC: nan, DAUCSE: nan, EAdvA: nan, EAdvB: nan, DEAdv: nan, DEAdvSE: nan, OnlyIn: side}
+			AUCA: nan, AUCB: nan, DAUC: nan, DAUCSE: nan, EAdvA: nan, EAdvB: nan, DEAdv: nan, DEAdvSE: nan, OnlyIn: side,
+			Classes: binaryIs2(classes), AccuracyA: nan, AccuracyB: nan, DAccuracy: nan, DAccuracySE: nan}
 		if side != OnlyInB {
-			c.AUCA, c.EAdvA = ra.AUCMean, ra.EAdv
+			c.AUCA, c.EAdvA, c.AccuracyA = ra.AUCMean, ra.EAdv, ra.AccuracyMean
 			c.DatasetA, c.ConfigIDA, c.ConfigNameA = ra.Dataset, ra.ConfigID, ra.ConfigName
 		}
 		if side != OnlyInA {
-			c.AUCB, c.EAdvB = rb.AUCMean, rb.EAdv
+			c.AUCB, c.EAdvB, c.AccuracyB = rb.AUCMean, rb.EAdv, rb.AccuracyMean
 			c.DatasetB, c.ConfigIDB, c.ConfigNameB = rb.Dataset, rb.ConfigID, rb.ConfigName
 		}
 		if side == InBoth {
 			c.DAUC, c.DAUCSE = rb.AUCMean-ra.AUCMean, math.Hypot(ra.AUCSE, rb.AUCSE)
+			c.DAccuracy, c.DAccuracySE = rb.AccuracyMean-ra.AccuracyMean, math.Hypot(ra.AccuracySE, rb.AccuracySE)
 			c.DEAdv, c.DEAdvSE = rb.EAdv-ra.EAdv, math.Hypot(ra.EAdvSE, rb.EAdvSE)
-			c.Significant = math.Abs(c.DAUC) > 2*c.DAUCSE || math.Abs(c.DEAdv) > 2*c.DEAdvSE
+			d, se := c.DMetric()
+			c.Significant = math.Abs(d) > 2*se || math.Abs(c.DEAdv) > 2*c.DEAdvSE
 			testable := func(d, se float64) bool { return !math.IsNaN(d) && !math.IsNaN(se) }
-			c.Tested = testable(c.DAUC, c.DAUCSE) || testable(c.DEAdv, c.DEAdvSE)
+			c.Tested = testable(d, se) || testable(c.DEAdv, c.DEAdvSE)
 			c.ConfigDiff = strings.Join(ConfigDiff(ra.Config, rb.Config), configSep)
 		}
 		out = append(out, c)
@@ -170,6 +189,16 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 			display.SettingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
 	})
 	return out, nil
+}
+
+// DMetric returns the difference B − A of the reporting rule's metric
+// (MetricFor(c.Classes): AUC for binary labels, accuracy for C ≥ 3) and
+// its standard error.
+func (c Comparison) DMetric() (d, se float64) {
+	if MetricFor(c.Classes) == MetricAccuracy {
+		return c.DAccuracy, c.DAccuracySE
+	}
+	return c.DAUC, c.DAUCSE
 }
 
 // ComparedConfigDiffs lists the distinct config differences of a
@@ -221,13 +250,20 @@ var comparisonSchema = schema[Comparison]{name: "compare", cols: []column[Compar
 	opt(strCol("config_name_a", func(c *Comparison) *string { return &c.ConfigNameA })),
 	opt(strCol("config_name_b", func(c *Comparison) *string { return &c.ConfigNameB })),
 	opt(strCol("config_diff", func(c *Comparison) *string { return &c.ConfigDiff })),
+	opt(classesCol("classes", func(c *Comparison) *int { return &c.Classes })),
+	opt(f64Col("accuracy_a", func(c *Comparison) *float64 { return &c.AccuracyA })),
+	opt(f64Col("accuracy_b", func(c *Comparison) *float64 { return &c.AccuracyB })),
+	opt(f64Col("d_accuracy", func(c *Comparison) *float64 { return &c.DAccuracy })),
+	opt(f64Col("d_accuracy_se", func(c *Comparison) *float64 { return &c.DAccuracySE })),
 }}
 
 // ComparisonTable converts Compare's result into compare.csv /
 // compare.parquet, with comparisonSchema's columns (listed in README's
 // "Reports"): only_in is "", "a" or "b"; dataset_a, config_id_a, dataset_b,
 // config_id_b are each side's dataset and config ("" on the side without
-// the setting).
+// the setting); classes, then accuracy_a, accuracy_b, d_accuracy and
+// d_accuracy_se, as auc_a … d_auc_se for test accuracy (auc_* hold the
+// macro one-vs-rest AUC for C ≥ 3, and significant uses accuracy there).
 func ComparisonTable(cs []Comparison) *data.Table {
 	return comparisonSchema.toTable(cs, map[string]string{})
 }

@@ -162,12 +162,13 @@ func TestCompareErrors(t *testing.T) {
 }
 
 func TestComparisonTable(t *testing.T) {
-	cs := []Comparison{{Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, AUCA: 0.7, AUCB: math.NaN(), OnlyIn: OnlyInA, DatasetA: dsA, ConfigIDA: cfgA}}
+	cs := []Comparison{{Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, AUCA: 0.7, AUCB: math.NaN(), OnlyIn: OnlyInA, DatasetA: dsA, ConfigIDA: cfgA,
+		Classes: 10, AccuracyA: 0.61, AccuracyB: math.NaN(), DAccuracy: math.NaN(), DAccuracySE: math.NaN()}}
 	tab := roundTrip(t, ComparisonTable(cs))
 	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
 		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b",
-		"tested", "config_name_a", "config_name_b", "config_diff"}
+		"tested", "config_name_a", "config_name_b", "config_diff", "classes", "accuracy_a", "accuracy_b", "d_accuracy", "d_accuracy_se"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v", names)
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"math"
 
 	"labelprivacy/data"
 	"labelprivacy/pets"
@@ -9,32 +10,37 @@ import (
 
 // EpochPoint is one point of a run's learning curve: the mean training
 // loss over epoch Epoch (1-based) and the test metrics of the model at its
-// end (NaN where not measured: kdd_embed with host embedding tables).
+// end, as in Run (TestAUC the macro one-vs-rest AUC for C ≥ 3); NaN where
+// not measured (kdd_embed with host embedding tables; TestAccuracy in
+// records written before it existed).
 type EpochPoint struct {
 	Epoch                           int
 	TrainLoss, TestAUC, TestLogLoss float64
+	TestAccuracy                    float64
 }
 
 type epochPointJSON struct {
-	Epoch       int    `json:"epoch"`
-	TrainLoss   jfloat `json:"train_loss"`
-	TestAUC     jfloat `json:"test_auc"`
-	TestLogLoss jfloat `json:"test_logloss"`
+	Epoch        int    `json:"epoch"`
+	TrainLoss    jfloat `json:"train_loss"`
+	TestAUC      jfloat `json:"test_auc"`
+	TestLogLoss  jfloat `json:"test_logloss"`
+	TestAccuracy jfloat `json:"test_accuracy"`
 }
 
 // MarshalJSON writes the point with runs.csv's column names, non-finite
 // numbers as "nan", "inf", "-inf".
 func (p EpochPoint) MarshalJSON() ([]byte, error) {
-	return json.Marshal(epochPointJSON{p.Epoch, jfloat(p.TrainLoss), jfloat(p.TestAUC), jfloat(p.TestLogLoss)})
+	return json.Marshal(epochPointJSON{p.Epoch, jfloat(p.TrainLoss), jfloat(p.TestAUC), jfloat(p.TestLogLoss), jfloat(p.TestAccuracy)})
 }
 
-// UnmarshalJSON reads MarshalJSON's form.
+// UnmarshalJSON reads MarshalJSON's form; a missing test_accuracy (a
+// record written before it existed) reads as NaN.
 func (p *EpochPoint) UnmarshalJSON(b []byte) error {
-	var j epochPointJSON
+	j := epochPointJSON{TestAccuracy: jfloat(math.NaN())}
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*p = EpochPoint{j.Epoch, float64(j.TrainLoss), float64(j.TestAUC), float64(j.TestLogLoss)}
+	*p = EpochPoint{j.Epoch, float64(j.TrainLoss), float64(j.TestAUC), float64(j.TestLogLoss), float64(j.TestAccuracy)}
 	return nil
 }
 
@@ -61,6 +67,7 @@ var curveSchema = schema[curveRow]{name: "learning_curves", cols: []column[curve
 	f64Col("train_loss", func(r *curveRow) *float64 { return &r.TrainLoss }),
 	f64Col("test_auc", func(r *curveRow) *float64 { return &r.TestAUC }),
 	f64Col("test_logloss", func(r *curveRow) *float64 { return &r.TestLogLoss }),
+	opt(f64Col("test_accuracy", func(r *curveRow) *float64 { return &r.TestAccuracy })),
 }}
 
 // CurveTable converts the runs' learning curves (Run.Curve) into

@@ -2,7 +2,8 @@
 // and report.md of "Auditing Privacy Mechanisms via Label Inference
 // Attacks" (Section 4, Appendix C; package report/figures draws its
 // figures): per privacy setting, what a label-privacy
-// mechanism (PET) costs (test AUC of models trained on privatized labels)
+// mechanism (PET) costs (test AUC of models trained on privatized labels;
+// test accuracy for labels of C ≥ 3 classes)
 // and protects (the Bayes-optimal attacker's advantage, Section 3).
 //
 // # Values, not tables
@@ -48,6 +49,18 @@
 // smaller), with its mean, standard error (NaN with a single trial: one run
 // says nothing about the spread) and number of trials. Summarize applies it
 // and joins each setting with its audit.
+//
+// # Labels of C classes
+//
+// Every run, audit, summary and comparison carries its labels' class count
+// (Run.Classes, column classes: 2 for binary labels, also for files
+// written before it existed). For C ≥ 3 the rule's metric is test accuracy
+// (MetricFor), the one multi-class label-DP results are reported in;
+// test_auc then holds the macro one-vs-rest AUC (the binary AUC at C = 2),
+// reported beside it. report.md shows accuracy and macro AUC columns and
+// "C = 10 classes" in its headings; the figures plot accuracy where they
+// plot AUC for binary labels. Results of different class counts are never
+// summarized or compared together (ErrMixed, whatever AllowMixed says).
 //
 // Results never mix: runs of different datasets (Run.Dataset, identity by
 // content) or model configs (Run.ConfigID) are never averaged. Summarize

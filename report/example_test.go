@@ -27,7 +27,7 @@ func runsOf(dataset string, aucs map[float64][]float64) []report.Run {
 func ExampleBestLR() {
 	runs := runsOf("sha256:higgs", map[float64][]float64{1e-3: {0.70, 0.72}, 1e-2: {0.74, 0.66}})
 	best := report.BestLR(runs)[report.SettingKey{Dataset: "sha256:higgs", ConfigID: "mlp", Setting: "rr_eps1"}]
-	fmt.Printf("best lr %g: AUC %.3f ± %.3f over %d trials\n", best.LR, best.Mean, best.SE, best.N)
+	fmt.Printf("best lr %g: AUC %.3f ± %.3f over %d trials\n", best.LR, best.AUC, best.AUCSE, best.N)
 	// Output: best lr 0.001: AUC 0.710 ± 0.010 over 2 trials
 }
 

@@ -108,7 +108,7 @@ func TestFileFormatsGolden(t *testing.T) {
 		withProv.Provenance = &Provenance{Tool: "labelprivacy 0.2.0", Revision: "0123456789ab+modified", Started: "2026-01-02T03:04:05Z",
 			Command: "train run -c configs/quickstart.yaml --set 'train.learning_rates=[0.01, 0.001]'", Env: []string{"TRAIN_SEED=7"},
 			ConfigFile: "configs/quickstart.yaml", ConfigSummary: `config "quickstart" (cfg:0123); model mlp [64, 64]`}
-		withProv.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55}, {2, 1.7e18, math.NaN(), math.Inf(1)}}
+		withProv.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55, 0.64}, {2, 1.7e18, math.NaN(), math.Inf(1), math.NaN()}}
 		var buf bytes.Buffer
 		for _, r := range []Run{FullRun(), nonFinite, noStd, withProv} {
 			b, err := json.Marshal(r)
@@ -221,7 +221,7 @@ func TestRunJSONProvenanceAndCurve(t *testing.T) {
 	r := FullRun()
 	r.ConfigName, r.Config = "q", "train.epochs=2"
 	r.Provenance = &Provenance{Tool: "labelprivacy 0.2.0", Started: "2026-01-02T03:04:05Z", Command: "train fit -c x.yaml", Env: []string{"TRAIN_SEED=7"}}
-	r.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55}, {2, 1.7e18, math.NaN(), math.Inf(1)}}
+	r.Curve = []EpochPoint{{1, 0.6, 0.7, 0.55, 0.64}, {2, 1.7e18, math.NaN(), math.Inf(1), math.NaN()}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

@@ -70,15 +70,29 @@ func WriteMarkdown(path string, md Markdown) error {
 	if md.Made != nil {
 		b.WriteString(madeLine(md.Made, md.WallS) + "\n\n")
 	}
-	b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
-		"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
-		"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials " +
-		"(n/a with a single trial). " +
-		"*E[adv]* is the expected additive advantage of the Bayes-optimal label-inference attacker, " +
-		"*MA p98* the 98th percentile of |multiplicative advantage| (|Δ log-odds|, nats) and " +
-		"*MA = ∞* the fraction of examples whose label is fully exposed.\n\n")
+	multi := MetricFor(s.Classes) == MetricAccuracy
+	if multi {
+		fmt.Fprintf(&b, "Labels of C = %d classes. Each row is one privacy setting. Following the paper's reporting rule "+
+			"(Appendix C, \"AUC vs Advantage Experimental Setup\") with test accuracy in place of AUC, as multi-class "+
+			"label-DP results are reported, *best LR* is the learning rate with the highest mean test accuracy over trials, "+
+			"*test accuracy* (the fraction of test rows whose most probable class is the label) is that learning rate's "+
+			"mean ± standard error over its trials (n/a with a single trial) and *macro AUC* its mean one-vs-rest AUC "+
+			"(the AUC of each class against the rest, averaged over the classes). "+
+			"*E[adv]* is the expected additive advantage of the Bayes-optimal label-inference attacker (its accuracy at "+
+			"guessing each label from the release, minus the prior's), *MA p98* the 98th percentile of |multiplicative "+
+			"advantage| (the largest change of the log posterior odds between two classes, nats) and *MA = ∞* the "+
+			"fraction of examples for which the release rules a class out (infinite posterior odds against it).\n\n", s.Classes)
+	} else {
+		b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
+			"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
+			"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials " +
+			"(n/a with a single trial). " +
+			"*E[adv]* is the expected additive advantage of the Bayes-optimal label-inference attacker, " +
+			"*MA p98* the 98th percentile of |multiplicative advantage| (|Δ log-odds|, nats) and " +
+			"*MA = ∞* the fraction of examples whose label is fully exposed.\n\n")
+	}
 
-	b.WriteString("## Summary\n\n")
+	b.WriteString("## Summary" + ClassesTitle(s.Classes) + "\n\n")
 	mixed := len(s.Datasets) > 1 || len(s.Configs) > 1
 	if !mixed && len(s.Rows) > 0 {
 		b.WriteString(groupLine(s.Rows[0].Dataset, s.Rows[0].ConfigID))
@@ -125,10 +139,14 @@ func WriteMarkdown(path string, md Markdown) error {
 		if nb == "" {
 			nb = "b"
 		}
-		fmt.Fprintf(&b, "\n## Comparison: %s vs %s\n\n", na, nb)
-		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). *Significant*: |Δ| > 2·SE for AUC or E[adv] "+
+		cc := s.Classes
+		if len(md.Comparison) > 0 {
+			cc = md.Comparison[0].Classes
+		}
+		fmt.Fprintf(&b, "\n## Comparison: %s vs %s%s\n\n", na, nb, ClassesTitle(cc))
+		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). *Significant*: |Δ| > 2·SE for %s or E[adv] "+
 			"(never with a single trial, whose SE is unknown). "+
-			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb)
+			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb, MetricFor(cc).Short())
 		writeSides(&b, md.Comparison, na, nb)
 		if diffs := ComparedConfigDiffs(md.Comparison); len(diffs) > 0 {
 			fmt.Fprintf(&b, "Config keys that differ (%s → %s): ", cell(na), cell(nb))
@@ -332,7 +350,7 @@ func mergeNote(s *Summary) string {
 	note := fmt.Sprintf("Runs read: %d; duplicate (setting, lr, trial, run_id) %s dropped: %d", s.RunsRead,
 		plural(s.Duplicates, "run", "runs"), s.Duplicates)
 	if s.Conflicts > 0 {
-		note += fmt.Sprintf(" (**%d with a different test AUC** than the run kept)", s.Conflicts)
+		note += fmt.Sprintf(" (**%d with a different test AUC or accuracy** than the run kept)", s.Conflicts)
 	}
 	note += "."
 	if s.OutOfGrid > 0 {
@@ -341,7 +359,7 @@ func mergeNote(s *Summary) string {
 			plural(s.OutOfGrid, "run", "runs"))
 	}
 	if s.NaNAUC > 0 {
-		note += fmt.Sprintf(" Runs with a NaN test AUC left out: %d.", s.NaNAUC)
+		note += fmt.Sprintf(" Runs with a NaN %s left out: %d.", MetricFor(s.Classes), s.NaNAUC)
 	}
 	if s.AuditConflicts > 0 {
 		note += fmt.Sprintf(" Conflicting duplicate audit rows (one kept): %d.", s.AuditConflicts)
@@ -349,9 +367,16 @@ func mergeNote(s *Summary) string {
 	return note
 }
 
+// writeSummaryTable writes the summary's rows; for C ≥ 3 classes the
+// metric columns are test accuracy and macro AUC, each ± SE.
 func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
+	multi := MetricFor(s.Classes) == MetricAccuracy
 	head := "| setting | mechanism | k | ε | label-DP ε | best LR | test AUC | ± SE | trials |"
 	align := "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+	if multi {
+		head = "| setting | mechanism | k | ε | label-DP ε | best LR | test accuracy | ± SE | macro AUC | ± SE | trials |"
+		align = "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+	}
 	if mixed {
 		head = "| dataset | config " + head
 		align = "|---|---" + align
@@ -372,9 +397,13 @@ func writeSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 			}
 			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), cfg)
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d |",
-			code(r.Setting), cell(display.PetName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3),
-			fmtNum(r.BestLR, 3), fmtFixed(r.AUCMean, 4), fmtSE(r.AUCSE, r.NTrials, func(v float64) string { return fmtFixed(v, 4) }), r.NTrials)
+		f4 := func(v float64) string { return fmtFixed(v, 4) }
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | ",
+			code(r.Setting), cell(display.PetName(r.Pet)), fmtK(r.K), fmtEps(r.Epsilon), fmtNum(r.LabelDPEpsilon, 3), fmtNum(r.BestLR, 3))
+		if multi {
+			fmt.Fprintf(b, "%s | %s | ", fmtFixed(r.AccuracyMean, 4), fmtSE(r.AccuracySE, r.NTrials, f4))
+		}
+		fmt.Fprintf(b, "%s | %s | %d |", fmtFixed(r.AUCMean, 4), fmtSE(r.AUCSE, r.NTrials, f4), r.NTrials)
 		if audit {
 			if r.Audited {
 				fmt.Fprintf(b, " %s | %s | %s | %s | %s |", fmtNum(r.EAdv, 3), fmtSE(r.EAdvSE, 2, func(v float64) string { return fmtNum(v, 2) }),
@@ -420,13 +449,18 @@ func writeSides(b *strings.Builder, cs []Comparison, na, nb string) {
 	b.WriteString("\n\n")
 }
 
+// writeComparisonTable writes the comparison's rows with their reporting
+// metric (accuracy for C ≥ 3 classes, AUC for binary labels).
 func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
 	grouped := false
+	m := MetricAUC
 	for _, c := range cs {
 		grouped = grouped || c.Dataset != "" || c.ConfigID != ""
+		m = MetricFor(c.Classes)
 	}
-	head := fmt.Sprintf("| setting | AUC %s | AUC %s | ΔAUC ± SE | E[adv] %s | E[adv] %s | ΔE[adv] ± SE | significant | only in |",
-		cell(na), cell(nb), cell(na), cell(nb))
+	mn := m.Short()
+	head := fmt.Sprintf("| setting | %s %s | %s %s | Δ%s ± SE | E[adv] %s | E[adv] %s | ΔE[adv] ± SE | significant | only in |",
+		mn, cell(na), mn, cell(nb), mn, cell(na), cell(nb))
 	align := "|---|--:|--:|--:|--:|--:|--:|:-:|---|"
 	if grouped {
 		head, align = "| dataset | config "+head, "|---|---"+align
@@ -450,8 +484,13 @@ func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
 		if grouped {
 			fmt.Fprintf(b, "| %s | %s ", code(c.Dataset), code(c.ConfigID))
 		}
+		va, vb := c.AUCA, c.AUCB
+		if m == MetricAccuracy {
+			va, vb = c.AccuracyA, c.AccuracyB
+		}
+		d, se := c.DMetric()
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			code(c.Setting), fmtFixed(c.AUCA, 4), fmtFixed(c.AUCB, 4), fmtDelta(c.DAUC, c.DAUCSE, true),
+			code(c.Setting), fmtFixed(va, 4), fmtFixed(vb, 4), fmtDelta(d, se, true),
 			fmtNum(c.EAdvA, 3), fmtNum(c.EAdvB, 3), fmtDelta(c.DEAdv, c.DEAdvSE, false), sig, only)
 	}
 }

@@ -44,8 +44,20 @@ func writeAuditChecks(b *strings.Builder, audits []Audit) {
 			"a likelihood (PIT) test or the canary ε bound beyond a false-failure rate of %g each, or |z| > %g.\n\n",
 			draws, audit.GuardAlpha, audit.GuardZ)
 	}
-	b.WriteString("*ε-DP worst case*: the largest E[adv] that any ε-label-DP mechanism could give on this audit set — " +
-		"RR(ε) attains it, so RR's ratio is 1 (posterior odds move by at most e^±ε; see `audit.IEAdvBound`).")
+	multi := 0 // the audits' class count when it is 3 or more
+	for _, a := range as {
+		if a.Classes >= 3 {
+			multi = a.Classes
+		}
+	}
+	if multi > 0 {
+		fmt.Fprintf(b, "*ε-DP worst case*: the largest E[adv] that any ε-label-DP mechanism could give on this audit set of "+
+			"%d classes — RR(ε) on %d classes attains it, so RR's ratio is 1 (the posterior odds between two classes move by "+
+			"at most e^±ε; see `audit.IEAdvBoundC`).", multi, multi)
+	} else {
+		b.WriteString("*ε-DP worst case*: the largest E[adv] that any ε-label-DP mechanism could give on this audit set — " +
+			"RR(ε) attains it, so RR's ratio is 1 (posterior odds move by at most e^±ε; see `audit.IEAdvBound`).")
+	}
 	if canaries > 0 {
 		fmt.Fprintf(b, " *ε ≥ (95%%)*: a lower bound on ε at 95%% confidence from a distinguishing game on up to %d "+
 			"canaries (random labels) released through the production code, with every other label fixed and known to the "+

@@ -109,7 +109,7 @@ func TestREADMEColumnsDrift(t *testing.T) {
 	}
 	good := string(b)
 	for _, tc := range []struct{ name, from, to string }{
-		{"runs column renamed", "replicas, matmul, bags, config_name, config`", "replicas, matmul, bag_rule, config_name, config`"},
+		{"runs column renamed", "replicas, matmul, bags, config_name, config, classes", "replicas, matmul, bag_rule, config_name, config, classes"},
 		{"audit columns swapped", "eadv_trial_min, eadv_trial_max, config_id", "eadv_trial_max, eadv_trial_min, config_id"},
 		{"summary column dropped", "ma_p90, ma_mean, config_name", "ma_mean, config_name"},
 		{"compare run not consecutive", "`dataset_a, config_id_a, dataset_b, config_id_b`", "`dataset_a, dataset_b`"},

@@ -22,7 +22,13 @@ type Run struct {
 	ConfigID string // fingerprint of the shared model/training config (model, hidden, init, epochs,
 	// batch size, losses, standardization …): runs with different (Dataset, ConfigID) are never
 	// averaged together
-	Model          string
+	Model string
+	// Classes is the number of label classes C: 2 for binary labels (0 in
+	// a Go value means binary too, as in records written before classes
+	// existed; files always hold 2), 3..pets.MaxClasses otherwise. It
+	// decides the reporting rule's metric (Best) and which runs may be
+	// summarized together.
+	Classes        int
 	Setting        string    // PET setting id, e.g. "rr_eps1", "llp_geom_k8_eps1"
 	Pet            pets.Kind // mechanism of the setting
 	K              int       // bag size (0 outside the LLP family)
@@ -35,10 +41,19 @@ type Run struct {
 	Epochs         int
 	Steps          int64
 	TrainLoss      float64
-	TestAUC        float64 // NaN when training diverged
-	TestLogLoss    float64
-	WallS          float64 // this run's share of its group's wall time, seconds
-	ExamplesPerS   float64 // steady-state training examples/s of this model (first step excluded)
+	// TestAUC is the test AUC: for binary labels the AUC of P(y=1|x); for
+	// C ≥ 3 the macro one-vs-rest AUC (the mean over classes c of the AUC
+	// of P(y=c|x) against y = c), which for C = 2 is the binary AUC. NaN
+	// when training diverged.
+	TestAUC     float64
+	TestLogLoss float64 // mean cross-entropy on the test set (nats)
+	// TestAccuracy is the fraction of test rows whose most probable class
+	// is the label (binary: P(y=1|x) > ½ predicts 1). The reporting rule
+	// maximises it for C ≥ 3. NaN when not measured (records written
+	// before it existed).
+	TestAccuracy float64
+	WallS        float64 // this run's share of its group's wall time, seconds
+	ExamplesPerS float64 // steady-state training examples/s of this model (first step excluded)
 	// GroupExamplesPerS is the same for its whole group (Replicas models).
 	GroupExamplesPerS float64
 	CompileS          float64 // compile time of its group, seconds
@@ -212,6 +227,7 @@ func (s schema[T]) jsonType() reflect.Type {
 // MarshalJSON writes the run with runs.csv's column names as keys, non-finite
 // floats as "nan"/"inf"/"-inf" and the mechanism by name.
 func (r Run) MarshalJSON() ([]byte, error) {
+	r.Classes = binaryIs2(r.Classes)
 	j := reflect.New(runJSON).Elem()
 	copyFields(j, reflect.ValueOf(r))
 	return json.Marshal(j.Interface())
@@ -219,7 +235,8 @@ func (r Run) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads MarshalJSON's form. Unknown keys are ignored; a
 // missing float (a file written before the field existed) reads as NaN,
-// anything else missing as its zero value. An unknown mechanism is an error.
+// missing classes as 2 (binary), anything else missing as its zero value.
+// An unknown mechanism is an error.
 func (r *Run) UnmarshalJSON(b []byte) error {
 	j := reflect.New(runJSON)
 	v := j.Elem()
@@ -232,7 +249,21 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("report: run: %w", err)
 	}
 	copyFields(reflect.ValueOf(r).Elem(), v)
+	r.Classes = binaryIs2(r.Classes)
 	return nil
+}
+
+// NumClasses is the run's class count C: 2 for binary labels (Classes 0
+// or 2).
+func (r Run) NumClasses() int { return binaryIs2(r.Classes) }
+
+// binaryIs2 maps a class count of 0 (binary, unset) to 2 and leaves any
+// other value as it is (Validate judges it).
+func binaryIs2(c int) int {
+	if c == 0 {
+		return 2
+	}
+	return c
 }
 
 // copyFields sets each field of dst to the same-position field of src,
@@ -277,6 +308,8 @@ var runSchema = schema[Run]{name: "runs", cols: []column[Run]{
 	omitEmpty(opt(strCol("bags", func(r *Run) *string { return &r.Bags }))),
 	omitEmpty(opt(strCol("config_name", func(r *Run) *string { return &r.ConfigName }))),
 	omitEmpty(opt(strCol("config", func(r *Run) *string { return &r.Config }))),
+	opt(classesCol("classes", func(r *Run) *int { return &r.Classes })),
+	opt(f64Col("test_accuracy", func(r *Run) *float64 { return &r.TestAccuracy })),
 	// In the JSON record only; the table keeps a shared one in its
 	// metadata (MetaStandardization).
 	omitEmpty(jsonOnly("standardization", func(r *Run) **Standardization { return &r.Standardization })),

@@ -17,7 +17,9 @@ import (
 
 // ErrMixed is returned (wrapped, naming the datasets and/or configs) by
 // Summarize when runs of several datasets or model configs would be
-// averaged and Options.AllowMixed is false.
+// averaged and Options.AllowMixed is false, and, whatever the options,
+// when runs of different class counts (binary and C classes, or two
+// values of C) would share a summary, or two such summaries be compared.
 var ErrMixed = errors.New("report: results of several datasets or model configs")
 
 // ErrInconsistent is returned (wrapped, naming two run ids) when runs of one
@@ -29,17 +31,34 @@ type SettingKey struct{ Dataset, ConfigID, Setting string }
 
 // Best is a setting's result under the paper's reporting rule (Appendix C,
 // "AUC vs Advantage Experimental Setup"): the learning rate with the highest
-// mean test AUC over trials (ties: the smaller LR), that mean, its standard
-// error (sample sd/√N; NaN with fewer than 2 trials) and its number of
-// trials N. With no finite test AUC, LR, Mean and SE are NaN and N is 0.
+// mean of the rule's metric over trials (ties: the smaller LR) — test AUC
+// for binary labels, test accuracy for C ≥ 3 classes (MetricFor) — and, at
+// that learning rate, the mean and standard error (sample sd/√N; NaN with
+// fewer than 2 trials) of both test metrics over its N trials. The other
+// metric's mean is NaN when one of those trials did not measure it (a
+// record written before test accuracy existed). With no finite value of
+// the rule's metric, every float is NaN and N is 0.
 type Best struct {
-	LR, Mean, SE float64
-	N            int
+	LR                   float64
+	N                    int
+	Classes              int     // C: 2 for binary labels
+	AUC, AUCSE           float64 // test AUC (macro one-vs-rest for C ≥ 3)
+	Accuracy, AccuracySE float64 // test accuracy
+}
+
+// Metric returns the mean and standard error of the metric the rule
+// maximised.
+func (b Best) Metric() (mean, se float64) {
+	if MetricFor(b.Classes) == MetricAccuracy {
+		return b.Accuracy, b.AccuracySE
+	}
+	return b.AUC, b.AUCSE
 }
 
 // BestLR applies the reporting rule to every setting of runs. Runs are
 // merged as in Summarize (a repeated (setting, lr, trial, run_id) counts
-// once, NaN AUCs are left out); the result does not depend on run order.
+// once, runs whose metric is NaN are left out); the result does not depend
+// on run order.
 // It is the rule's only implementation: Summarize uses it, and the
 // pipeline uses it to pick the clean model whose η̂ feeds the audit.
 func BestLR(runs []Run) map[SettingKey]Best {
@@ -57,14 +76,23 @@ type Row struct {
 	Pet                        pets.Kind
 	K                          int
 	Epsilon, LabelDPEpsilon    float64
-	BestLR, AUCMean            float64
-	AUCSE                      float64 // NaN with a single trial
-	NTrials                    int
-	Audited                    bool
-	EtaSource                  string  // the audit's prior ("" when not audited)
-	EAdv, EAdvSE, MAP98        float64 // NaN when not audited
-	MAInfFrac                  float64 // NaN when not audited
-	EAdvBound                  float64 // the ε-DP worst case (audit.Summary.EAdvBound); NaN when not audited or not DP
+	// Classes is the label's class count C (2: binary); it decides the
+	// reporting rule's metric (MetricFor): the best LR has the highest mean
+	// test AUC for binary labels, the highest mean test accuracy for C ≥ 3.
+	Classes int
+	BestLR  float64
+	// AUCMean is the mean test AUC at the best LR (macro one-vs-rest AUC
+	// for C ≥ 3), AUCSE its standard error (NaN with a single trial);
+	// AccuracyMean and AccuracySE the same for test accuracy (NaN when a
+	// trial did not measure it).
+	AUCMean, AUCSE           float64
+	AccuracyMean, AccuracySE float64
+	NTrials                  int
+	Audited                  bool
+	EtaSource                string  // the audit's prior ("" when not audited)
+	EAdv, EAdvSE, MAP98      float64 // NaN when not audited
+	MAInfFrac                float64 // NaN when not audited
+	EAdvBound                float64 // the ε-DP worst case (audit.Summary.EAdvBound); NaN when not audited or not DP
 	// Bags is the LLP family's bag rule (BagsOf); "" for other mechanisms.
 	Bags string
 	// MAP50 and MAP90 are the median and 90th percentile of |MA| (NaN when
@@ -84,11 +112,15 @@ type Row struct {
 // Summary is Summarize's result.
 type Summary struct {
 	Rows []Row // ordered by dataset, config, then canonically (mechanism, k, ε)
+	// Classes is the class count C of every row (a summary never holds
+	// two): 2 for binary labels; 0 when there are no rows.
+	Classes int
 	// RunsRead counts every run given; OutOfGrid those left out by
 	// Options.InGrid; Duplicates the repeated (setting, lr, trial, run_id)
 	// runs dropped (the first kept), Conflicts those among them whose test
 	// AUC differed from the kept one (two result sets disagree about one
-	// run); NaNAUC the runs left out for a NaN test AUC; AuditConflicts the
+	// run); NaNAUC the runs left out for a NaN value of the rule's metric
+	// (test AUC; test accuracy for C ≥ 3); AuditConflicts the
 	// audit rows of an already-seen (dataset, setting) whose results differed
 	// (one is kept, the same whatever the input order).
 	RunsRead, Duplicates, Conflicts, NaNAUC, OutOfGrid, AuditConflicts int
@@ -109,7 +141,10 @@ type Options struct {
 // config, setting) with the paper's reporting rule (see Best and BestLR)
 // and joins each with the audit of its (dataset, config, setting). It never averages
 // runs of different datasets or configs: with several it fails with ErrMixed
-// unless o.AllowMixed, which keeps them as separate rows.
+// unless o.AllowMixed, which keeps them as separate rows. Runs of
+// different class counts fail with ErrMixed whatever o says: a summary
+// has one metric (AUC for binary labels, accuracy for C classes), one
+// scale in its figures and one C in its headings.
 //
 // Result sets merge by concatenating their runs: a run whose (dataset,
 // config, setting, lr, trial, run_id) was already seen is a duplicate,
@@ -120,10 +155,22 @@ type Options struct {
 // ε are an error wrapping ErrInconsistent.
 func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 	m := mergeRuns(runs, o.InGrid)
+	if len(m.classes) > 1 {
+		var parts []string
+		for _, c := range sortedKeys(m.classes) {
+			parts = append(parts, fmt.Sprintf("%s: %s", classesText(c), countRuns(m.classes[c])))
+		}
+		return nil, fmt.Errorf("%w: runs of %d label class counts (%s) would share one summary: a summary has one metric "+
+			"(test AUC for binary labels, test accuracy for C ≥ 3 classes); report each result set on its own "+
+			"(--allow-mixed does not apply)", ErrMixed, len(m.classes), strings.Join(parts, ", "))
+	}
 	if m.inconsistent != nil {
 		return nil, m.inconsistent
 	}
 	s := &Summary{RunsRead: len(runs), Duplicates: m.dups, Conflicts: m.conflicts, NaNAUC: m.nanAUC, OutOfGrid: m.outOfGrid}
+	for c := range m.classes {
+		s.Classes = c
+	}
 	perDataset, perConfig := map[string]int{}, map[string]int{}
 	type group struct{ dataset, config string }
 	groups := map[group]bool{}
@@ -168,8 +215,8 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 	for k, sr := range m.settings {
 		b := sr.best()
 		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
-			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon,
-			BestLR: b.LR, AUCMean: b.Mean, AUCSE: b.SE, NTrials: b.N,
+			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon, Classes: b.Classes,
+			BestLR: b.LR, AUCMean: b.AUC, AUCSE: b.AUCSE, AccuracyMean: b.Accuracy, AccuracySE: b.AccuracySE, NTrials: b.N,
 			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan}
 		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
@@ -230,9 +277,9 @@ func countList(m map[string]int) string {
 // ---- merging runs ---------------------------------------------------------
 
 type obs struct {
-	trial int
-	runID string
-	auc   float64
+	trial    int
+	runID    string
+	auc, acc float64
 }
 
 // settingRuns are the merged runs of one setting.
@@ -243,23 +290,30 @@ type settingRuns struct {
 	names  map[string]bool // the runs' config names
 }
 
-// best applies the reporting rule. Learning rates are visited in ascending
-// order and trials in (trial, run_id) order, so the floating-point sums do
-// not depend on input order.
+// best applies the reporting rule with the setting's metric (MetricFor).
+// Learning rates are visited in ascending order and trials in (trial,
+// run_id) order, so the floating-point sums do not depend on input order.
 func (s *settingRuns) best() Best {
-	b := Best{LR: math.NaN(), Mean: math.NaN(), SE: math.NaN()}
+	nan := math.NaN()
+	c := s.params.NumClasses()
+	b := Best{LR: nan, Classes: c, AUC: nan, AUCSE: nan, Accuracy: nan, AccuracySE: nan}
 	bestMean := math.Inf(-1)
 	for _, lr := range sortedKeys(s.byLR) {
 		o := slices.Clone(s.byLR[lr])
 		slices.SortFunc(o, func(a, b obs) int { return cmp.Or(cmp.Compare(a.trial, b.trial), cmp.Compare(a.runID, b.runID)) })
-		v := make([]float64, len(o))
+		auc, acc := make([]float64, len(o)), make([]float64, len(o))
 		for i := range o {
-			v[i] = o[i].auc
+			auc[i], acc[i] = o[i].auc, o[i].acc
 		}
-		m, se := meanSE(v)
+		ma, sa := meanSE(auc)
+		mc, sc := meanSE(acc)
+		m := ma
+		if MetricFor(c) == MetricAccuracy {
+			m = mc
+		}
 		if m > bestMean { // strict: a tie keeps the smaller LR
 			bestMean = m
-			b = Best{LR: lr, Mean: m, SE: se, N: len(v)}
+			b = Best{LR: lr, N: len(o), Classes: c, AUC: ma, AUCSE: sa, Accuracy: mc, AccuracySE: sc}
 		}
 	}
 	return b
@@ -269,10 +323,13 @@ type mergedRuns struct {
 	settings                           map[SettingKey]*settingRuns
 	outOfGrid, dups, conflicts, nanAUC int
 	inconsistent                       error
+	classes                            map[int]int // runs kept per class count C
 }
 
 // mergeRuns drops runs outside the grid (inGrid nil: none), then repeated
-// (key, lr, trial, run_id) runs, and groups the rest by setting.
+// (key, lr, trial, run_id) runs, and groups the rest by setting; runs whose
+// metric (MetricFor) is NaN are counted but not observed. A repeated run
+// conflicts when its test AUC or test accuracy differs from the first's.
 func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 	type dupKey struct {
 		SettingKey
@@ -280,8 +337,8 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 		trial int
 		runID string
 	}
-	m := &mergedRuns{settings: map[SettingKey]*settingRuns{}}
-	seen := map[dupKey]float64{}
+	m := &mergedRuns{settings: map[SettingKey]*settingRuns{}, classes: map[int]int{}}
+	seen := map[dupKey][2]float64{}
 	for _, r := range runs {
 		if inGrid != nil && !inGrid(r.RunID) {
 			m.outOfGrid++
@@ -292,17 +349,18 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 		dk := dupKey{key, math.Float64bits(lr), r.Trial, r.RunID}
 		if first, ok := seen[dk]; ok {
 			m.dups++
-			if !sameFloat(first, r.TestAUC) {
+			if !sameFloat(first[0], r.TestAUC) || !sameFloat(first[1], r.TestAccuracy) {
 				m.conflicts++
 			}
 			continue
 		}
-		seen[dk] = r.TestAUC
+		seen[dk] = [2]float64{r.TestAUC, r.TestAccuracy}
+		m.classes[r.NumClasses()]++
 		s := m.settings[key]
 		if s == nil {
 			s = &settingRuns{params: r, byLR: map[float64][]obs{}, names: map[string]bool{}}
 			m.settings[key] = s
-		} else if p := s.params; m.inconsistent == nil && (p.Pet != r.Pet || p.K != r.K ||
+		} else if p := s.params; m.inconsistent == nil && (p.Pet != r.Pet || p.K != r.K || p.NumClasses() != r.NumClasses() ||
 			!sameFloat(p.Epsilon, r.Epsilon) || !sameFloat(p.LabelDPEpsilon, r.LabelDPEpsilon)) {
 			m.inconsistent = fmt.Errorf("%w: setting %q: run %s has mechanism/k/ε/label-DP ε %s/%d/%s/%s, run %s %s/%d/%s/%s",
 				ErrInconsistent, r.Setting, p.RunID, p.Pet, p.K, data.FormatFloat(p.Epsilon), data.FormatFloat(p.LabelDPEpsilon),
@@ -313,11 +371,15 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 		if s.params.Config == "" {
 			s.params.Config = r.Config
 		}
-		if math.IsNaN(r.TestAUC) {
+		metric := r.TestAUC
+		if MetricFor(r.NumClasses()) == MetricAccuracy {
+			metric = r.TestAccuracy
+		}
+		if math.IsNaN(metric) {
 			m.nanAUC++
 			continue
 		}
-		s.byLR[lr] = append(s.byLR[lr], obs{r.Trial, r.RunID, r.TestAUC})
+		s.byLR[lr] = append(s.byLR[lr], obs{r.Trial, r.RunID, r.TestAUC, r.TestAccuracy})
 	}
 	return m
 }
@@ -380,12 +442,19 @@ var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	opt(strCol("config_name", func(r *Row) *string { return &r.ConfigName })),
 	opt(strCol("config", func(r *Row) *string { return &r.Config })),
 	opt(strCol("config_diff", func(r *Row) *string { return &r.ConfigDiff })),
+	opt(classesCol("classes", func(r *Row) *int { return &r.Classes })),
+	opt(f64Col("test_accuracy_mean", func(r *Row) *float64 { return &r.AccuracyMean })),
+	opt(f64Col("test_accuracy_se", func(r *Row) *float64 { return &r.AccuracySE })),
 }}
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one
 // row per Row, with summarySchema's columns (listed in README's "Reports";
 // the first format's first): auc_se NaN with one trial, the audit's
-// columns NaN when not audited, ma_* may be +Inf. The metadata holds the merge counts as
+// columns NaN when not audited, ma_* may be +Inf; classes, then
+// test_accuracy_mean and test_accuracy_se at the best LR (NaN with one
+// trial, or when a trial did not measure accuracy). best_lr is chosen by
+// auc_mean for binary labels, by test_accuracy_mean for C ≥ 3 classes,
+// whose auc_mean is the macro one-vs-rest AUC. The metadata holds the merge counts as
 // decimal strings: report.runs_read, report.duplicate_runs,
 // report.conflicting_duplicates, report.nan_auc_runs,
 // report.out_of_grid_runs, report.conflicting_audit_rows.

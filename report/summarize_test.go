@@ -214,16 +214,17 @@ func TestBestLR(t *testing.T) {
 	}
 	got := BestLR(runs)
 	want := map[SettingKey]Best{
-		{reporttest.DatasetA, reporttest.ConfigA, "rr_eps1"}: {LR: 1e-3, Mean: 0.71, SE: 0.01, N: 2},
-		{reporttest.DatasetA, "cfg-b", "rr_eps1"}:            {LR: 1e-2, Mean: 0.8, SE: nan, N: 1},
-		{reporttest.DatasetB, reporttest.ConfigA, "rr_eps1"}: {LR: nan, Mean: nan, SE: nan, N: 0},
+		{reporttest.DatasetA, reporttest.ConfigA, "rr_eps1"}: {LR: 1e-3, AUC: 0.71, AUCSE: 0.01, N: 2},
+		{reporttest.DatasetA, "cfg-b", "rr_eps1"}:            {LR: 1e-2, AUC: 0.8, AUCSE: nan, N: 1},
+		{reporttest.DatasetB, reporttest.ConfigA, "rr_eps1"}: {LR: nan, AUC: nan, AUCSE: nan, N: 0},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d keys, want %d: %v", len(got), len(want), got)
 	}
 	for k, w := range want {
 		g, ok := got[k]
-		if !ok || !reporttest.Near(g.LR, w.LR) || !reporttest.Near(g.Mean, w.Mean) || !reporttest.Near(g.SE, w.SE) || g.N != w.N {
+		if !ok || !reporttest.Near(g.LR, w.LR) || !reporttest.Near(g.AUC, w.AUC) || !reporttest.Near(g.AUCSE, w.AUCSE) || g.N != w.N || g.Classes != 2 ||
+			!math.IsNaN(g.Accuracy) || !math.IsNaN(g.AccuracySE) {
 			t.Errorf("%v: got %+v, want %+v", k, g, w)
 		}
 	}
@@ -273,7 +274,8 @@ func TestSummaryTable(t *testing.T) {
 	tab := SummaryTable(s)
 	names := ColumnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "label_dp_epsilon", "best_lr", "auc_mean", "auc_se", "n_trials",
-		"eadv", "eadv_se", "ma_p98", "ma_inf_frac", "dataset", "config_id", "audited", "eta_source", "eadv_bound", "bags", "ma_p50", "ma_p90", "ma_mean", "config_name", "config", "config_diff"}
+		"eadv", "eadv_se", "ma_p98", "ma_inf_frac", "dataset", "config_id", "audited", "eta_source", "eadv_bound", "bags", "ma_p50", "ma_p90", "ma_mean", "config_name", "config", "config_diff",
+		"classes", "test_accuracy_mean", "test_accuracy_se"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}

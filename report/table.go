@@ -132,6 +132,14 @@ func intCol[T any, I ~int | ~int64 | ~uint64 | ~uint8](name string, p func(*T) *
 	return mapCol(name, p, func(v I) int64 { return int64(v) }, func(v int64) (I, error) { return I(v), nil }, nil)
 }
 
+// classesCol stores a class count C as an int64 column: a 0 (binary,
+// unset) is written as 2, and a file without the column (written before
+// classes existed, all binary) reads as 2.
+func classesCol[T any](name string, p func(*T) *int) column[T] {
+	return mapCol(name, p, func(v int) int64 { return int64(binaryIs2(v)) }, func(v int64) (int, error) { return int(v), nil },
+		func(c *int) { *c = 2 })
+}
+
 // nullIntCol stores an integer field whose 0 means "not applicable" (k
 // outside the LLP family) as a nullable int64 column: 0 is written as a
 // null (an empty CSV field, a Parquet null; NaN in pandas), and a null or

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"labelprivacy/pets"
 )
 
 // ErrInvalidRun is wrapped by every error of Run.Validate.
@@ -14,7 +16,9 @@ var ErrInvalidRun = errors.New("report: invalid run record")
 // (run_id, dataset, config_id, model, setting, loss, backend), a valid
 // mechanism, and finite, in-range numbers where a finished run always has
 // them (lr > 0, test_auc in [0, 1], test_logloss ≥ 0, steps ≥ 0, trial ≥ 0,
-// epochs ≥ 1, ε ≥ 0). The first problem is named by its column.
+// epochs ≥ 1, ε ≥ 0), classes 0 or 2 (binary) or 3..pets.MaxClasses, and
+// test_accuracy in [0, 1] or NaN (not measured: records written before it
+// existed). The first problem is named by its column.
 func (r *Run) Validate() error {
 	bad := func(col, format string, args ...any) error {
 		return fmt.Errorf("%w: %s %s", ErrInvalidRun, col, fmt.Sprintf(format, args...))
@@ -47,6 +51,10 @@ func (r *Run) Validate() error {
 		return bad("steps", "%d is negative", r.Steps)
 	case r.K < 0:
 		return bad("k", "%d is negative", r.K)
+	case r.Classes < 0 || r.Classes == 1 || r.Classes > pets.MaxClasses:
+		return bad("classes", "%d is not 2 (binary) or 3..%d", r.Classes, pets.MaxClasses)
+	case !math.IsNaN(r.TestAccuracy) && !(r.TestAccuracy >= 0 && r.TestAccuracy <= 1):
+		return bad("test_accuracy", "%v is not in [0, 1] (nor NaN: not measured)", r.TestAccuracy)
 	}
 	return nil
 }

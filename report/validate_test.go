@@ -16,6 +16,18 @@ func TestRunValidate(t *testing.T) {
 	if r := fullRun(); r.Validate() != nil {
 		t.Fatalf("a full run is invalid: %v", r.Validate())
 	}
+	for _, ok := range []func(*Run){
+		func(r *Run) { r.Classes = 0 },                              // binary, unset
+		func(r *Run) { r.Classes = pets.MaxClasses },                // the most classes
+		func(r *Run) { r.Classes, r.TestAccuracy = 10, math.NaN() }, // accuracy not measured
+		func(r *Run) { r.TestAccuracy = 0 },                         // all wrong
+	} {
+		r := fullRun()
+		ok(&r)
+		if err := r.Validate(); err != nil {
+			t.Errorf("classes %d, accuracy %v: %v", r.Classes, r.TestAccuracy, err)
+		}
+	}
 	cases := []struct {
 		col string
 		bad func(*Run)
@@ -38,6 +50,11 @@ func TestRunValidate(t *testing.T) {
 		{"epochs", func(r *Run) { r.Epochs = 0 }},
 		{"steps", func(r *Run) { r.Steps = -1 }},
 		{"k", func(r *Run) { r.K = -1 }},
+		{"classes", func(r *Run) { r.Classes = 1 }},
+		{"classes", func(r *Run) { r.Classes = pets.MaxClasses + 1 }},
+		{"classes", func(r *Run) { r.Classes = -2 }},
+		{"test_accuracy", func(r *Run) { r.TestAccuracy = 1.5 }},
+		{"test_accuracy", func(r *Run) { r.TestAccuracy = math.Inf(-1) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.col, func(t *testing.T) {

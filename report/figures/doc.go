@@ -42,4 +42,10 @@
 // bar or other label and stays inside the data area (one that fits nowhere
 // is left out), and lays legends out as compact strips under the titles.
 // A figure with nothing to draw is skipped (ErrNoData).
+//
+// For labels of C ≥ 3 classes (report.Row.Classes) every figure plots test
+// accuracy (± SE) where it plots test AUC for binary labels, reads a
+// posterior sample's prior and posterior as those of its drawn label, and
+// says "C = 10 classes" in its title; result sets of different class
+// counts are never drawn together.
 package figures

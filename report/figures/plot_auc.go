@@ -44,31 +44,75 @@ var (
 	botStyle   = draw.LineStyle{Color: colBot, Width: 1.5, Dashes: []vg.Length{1.5, 3}}
 )
 
-const aucAxisLabel = "test AUC (mean ± SE over trials, best LR)"
+// The cost side of a figure is the reporting rule's metric of its rows
+// (report.Row.Metric): the mean test AUC for binary labels, the mean test
+// accuracy for labels of C ≥ 3 classes. Every row of a figure has the
+// same class count (setsClasses).
 
-// finiteAUC reports whether a row has a usable mean AUC.
-func finiteAUC(r report.Row) bool { return !math.IsNaN(r.AUCMean) && !math.IsInf(r.AUCMean, 0) }
-
-// aucSE is the row's AUC error half-width: its SE with ≥ 2 trials, else 0.
-func aucSE(r report.Row) float64 {
-	if r.NTrials < 2 || !(r.AUCSE > 0) {
-		return 0
-	}
-	return r.AUCSE
+// metricAxisLabel is the cost axis' label for labels of C classes.
+func metricAxisLabel(classes int) string {
+	return report.MetricFor(classes).String() + " (mean ± SE over trials, best LR)"
 }
 
-// aucRange is the y range of AUC values with their error bars and the
-// reference lines, padded so that markers and labels clear the frame.
-func aucRange(rows []report.Row) (lo, hi float64) {
+// metricTitle is the cost metric as a figure title starts: "Test AUC",
+// "Test accuracy".
+func metricTitle(classes int) string {
+	if report.MetricFor(classes) == report.MetricAccuracy {
+		return "Test accuracy"
+	}
+	return "Test AUC"
+}
+
+// metricMean is the row's mean of its reporting metric at the best LR.
+func metricMean(r report.Row) float64 { m, _ := r.Metric(); return m }
+
+// finiteMetric reports whether a row has a usable mean of its metric.
+func finiteMetric(r report.Row) bool {
+	m := metricMean(r)
+	return !math.IsNaN(m) && !math.IsInf(m, 0)
+}
+
+// metricSE is the row's error half-width on its metric: its SE with ≥ 2
+// trials, else 0.
+func metricSE(r report.Row) float64 {
+	_, se := r.Metric()
+	if r.NTrials < 2 || !(se > 0) {
+		return 0
+	}
+	return se
+}
+
+// metricRange is the y range of the rows' metric with their error bars
+// and the reference lines, padded so that markers and labels clear the
+// frame.
+func metricRange(rows []report.Row) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
-		if finiteAUC(r) {
-			e := aucSE(r)
-			lo, hi = math.Min(lo, r.AUCMean-e), math.Max(hi, r.AUCMean+e)
+		if finiteMetric(r) {
+			e := metricSE(r)
+			lo, hi = math.Min(lo, metricMean(r)-e), math.Max(hi, metricMean(r)+e)
 		}
 	}
 	pad := math.Max(0.01, 0.1*(hi-lo))
 	return lo - pad, hi + pad
+}
+
+// setsClasses is the class count C of the rows of sets (2 for binary
+// labels, and for sets without rows); rows of different class counts are
+// an error: one figure has one cost metric and one C in its title
+// (summaries and comparisons refuse such mixes already).
+func setsClasses(sets []Set) (int, error) {
+	c := 0
+	for _, s := range sets {
+		for _, r := range s.Rows {
+			rc := max(r.Classes, 2)
+			if c != 0 && rc != c {
+				return 0, fmt.Errorf("figures: rows of %d and of %d label classes in one figure: draw each class count on its own", c, rc)
+			}
+			c = rc
+		}
+	}
+	return max(c, 2), nil
 }
 
 // refLines returns the no-PET line(s) of rows (dashed) and, withBot, the
@@ -78,7 +122,7 @@ func refLines(rows []report.Row, withBot bool, lk look, suffix string) ([]refLin
 	var refs []refLine
 	var items []legendItem
 	for _, r := range rows {
-		if !finiteAUC(r) || !(isClean(r.Pet) || withBot && isSilent(r.Pet)) {
+		if !finiteMetric(r) || !(isClean(r.Pet) || withBot && isSilent(r.Pet)) {
 			continue
 		}
 		sty, what := cleanStyle, plainName(r.Pet)
@@ -91,8 +135,9 @@ func refLines(rows []report.Row, withBot bool, lk look, suffix string) ([]refLin
 				sty.Dashes = []vg.Length{3, 2}
 			}
 		}
-		refs = append(refs, refLine{horizontal: true, v: r.AUCMean, style: sty})
-		items = append(items, legendItem{text: fmt.Sprintf("%s%s: AUC %.3f", what, suffix, r.AUCMean), thumb: lineThumb(sty)})
+		refs = append(refs, refLine{horizontal: true, v: metricMean(r), style: sty})
+		items = append(items, legendItem{text: fmt.Sprintf("%s%s: %s %.3f", what, suffix, report.MetricFor(r.Classes).Short(), metricMean(r)),
+			thumb: lineThumb(sty)})
 	}
 	return refs, items
 }
@@ -250,7 +295,7 @@ func aucVsAdvFigure(rows []report.Row, m advMetric, titleSuffix string) (*figure
 // x values (and ε-DP worst cases for E[adv]).
 func advPoints(rows []report.Row, m advMetric) (pts []report.Row, xs []float64) {
 	for _, r := range rows {
-		if isClean(r.Pet) || !finiteAUC(r) || !r.Audited {
+		if isClean(r.Pet) || !finiteMetric(r) || !r.Audited {
 			continue
 		}
 		x := m.of(r)
@@ -265,7 +310,8 @@ func advPoints(rows []report.Row, m advMetric) (pts []report.Row, xs []float64) 
 	return pts, xs
 }
 
-// aucVsAdvSets is the paper's Figure 3: test AUC against an advantage
+// aucVsAdvSets is the paper's Figure 3: test AUC (test accuracy for C ≥ 3
+// classes, with C in the title) against an advantage
 // metric, one point per audited setting (±SE bars: AUC with ≥ 2 trials,
 // E[adv] from the audit), RR one curve across ε, LLP across k, LLP+Lap and
 // LLP+Geom one curve per k across ε, the clean model as a reference line,
@@ -276,6 +322,10 @@ func advPoints(rows []report.Row, m advMetric) (pts []report.Row, xs []float64) 
 // parameters where a label fits without touching anything (the curves'
 // ends first, the primary set's first).
 func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) {
+	classes, err := setsClasses(sets)
+	if err != nil {
+		return nil, err
+	}
 	pts := make([][]report.Row, len(sets))
 	var xs []float64
 	var all, cleanRows []report.Row
@@ -293,7 +343,8 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 		crowded = crowded || len(curves) > crowdedCurves || len(pts[i]) > crowdedPoints
 	}
 	if len(all) == 0 {
-		return nil, fmt.Errorf("figures: AUC vs %s: no audited setting with a test AUC: %w", m.name(), ErrNoData)
+		return nil, fmt.Errorf("figures: %s vs %s: no audited setting with a %s: %w", metricTitle(classes), m.name(),
+			report.MetricFor(classes), ErrNoData)
 	}
 	ax := newAdvAxis(xs, m == metricMAP98)
 	keyset := map[curveKey]bool{}
@@ -304,13 +355,12 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 	}
 	keys := sortedCurveKeys(keyset)
 	cols := curveColors(keys)
-	title, xlabel := "Test AUC vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
+	title, xlabel := metricTitle(classes)+" vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
 	if m == metricMAP98 {
-		title, xlabel = "Test AUC vs 98th-percentile multiplicative advantage",
-			"98th-percentile |multiplicative advantage| = |Δ log-odds| (nats, log(1+x) scale)"
+		title, xlabel = metricTitle(classes)+" vs 98th-percentile multiplicative advantage", maAxisLabel(classes, true)
 	}
-	lo, hi := aucRange(append(slices.Clone(all), cleanRows...))
-	yspec := axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: linTicks(lo, hi)}
+	lo, hi := metricRange(append(slices.Clone(all), cleanRows...))
+	yspec := axisSpec{label: metricAxisLabel(classes), min: lo, max: hi, ticks: linTicks(lo, hi)}
 
 	// The panels: one, or one per mechanism family (pets.Look.Family).
 	var fams []pets.Kind
@@ -338,7 +388,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 			ctx := &series{name: "other mechanisms", glyph: &draw.GlyphStyle{Color: color.Gray{Y: 190}, Radius: 1.8, Shape: draw.CircleGlyph{}}, cloud: true}
 			for _, r := range pts[len(sets)-1] {
 				if !isSilent(r.Pet) && r.Pet.Family() != fam {
-					ctx.pts = append(ctx.pts, xy{ax.pos(m.of(r)), r.AUCMean})
+					ctx.pts = append(ctx.pts, xy{ax.pos(m.of(r)), metricMean(r)})
 				}
 			}
 			p.series = append(p.series, ctx)
@@ -366,8 +416,8 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 				}
 				for i, r := range rs {
 					x := ax.pos(m.of(r))
-					s.pts = append(s.pts, xy{x, r.AUCMean})
-					s.yerr = append(s.yerr, aucSE(r))
+					s.pts = append(s.pts, xy{x, metricMean(r)})
+					s.yerr = append(s.yerr, metricSE(r))
 					if m == metricEAdv {
 						s.xerr = append(s.xerr, r.EAdvSE)
 					}
@@ -386,8 +436,8 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 						glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}}}
 					for _, r := range rs {
 						if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
-							ws.pts = append(ws.pts, xy{b, r.AUCMean})
-							p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, r.AUCMean}, {b, r.AUCMean}},
+							ws.pts = append(ws.pts, xy{b, metricMean(r)})
+							p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, metricMean(r)}, {b, metricMean(r)}},
 								line: &draw.LineStyle{Color: withAlpha(clr, 160), Width: 0.8, Dashes: []vg.Length{1.5, 2}}})
 						}
 					}
@@ -405,21 +455,24 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 		items = append(items, legendItem{text: "ring: the ε-DP worst case at the same ε (RR attains it)",
 			thumb: glyphThumb(draw.GlyphStyle{Color: colNote, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}})})
 	}
-	f := &figure{title: title + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: panels}
+	f := &figure{title: title + report.ClassesTitle(classes) + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: panels}
 	var notes []string
 	if crowded {
 		f.cols = 2
 		f.w, f.cellH = 11*vg.Inch, 4.2*vg.Inch
 		for _, p := range panels {
 			p.x.label = strings.Replace(p.x.label, "expected additive advantage of the Bayes attacker (probability)", "expected additive advantage (probability)", 1)
-			p.x.label = strings.Replace(p.x.label, "98th-percentile |multiplicative advantage| = |Δ log-odds| (nats, log(1+x) scale)", "98th-percentile |Δ log-odds| (nats, log(1+x) scale)", 1)
+			p.x.label = strings.Replace(p.x.label, maAxisLabel(classes, true), maAxisLabelShort(classes), 1)
 		}
 		notes = append(notes, fmt.Sprintf("%d settings: one panel per mechanism on shared axes; the other mechanisms' settings are "+
 			"the grey dots, bot (nothing released) the dotted line.", len(pts[len(sets)-1])))
 	}
 	if ax.hasInf {
-		notes = append(notes, "Points right of the dashed line have an infinite "+m.name()+
-			": more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal).")
+		why := "more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal)"
+		if classes >= 3 {
+			why = "for more than 2% of examples the release rules a class out (e.g. an LLP bag's count of 0 for a class)"
+		}
+		notes = append(notes, "Points right of the dashed line have an infinite "+m.name()+": "+why+".")
 	}
 	f.note = strings.Join(notes, " ")
 	return f, nil
@@ -457,7 +510,7 @@ func curveLegend(keys []curveKey, cols map[curveKey]color.NRGBA, perSetting bool
 // (the ends first), a two-parameter curve "k=…, ε=…" at its first point and
 // ε elsewhere, bot "bot".
 func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.Color) pointLabel {
-	l := pointLabel{x: x, y: r.AUCMean, color: clr, prio: 3}
+	l := pointLabel{x: x, y: metricMean(r), color: clr, prio: 3}
 	end := i == 0 || i == n-1
 	if end {
 		l.prio = 1
@@ -482,6 +535,29 @@ func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.C
 		l.text += ", " + ck.bags
 	}
 	return l
+}
+
+// maAxisLabel is the label of an axis of |multiplicative advantage|
+// (its 98th percentile when p98): |Δ log-odds| for binary labels; for C ≥
+// 3 classes the largest change of the log posterior odds between two
+// classes (the audit's MultAdvC).
+func maAxisLabel(classes int, p98 bool) string {
+	what := "|multiplicative advantage| = |Δ log-odds| (nats, log(1+x) scale)"
+	if classes >= 3 {
+		what = "|multiplicative advantage| = largest |Δ log-odds| between two classes (nats, log(1+x) scale)"
+	}
+	if p98 {
+		return "98th-percentile " + what
+	}
+	return what
+}
+
+// maAxisLabelShort is maAxisLabel(classes, true) for a small panel.
+func maAxisLabelShort(classes int) string {
+	if classes >= 3 {
+		return "98th-percentile |MA|, largest |Δ log-odds| of two classes (nats, log(1+x))"
+	}
+	return "98th-percentile |Δ log-odds| (nats, log(1+x) scale)"
 }
 
 // rowsWhere returns the rows whose mechanism is.

@@ -148,7 +148,16 @@ func realizedFigure(audits []report.Audit) (*figure, error) {
 	slices.SortFunc(items, func(a, b legendItem) int { return cmp.Compare(a.text, b.text) })
 	items = append([]legendItem{{text: "y = x", thumb: lineThumb(diagStyle)}}, items...)
 	cols := min(len(panels), 2)
-	return &figure{title: "Predicted vs realized advantage (releases by the production sampler)",
+	classes := 0 // the audits' class count when they share one (C in the title)
+	for i, a := range audits {
+		if c := max(a.Classes, 2); i == 0 || c == classes {
+			classes = c
+		} else {
+			classes = 0
+			break
+		}
+	}
+	return &figure{title: "Predicted vs realized advantage (releases by the production sampler)" + report.ClassesTitle(classes),
 		w: vg.Length(cols) * 7 * vg.Inch, cols: cols, cellH: 5.5 * vg.Inch, legend: items, panels: panels}, nil
 }
 

@@ -122,7 +122,19 @@ func scatterFigure(post []report.Posterior, titleSuffix string) (*figure, error)
 // the panel title, with at most maxScatterPoints points. The x axis ends at
 // a round value above the largest prior (0.05, 0.1, 0.2, …, 0.6, else 1)
 // so that skewed priors such as Beta(2,30) stay readable; y is [0, 1].
+// For labels of C ≥ 3 classes a sample's prior and posterior are those
+// of its drawn label y (audit.Sample), and the axes and title say so.
 func scatterSets(sets []Set, titleSuffix string) (*figure, error) {
+	classes, err := setsClasses(sets)
+	if err != nil {
+		return nil, err
+	}
+	xl, yl := "prior η = P(y=1 | x)", "posterior P(y=1 | x, release)"
+	diag := "y = x: nothing learned; posteriors of 0 or 1: label exposed"
+	if classes >= 3 {
+		xl, yl = "prior η_y(x) of the drawn label y", "posterior P(y | x, release) of the drawn label"
+		diag = "y = x: nothing learned; posterior 1: label exposed, 0: the drawn label ruled out"
+	}
 	type block struct {
 		set int
 		all []*postSetting
@@ -175,8 +187,8 @@ func scatterSets(sets []Set, titleSuffix string) (*figure, error) {
 		if len(sets) > 1 && sets[b.set].Name != "" {
 			p.title = sets[b.set].Name + ": " + p.title
 		}
-		p.x = axisSpec{label: "prior η = P(y=1 | x)", min: -0.03 * xMax, max: 1.03 * xMax, ticks: linTicks(0, xMax)}
-		p.y = axisSpec{label: "posterior P(y=1 | x, release)", min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
+		p.x = axisSpec{label: xl, min: -0.03 * xMax, max: 1.03 * xMax, ticks: linTicks(0, xMax)}
+		p.y = axisSpec{label: yl, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
 		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {xMax, xMax}}, line: &diagStyle})
 		clrs := settingColors(shown)
 		for i, s := range shown {
@@ -202,11 +214,11 @@ func scatterSets(sets []Set, titleSuffix string) (*figure, error) {
 		panels = append(panels, p)
 	}
 	f := &figure{
-		title:  "Prior vs posterior of the Bayes-optimal label attacker (one point per example)" + titleSuffix,
+		title:  "Prior vs posterior of the Bayes-optimal label attacker (one point per example)" + report.ClassesTitle(classes) + titleSuffix,
 		w:      vg.Length(cols) * cellW,
 		cols:   cols,
 		cellH:  3.6*vg.Inch + header,
-		legend: []legendItem{{text: "y = x: nothing learned; posteriors of 0 or 1: label exposed", thumb: lineThumb(diagStyle)}},
+		legend: []legendItem{{text: diag, thumb: lineThumb(diagStyle)}},
 		panels: panels,
 	}
 	if picked {
@@ -232,8 +244,14 @@ func cdfFigure(post []report.Posterior, rows []report.Row, titleSuffix string) (
 // axis, +Inf values drawn at the position marked ∞ beyond a dashed
 // separator, where each CDF jumps to 1. The legend gives each setting's
 // fraction of ∞ from the audit of all its examples (the row's ma_inf_frac;
-// the curves are drawn from the posterior samples).
+// the curves are drawn from the posterior samples). For C ≥ 3 classes |MA|
+// is the largest change of the log posterior odds between two classes,
+// and the title names C.
 func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
+	classes, err := setsClasses(sets)
+	if err != nil {
+		return nil, err
+	}
 	per := make([][]*postSetting, len(sets))
 	infOf := make([]map[string]float64, len(sets))
 	total := 0
@@ -305,7 +323,7 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 	for _, rs := range rowsSpec {
 		pa := &panel{title: "Individual expected advantage", x: ieAx.spec("individual expected advantage (probability)"),
 			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}}
-		pm := &panel{title: "|Multiplicative advantage|", x: maAx.spec("|Δ log-odds| (nats, log(1+x) scale)"),
+		pm := &panel{title: "|Multiplicative advantage|", x: maAx.spec(maCDFLabel(classes)),
 			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}, refs: maAx.sep()}
 		if rs.title != "" {
 			pa.title, pm.title = rs.title+": individual expected advantage", rs.title+": |multiplicative advantage|"
@@ -355,7 +373,7 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 		panels = append(panels, pa, pm)
 	}
 	title := "Empirical CDFs of per-example advantage"
-	f := &figure{title: title + titleSuffix, w: 12 * vg.Inch, cols: 2, cellH: 4.2 * vg.Inch, legend: items, panels: panels}
+	f := &figure{title: title + report.ClassesTitle(classes) + titleSuffix, w: 12 * vg.Inch, cols: 2, cellH: 4.2 * vg.Inch, legend: items, panels: panels}
 	if len(rowsSpec) > 1 {
 		var hdr vg.Length
 		for _, p := range panels {
@@ -369,11 +387,22 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 			"evenly spaced ones between); every setting is in the tables.", total, maxCDFPerRow))
 	}
 	if maAx.hasInf {
-		notes = append(notes, "Right panels: right of the dashed line, |Δ log-odds| = ∞ (posterior 0 or 1: the label is exposed); "+
-			"the legend's % ∞ is the audit's, over all its examples.")
+		what := "|Δ log-odds| = ∞ (posterior 0 or 1: the label is exposed)"
+		if classes >= 3 {
+			what = "|MA| = ∞ (the release rules a class out: the posterior odds against it are infinite)"
+		}
+		notes = append(notes, "Right panels: right of the dashed line, "+what+"; the legend's % ∞ is the audit's, over all its examples.")
 	}
 	f.note = strings.Join(notes, " ")
 	return f, nil
+}
+
+// maCDFLabel is the x label of the |MA| CDF panel for labels of C classes.
+func maCDFLabel(classes int) string {
+	if classes >= 3 {
+		return "largest |Δ log-odds| between two classes (nats, log(1+x) scale)"
+	}
+	return "|Δ log-odds| (nats, log(1+x) scale)"
 }
 
 // cdfXY returns the empirical CDF of vals as a step line from (lo, 0) to the

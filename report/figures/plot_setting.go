@@ -27,19 +27,24 @@ func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) 
 }
 
 // aucBySettingSets shows the cost side alone, so it is drawn without any
-// audit: one panel per mechanism with the mean test AUC (± SE) of each
+// audit: one panel per mechanism with the mean test AUC (test accuracy for
+// C ≥ 3 classes, with C in the title) (± SE) of each
 // setting against its parameter (ε, or k for LLP; LLP+Lap and LLP+Geom one
 // curve per k, labelled with k; one curve per bag rule), the clean model and
 // bot as reference lines, one AUC scale for all panels, every set
 // overlaid in its look. RR+prior is drawn in RR's panel when both are
 // there.
 func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
+	classes, err := setsClasses(sets)
+	if err != nil {
+		return nil, err
+	}
 	byPet := map[pets.Kind]bool{}
 	var all []report.Row
 	has := map[pets.Kind]bool{} // kinds with an AUC
 	for _, s := range sets {
 		for _, r := range s.Rows {
-			has[r.Pet] = has[r.Pet] || finiteAUC(r)
+			has[r.Pet] = has[r.Pet] || finiteMetric(r)
 		}
 	}
 	// A kind joins its family's panel (RR+prior RR's) when the family's
@@ -53,7 +58,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 	keyset := map[curveKey]bool{}
 	for _, s := range sets {
 		for _, r := range s.Rows {
-			if finiteAUC(r) {
+			if finiteMetric(r) {
 				all = append(all, r)
 				if privatized(r.Pet) {
 					byPet[panelOf(r.Pet)] = true
@@ -63,7 +68,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 		}
 	}
 	if len(byPet) == 0 {
-		return nil, fmt.Errorf("figures: AUC per setting: no privatized setting with a test AUC: %w", ErrNoData)
+		return nil, fmt.Errorf("figures: %s per setting: no privatized setting with a %s: %w", metricTitle(classes), report.MetricFor(classes), ErrNoData)
 	}
 	keys := sortedCurveKeys(keyset)
 	cols := curveColors(keys)
@@ -73,7 +78,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 		r, it := refLines(s.Rows, true, lookOf(i, len(sets)), setTag(sets, i))
 		refs, items = append(refs, r...), append(items, it...)
 	}
-	lo, hi := aucRange(all)
+	lo, hi := metricRange(all)
 	yticks := linTicks(lo, hi)
 	var panels []*panel
 	for _, pet := range slices.Sorted(maps.Keys(byPet)) {
@@ -116,7 +121,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 			lk := lookOf(si, len(sets))
 			byCurve := map[curveKey][]report.Row{}
 			for _, r := range set.Rows {
-				if finiteAUC(r) && privatized(r.Pet) && panelOf(r.Pet) == pet {
+				if finiteMetric(r) && privatized(r.Pet) && panelOf(r.Pet) == pet {
 					byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
 				}
 			}
@@ -130,8 +135,8 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 					s.line = lk.line(draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)})
 				}
 				for _, r := range cr {
-					s.pts = append(s.pts, xy{param(r) * spread(ck), r.AUCMean})
-					s.yerr = append(s.yerr, aucSE(r))
+					s.pts = append(s.pts, xy{param(r) * spread(ck), metricMean(r)})
+					s.yerr = append(s.yerr, metricSE(r))
 				}
 				p.series = append(p.series, s)
 				if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
@@ -156,7 +161,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 			xlabel = "bag size k (log scale)"
 		}
 		p.x = paramAxis(xs, xlabel, len(p.labels) > 0)
-		p.y = axisSpec{label: aucAxisLabel, min: lo, max: hi, ticks: yticks}
+		p.y = axisSpec{label: metricAxisLabel(classes), min: lo, max: hi, ticks: yticks}
 		panels = append(panels, p)
 	}
 	items = append(items, curveLegend(keys, cols, true)...)
@@ -166,7 +171,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 	}
 	items = append(items, legendItem{text: "mean ± SE over trials at the best learning rate",
 		thumb: lineGlyphThumb(nil, draw.GlyphStyle{Color: colGrey, Radius: glyphR, Shape: draw.CircleGlyph{}})})
-	return &figure{title: "Test AUC per privacy setting" + titleSuffix, w: vg.Length(ncols) * 4.6 * vg.Inch,
+	return &figure{title: metricTitle(classes) + " per privacy setting" + report.ClassesTitle(classes) + titleSuffix, w: vg.Length(ncols) * 4.6 * vg.Inch,
 		cols: ncols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}, nil
 }
 

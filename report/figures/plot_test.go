@@ -578,7 +578,7 @@ func TestAUCBySettingFigure(t *testing.T) {
 				}
 				if r.Pet != pets.None && r.Pet != pets.Bot {
 					want[r.Pet]++
-					if aucSE(r) > 0 {
+					if metricSE(r) > 0 {
 						withSE++
 					}
 				}

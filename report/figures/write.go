@@ -23,10 +23,35 @@ var ErrNoData = errors.New("figures: no data to plot")
 
 // ---- the report's figures -------------------------------------------------------------
 
-// figureJob is one figure of WritePlots.
+// figureJob is one figure of WritePlots. Its title and caption are
+// written for binary labels; forClasses rewords them for C ≥ 3 classes.
 type figureJob struct {
 	name, title, caption string
 	build                func(sets []Set) (*figure, error)
+}
+
+// forClasses returns the job's title and caption for labels of C classes:
+// as written for binary labels; for C ≥ 3 with test accuracy where they
+// say test AUC, the prior and posterior of the drawn label, and C in the
+// title.
+func (j figureJob) forClasses(classes int) (title, caption string) {
+	if classes < 3 {
+		return j.title, j.caption
+	}
+	r := strings.NewReplacer(multiclassWording...)
+	return r.Replace(j.title) + report.ClassesTitle(classes), r.Replace(j.caption)
+}
+
+// multiclassWording are the (binary wording, C-class wording) pairs of the
+// figures' titles and captions.
+var multiclassWording = []string{
+	"Test AUC", "Test accuracy",
+	"test AUC", "test accuracy",
+	"P(y=1 | x, release)", "P(y | x, release) of the drawn label y",
+	"the prior η(x)", "the prior η_y(x) of that label",
+	"posteriors of 0 or 1 expose the label", "a posterior of 1 exposes the label, 0 rules it out",
+	"|multiplicative advantage|", "|multiplicative advantage| (the largest change of the log posterior odds between two classes)",
+	"more than 2% of labels fully exposed, e.g. LLP with homogeneous bags", "for more than 2% of examples the release rules a class out, e.g. an LLP bag's count of 0 for a class",
 }
 
 // crowdCaption is the captions' sentence on crowded grids and markers.
@@ -135,8 +160,15 @@ func GroupSets(s *report.Summary, post []report.Posterior) []Set {
 
 // WriteSets writes the report's figures (WritePlots) for result sets drawn
 // together: one set, a comparison's two sides (A first, B last: B is drawn
-// solid), or the groups of a mixed summary.
+// solid), or the groups of a mixed summary. Sets of different label class
+// counts are an error (setsClasses); for C ≥ 3 classes every figure plots
+// test accuracy where it plots test AUC for binary labels, and says C in
+// its title.
 func WriteSets(dir string, sets []Set) ([]report.Figure, error) {
+	classes, err := setsClasses(sets)
+	if err != nil {
+		return nil, err
+	}
 	var figs []report.Figure
 	for _, j := range figureJobs {
 		f, err := j.build(sets)
@@ -150,7 +182,8 @@ func WriteSets(dir string, sets []Set) ([]report.Figure, error) {
 		if err := saveFigure(base, f); err != nil {
 			return figs, err
 		}
-		figs = append(figs, report.Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
+		title, caption := j.forClasses(classes)
+		figs = append(figs, report.Figure{Path: base + ".png", Title: title, Caption: caption})
 	}
 	return figs, nil
 }

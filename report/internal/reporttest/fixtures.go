@@ -17,20 +17,29 @@ import (
 // Dataset and config identities of the hand-made results.
 const DatasetA, DatasetB, ConfigA = "sha256:aaaaaaaaaaaaaaaa", "sha256:bbbbbbbbbbbbbbbb", "cfg-a"
 
-// RR returns an RR(ε=1) run of DatasetA, ConfigA.
+// RR returns a binary RR(ε=1) run of DatasetA, ConfigA (test accuracy
+// not measured: NaN).
 func RR(lr float64, trial int, auc float64) report.Run {
 	return report.Run{RunID: fmt.Sprintf("r%g-%d", lr, trial), Dataset: DatasetA, ConfigID: ConfigA, Setting: "rr_eps1", Pet: pets.RR,
-		Epsilon: 1, LabelDPEpsilon: 1, LR: lr, Trial: trial, TestAUC: auc}
+		Epsilon: 1, LabelDPEpsilon: 1, LR: lr, Trial: trial, TestAUC: auc, TestAccuracy: math.NaN()}
 }
 
-// Run returns a run of setting/pet/k/eps at lr 1e-3 (DatasetA, ConfigA).
+// Run returns a binary run of setting/pet/k/eps at lr 1e-3 (DatasetA,
+// ConfigA; test accuracy not measured: NaN).
 func Run(setting string, pet pets.Kind, k int, eps float64, trial int, id string, auc float64) report.Run {
 	ldp := eps
 	if pet == pets.None || pet == pets.LLP {
 		ldp = math.Inf(1)
 	}
 	return report.Run{RunID: id, Dataset: DatasetA, ConfigID: ConfigA, Setting: setting, Pet: pet, K: k, Epsilon: eps,
-		LabelDPEpsilon: ldp, LR: 1e-3, Trial: trial, TestAUC: auc}
+		LabelDPEpsilon: ldp, LR: 1e-3, Trial: trial, TestAUC: auc, TestAccuracy: math.NaN()}
+}
+
+// Multi returns r as a run on labels of c classes with test accuracy acc
+// (its TestAUC then stands for the macro one-vs-rest AUC).
+func Multi(r report.Run, c int, acc float64) report.Run {
+	r.Classes, r.TestAccuracy = c, acc
+	return r
 }
 
 // WithDataset returns r of dataset ds.
