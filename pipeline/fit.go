@@ -563,9 +563,10 @@ func (f *fitter) watch(job *groupJob) *watcher {
 			}
 		}
 		for i := range min(n, len(e.Losses)) {
-			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN()}
+			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN(), TestAccuracy: math.NaN()}
 			if probs != nil {
-				p.TestAUC, p.TestLogLoss = f.s.aucLogLoss(probs[i])
+				t := f.s.scoreTest(probs[i])
+				p.TestAUC, p.TestLogLoss, p.TestAccuracy = t.auc, t.logLoss, t.accuracy
 			}
 			w.curves[i] = append(w.curves[i], p)
 		}
@@ -611,6 +612,7 @@ func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.cfg.Train.Epochs,
 		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul(),
+		Classes: s.classes(), TestAccuracy: math.NaN(),
 		ConfigName: s.cfg.Name, Config: configKeys(s.cfg)}
 	prov := s.provenance()
 	res.Provenance = &prov
@@ -652,9 +654,13 @@ func (f *fitter) report(spec *runSpec, r *report.Run) {
 	if math.Abs(r.TrainLoss) >= 1e4 {
 		loss = fmt.Sprintf("%.3g", r.TrainLoss)
 	}
-	what := fmt.Sprintf("test AUC %.4f  loss %s  %.0f ex/s", r.TestAUC, loss, r.ExamplesPerS)
+	score := fmt.Sprintf("test AUC %.4f", r.TestAUC)
+	if r.NumClasses() >= 3 {
+		score = fmt.Sprintf("test accuracy %.4f  macro AUC %.4f", r.TestAccuracy, r.TestAUC)
+	}
+	what := fmt.Sprintf("%s  loss %s  %.0f ex/s", score, loss, r.ExamplesPerS)
 	if r.Loss == "constant" {
-		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
+		what = score + "  constant predictor (⊥ releases nothing; no training)"
 	}
 	f.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.runs), r.Setting, r.LR, r.Trial, what))
 }
@@ -668,20 +674,36 @@ func heads(c int) int {
 	return 1
 }
 
-// aucLogLoss scores test-set predictions (Group.Predict's layout) against
-// the test labels: the AUC and log-loss for binary labels; on C ≥ 3 classes
-// the macro one-vs-rest AUC and the cross-entropy −log p_y.
-func (s *Session) aucLogLoss(probs []float32) (auc, logLoss float64) {
+// testScore is a model's test metrics.
+type testScore struct{ auc, logLoss, accuracy float64 }
+
+// scoreTest scores test-set predictions (Group.Predict's layout) against
+// the test labels: for binary labels the AUC, the log-loss and the
+// accuracy of predicting 1 where P(y = 1 | x) > ½; on C ≥ 3 classes the
+// macro one-vs-rest AUC, the cross-entropy −log p_y and the accuracy of the
+// most probable class (model.MacroAUC, CrossEntropy, Accuracy).
+func (s *Session) scoreTest(probs []float32) testScore {
 	labels := s.test.Label
 	if c := s.classes(); c >= 3 {
-		return model.MacroAUC(probs, c, labels), model.CrossEntropy(probs, c, labels)
+		return testScore{model.MacroAUC(probs, c, labels), model.CrossEntropy(probs, c, labels), model.Accuracy(probs, c, labels)}
 	}
-	return stats.AUC(probs, labels), model.LogLoss(probs, labels)
+	hits := 0
+	for i, p := range probs {
+		if (p > 0.5) == (labels[i] == 1) {
+			hits++
+		}
+	}
+	acc := math.NaN()
+	if len(labels) > 0 {
+		acc = float64(hits) / float64(len(labels))
+	}
+	return testScore{stats.AUC(probs, labels), model.LogLoss(probs, labels), acc}
 }
 
 // score fills a result's test metrics from its test-set predictions.
 func (s *Session) score(res *report.Run, probs []float32) {
-	res.TestAUC, res.TestLogLoss = s.aucLogLoss(probs)
+	t := s.scoreTest(probs)
+	res.TestAUC, res.TestLogLoss, res.TestAccuracy = t.auc, t.logLoss, t.accuracy
 }
 
 // job builds the executor's job for the pending runs of g from their
