@@ -310,7 +310,7 @@ func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, err
 // estBound accumulates the estimated members' side of the IEAdv ≤
 // IEAdvBoundC check (checkEstimatedBound).
 type estBound struct {
-	excess float64 // Σ (estimated IEAdv_i − IEAdvBoundC_i) over estimated members
+	excess  float64 // Σ (estimated IEAdv_i − IEAdvBoundC_i) over estimated members
 	rangeSq float64 // Σ over estimated bags of n_u²/D (Hoeffding's Σ range²)
 	members int
 	first   int // smallest example index among them (−1: none)
@@ -338,12 +338,12 @@ type workerC struct {
 	est   estBound
 	nEst  int
 
-	lik, post      []float64 // C
-	one, out       []uint8   // 1
-	set            [1]pets.PriorSet
-	labels         []uint8   // LabelDraws (per example) or k (bags: the first draw's)
-	zs             []uint8
-	rel            []float64 // bags: 2·(C−1), the first draw's release and the current one
+	lik, post []float64 // C
+	one, out  []uint8   // 1
+	set       [1]pets.PriorSet
+	labels    []uint8 // LabelDraws (per example) or k (bags: the first draw's)
+	zs        []uint8
+	rel       []float64 // bags: 2·(C−1), the first draw's release and the current one
 
 	auds   map[int]*BagAuditorC // by bag size
 	bagEta []float64
@@ -665,7 +665,7 @@ func (w *workerC) doBag(u int) float64 {
 	R := r.opts.LabelDraws
 	dst, maxP := w.dst[:n*c], w.maxP[:n]
 	clear(maxP)
-	labels := w.labels[:n]                     // the first draw's labels (samples)
+	labels := w.labels[:n]                      // the first draw's labels (samples)
 	rel0, relD := w.rel[:c-1], w.rel[c-1:2*c-2] // the first draw's release (samples), the others'
 	for d := range D {
 		// Labels, release and every member's likelihoods, in a fixed order
