@@ -170,7 +170,8 @@ type Sample struct {
 	Label uint8 // drawn y_i (a class 0..C−1)
 	// Release is the released value: the label (rr, rr_prior, none), the
 	// proportion α (LLP family; C ≥ 3: the released proportion of class
-	// y_i, 1 − Σ_c α_c for class 0, whose count is implied), 0 (bot).
+	// y_i, or for class 0, whose count is implied, 1 − Σ_c α_c: under
+	// llp_geom's and llp_lap's noise that may leave [0, 1]), 0 (bot).
 	Release float64
 	// Posterior is the Bayes attacker's P(y_i = 1 | release) (C ≥ 3:
 	// P(y_i = drawn label | release)).

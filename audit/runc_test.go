@@ -1,9 +1,12 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"labelprivacy/llp"
@@ -302,5 +305,247 @@ func TestRunCBagsBruteForce(t *testing.T) {
 				t.Fatalf("%v: EAdv %v ± %v, brute force %v ± %v", m, s.EAdv, s.EAdvSE, tot/float64(s.NExamples), se)
 			}
 		}
+	}
+}
+
+// TestRunCDP: the realized |MA| of every DP mechanism stays ≤ ε +
+// DPTolerance at C ∈ {3, 10} (RunC fails with a *DPViolation otherwise)
+// and, in every draw, rr's and rr_prior's RR rows reach ε exactly while
+// llp_geom's and llp_lap's largest value comes within 10% of ε (a noise
+// 10% too small, a wrong Δ or λ, would show above ε): bags of k = 4 with
+// confident members make the other counts nearly known. Every exact IEAdv
+// is ≤ IEAdvBoundC (else a *BoundViolation) and EAdv ≤ EAdvBound.
+func TestRunCDP(t *testing.T) {
+	for _, c := range []int{3, 10} {
+		const n = 2000
+		eta := mcAuditSet(n, c, 17)
+		prior := mcAuditSet(n, c, 18)
+		r := rand.New(rand.NewPCG(19, 20))
+		for i := range n / 3 { // a third of the examples nearly one-hot
+			e := eta[i*c : (i+1)*c]
+			clear(e)
+			e[r.IntN(c)] = 1
+		}
+		for _, p := range []pets.Params{
+			{Kind: pets.RR, Epsilon: 0.5}, {Kind: pets.RR, Epsilon: 3}, {Kind: pets.RRPrior, Epsilon: 1}, {Kind: pets.RRPrior, Epsilon: 3},
+			{Kind: pets.LLPGeom, K: 4, Epsilon: 1}, {Kind: pets.LLPGeom, K: 4, Epsilon: 4}, {Kind: pets.LLPLap, K: 4, Epsilon: 2},
+		} {
+			m := mcMech(p, c)
+			o := OptionsC{Seed: 3, LabelDraws: 4, BagDraws: 8}
+			if p.Kind == pets.RRPrior {
+				o.Prior = prior
+			}
+			res, err := RunC(eta, m, o)
+			if err != nil {
+				t.Fatalf("%v: %v", m, err)
+			}
+			s := res.Summary
+			eps := p.Epsilon
+			if !(s.MAMax <= eps+DPTolerance) || s.MAInfFrac != 0 {
+				t.Fatalf("%v: max |MA| %v, ∞ %v", m, s.MAMax, s.MAInfFrac)
+			}
+			if !(s.MAMax >= 0.9*eps) {
+				t.Errorf("%v: max |MA| %v does not come within 10%% of ε", m, s.MAMax)
+			}
+			if !(s.EAdv <= s.EAdvBound) {
+				t.Errorf("%v: EAdv %v above the bound %v", m, s.EAdv, s.EAdvBound)
+			}
+			t.Logf("%v: EAdv %.5f ± %.5f (estimated %v) bound %.5f |MA| p50 %.3f max %.3f", m, s.EAdv, s.EAdvSE, s.EAdvEstimated, s.EAdvBound, s.MAP50, s.MAMax)
+		}
+	}
+}
+
+// TestRunCViolations: RunC fails with a *DPViolation naming the mechanism
+// and the example of smallest index when the claimed ε is lowered to 0.9ε
+// (rr, llp_geom, llp_lap at C = 4, whatever the workers), and with a
+// *BoundViolation when the bound's ε is: rr_prior whose public prior is
+// the attacker's η attains IEAdvBoundC(η, ε) (multiclass.go's proof), so it
+// passes at ε and exceeds IEAdvBoundC(η, 0.9ε); the estimated members of
+// llp_lap pass the pooled Hoeffding check at ε and fail it at ε/20.
+func TestRunCViolations(t *testing.T) {
+	const c, n = 4, 800
+	eta := mcAuditSet(n, c, 21)
+	for _, p := range []pets.Params{{Kind: pets.RR, Epsilon: 1}, {Kind: pets.LLPGeom, K: 4, Epsilon: 0.5}, {Kind: pets.LLPLap, K: 4, Epsilon: 1}} {
+		m := mcMech(p, c)
+		opts := OptionsC{Seed: 3, LabelDraws: 1, MaxSamples: n, BagDraws: 4}
+		honest, err := RunC(eta, m, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claim := 0.9 * p.Epsilon
+		want := DPViolation{Mechanism: m.String(), Epsilon: p.Epsilon, Index: -1}
+		for _, s := range honest.Samples {
+			if s.AbsMA > claim+DPTolerance {
+				want.Index, want.MA = s.Index, s.AbsMA
+				break
+			}
+		}
+		if want.Index < 0 {
+			t.Fatalf("%v: no example exceeds 0.9ε", m)
+		}
+		for _, workers := range []int{1, 3} {
+			opts.Workers = workers
+			r, err := newRunnerC(eta, m, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.maxMA = claim + DPTolerance
+			var v *DPViolation
+			if err := r.run(); !errors.As(err, &v) || !errors.Is(err, ErrDPViolation) || *v != want {
+				t.Fatalf("%v workers=%d: %v, want %+v", m, workers, err, want)
+			}
+		}
+	}
+	m := mcMech(pets.Params{Kind: pets.RRPrior, Epsilon: 1}, c)
+	for _, f := range []float64{1, 0.9} {
+		r, err := newRunnerC(eta, m, OptionsC{Seed: 1, LabelDraws: 1, Prior: eta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.eps *= f // the bound's ε; |MA| is still checked against 1
+		err = r.run()
+		var bv *BoundViolation
+		switch {
+		case f == 1 && err != nil:
+			t.Fatalf("rr_prior with prior η: %v", err)
+		case f < 1 && (!errors.As(err, &bv) || !errors.Is(err, ErrDPViolation) || bv.Estimated != 0 || len(bv.EtaC) != c || !strings.Contains(err.Error(), m.String())):
+			t.Fatalf("rr_prior with prior η against the bound at 0.9ε: %v", err)
+		}
+	}
+	// The pooled check resolves a mean excess of √(ln(1/GuardAlpha)·k/(2·D·n))
+	// = 0.028 here; llp_lap's EAdv at ε = 2 is ~0.05 above the bound at
+	// ε = 0.1.
+	ml := mcMech(pets.Params{Kind: pets.LLPLap, K: 4, Epsilon: 2}, c)
+	for _, f := range []float64{1, 0.05} {
+		r, err := newRunnerC(eta, ml, OptionsC{Seed: 1, LabelDraws: 1, BagDraws: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.eps *= f
+		err = r.run()
+		var bv *BoundViolation
+		switch {
+		case f == 1 && err != nil:
+			t.Fatalf("honest llp_lap: %v", err)
+		case f < 1 && (!errors.As(err, &bv) || bv.Estimated != n || !strings.Contains(err.Error(), "estimated")):
+			t.Fatalf("llp_lap against the bound at ε/20: %v", err)
+		}
+		t.Log(err)
+	}
+}
+
+// TestRunCErrors: each bad input is refused before any work with an error
+// naming it: a *ParamError (wrapping ErrInvalidInput) for a parameter, an
+// *EtaError for a value of η outside [0, 1].
+func TestRunCErrors(t *testing.T) {
+	const c = 3
+	eta := mcAuditSet(40, c, 1)
+	prior := mcAuditSet(40, c, 2)
+	rr := mcMech(pets.Params{Kind: pets.RR, Epsilon: 1}, c)
+	rp := mcMech(pets.Params{Kind: pets.RRPrior, Epsilon: 1}, c)
+	lg := mcMech(pets.Params{Kind: pets.LLPGeom, K: 4, Epsilon: 1}, c)
+	big := mcMech(pets.Params{Kind: pets.LLP, K: 14}, 10) // past the exact count-vector audit at C = 10 (k ≤ 13)
+	off := slices.Clone(eta)
+	off[4] += 0.01 // example 1 sums to 1.01
+	neg := slices.Clone(eta)
+	neg[5] = -0.1
+	badPrior := slices.Clone(prior)
+	badPrior[7] = 2
+	other, _ := llp.Partition(41, 4, rand.NewPCG(1, 1), false)
+	for _, tc := range []struct {
+		name, param string
+		eta         []float64
+		m           *pets.Multiclass
+		o           OptionsC
+	}{
+		{"nil mechanism", "mechanism", eta, nil, OptionsC{LabelDraws: 1}},
+		{"row sums to 1.01", "eta", off, rr, OptionsC{LabelDraws: 1}},
+		{"length not a multiple of C", "eta", eta[:100], rr, OptionsC{LabelDraws: 1}},
+		{"empty", "eta", nil, rr, OptionsC{LabelDraws: 1}},
+		{"fewer examples than k", "eta", eta[:9], lg, OptionsC{LabelDraws: 1}},
+		{"label draws", "label_draws", eta, rr, OptionsC{}},
+		{"max samples", "max_samples", eta, rr, OptionsC{LabelDraws: 1, MaxSamples: -1}},
+		{"one bag draw", "bag_draws", eta, lg, OptionsC{LabelDraws: 1, BagDraws: 1}},
+		{"no draws with a sampler", "draws", eta, rr, OptionsC{LabelDraws: 1, Sampler: mcSampler{}}},
+		{"negative canaries", "canaries", eta, rr, OptionsC{LabelDraws: 1, Sampler: mcSampler{}, Draws: 1, Canaries: -1}},
+		{"prior for rr", "prior", eta, rr, OptionsC{LabelDraws: 1, Prior: prior}},
+		{"rr_prior without prior", "prior", eta, rp, OptionsC{LabelDraws: 1}},
+		{"prior of wrong length", "prior", eta, rp, OptionsC{LabelDraws: 1, Prior: prior[:117]}},
+		{"prior of probability 2", "prior", eta, rp, OptionsC{LabelDraws: 1, Prior: badPrior}},
+		{"bags for rr", "bags", eta, rr, OptionsC{LabelDraws: 1, Bags: other}},
+		{"bags of other rows", "bags", eta, lg, OptionsC{LabelDraws: 1, Bags: other}},
+		{"bag too large for the exact audit", "k", mcAuditSet(40, 10, 3), big, OptionsC{LabelDraws: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := RunC(tc.eta, tc.m, tc.o)
+			var pe *ParamError
+			if !errors.As(err, &pe) || pe.Param != tc.param || !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("err %v, want a ParamError naming %q", err, tc.param)
+			}
+			if !strings.Contains(err.Error(), tc.param) {
+				t.Errorf("message %q does not name %q", err, tc.param)
+			}
+		})
+	}
+	var ee *EtaError
+	if _, err := RunC(neg, rr, OptionsC{LabelDraws: 1}); !errors.As(err, &ee) || ee.Index != 5 || !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("negative η: %v", err)
+	}
+	// C > 64 cannot reach RunC: pets refuses the mechanism, and CheckEtaC
+	// the class count, both naming "classes".
+	_, err := pets.NewMulticlass(pets.Params{Kind: pets.RR, Epsilon: 1}, 65)
+	var pe *pets.ParamError
+	if !errors.As(err, &pe) || pe.Param != "classes" {
+		t.Errorf("C = 65 mechanism: %v", err)
+	}
+	if err := CheckEtaC(make([]float64, 65), 65); !errors.As(err, &pe) || pe.Param != "classes" {
+		t.Errorf("C = 65 η: %v", err)
+	}
+}
+
+// TestRunCEstimate: where llp_geom's release space can be enumerated (C =
+// 4, k = 8: 9^3 releases per bag), RunC's exact EAdv and its estimate
+// (ExactWork < 0, BagDraws = 16) on the same given bags agree: over 12
+// seeds the estimates' mean is within 4 of its SEs of the exact value
+// (unbiased; normal approximation, false-failure rate 6e-5), their spread
+// over the seeds (the sampling error alone: the bags are fixed) stays below
+// the EAdvSE the estimate reports (which adds the spread between bags),
+// and that EAdvSE is at least the exact audit's. EAdvEstimated and BagDraws
+// say which is which.
+func TestRunCEstimate(t *testing.T) {
+	const c, k, n = 4, 8, 2000
+	eta := mcAuditSet(n, c, 61)
+	bags, err := llp.Partition(n, k, rand.NewPCG(1, 1), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mcMech(pets.Params{Kind: pets.LLPGeom, K: k, Epsilon: 2}, c)
+	exact, err := RunC(eta, m, OptionsC{Seed: 1, LabelDraws: 1, Bags: bags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact.EAdvEstimated || exact.BagDraws != 0 {
+		t.Fatalf("exact audit flagged estimated: %+v", exact.Summary)
+	}
+	var ests, ses []float64
+	for seed := range 12 {
+		res, err := RunC(eta, m, OptionsC{Seed: uint64(seed), LabelDraws: 1, Bags: bags, BagDraws: 16, ExactWork: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.EAdvEstimated || res.BagDraws != 16 {
+			t.Fatalf("estimate not flagged: %+v", res.Summary)
+		}
+		ests, ses = append(ests, res.EAdv), append(ses, res.EAdvSE)
+	}
+	mean, se := meanSE(ests)
+	spread := se * math.Sqrt(float64(len(ests)))
+	seMean, _ := meanSE(ses)
+	t.Logf("exact %.6f ± %.6f; estimates %.6f ± %.6f (spread over seeds %.6f, reported SE %.6f)", exact.EAdv, exact.EAdvSE, mean, se, spread, seMean)
+	if math.Abs(mean-exact.EAdv) > 4*se {
+		t.Errorf("estimates' mean %v, exact %v (SE %v)", mean, exact.EAdv, se)
+	}
+	if !(spread < seMean) || !(seMean >= exact.EAdvSE) {
+		t.Errorf("sampling spread %v, reported SE %v, exact SE %v", spread, seMean, exact.EAdvSE)
 	}
 }

@@ -1,0 +1,391 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"labelprivacy/pets"
+)
+
+// TestRunCRealizedAgrees: on 10,000 examples of Dirichlet η with the true
+// η, the accuracy gain the Bayes attacker realizes on releases made by an
+// honest sampler (mcSampler, pets' own release functions) agrees with the
+// exact (or estimated) EAdv within zAgree combined SEs, and so does the
+// guard's RealizedZ (|z| ≤ zAgree, tighter than GuardZ), for rr, rr_prior,
+// llp, llp_geom and llp_lap at C = 10 (k = 4, small enough to attack every
+// bag) and C = 3 (k = 8); bot realizes exactly 0. Skipped with -short.
+func TestRunCRealizedAgrees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40 releases of 10,000 examples per mechanism")
+	}
+	const n, draws = 10000, 40
+	for _, c := range []int{3, 10} {
+		k := 8
+		if c == 10 {
+			k = 4
+		}
+		eta, prior := mcAuditSet(n, c, 31), mcAuditSet(n, c, 32)
+		for _, p := range []pets.Params{
+			{Kind: pets.RR, Epsilon: 1}, {Kind: pets.RRPrior, Epsilon: 2}, {Kind: pets.LLP, K: k},
+			{Kind: pets.LLPGeom, K: k, Epsilon: 2}, {Kind: pets.LLPLap, K: k, Epsilon: 2}, {Kind: pets.Bot},
+		} {
+			m := mcMech(p, c)
+			t.Run(m.String(), func(t *testing.T) {
+				o := OptionsC{Seed: 3, LabelDraws: 1, Sampler: mcSampler{}, Draws: draws, BagDraws: 8}
+				if p.Kind == pets.RRPrior {
+					o.Prior, o.Sampler = prior, mcSampler{prior: prior}
+				}
+				res, err := RunC(eta, m, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := res.Summary
+				if s.RealizedDraws != draws || s.Canaries != 0 || !math.IsNaN(s.EpsLower) || !math.IsNaN(s.EpsLowerRealBags) {
+					t.Fatalf("draws %d canaries %d eps_lower %v", s.RealizedDraws, s.Canaries, s.EpsLower)
+				}
+				if p.Kind == pets.Bot {
+					if s.RealizedGain != 0 || s.RealizedGainSE != 0 || s.RealizedZ != 0 {
+						t.Fatalf("bot realized %v ± %v (z %v)", s.RealizedGain, s.RealizedGainSE, s.RealizedZ)
+					}
+					return
+				}
+				z := (s.RealizedGain - s.EAdv) / math.Hypot(s.RealizedGainSE, s.EAdvSE)
+				t.Logf("EAdv %.5f ± %.5f (estimated %v), realized %.5f ± %.5f: z %+.2f; guard z %+.2f",
+					s.EAdv, s.EAdvSE, s.EAdvEstimated, s.RealizedGain, s.RealizedGainSE, z, s.RealizedZ)
+				if !(math.Abs(z) <= zAgree) || !(math.Abs(s.RealizedZ) <= zAgree) {
+					t.Fatalf("realized %v vs EAdv %v: z %.2f, guard z %.2f", s.RealizedGain, s.EAdv, z, s.RealizedZ)
+				}
+			})
+		}
+	}
+}
+
+// TestRunCGuardFailsWrongSampler is the guard with power at C = 10 (and C =
+// 3 for llp_lap), with the pipeline's defaults (10,000 examples, 20 draws,
+// 10,000 canaries; 4,000 examples and 5 draws for the bags of C = 10,
+// whose attack costs ~0.25 s per release): a sampler that releases at 4ε (mcSampler.epsScale, a
+// test-only hook) fails RunC with an error saying that the releases
+// disagree with the stated likelihood, for rr, rr_prior, llp_geom and
+// llp_lap; so do samplers at ε/4 (more noise than stated), one that
+// shuffles which example sits in which bag, one that shows an llp count
+// that is not the bag's, one that releases a class outside rr_prior's set
+// and one that shows a label ≥ C. The honest sampler passes the same
+// audits. Skipped with -short.
+func TestRunCGuardFailsWrongSampler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("full-size audits")
+	}
+	const n = 10000
+	for _, tc := range []struct {
+		name    string
+		p       pets.Params
+		c       int
+		sampler func(prior []float64) SamplerC
+		want    string
+	}{
+		{"rr at 4ε", pets.Params{Kind: pets.RR, Epsilon: 1}, 10, scaled(4), "has mean"},
+		{"rr at ε/4", pets.Params{Kind: pets.RR, Epsilon: 1}, 10, scaled(0.25), "has mean"},
+		// At 4ε RRWithPrior chooses other sets (smaller ones where the
+		// prior is confident): some label is released outside the set
+		// the stated law has.
+		{"rr_prior at 4ε", pets.Params{Kind: pets.RRPrior, Epsilon: 1}, 10, scaled(4), "never releases"},
+		// With flat priors every set is all C classes at any ε (M_k = k/C,
+		// and k/(e^ε+k−1) grows with k): the same sets, a kept label too
+		// often, seen by the PIT.
+		{"rr_prior at 4ε, flat priors", pets.Params{Kind: pets.RRPrior, Epsilon: 1}, 10, scaled(4), "has mean"},
+		{"llp_geom at 4ε", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2}, 10, scaled(4), "probability integral transform"},
+		{"llp_geom at ε/4", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2}, 10, scaled(0.25), "probability integral transform"},
+		{"llp_lap at 4ε", pets.Params{Kind: pets.LLPLap, K: 8, Epsilon: 2}, 3, scaled(4), "less noisy"},
+		{"llp_geom with shuffled bags", pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2}, 10, damaged(func(rel *ReleasedC, r *rand.Rand) {
+			r.Shuffle(len(rel.Row), func(i, j int) { rel.Row[i], rel.Row[j] = rel.Row[j], rel.Row[i] })
+		}), "more noisy"},
+		{"llp with a wrong count", pets.Params{Kind: pets.LLP, K: 8}, 10, damaged(func(rel *ReleasedC, r *rand.Rand) {
+			for j := range rel.Row {
+				if rel.Bag[j] == rel.Bag[0] {
+					rel.Alpha[j*9+2] += 1.0 / 8 // class 3: one label more than the bag holds
+				}
+			}
+		}), "impossible under the stated law"},
+		{"rr_prior outside the set", pets.Params{Kind: pets.RRPrior, Epsilon: 1}, 10, func(prior []float64) SamplerC {
+			return lyingSamplerC{mcSampler{prior: prior}, func(rel *ReleasedC, r *rand.Rand) {
+				// Row 0's least likely class under its prior is in no set
+				// of more than C−1 classes; its set has fewer here.
+				low, lv := 0, 2.0
+				for y, v := range prior[:10] {
+					if v < lv {
+						low, lv = y, v
+					}
+				}
+				rel.Label[0] = uint8(low)
+			}}
+		}, "never releases"},
+		{"rr showing label C", pets.Params{Kind: pets.RR, Epsilon: 1}, 10, damaged(func(rel *ReleasedC, r *rand.Rand) { rel.Label[3] = 10 }), "is not in 0..9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, draws := n, 20
+			if tc.c == 10 && tc.p.Kind.IsLLP() {
+				n, draws = 4000, 5
+			}
+			eta, prior := mcAuditSet(n, tc.c, 5), mcAuditSet(n, tc.c, 6)
+			if strings.Contains(tc.name, "flat") {
+				for i := range prior {
+					prior[i] = 1 / float64(tc.c)
+				}
+			}
+			m := mcMech(tc.p, tc.c)
+			o := OptionsC{Seed: 9, LabelDraws: 1, Draws: draws, Canaries: 10000, Sampler: tc.sampler(prior), BagDraws: 2}
+			if tc.p.Kind == pets.RRPrior {
+				o.Prior = prior
+			}
+			_, err := RunC(eta, m, o)
+			var se *SamplerError
+			if !errors.Is(err, ErrReleaseMismatch) || !errors.As(err, &se) {
+				t.Fatalf("err %v, want a SamplerError", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "the mechanism's releases disagree with its stated likelihood") ||
+				!strings.Contains(msg, tc.want) || !strings.Contains(msg, m.String()) {
+				t.Fatalf("message %q lacks %q", msg, tc.want)
+			}
+			t.Log(err)
+			o.Sampler = mcSampler{prior: prior}
+			if _, err := RunC(eta, m, o); err != nil {
+				t.Fatalf("honest sampler: %v", err)
+			}
+		})
+	}
+}
+
+func scaled(f float64) func([]float64) SamplerC {
+	return func(prior []float64) SamplerC { return mcSampler{prior: prior, epsScale: f} }
+}
+
+func damaged(d func(*ReleasedC, *rand.Rand)) func([]float64) SamplerC {
+	return func(prior []float64) SamplerC { return lyingSamplerC{mcSampler{prior: prior}, d} }
+}
+
+// TestRunCGuardNoFalseFailures: the full self-check on an honest sampler
+// over many seeds at C = 5 (1,000 examples, 8 draws, 1,000 canaries): no
+// audit fails (each check's false-failure rate is ≤ 2e-9, so over these
+// 100 audits ≤ 1e-6), the 95% eps_lower of the DP kinds exceeds ε in at
+// most 14 of their 100 audits (each does with probability ≤ 5%; 15 or
+// more of 100 has probability 1.1e-3), and RealizedZ behaves as a standard
+// normal (its sd over the audits within [0.6, 1.5]: for 100 N(0,1) draws
+// that fails with probability < 1e-6). -short runs 5 seeds.
+func TestRunCGuardNoFalseFailures(t *testing.T) {
+	seeds := 20
+	if testing.Short() {
+		seeds = 5
+	}
+	const c = 5
+	eta, prior := mcAuditSet(1000, c, 13), mcAuditSet(1000, c, 14)
+	var zs []float64
+	above, dp := 0, 0
+	for _, p := range []pets.Params{
+		{Kind: pets.RR, Epsilon: 1}, {Kind: pets.RRPrior, Epsilon: 2}, {Kind: pets.LLP, K: 4},
+		{Kind: pets.LLPGeom, K: 4, Epsilon: 2}, {Kind: pets.LLPLap, K: 4, Epsilon: 2},
+	} {
+		m := mcMech(p, c)
+		for seed := range seeds {
+			o := OptionsC{Seed: uint64(seed), LabelDraws: 1, Sampler: mcSampler{}, Draws: 8, Canaries: 1000, BagDraws: 4}
+			if p.Kind == pets.RRPrior {
+				o.Prior, o.Sampler = prior, mcSampler{prior: prior}
+			}
+			res, err := RunC(eta, m, o)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", m, seed, err)
+			}
+			if m.Kind() != pets.LLP {
+				dp++
+				if res.EpsLower > m.Epsilon() {
+					above++
+				}
+			}
+			zs = append(zs, res.RealizedZ)
+		}
+	}
+	if above*100 > 14*dp {
+		t.Errorf("eps_lower above ε in %d of %d audits", above, dp)
+	}
+	_, se := meanSE(zs)
+	sd := se * math.Sqrt(float64(len(zs)))
+	t.Logf("RealizedZ over %d audits: sd %.3f; eps_lower above ε in %d of %d", len(zs), sd, above, dp)
+	if !testing.Short() && !(sd > 0.6 && sd < 1.5) {
+		t.Fatalf("sd of RealizedZ %v, want about 1", sd)
+	}
+}
+
+// TestRunCDeterminism: the same seed gives the same Result (printed with
+// %v: every float64 bit, samples included) whatever the number of workers,
+// for a per-example kind, an exact and an estimated bag kind, with a
+// sampler and canaries; another seed gives another.
+func TestRunCDeterminism(t *testing.T) {
+	const c = 6
+	eta, prior := mcAuditSet(1500, c, 51), mcAuditSet(1500, c, 52)
+	for _, p := range []pets.Params{{Kind: pets.RRPrior, Epsilon: 1}, {Kind: pets.LLP, K: 3}, {Kind: pets.LLPGeom, K: 4, Epsilon: 1}} {
+		m := mcMech(p, c)
+		var first string
+		for _, workers := range []int{1, 2, 5} {
+			o := OptionsC{Seed: 7, LabelDraws: 2, MaxSamples: 100, Workers: workers, Sampler: mcSampler{}, Draws: 3, Canaries: 1000, BagDraws: 4}
+			if p.Kind == pets.RRPrior {
+				o.Prior, o.Sampler = prior, mcSampler{prior: prior}
+			}
+			res, err := RunC(eta, m, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("%+v", res)
+			if first == "" {
+				first = got
+				o.Seed = 8
+				other, err := RunC(eta, m, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprintf("%+v", other) == got {
+					t.Fatalf("%v: seeds 7 and 8 give the same result", m)
+				}
+				continue
+			}
+			if got != first {
+				t.Fatalf("%v: workers=%d differs from workers=1", m, workers)
+			}
+		}
+	}
+}
+
+// TestCanaryScoreC: the closed-form score of the LLP family's controlled
+// canaries (scoreCanaries: other labels 0, each canary a coin between
+// classes 1 and 2) equals the general count-vector likelihood ratio
+// (BagAuditorC.Likelihoods with the canaries' η = ½ on classes 1 and 2 and
+// the other members one-hot on class 0) to relative 1e-9, for llp,
+// llp_geom and llp_lap at C = 4, bags of 5 with 1 to 4 canaries.
+func TestCanaryScoreC(t *testing.T) {
+	const c, n = 4, 5
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, p := range []pets.Params{{Kind: pets.LLP, K: n}, {Kind: pets.LLPGeom, K: n, Epsilon: 1.5}, {Kind: pets.LLPLap, K: n, Epsilon: 3}} {
+		m := mcMech(p, c)
+		run, err := newRunnerC(mcAuditSet(n, c, 1), m, OptionsC{LabelDraws: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := run.newRWorker()
+		a, err := NewBagAuditorC(m, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members := []int{0, 1, 2, 3, 4}
+		eta := make([]float64, n*c)
+		dst := make([]float64, n*c)
+		alpha := make([]float64, c-1)
+		counts := make([]int, c)
+		checked := 0
+		for j := 1; j <= 4; j++ {
+			for range 20 {
+				clear(eta)
+				clear(counts)
+				for i := range n {
+					w.canary[i] = i < j
+					w.labels[i] = 0
+					if i < j {
+						eta[i*c+1], eta[i*c+2] = 0.5, 0.5
+						w.labels[i] = uint8(1 + r.IntN(2))
+					} else {
+						eta[i*c] = 1
+					}
+					counts[w.labels[i]]++
+				}
+				m.ReleaseBag(alpha, counts, r)
+				out := releaseStats{limit: 100}
+				w.scoreCanaries(&out, members, alpha)
+				if len(out.trials) != j {
+					t.Fatalf("%v: %d trials for %d canaries", m, len(out.trials), j)
+				}
+				if err := a.Likelihoods(dst, eta, alpha); err != nil {
+					t.Fatal(err)
+				}
+				for i, tr := range out.trials {
+					want := logLR(dst[i*c+2], dst[i*c+1])
+					if tr.s != want && !closeRel(tr.s, want, 1e-12, 1e-9) {
+						t.Fatalf("%v, %d canaries, release %v: score %v, count-vector ratio %v", m, j, alpha, tr.s, want)
+					}
+					if (tr.y == 1) != (w.labels[i] == 2) {
+						t.Fatalf("trial coin %d for label %d", tr.y, w.labels[i])
+					}
+					checked++
+				}
+			}
+		}
+		t.Logf("%v: %d canary scores checked", m, checked)
+	}
+}
+
+// TestRunCSamples pins the samples' meaning at C ≥ 3: Prior is η of the
+// drawn label, Posterior the Bayes posterior of that label given the
+// released value (recomputed here from pets' likelihood for rr, rr_prior
+// and bot), IEAdv the example's exact IEAdv, AbsMA MultAdvC of the draw;
+// for the LLP family Release is the released proportion of the drawn
+// label's class (in [0, 1] for llp), and every kind keeps Figure 1's reading: |logit(Posterior)
+// − logit(Prior)| ≤ AbsMA (+1e-9).
+func TestRunCSamples(t *testing.T) {
+	const c, n = 5, 400
+	eta, prior := mcAuditSet(n, c, 81), mcAuditSet(n, c, 82)
+	logit := func(p float64) float64 { return math.Log(p) - math.Log1p(-p) }
+	for _, p := range []pets.Params{{Kind: pets.RR, Epsilon: 1}, {Kind: pets.RRPrior, Epsilon: 2}, {Kind: pets.Bot},
+		{Kind: pets.LLPGeom, K: 4, Epsilon: 2}, {Kind: pets.LLP, K: 3}} {
+		m := mcMech(p, c)
+		o := OptionsC{Seed: 2, LabelDraws: 2, MaxSamples: n}
+		if p.Kind == pets.RRPrior {
+			o.Prior = prior
+		}
+		res, err := RunC(eta, m, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Samples) != res.NExamples {
+			t.Fatalf("%v: %d samples", m, len(res.Samples))
+		}
+		lik, post := make([]float64, c), make([]float64, c)
+		for _, s := range res.Samples {
+			e := eta[s.Index*c : (s.Index+1)*c]
+			if s.Prior != e[s.Label] || !(s.Posterior > 0 && s.Posterior <= 1) {
+				t.Fatalf("%v sample %+v: prior %v", m, s, e[s.Label])
+			}
+			if d := math.Abs(logit(s.Posterior) - logit(s.Prior)); d > s.AbsMA+1e-9 && !math.IsInf(s.AbsMA, 1) {
+				t.Fatalf("%v sample %+v: log odds moved %v > |MA|", m, s, d)
+			}
+			if m.Kind().IsLLP() {
+				// llp's proportions are exact; a noisy kind's implied class-0
+				// value 1 − Σα may leave [0, 1].
+				if s.Bag < 0 || math.IsNaN(s.Release) || (p.Kind == pets.LLP && !(s.Release >= 0 && s.Release <= 1)) {
+					t.Fatalf("%v sample %+v", m, s)
+				}
+				continue
+			}
+			var set pets.PriorSet
+			var wantIE float64
+			switch p.Kind {
+			case pets.RRPrior:
+				set = m.PriorSet(prior[s.Index*c : (s.Index+1)*c])
+				wantIE = IEAdvRRPriorC(e, m, set)
+			case pets.RR:
+				wantIE = IEAdvRRC(e, m)
+			}
+			if p.Kind == pets.Bot {
+				clear(lik)
+				for y := range lik {
+					lik[y] = 1
+				}
+			} else {
+				ExampleLikelihoodsC(lik, m, set, uint8(s.Release))
+			}
+			PosteriorC(post, e, lik)
+			if s.Bag != -1 || s.IEAdv != wantIE || math.Abs(s.Posterior-post[s.Label]) > 1e-15 || s.AbsMA != MultAdvC(nil, lik) {
+				t.Fatalf("%v sample %+v: posterior %v IEAdv %v |MA| %v", m, s, post[s.Label], wantIE, MultAdvC(nil, lik))
+			}
+		}
+	}
+}
