@@ -295,7 +295,7 @@ func (r *runner) realize() error {
 		}
 	}
 
-	g := guardStats{mech: r.m.String(), eps: r.m.Epsilon(), pitSum: pitSum, pitSq: pitSq, pitN: pitN,
+	g := guardStats{mech: r.m.String(), eps: r.m.Epsilon(), pitAlpha: GuardAlpha, pitSum: pitSum, pitSq: pitSq, pitN: pitN,
 		canaries: s.Canaries, controlled: controlled, epsLower: s.EpsLower,
 		units: units, draws: M, z: s.RealizedZ, gain: s.RealizedGain, gainSE: s.RealizedGainSE}
 	if err := g.check(); err != nil {
@@ -306,8 +306,11 @@ func (r *runner) realize() error {
 
 // guardStats is what the self-checks read of the releases of Run or RunC.
 type guardStats struct {
-	mech          string
-	eps           float64
+	mech string
+	eps  float64
+	// pitAlpha is the level of each of the two PIT tests (Run: GuardAlpha
+	// each, ≤ 2·GuardAlpha together; RunC: GuardAlpha/2 each).
+	pitAlpha      float64
 	pitSum, pitSq float64 // Σ(v − ½), Σ((v − ½)² − 1/12) over the PIT values
 	pitN          int
 	canaries      int
@@ -325,17 +328,17 @@ func (g *guardStats) check() *SamplerError {
 	bad := func(check, msg string) *SamplerError { return &SamplerError{Mechanism: g.mech, Check: check, Msg: msg} }
 	if pitN := g.pitN; pitN > 0 {
 		mean := g.pitSum / float64(pitN)
-		if h := bernsteinHalfWidth(pitN, 1.0/12, 0.5, GuardAlpha); math.Abs(mean) > h {
+		if h := bernsteinHalfWidth(pitN, 1.0/12, 0.5, g.pitAlpha); math.Abs(mean) > h {
 			return bad("likelihood", fmt.Sprintf(
 				"the probability integral transform of %d release units given their drawn labels has mean %.4f; "+
-					"the stated law gives 0.5 ± %.4f (Bernstein, false-failure rate %g)", pitN, 0.5+mean, h, GuardAlpha))
+					"the stated law gives 0.5 ± %.4f (Bernstein, false-failure rate %g)", pitN, 0.5+mean, h, g.pitAlpha))
 		}
 		spread := g.pitSq / float64(pitN)
-		if h := bernsteinHalfWidth(pitN, 1.0/180, 1.0/6, GuardAlpha); math.Abs(spread) > h {
+		if h := bernsteinHalfWidth(pitN, 1.0/180, 1.0/6, g.pitAlpha); math.Abs(spread) > h {
 			return bad("likelihood", fmt.Sprintf(
 				"the probability integral transform of %d release units given their drawn labels has E[(v−½)²] = %.4f; "+
 					"the stated law gives 1/12 = %.4f ± %.4f (Bernstein, false-failure rate %g): the releases are %s noisy than stated",
-				pitN, 1.0/12+spread, 1.0/12, h, GuardAlpha, map[bool]string{true: "less", false: "more"}[spread < 0]))
+				pitN, 1.0/12+spread, 1.0/12, h, g.pitAlpha, map[bool]string{true: "less", false: "more"}[spread < 0]))
 		}
 	}
 	if g.canaries > 0 {

@@ -27,15 +27,26 @@ import (
 //     F the law of that coordinate given the bag's true count n_c (llp:
 //     the point n_c; llp_geom: clip(n_c + Z_c, 0, n), Z_c two-sided
 //     geometric of rate λ = ε/Δ; llp_lap: n_c + Laplace(1/λ)).
-//     Given the labels, the rows' releases are independent (per-example
-//     kinds), and so are a bag's coordinates (pets draws each coordinate's
-//     noise independently) and the bags; V is drawn independently of
-//     everything, so the PIT values are i.i.d. Uniform(0, 1). Realized.go's
-//     Bernstein tests of their mean and second moment then fail an honest
-//     sampler with probability ≤ 2·GuardAlpha. A sampler at 4ε keeps the
-//     label more often than stated (rr: v piles up at 0) or puts less
-//     noise on each count (llp_geom: v piles up at the middle of the
-//     interval of the true count), far beyond the bound.
+//     Claim: for an honest sampler the check fails with probability
+//     ≤ GuardAlpha. Proof. Given the labels (and the bags, which a random
+//     or curated partition draws without looking at the labels), the rows'
+//     releases are independent (per-example kinds), and so are a bag's
+//     coordinates (pets draws each coordinate's noise independently) and
+//     the bags, and the releases of different draws; V is drawn by the
+//     audit independently of everything. For a discrete release z of law
+//     p, F(z⁻) + V·p(z) is Uniform(0, 1) (it is uniform on [F(z⁻), F(z))
+//     given z, an interval of length p(z), and these intervals tile
+//     [0, 1)); for llp_lap's continuous law F(z) is. So the N PIT values
+//     are i.i.d. Uniform(0, 1): X = v − ½ has mean 0, variance 1/12 and
+//     |X| ≤ ½; Y = (v − ½)² − 1/12 has mean 0, variance 1/180 and
+//     |Y| ≤ 1/6. Bernstein's inequality bounds P(|mean X| ≥ h) ≤
+//     2·exp(−N h²/(2σ² + 2bh/3)) with (σ², b) = (1/12, ½), and likewise Y
+//     with (1/180, 1/6); each half-width h is set so that bound is
+//     GuardAlpha/2 (bernsteinHalfWidth), so either failing has probability
+//     ≤ GuardAlpha (a union bound). ∎ A sampler at 4ε keeps the label more
+//     often than stated (rr: v piles up at 0) or puts less noise on each
+//     count (llp_geom: v piles up inside the interval of the true count,
+//     and at 0 for the many classes of count 0), far beyond the bound.
 //  2. Attack. The Bayes attacker guesses argmax_y η_iy·P(z | y_i = y) and
 //     the prior-only attacker argmax_y η_iy (ties: the smaller class); with
 //     labels drawn from η, E[correct_bayes − correct_prior] = IEAdv_i
@@ -224,7 +235,7 @@ func (r *runnerC) realize() error {
 		s.Canaries = len(controlled)
 		s.EpsLower = oneRunBound(controlled, 1-EpsConfidence).eps
 	}
-	g := guardStats{mech: r.m.String(), eps: r.eps, pitSum: pitSum, pitSq: pitSq, pitN: pitN,
+	g := guardStats{mech: r.m.String(), eps: r.eps, pitAlpha: GuardAlpha / 2, pitSum: pitSum, pitSq: pitSq, pitN: pitN,
 		canaries: s.Canaries, controlled: controlled, epsLower: s.EpsLower,
 		units: units, draws: M, z: s.RealizedZ, gain: s.RealizedGain, gainSE: s.RealizedGainSE}
 	if err := g.check(); err != nil {

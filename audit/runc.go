@@ -285,16 +285,9 @@ func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, err
 		}
 		s.SEUnit = "bag"
 		// The exact count-vector audit's limit (a *ParamError naming "k"),
-		// before any work: the largest bag audited is k (or the largest
-		// given bag, whose sizes are ≤ k).
-		big := k
-		if r.given {
-			big = 0
-			for u := range r.bags.NumBags {
-				big = max(big, r.bags.Size(u))
-			}
-		}
-		if _, err := NewBagAuditorC(m, big); err != nil {
+		// before any work: bags of k (given bags are no larger, and a
+		// sampler's releases may hold bags of k whatever the audit's).
+		if _, err := NewBagAuditorC(m, k); err != nil {
 			return nil, err
 		}
 	default:
