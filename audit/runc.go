@@ -300,6 +300,9 @@ func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, err
 	return r, nil
 }
 
+// chunkBagsC is the number of bags per chunk of RunC's exact pass.
+const chunkBagsC = 64
+
 // estBound accumulates the estimated members' side of the IEAdv ≤
 // IEAdvBoundC check (checkEstimatedBound).
 type estBound struct {
@@ -417,11 +420,14 @@ func (w *workerC) bound(index int, e []float64, ie float64, exact bool) {
 // run audits every unit (blocks of examples, or bags) in parallel and
 // reduces deterministically, as runner.run.
 func (r *runnerC) run() error {
-	unitLen := blockSize
+	// Chunks of 16 blocks of examples (65,536) or of chunkBagsC bags: a
+	// bag of C classes costs 10³–10⁷ operations, so the binary audit's
+	// 65,536 examples per chunk would leave one worker busy. The chunks
+	// depend on the audit alone, not on the workers.
+	chunk := 65536 / blockSize
 	if r.bag {
-		unitLen = r.k
+		chunk = chunkBagsC
 	}
-	chunk := max(1, 65536/unitLen)
 	nChunks := (r.units + chunk - 1) / chunk
 	r.stats, r.bsums, r.ests, r.nEst = make([]unitStat, nChunks), make([]float64, nChunks), make([]estBound, nChunks), make([]int, nChunks)
 	ws := make([]*workerC, par.Workers(r.opts.Workers, nChunks))
