@@ -592,3 +592,44 @@ func TestRunCGuardSkewedPrior(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCAttackBudget: when a release's bags cost more than maxAttackWork
+// to attack (lowered here so that about a fifth of them are), only a
+// label-independent random subset of bags is attacked: the realized gain
+// still agrees with EAdv (within zAgree combined SEs, and so does
+// RealizedZ) with an SE about √5 times larger, and the likelihood check
+// still sees every bag (a 4ε sampler fails).
+func TestRunCAttackBudget(t *testing.T) {
+	const c, k, n = 5, 8, 10000
+	old := maxAttackWork
+	maxAttackWork = 0.2 * float64(n/k) * 2 * BagWorkC(c, k)
+	t.Cleanup(func() { maxAttackWork = old })
+	eta := mcAuditSet(n, c, 41)
+	m := mcMech(pets.Params{Kind: pets.LLPGeom, K: k, Epsilon: 2}, c)
+	o := OptionsC{Seed: 4, LabelDraws: 1, Sampler: mcSampler{}, Draws: 40, BagDraws: 4}
+	res, err := RunC(eta, m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxAttackWork = old
+	full, err := RunC(eta, m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	z := (s.RealizedGain - s.EAdv) / math.Hypot(s.RealizedGainSE, s.EAdvSE)
+	ratio := s.RealizedGainSE / full.RealizedGainSE
+	t.Logf("EAdv %.5f ± %.5f, realized %.5f ± %.5f (z %+.2f, guard %+.2f); all bags attacked: ± %.5f (SE ratio %.2f)",
+		s.EAdv, s.EAdvSE, s.RealizedGain, s.RealizedGainSE, z, s.RealizedZ, full.RealizedGainSE, ratio)
+	if !(math.Abs(z) <= zAgree) || !(math.Abs(s.RealizedZ) <= zAgree) {
+		t.Fatalf("z %v, guard z %v", z, s.RealizedZ)
+	}
+	if !(ratio > 1.5 && ratio < 3.5) {
+		t.Errorf("SE ratio %v, want about √5", ratio)
+	}
+	maxAttackWork = 0.2 * float64(n/k) * 2 * BagWorkC(c, k)
+	o.Sampler, o.Draws = mcSampler{epsScale: 4}, 5
+	if _, err := RunC(eta, m, o); !errors.Is(err, ErrReleaseMismatch) {
+		t.Fatalf("4ε: err %v", err)
+	}
+}

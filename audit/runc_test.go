@@ -549,3 +549,69 @@ func TestRunCEstimate(t *testing.T) {
 		t.Errorf("sampling spread %v, reported SE %v, exact SE %v", spread, seMean, exact.EAdvSE)
 	}
 }
+
+// TestRunCGivenBags: with OptionsC.Bags (here random bags of 4 with the
+// remainder of 3 kept, as curated bags may keep one), each bag is audited
+// exactly at its size (every member's IEAdv equals brute force over its
+// C^size label vectors, to 1e-12), no example is dropped, EAdv is the mean
+// over all examples and EAdvSE the ratio estimator over bags,
+// √(Σ_b (T_b − EAdv·n_b)²/(B(B−1)))/n̄, recomputed here (relative 1e-9).
+func TestRunCGivenBags(t *testing.T) {
+	const c, k, n = 3, 4, 63
+	eta := mcAuditSet(n, c, 33)
+	bags, err := llp.Partition(n, k, rand.NewPCG(3, 4), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []pets.Params{{Kind: pets.LLP, K: k}, {Kind: pets.LLPGeom, K: k, Epsilon: 1}} {
+		m := mcMech(p, c)
+		res, err := RunC(eta, m, OptionsC{Seed: 1, LabelDraws: 1, MaxSamples: n, Bags: bags})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.NExamples != n || s.NDropped != 0 || s.NBags != 16 || len(res.Samples) != n {
+			t.Fatalf("%v: %+v", m, s)
+		}
+		tot := make([]float64, bags.NumBags)
+		all := 0.0
+		for _, x := range res.Samples {
+			b := int(bags.BagOf[x.Index])
+			if x.Bag != b {
+				t.Fatalf("sample %d in bag %d, partition says %d", x.Index, x.Bag, b)
+			}
+			idx := bags.Members(b)
+			bag := make([]float64, 0, len(idx)*c)
+			pos := -1
+			for j, i := range idx {
+				bag = append(bag, eta[int(i)*c:(int(i)+1)*c]...)
+				if int(i) == x.Index {
+					pos = j
+				}
+			}
+			joint, nz := mcBrute(bag, c, len(idx), m.NoiseRate())
+			want := channelIEAdv(bag[pos*c:(pos+1)*c], nz, func(z, y int) float64 {
+				if bag[pos*c+y] == 0 {
+					return 0
+				}
+				return joint[pos][y][z] / bag[pos*c+y]
+			})
+			if math.Abs(x.IEAdv-want) > 1e-12 {
+				t.Fatalf("%v example %d (bag of %d): IEAdv %v, brute force %v", m, x.Index, len(idx), x.IEAdv, want)
+			}
+			tot[b] += want
+			all += want
+		}
+		eadv := all / n
+		B := float64(bags.NumBags)
+		ss := 0.0
+		for b, tb := range tot {
+			d := tb - eadv*float64(bags.Size(b))
+			ss += d * d
+		}
+		se := math.Sqrt(ss/(B*(B-1))) / (n / B)
+		if math.Abs(s.EAdv-eadv) > 1e-12 || !closeRel(s.EAdvSE, se, 0, 1e-9) {
+			t.Fatalf("%v: EAdv %v ± %v, want %v ± %v", m, s.EAdv, s.EAdvSE, eadv, se)
+		}
+	}
+}
