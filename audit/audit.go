@@ -58,7 +58,11 @@ type Options struct {
 
 // Summary holds the audit figures of one PET setting on one audit set.
 // Quantiles and fractions are over all NExamples·LabelDraws realized |MA|
-// values.
+// values. RunC fills the same fields for labels with C ≥ 3 classes, each
+// with the meaning stated here read for a vector η_i: IEAdv_i is
+// E[max_y P(y | release)] − max_y η_iy, |MA| is MultAdvC (the largest
+// change of log posterior odds between two classes), EAdvBound averages
+// IEAdvBoundC, the realized gain is the argmax attacker's (RunC's doc).
 type Summary struct {
 	Mechanism  string    // pets.Mechanism.String(), e.g. "llp_geom(k=8, ε=1)"
 	Kind       pets.Kind // mechanism kind
