@@ -64,8 +64,9 @@ const DefaultBagDraws = 32
 // has the formulas and the proofs):
 //
 //   - IEAdv_i = E_z[max_y P(y_i = y | z)] − max_y η_iy, exact: rr (and
-//     none) by IEAdvRRC, rr_prior by IEAdvRRPriorC on the example's set
-//     from OptionsC.Prior, bot 0 (none: 1 − max_y η_iy, |MA| = ∞); the LLP family per bag by BagAuditorC (the
+//     none: 1 − max_y η_iy, |MA| = ∞) by IEAdvRRC, rr_prior by
+//     IEAdvRRPriorC on the example's set from OptionsC.Prior, bot 0; the
+//     LLP family per bag by BagAuditorC (the
 //     exact dynamic program over the count vectors of the other members,
 //     exact enumeration of the release space for llp and small llp_geom),
 //     on the same seeded random bags of k as Run (or OptionsC.Bags). Where
