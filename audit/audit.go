@@ -58,7 +58,11 @@ type Options struct {
 
 // Summary holds the audit figures of one PET setting on one audit set.
 // Quantiles and fractions are over all NExamples·LabelDraws realized |MA|
-// values.
+// values. RunC fills the same fields for labels with C ≥ 3 classes, each
+// with the meaning stated here read for a vector η_i: IEAdv_i is
+// E[max_y P(y | release)] − max_y η_iy, |MA| is MultAdvC (the largest
+// change of log posterior odds between two classes), EAdvBound averages
+// IEAdvBoundC, the realized gain is the argmax attacker's (RunC's doc).
 type Summary struct {
 	Mechanism  string    // pets.Mechanism.String(), e.g. "llp_geom(k=8, ε=1)"
 	Kind       pets.Kind // mechanism kind
@@ -68,6 +72,10 @@ type Summary struct {
 	NDropped   int       // examples left out: len(eta) mod k for the LLP family, else 0
 	NBags      int       // complete bags audited (0 outside the LLP family)
 	LabelDraws int       // R
+	// Classes is C, the number of label classes (2 for Run; RunC's
+	// mechanism's). A Summary read back from a file of an earlier format
+	// may hold 0: read it as 2.
+	Classes int
 
 	// EAdv is the mean of IEAdv_i over the audited examples: the exact
 	// additive expected attack advantage of the Bayes attacker (Definition
@@ -81,6 +89,18 @@ type Summary struct {
 	EAdvSE float64
 	// SEUnit is "example" or "bag": the unit EAdvSE is computed over.
 	SEUnit string
+	// EAdvEstimated is true when some bag's IEAdv values are unbiased
+	// estimates rather than exact (RunC, C ≥ 3: llp_geom bags whose release
+	// space is too large to enumerate, llp_lap bags), each member's from
+	// BagDraws releases drawn from the bag's exact law. EAdv is then an
+	// unbiased estimate of the exact value and EAdvSE includes the sampling
+	// error: each bag's estimated mean is its exact mean plus independent
+	// zero-mean noise, so the SE over bags covers both. False for Run, whose
+	// figures are always exact.
+	EAdvEstimated bool
+	// BagDraws is the number of releases drawn per estimated bag (0 when
+	// EAdvEstimated is false).
+	BagDraws int
 
 	// EAdvBound is the ε-label-DP worst case: the mean over the audited
 	// examples of IEAdvBound(η_i, ε), the largest IEAdv_i any ε-label-DP
@@ -135,15 +155,33 @@ type Summary struct {
 // Sample is one audited example kept for plots: the (prior, posterior)
 // scatter of Figure 1 and the per-example IEAdv and |MA| CDFs of Figure 2.
 // The label, release, posterior and |MA| come from its first label draw.
+//
+// With C ≥ 3 classes (RunC), Prior and Posterior are the probabilities the
+// attacker gives the drawn label y_i, η_{i,y_i} and P(y_i | release): the
+// point lies above the diagonal when the release moved the attacker towards
+// the true label. The scatter keeps Figure 1's reading: the log odds of any
+// one class against the rest move by at most |MA| (the posterior odds are
+// the prior odds times η-weighted likelihood ratios, each within
+// e^{±|MA|}), so a spindle is again a level of |MA|, and a posterior of 1
+// (the label revealed) lies on the square's edge; the posterior of the
+// true label is never 0 (the release has positive likelihood under it).
+// At C = 2 they are P(y_i = 1), the paper's axes.
 type Sample struct {
-	Index     int     // position in the eta slice given to Run
-	Bag       int     // its bag in the audit's partition (LLP family), −1 for the other kinds
-	Prior     float64 // η_i
-	Label     uint8   // drawn y_i
-	Release   float64 // released value: the label (rr, none), the proportion α (LLP family), 0 (bot)
-	Posterior float64 // P(y_i = 1 | release) of the Bayes attacker
-	IEAdv     float64 // exact individual expected attack advantage
-	AbsMA     float64 // |log-odds change| of this draw (may be +Inf)
+	Index int // position in the audit set (eta's example) given to Run or RunC
+	Bag   int // its bag in the audit's partition (LLP family), −1 for the other kinds
+	// Prior is η_i (C ≥ 3: η_{i,y_i}, the drawn label's prior).
+	Prior float64
+	Label uint8 // drawn y_i (a class 0..C−1)
+	// Release is the released value: the label (rr, rr_prior, none), the
+	// proportion α (LLP family; C ≥ 3: the released proportion of class
+	// y_i, or for class 0, whose count is implied, 1 − Σ_c α_c: under
+	// llp_geom's and llp_lap's noise that may leave [0, 1]), 0 (bot).
+	Release float64
+	// Posterior is the Bayes attacker's P(y_i = 1 | release) (C ≥ 3:
+	// P(y_i = drawn label | release)).
+	Posterior float64
+	IEAdv     float64 // exact (or, for an estimated bag, estimated) individual expected attack advantage
+	AbsMA     float64 // |log-odds change| of this draw (may be +Inf); C ≥ 3: MultAdvC
 }
 
 // Result is the output of Run.

@@ -54,16 +54,33 @@ const BoundTolerance = 1e-12
 // mechanism exceeds IEAdvBound(η, ε) + BoundTolerance: the audit's
 // likelihood for the mechanism cannot be ε-label-DP. It wraps
 // ErrDPViolation.
+//
+// With C ≥ 3 classes (RunC) Eta is max_y η_iy and EtaC the example's class
+// probabilities. When Estimated > 0 the violation is that of the estimated
+// members together (RunC's checkEstimatedBound): Index is the smallest of
+// them, IEAdv their mean estimated IEAdv minus their mean bound and Bound
+// the largest mean excess that sampling error explains at false-failure
+// rate GuardAlpha.
 type BoundViolation struct {
 	Mechanism string
 	Epsilon   float64
 	Index     int // the example (position in eta) of smallest index
 	Eta       float64
+	EtaC      []float64
 	IEAdv     float64
 	Bound     float64
+	Estimated int
 }
 
 func (e *BoundViolation) Error() string {
+	if e.Estimated > 0 {
+		return fmt.Sprintf("audit: %s is not %v-label-DP: the estimated IEAdv of %d examples exceeds their ε-DP worst case by %.6g on average, "+
+			"more than sampling explains (%.6g at false-failure rate %g)", e.Mechanism, e.Epsilon, e.Estimated, e.IEAdv, e.Bound, GuardAlpha)
+	}
+	if e.EtaC != nil {
+		return fmt.Sprintf("audit: %s is not %v-label-DP: example %d (η = %.6g) has IEAdv = %.17g above the ε-DP worst case %.17g",
+			e.Mechanism, e.Epsilon, e.Index, e.EtaC, e.IEAdv, e.Bound)
+	}
 	return fmt.Sprintf("audit: %s is not %v-label-DP: example %d (η = %.6g) has IEAdv = %.17g above the ε-DP worst case %.17g",
 		e.Mechanism, e.Epsilon, e.Index, e.Eta, e.IEAdv, e.Bound)
 }

@@ -56,5 +56,27 @@
 // O(n·k) time and O(k) memory per worker besides the inputs, the bag
 // permutation, a fixed 3.3 MB |I| histogram per worker and the samples.
 // Results depend only on the seed, not on the number of workers.
-// Labels with C classes: multiclass.go (per example, IEAdvBoundC) and multibag.go (bags).
+//
+// Labels with C classes (RunC; 3 ≤ C ≤ 64, and C = 2 is Run exactly). η_i
+// is a vector over the classes (n×C row-major), the Bayes attacker guesses
+// the posterior's argmax and IEAdv_i = E_z[max_y P(y_i = y | z)] −
+// max_y η_iy (multiclass.go): k-ary rr in closed form, rr_prior on the set
+// its public prior chooses (RRWithPrior, Ghazi et al. 2021), the LLP family
+// (bags releasing the proportions of classes 1..C−1, noise of Δ = 2 per
+// changed label) by an exact dynamic program over the count vectors of the
+// other members of each bag (multibag.go: C(k+C−1, C−1) states; the exact
+// audit stops at C = 10: k ≤ 13, C = 3: k ≤ 127, and refuses larger bags
+// naming "k"). Where the release space of a bag cannot be enumerated at
+// reasonable cost (llp_geom past ExactWork, llp_lap at C ≥ 3), each
+// member's IEAdv is estimated without bias from OptionsC.BagDraws sampled
+// releases and Summary.EAdvEstimated says so; EAdvSE, over bags, then
+// includes the sampling error. |MA| is the largest change of log posterior
+// odds between two classes (MultAdvC), checked against ε; EAdvBound
+// averages IEAdvBoundC (the ε-DP worst case for C classes, attained by
+// RRWithPrior with prior η; proof in multiclass.go). With a SamplerC,
+// realizedc.go attacks releases of the production code, checks their
+// likelihood (PIT per row or per released count, Bernstein at 1e-9) and
+// certifies ε from canaries that are coins between two classes (classes 1
+// and 2: a swap moves two released counts, the full Δ). Samples carry the
+// drawn label's prior and posterior probability.
 package audit

@@ -44,3 +44,47 @@ func must(m *pets.Mechanism, err error) *pets.Mechanism {
 	}
 	return m
 }
+
+func ExampleRunC() {
+	// Four examples whose labels are uniform over 3 classes, row-major.
+	eta := []float64{
+		1.0 / 3, 1.0 / 3, 1.0 / 3,
+		1.0 / 3, 1.0 / 3, 1.0 / 3,
+		1.0 / 3, 1.0 / 3, 1.0 / 3,
+		1.0 / 3, 1.0 / 3, 1.0 / 3,
+	}
+	opts := audit.OptionsC{Seed: 1, LabelDraws: 100}
+
+	// k-ary randomized response, ε = 1: the released class is right with
+	// probability e/(e+2), so EAdv = e/(e+2) − 1/3 and every |MA| is ε.
+	rr, err := audit.RunC(eta, mustC(pets.NewMulticlass(pets.Params{Kind: pets.RR, Epsilon: 1}, 3)), opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: EAdv=%.4f |MA| max=%.6g classes=%d\n", rr.Mechanism, rr.EAdv, rr.MAMax, rr.Classes)
+
+	// Bags of 2 releasing their class counts: the attacker is right with
+	// probability 1/3 + 2/3·1/2 (a pair of one class reveals it, two
+	// classes leave a coin), so EAdv = 2/3 − 1/3; every release rules a
+	// class out: |MA| = ∞.
+	llp, err := audit.RunC(eta, mustC(pets.NewMulticlass(pets.Params{Kind: pets.LLP, K: 2}, 3)), opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: bags=%d EAdv=%.4f exact=%v ∞ fraction=%v\n", llp.Mechanism, llp.NBags, llp.EAdv, !llp.EAdvEstimated, llp.MAInfFrac)
+
+	_, err = audit.RunC([]float64{0.5, 0.5, 0.5}, mustC(pets.NewMulticlass(pets.Params{Kind: pets.Bot}, 3)), opts)
+	fmt.Println(err)
+	// Output:
+	// rr(ε=1, C=3): EAdv=0.2428 |MA| max=1 classes=3
+	// llp(k=2, C=3): bags=2 EAdv=0.3333 exact=true ∞ fraction=1
+	// audit: invalid eta: example 0: class probabilities sum to 1.5, not 1
+}
+
+// mustC returns m, panicking on err.
+func mustC(m *pets.Multiclass, err error) *pets.Multiclass {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}

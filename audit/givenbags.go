@@ -50,20 +50,23 @@ func (w *worker) sized(n int) *bagWork {
 // of equal size it is sd(bag mean IEAdv)/√B, the random-bag formula. NaN
 // with fewer than 2 bags. Sums run in bag order: the result does not depend
 // on the workers.
-func (r *runner) givenBagsEAdv() (eadv, se float64) {
+func (r *runner) givenBagsEAdv() (eadv, se float64) { return givenBagsEAdvOf(r.bagTot, r.bags) }
+
+// givenBagsEAdvOf is givenBagsEAdv from the bags' IEAdv sums bagTot.
+func givenBagsEAdvOf(bagTot []float64, bags *llp.Bags) (eadv, se float64) {
 	var tot, rows float64
-	for u, t := range r.bagTot {
+	for u, t := range bagTot {
 		tot += t
-		rows += float64(r.bags.Size(u))
+		rows += float64(bags.Size(u))
 	}
 	eadv = tot / rows
-	nb := float64(len(r.bagTot))
-	if len(r.bagTot) < 2 {
+	nb := float64(len(bagTot))
+	if len(bagTot) < 2 {
 		return eadv, math.NaN()
 	}
 	var ss float64
-	for u, t := range r.bagTot {
-		d := t - eadv*float64(r.bags.Size(u))
+	for u, t := range bagTot {
+		d := t - eadv*float64(bags.Size(u))
 		ss += d * d
 	}
 	return eadv, math.Sqrt(ss/(nb*(nb-1))) / (rows / nb)

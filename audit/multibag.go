@@ -424,6 +424,17 @@ func (a *BagAuditorC) fillFrom(i, r int, prod float64) {
 		a.w[a.widx] = prod * a.tab[(c-2)*(a.n+1)+r]
 		a.widx++
 		return
+	case i == c-2 && i >= 1:
+		// The last two classes in one loop (most of the tree's nodes):
+		// the same products as the two levels of recursion, (prod·t[v])·u[r−v].
+		n1 := a.n + 1
+		t, u := a.tab[(i-1)*n1:i*n1], a.tab[i*n1:(i+1)*n1]
+		w := a.w[a.widx : a.widx+r+1]
+		for v := range w {
+			w[v] = prod * t[v] * u[r-v]
+		}
+		a.widx += r + 1
+		return
 	}
 	if i == 0 { // class 0: no factor
 		for v := 0; v <= r; v++ {
@@ -543,18 +554,8 @@ func (a *BagAuditorC) Audit(eta []float64, opts BagOptionsC, rng *rand.Rand) (*B
 	}
 	n := a.n
 	res := &BagResultC{IEAdv: make([]float64, n), IEAdvSE: make([]float64, n), Exact: true}
-	ew := opts.ExactWork
-	if ew == 0 {
-		ew = DefaultExactWork
-	}
 	switch {
-	case a.noise == pets.SumExact:
-		a.exactLLP(res.IEAdv)
-	case a.noise == pets.SumGeometric && ew >= a.geomExactWork():
-		a.exactGeom(res.IEAdv)
-	case a.noise == pets.SumLaplace && a.c == 2 && ew > 0:
-		a.exactLap2(res.IEAdv)
-	default:
+	case !a.exactFor(opts.ExactWork):
 		if opts.Draws < 2 {
 			return nil, paramErr("draws", fmt.Sprintf("%v on bags of %d needs an estimate from ≥ 2 sampled releases, got %d", a.m, n, opts.Draws))
 		}
@@ -563,10 +564,35 @@ func (a *BagAuditorC) Audit(eta []float64, opts BagOptionsC, rng *rand.Rand) (*B
 		}
 		a.estimate(res, opts.Draws, rng)
 		return res, nil
+	case a.noise == pets.SumExact:
+		a.exactLLP(res.IEAdv)
+	case a.noise == pets.SumGeometric:
+		a.exactGeom(res.IEAdv)
+	default: // pets.SumLaplace at C = 2
+		a.exactLap2(res.IEAdv)
 	}
 	for _, v := range res.IEAdv {
 		res.EAdv += v
 	}
 	res.EAdv /= float64(n)
 	return res, nil
+}
+
+// exactFor reports whether Audit computes IEAdv exactly with
+// BagOptionsC.ExactWork ew (0: DefaultExactWork): always for llp, for
+// llp_geom when enumerating its release space costs at most ew, for llp_lap
+// at C = 2 unless ew < 0.
+func (a *BagAuditorC) exactFor(ew float64) bool {
+	if ew == 0 {
+		ew = DefaultExactWork
+	}
+	switch a.noise {
+	case pets.SumExact:
+		return true
+	case pets.SumGeometric:
+		return ew >= a.geomExactWork()
+	case pets.SumLaplace:
+		return a.c == 2 && ew > 0
+	}
+	return false
 }

@@ -295,34 +295,64 @@ func (r *runner) realize() error {
 		}
 	}
 
-	// The checks, most specific first.
-	if pitN > 0 {
-		mean := pitSum / float64(pitN)
-		if h := bernsteinHalfWidth(pitN, 1.0/12, 0.5, GuardAlpha); math.Abs(mean) > h {
-			return r.mismatch("likelihood", fmt.Sprintf(
+	g := guardStats{mech: r.m.String(), eps: r.m.Epsilon(), pitAlpha: GuardAlpha, pitSum: pitSum, pitSq: pitSq, pitN: pitN,
+		canaries: s.Canaries, controlled: controlled, epsLower: s.EpsLower,
+		units: units, draws: M, z: s.RealizedZ, gain: s.RealizedGain, gainSE: s.RealizedGainSE}
+	if err := g.check(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// guardStats is what the self-checks read of the releases of Run or RunC.
+type guardStats struct {
+	mech string
+	eps  float64
+	// pitAlpha is the level of each of the two PIT tests (Run: GuardAlpha
+	// each, ≤ 2·GuardAlpha together; RunC: GuardAlpha/2 each).
+	pitAlpha      float64
+	pitSum, pitSq float64 // Σ(v − ½), Σ((v − ½)² − 1/12) over the PIT values
+	pitN          int
+	canaries      int
+	controlled    []canaryTrial
+	epsLower      float64
+	units         int
+	draws         int
+	z, gain       float64
+	gainSE        float64
+}
+
+// check runs the checks of the file comment, most specific first, and
+// returns the first that fails.
+func (g *guardStats) check() *SamplerError {
+	bad := func(check, msg string) *SamplerError { return &SamplerError{Mechanism: g.mech, Check: check, Msg: msg} }
+	if pitN := g.pitN; pitN > 0 {
+		mean := g.pitSum / float64(pitN)
+		if h := bernsteinHalfWidth(pitN, 1.0/12, 0.5, g.pitAlpha); math.Abs(mean) > h {
+			return bad("likelihood", fmt.Sprintf(
 				"the probability integral transform of %d release units given their drawn labels has mean %.4f; "+
-					"the stated law gives 0.5 ± %.4f (Bernstein, false-failure rate %g)", pitN, 0.5+mean, h, GuardAlpha))
+					"the stated law gives 0.5 ± %.4f (Bernstein, false-failure rate %g)", pitN, 0.5+mean, h, g.pitAlpha))
 		}
-		spread := pitSq / float64(pitN)
-		if h := bernsteinHalfWidth(pitN, 1.0/180, 1.0/6, GuardAlpha); math.Abs(spread) > h {
-			return r.mismatch("likelihood", fmt.Sprintf(
+		spread := g.pitSq / float64(pitN)
+		if h := bernsteinHalfWidth(pitN, 1.0/180, 1.0/6, g.pitAlpha); math.Abs(spread) > h {
+			return bad("likelihood", fmt.Sprintf(
 				"the probability integral transform of %d release units given their drawn labels has E[(v−½)²] = %.4f; "+
 					"the stated law gives 1/12 = %.4f ± %.4f (Bernstein, false-failure rate %g): the releases are %s noisy than stated",
-				pitN, 1.0/12+spread, 1.0/12, h, GuardAlpha, map[bool]string{true: "less", false: "more"}[spread < 0]))
+				pitN, 1.0/12+spread, 1.0/12, h, g.pitAlpha, map[bool]string{true: "less", false: "more"}[spread < 0]))
 		}
 	}
-	if s.Canaries > 0 {
-		if g := oneRunBound(controlled, GuardAlpha); g.eps > r.m.Epsilon() {
-			return r.mismatch("epsilon", fmt.Sprintf(
+	if g.canaries > 0 {
+		if o := oneRunBound(g.controlled, GuardAlpha); o.eps > g.eps {
+			return bad("epsilon", fmt.Sprintf(
 				"%d canaries show ε ≥ %.3f at confidence 1 − %g (%d of %d guesses right; stated ε = %g; the 95%% bound is %.3f)",
-				s.Canaries, g.eps, GuardAlpha, g.right, g.guesses, r.m.Epsilon(), s.EpsLower))
+				g.canaries, o.eps, GuardAlpha, o.right, o.guesses, g.eps, g.epsLower))
 		}
 	}
-	if units >= GuardMinUnits && math.Abs(s.RealizedZ) > GuardZ {
-		return r.mismatch("attack", fmt.Sprintf(
+	if g.units >= GuardMinUnits && math.Abs(g.z) > GuardZ {
+		return bad("attack", fmt.Sprintf(
 			"over %d releases the Bayes attacker's accuracy gain is %.5f ± %.5f where the exact prediction on the "+
 				"releases' own bags gives a difference of z = %.1f (|z| > %g: nominal false-failure rate 1.1e-9)",
-			M, s.RealizedGain, s.RealizedGainSE, s.RealizedZ, GuardZ))
+			g.draws, g.gain, g.gainSE, g.z, GuardZ))
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		r.piDP = flipProb(m.Epsilon())
 	}
 	s := &r.sum
-	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws = m.String(), m.Kind(), m.K(), m.Epsilon(), opts.LabelDraws
+	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws, s.Classes = m.String(), m.Kind(), m.K(), m.Epsilon(), opts.LabelDraws, 2
 	if opts.Bags != nil && r.bag == nil {
 		return nil, paramErr("bags", "only the LLP family audits bags, not "+m.Kind().String())
 	}

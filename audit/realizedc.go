@@ -1,0 +1,760 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+
+	"labelprivacy/internal/mix"
+	"labelprivacy/internal/par"
+	"labelprivacy/pets"
+)
+
+// The self-checks of RunC with a SamplerC: realized.go's three checks on C
+// classes, each with the same false-failure rate.
+//
+//  1. Likelihood. Given the labels it drew, the audit knows the law of each
+//     release unit exactly, and a release of likelihood 0 fails at once: a
+//     label outside 0..C−1 or outside rr_prior's set, an llp proportion
+//     that is not the bag's count, an llp_geom count off the grid
+//     {0..n}. Otherwise each unit gives randomized PIT values
+//     v = F(z⁻) + V·P(z), V uniform, each exactly Uniform(0, 1):
+//     - rr, rr_prior, none: one per row, F the CDF of the released class
+//     given the label y, the classes ordered by decreasing P(· | y) (ties
+//     by class): the kept label first.
+//     - the LLP family: one per released coordinate c = 1..C−1 of each bag,
+//     F the law of that coordinate given the bag's true count n_c (llp:
+//     the point n_c; llp_geom: clip(n_c + Z_c, 0, n), Z_c two-sided
+//     geometric of rate λ = ε/Δ; llp_lap: n_c + Laplace(1/λ)).
+//     Claim: for an honest sampler the check fails with probability
+//     ≤ GuardAlpha. Proof. Given the labels (and the bags, which a random
+//     or curated partition draws without looking at the labels), the rows'
+//     releases are independent (per-example kinds), and so are a bag's
+//     coordinates (pets draws each coordinate's noise independently) and
+//     the bags, and the releases of different draws; V is drawn by the
+//     audit independently of everything. For a discrete release z of law
+//     p, F(z⁻) + V·p(z) is Uniform(0, 1) (it is uniform on [F(z⁻), F(z))
+//     given z, an interval of length p(z), and these intervals tile
+//     [0, 1)); for llp_lap's continuous law F(z) is. So the N PIT values
+//     are i.i.d. Uniform(0, 1): X = v − ½ has mean 0, variance 1/12 and
+//     |X| ≤ ½; Y = (v − ½)² − 1/12 has mean 0, variance 1/180 and
+//     |Y| ≤ 1/6. Bernstein's inequality bounds P(|mean X| ≥ h) ≤
+//     2·exp(−N h²/(2σ² + 2bh/3)) with (σ², b) = (1/12, ½), and likewise Y
+//     with (1/180, 1/6); each half-width h is set so that bound is
+//     GuardAlpha/2 (bernsteinHalfWidth), so either failing has probability
+//     ≤ GuardAlpha (a union bound). ∎ A sampler at 4ε keeps the label more
+//     often than stated (rr: v piles up at 0) or puts less noise on each
+//     count (llp_geom: v piles up inside the interval of the true count,
+//     and at 0 for the many classes of count 0), far beyond the bound.
+//  2. Attack. The Bayes attacker guesses argmax_y η_iy·P(z | y_i = y) and
+//     the prior-only attacker argmax_y η_iy (ties: the smaller class); with
+//     labels drawn from η, E[correct_bayes − correct_prior] = IEAdv_i
+//     (Lemma A.1: the Bayes guess is right with probability
+//     E_z max_y P(y | z)), so per unit u = Σ(correct_bayes − correct_prior −
+//     p_i) has mean 0 when p_i is IEAdv_i or an unbiased estimate of it
+//     independent of the release. rr and rr_prior use the exact IEAdv_i;
+//     a bag of the LLP family uses the exact IEAdv on the bag the release
+//     made where that costs no more than the posteriors (llp; llp_geom
+//     with a small release space), else the unbiased one-draw estimate
+//     max_y P(y_i = y | z') − max_y η_iy on a fresh release z' of the same
+//     bag drawn from its law. RealizedZ = Σu/√max(Σu², Σ p_i(1 − p_i))
+//     (p clamped to [0, 1]) over all units, failing past GuardZ with at
+//     least GuardMinUnits units, as in realized.go. The posteriors of a
+//     bag cost O(n·C·S(n−1)) (multibag.go), so each release attacks a
+//     random, label-independent subset of bags whose total cost stays
+//     within maxAttackWork (the likelihood check still sees every bag).
+//  3. ε. The controlled canary game generalized (canary.go's proof holds
+//     as written: each canary coin is a fair choice between two classes
+//     a_i, b_i fixed in advance by the auditor, and the release is ε-label-
+//     DP in it): rr and bot: every position, classes (1, 2); rr_prior:
+//     every position whose set holds two classes or more, the set's two
+//     smallest classes (other positions release the set's one class
+//     whatever the label); the LLP family: each position with probability
+//     canaryRate(k), classes (1, 2), every other label 0, known. Coins
+//     between 1 and 2 move two released counts of a bag at once (Δ = 2),
+//     so a lone canary in a bag of llp_geom shows its coin with the full
+//     likelihood ratio e^{±ε} when one coordinate is clipped at 0; a coin
+//     involving class 0, whose count is not released, would show at most
+//     e^{ε/2}. The score is the exact log likelihood ratio
+//     log P(view | S_i = b)/P(view | S_i = a): for rr and rr_prior
+//     P(z | b)/P(z | a) (0 when z ∉ {a, b}: the release says nothing), for
+//     a bag with j canaries Σ_m Bin(m; j−1, ½)·f_1(t_1 | ·)·f_2(t_2 | ·) over
+//     the other canaries' count m of class 1 (f_c the law of coordinate c
+//     given its count; the coordinates c ≥ 3 hold count 0 whatever the
+//     coins, a common factor). EpsLower is the 95% one-run bound, and the
+//     guard fails the audit if the bound at 1 − GuardAlpha exceeds ε.
+//     The real-bags game of Run is not played for C ≥ 3
+//     (EpsLowerRealBags is NaN): scoring a canary among unknown bag-mates
+//     costs the full count-vector program per bag.
+
+// SamplerC releases label vectors of C classes through the production
+// release code (the pipeline: release.Apply with simulation noise), so that
+// RunC audits what the deployed mechanism releases. It must be safe for
+// concurrent use.
+type SamplerC interface {
+	// ReleaseC releases labels (classes 0..C−1, one per audit example, in
+	// audit order) under m with the randomness of seed (bags, noise) and
+	// returns what the release shows. rr_prior's sampler holds the audit
+	// examples' public priors (OptionsC.Prior).
+	ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*ReleasedC, error)
+}
+
+// ReleasedC is what a release of C classes shows, one entry per release
+// row.
+type ReleasedC struct {
+	// Row is the audit example (index into the labels) of each row; an
+	// example appears at most once (an LLP remainder may be left out).
+	Row []int
+	// Label is the released class per row: rr, rr_prior (within the row's
+	// set, a function of its prior), none; nil for the other kinds.
+	Label []uint8
+	// Bag and Alpha, for the LLP family: each row's bag (the rows of one
+	// bag consecutive) and its bag's released proportions of classes
+	// 1..C−1, C−1 per row: Alpha[j·(C−1) + c−1] for row j and class c
+	// (pets.Multiclass.ReleaseBag's output, not debiased).
+	Bag   []int64
+	Alpha []float64
+}
+
+// MaxAttackWork bounds the count-vector work (BagWorkC units, about a
+// nanosecond each) spent attacking one release of the LLP family in
+// RunC: each bag is attacked with probability min(1, MaxAttackWork /
+// (bags·2·BagWorkC(C, k))), independently of the labels. At C = 10, k = 8
+// that is about 170 of 1,250 bags, ~0.25 s per release on one core.
+const MaxAttackWork = 1 << 29
+
+// maxAttackWork is MaxAttackWork (tests change it).
+var maxAttackWork float64 = MaxAttackWork
+
+// rworkerC holds one goroutine's state of RunC's releases.
+type rworkerC struct {
+	r      *runnerC
+	src    rand.PCG
+	rng    *rand.Rand
+	labels []uint8
+	seen   []bool
+	canary []bool
+	lik    []float64 // C
+	col    []float64 // C
+	auds   map[int]*BagAuditorC
+	bagEta []float64
+	dst    []float64
+	dst2   []float64
+	counts []int
+	rel2   []float64
+	logs   []float64
+}
+
+func (r *runnerC) newRWorker() *rworkerC {
+	c := r.c
+	w := &rworkerC{r: r, labels: make([]uint8, r.n), seen: make([]bool, r.n), canary: make([]bool, r.n),
+		lik: make([]float64, c), col: make([]float64, c), auds: map[int]*BagAuditorC{}, counts: make([]int, c), rel2: make([]float64, c-1)}
+	w.rng = rand.New(&w.src)
+	if r.bag {
+		w.bagEta, w.dst, w.dst2 = make([]float64, r.k*c), make([]float64, r.k*c), make([]float64, r.k*c)
+	}
+	return w
+}
+
+func (w *rworkerC) auditor(n int) *BagAuditorC {
+	a := w.auds[n]
+	if a == nil {
+		var err error
+		if a, err = NewBagAuditorC(w.r.m, n); err != nil {
+			// Sizes above k are refused by the shape check before this.
+			panic("audit: bag size: " + err.Error())
+		}
+		w.auds[n] = a
+	}
+	return a
+}
+
+// realize is realized.go's realize for C classes.
+func (r *runnerC) realize() error {
+	ws := make([]*rworkerC, par.Workers(r.opts.Workers, math.MaxInt))
+	for i := range ws {
+		ws[i] = r.newRWorker()
+	}
+	each := func(n int, fn func(w *rworkerC, i int)) { par.Each(n, len(ws), func(w, i int) { fn(ws[w], i) }) }
+	M := r.opts.Draws
+	draws := make([]releaseStats, M)
+	each(M, func(w *rworkerC, d int) { w.release(d, gameRealized, &draws[d]) })
+
+	var pitSum, pitSq, uSum, uSq, ieVar float64
+	pitN, units := 0, 0
+	s := &r.sum
+	gains := make([]float64, M)
+	for d := range draws {
+		o := &draws[d]
+		if err := r.releaseErr(o, d, "release"); err != nil {
+			return err
+		}
+		if o.n == 0 {
+			return r.mismatch("release", fmt.Sprintf("release %d shows no audit example", d))
+		}
+		gains[d] = float64(o.gain) / float64(o.n)
+		uSum, uSq, units, ieVar = uSum+o.uSum, uSq+o.uSq, units+o.units, ieVar+o.ieVar
+		pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
+	}
+	s.RealizedDraws = M
+	s.RealizedGain, s.RealizedGainSE = meanSE(gains)
+	s.RealizedZ = 0
+	if v := math.Max(uSq, ieVar); v > 0 {
+		s.RealizedZ = uSum / math.Sqrt(v)
+	}
+
+	var controlled []canaryTrial
+	positions := r.canaryPositions()
+	if r.opts.Canaries > 0 && positions == 0 {
+		s.Canaries, s.EpsLower = 0, 0 // rr_prior with every set of one class
+	}
+	if C := r.opts.Canaries; C > 0 && positions > 0 {
+		// As realized.go: rounds of as many releases as should complete
+		// the canaries, each release keeping at most those still wanted.
+		per := 0.9 * float64(positions) * r.canaryRate()
+		for next := 0; len(controlled) < C && next < MaxCanaryReleases; {
+			need := C - len(controlled)
+			batch := min(MaxCanaryReleases-next, max(1, int(math.Ceil(float64(need)/per))))
+			outs := make([]releaseStats, batch)
+			for i := range outs {
+				outs[i].limit = need
+			}
+			each(batch, func(w *rworkerC, i int) { w.release(next+i, gameControlled, &outs[i]) })
+			for i := range outs {
+				o := &outs[i]
+				if err := r.releaseErr(o, next+i, "canary release"); err != nil {
+					return err
+				}
+				pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
+				controlled = append(controlled, o.trials...)
+			}
+			next += batch
+		}
+		controlled = controlled[:min(C, len(controlled))]
+		s.Canaries = len(controlled)
+		s.EpsLower = oneRunBound(controlled, 1-EpsConfidence).eps
+	}
+	g := guardStats{mech: r.m.String(), eps: r.eps, pitAlpha: GuardAlpha / 2, pitSum: pitSum, pitSq: pitSq, pitN: pitN,
+		canaries: s.Canaries, controlled: controlled, epsLower: s.EpsLower,
+		units: units, draws: M, z: s.RealizedZ, gain: s.RealizedGain, gainSE: s.RealizedGainSE}
+	if err := g.check(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (r *runnerC) mismatch(check, msg string) *SamplerError {
+	return &SamplerError{Mechanism: r.m.String(), Check: check, Msg: msg}
+}
+
+func (r *runnerC) releaseErr(o *releaseStats, i int, what string) error {
+	if o.err != nil {
+		return fmt.Errorf("audit: %s: sampler, %s %d: %w", r.m, what, i, o.err)
+	}
+	if o.bad != nil {
+		o.bad.Msg = fmt.Sprintf("%s %d: %s", what, i, o.bad.Msg)
+		return o.bad
+	}
+	return nil
+}
+
+// canaryPair returns the two classes of a canary coin at position i:
+// (1, 2), or rr_prior's set's two smallest classes.
+func (r *runnerC) canaryPair(i int) (a, b uint8) {
+	if r.sets == nil {
+		return 1, 2
+	}
+	m := r.sets[i].Mask
+	a = uint8(bits.TrailingZeros64(m))
+	b = uint8(bits.TrailingZeros64(m &^ (1 << a)))
+	return a, b
+}
+
+// canaryOK reports whether position i may hold a canary (not an rr_prior
+// row whose set has one class).
+func (r *runnerC) canaryOK(i int) bool { return r.sets == nil || r.sets[i].K >= 2 }
+
+// canaryRate is canary.go's rate for the LLP family, 1 otherwise.
+func (r *runnerC) canaryRate() float64 {
+	if r.bag {
+		return canaryRate(r.k, r.n, r.opts.Canaries)
+	}
+	return 1
+}
+
+func (r *runnerC) canaryPositions() int {
+	c := 0
+	for i := range r.n {
+		if r.canaryOK(i) {
+			c++
+		}
+	}
+	return c
+}
+
+// shows reports whether a release shows a class per row.
+func (r *runnerC) shows() bool { return !r.bag && r.sp.Release != pets.ReleaseNothing }
+
+// release draws the labels of release idx of game g, has the sampler
+// release them and scans what it shows.
+func (w *rworkerC) release(idx int, g game, out *releaseStats) {
+	r := w.r
+	c := r.c
+	if g == gameRealized {
+		w.src.Seed(r.opts.Seed^streamRealized, mix.SplitMix64(uint64(idx)))
+		for i := range r.n {
+			w.labels[i] = uint8(drawClass(r.eta[i*c:(i+1)*c], w.rng))
+		}
+	} else {
+		p := r.canaryRate()
+		w.src.Seed(r.opts.Seed^streamCanary, mix.SplitMix64(uint64(idx)))
+		for i := range r.n {
+			can := r.canaryOK(i) && (p == 1 || w.rng.Float64() < p)
+			w.canary[i] = can
+			y := uint8(0) // the other labels: class 0, known
+			if can {
+				a, b := r.canaryPair(i)
+				y = a
+				if w.rng.Float64() < 0.5 {
+					y = b
+				}
+			}
+			w.labels[i] = y
+		}
+	}
+	seed := w.rng.Uint64()
+	rel, err := r.opts.Sampler.ReleaseC(w.labels, r.m, seed)
+	if err != nil {
+		out.err = err
+		return
+	}
+	if msg := w.checkShape(rel); msg != "" {
+		out.bad = r.mismatch("release", msg)
+		return
+	}
+	if r.bag {
+		w.scanBags(rel, g != gameRealized, out)
+	} else {
+		w.scanRows(rel, g != gameRealized, out)
+	}
+}
+
+// checkShape validates a release's columns and rows ("" if fine).
+func (w *rworkerC) checkShape(rel *ReleasedC) string {
+	r := w.r
+	if rel == nil {
+		return "the sampler returned no release"
+	}
+	n := len(rel.Row)
+	switch {
+	case r.shows() && len(rel.Label) != n:
+		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
+	case r.bag && (len(rel.Bag) != n || len(rel.Alpha) != n*(r.c-1)):
+		return fmt.Sprintf("%d bag ids and %d proportions for %d rows of %d classes (want %d and %d)", len(rel.Bag), len(rel.Alpha), n, r.c, n, n*(r.c-1))
+	}
+	clear(w.seen)
+	for j, i := range rel.Row {
+		if i < 0 || i >= len(w.seen) {
+			return fmt.Sprintf("row %d names example %d of %d", j, i, len(w.seen))
+		}
+		if w.seen[i] {
+			return fmt.Sprintf("example %d released twice", i)
+		}
+		w.seen[i] = true
+	}
+	return ""
+}
+
+// addPIT adds a randomized PIT value v = lo + V·(hi − lo).
+func (w *rworkerC) addPIT(out *releaseStats, lo, hi float64) {
+	v := lo + w.rng.Float64()*(hi-lo)
+	d := v - 0.5
+	out.pitSum += d
+	out.pitSq += d*d - 1.0/12
+	out.pitN++
+}
+
+// pitOfClass returns the PIT interval of released class z under the law
+// col[z'] = P(z' | y): the classes ordered by decreasing probability, ties
+// by class; the last class of positive probability ends at 1 (rounding).
+// Empty (hi ≤ lo) when col[z] = 0.
+func pitOfClass(col []float64, z uint8) (lo, hi float64) {
+	pz := col[z]
+	if pz == 0 {
+		return 0, 0
+	}
+	last := true
+	for x, p := range col {
+		before := p > pz || (p == pz && x < int(z))
+		if before {
+			lo += p
+		} else if x != int(z) && p > 0 {
+			last = false
+		}
+	}
+	if last {
+		return lo, 1
+	}
+	return lo, lo + pz
+}
+
+// scanRows scans a release of a per-example kind: one unit per row.
+func (w *rworkerC) scanRows(rel *ReleasedC, canary bool, out *releaseStats) {
+	r := w.r
+	c := r.c
+	shows := r.shows()
+	for j, i := range rel.Row {
+		y := w.labels[i]
+		var z uint8
+		if shows {
+			z = rel.Label[j]
+			if int(z) >= c {
+				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not in 0..%d", i, z, c-1))
+				return
+			}
+			var s pets.PriorSet
+			if r.sets != nil {
+				s = r.sets[i]
+			}
+			for x := range c {
+				w.col[x] = r.m.Likelihood(s, uint8(x), y)
+			}
+			lo, hi := pitOfClass(w.col, z)
+			if hi <= lo {
+				out.bad = r.mismatch("release", fmt.Sprintf("example %d (label %d) released %d, which its law never releases for that label", i, y, z))
+				return
+			}
+			w.addPIT(out, lo, hi)
+		}
+		r.likelihoods(w.lik, i, z)
+		if canary {
+			if w.canary[i] && len(out.trials) < out.limit {
+				a, b := r.canaryPair(i)
+				t := canaryTrial{s: logLR(w.lik[b], w.lik[a])}
+				if y == b {
+					t.y = 1
+				}
+				out.trials = append(out.trials, t)
+			}
+			continue
+		}
+		e := r.eta[i*c : (i+1)*c]
+		ie := r.ieadv(i, e)
+		u := attackC(out, e, w.lik, y, ie)
+		out.uSum += u
+		out.uSq += u * u
+		out.units++
+	}
+}
+
+// attackC adds one attacked example of class probabilities e, label y and
+// likelihoods lik of what the release shows, with prediction p (its IEAdv
+// or an unbiased estimate), and returns correct_bayes − correct_prior − p.
+func attackC(out *releaseStats, e, lik []float64, y uint8, p float64) float64 {
+	g, gv := 0, -1.0
+	for x, v := range e {
+		if j := v * lik[x]; j > gv {
+			g, gv = x, j
+		}
+	}
+	pr, _ := argmax(e)
+	d := 0
+	if g == int(y) {
+		d++
+	}
+	if pr == int(y) {
+		d--
+	}
+	out.gain += d
+	out.n++
+	q := min(1, max(0, p))
+	out.ieVar += q * (1 - q)
+	return float64(d) - p
+}
+
+// scanBags scans a release of the LLP family: one unit per bag.
+func (w *rworkerC) scanBags(rel *ReleasedC, canary bool, out *releaseStats) {
+	r := w.r
+	c := r.c
+	c1 := c - 1
+	done := map[int64]bool{}
+	nb := max(1, float64(len(rel.Row))/float64(r.k))
+	attackP := min(1, maxAttackWork/(nb*2*BagWorkC(c, r.k)))
+	for start := 0; start < len(rel.Row); {
+		id := rel.Bag[start]
+		end := start + 1
+		for end < len(rel.Row) && rel.Bag[end] == id {
+			end++
+		}
+		if done[id] {
+			out.bad = r.mismatch("release", fmt.Sprintf("the rows of bag %d are not consecutive", id))
+			return
+		}
+		done[id] = true
+		alpha := rel.Alpha[start*c1 : (start+1)*c1]
+		for j := start + 1; j < end; j++ {
+			for x, a := range rel.Alpha[j*c1 : (j+1)*c1] {
+				if a != alpha[x] && !(math.IsNaN(a) && math.IsNaN(alpha[x])) {
+					out.bad = r.mismatch("release", fmt.Sprintf("bag %d shows two proportions of class %d, %v and %v", id, x+1, alpha[x], a))
+					return
+				}
+			}
+		}
+		members := rel.Row[start:end]
+		start = end
+		n := len(members)
+		if n > r.k {
+			out.bad = r.mismatch("release", fmt.Sprintf("bag %d has %d rows, more than k = %d", id, n, r.k))
+			return
+		}
+		clear(w.counts)
+		for _, i := range members {
+			w.counts[w.labels[i]]++
+		}
+		if !w.bagPIT(out, alpha, n) {
+			out.bad = r.mismatch("release", fmt.Sprintf("bag %d of %d rows with class counts %v released proportions %v, "+
+				"impossible under the stated law", id, n, w.counts, alpha))
+			return
+		}
+		if canary {
+			w.scoreCanaries(out, members, alpha)
+			continue
+		}
+		if attackP < 1 && w.rng.Float64() >= attackP {
+			continue
+		}
+		a := w.auditor(n)
+		eta := w.bagEta[:n*c]
+		for j, i := range members {
+			copy(eta[j*c:(j+1)*c], r.eta[i*c:(i+1)*c])
+		}
+		if err := a.Likelihoods(w.dst[:n*c], eta, alpha); err != nil {
+			out.bad = r.mismatch("release", fmt.Sprintf("bag %d: %v", id, err))
+			return
+		}
+		pred := w.predict(a, eta, n)
+		u := 0.0
+		for j, i := range members {
+			u += attackC(out, eta[j*c:(j+1)*c], w.dst[j*c:(j+1)*c], w.labels[i], pred[j])
+		}
+		out.uSum += u
+		out.uSq += u * u
+		out.units++
+	}
+}
+
+// predict returns each member's IEAdv on the bag (a prepared for eta):
+// exact where that costs no more than the bag's posteriors (BagWorkC),
+// else the one-draw unbiased estimate max_y P(y_i = y | z') − max_y η_iy on
+// a release z' drawn from the bag's law with the worker's stream.
+func (w *rworkerC) predict(a *BagAuditorC, eta []float64, n int) []float64 {
+	r := w.r
+	c := r.c
+	ew := r.exactWork
+	if ew == 0 {
+		ew = DefaultExactWork
+	}
+	if ew > 0 {
+		ew = min(ew, BagWorkC(c, n))
+	}
+	if a.exactFor(ew) {
+		res, err := a.Audit(eta, BagOptionsC{ExactWork: ew}, nil)
+		if err != nil {
+			panic("audit: exact bag audit: " + err.Error())
+		}
+		return res.IEAdv
+	}
+	clear(w.counts)
+	for j := range n {
+		w.counts[drawClass(eta[j*c:(j+1)*c], w.rng)]++
+	}
+	r.m.ReleaseBag(w.rel2, w.counts, w.rng)
+	dst := w.dst2[:n*c]
+	if err := a.Likelihoods(dst, eta, w.rel2); err != nil {
+		panic("audit: pets' own bag release refused: " + err.Error())
+	}
+	p := make([]float64, n)
+	for j := range n {
+		e := eta[j*c : (j+1)*c]
+		_, m1 := argmax(e)
+		p[j] = maxPosterior(e, dst[j*c:(j+1)*c]) - m1
+	}
+	return p
+}
+
+// bagPIT checks each released coordinate of a bag of n rows with class
+// counts w.counts against its stated law and adds its PIT value (false: a
+// release of likelihood 0).
+func (w *rworkerC) bagPIT(out *releaseStats, alpha []float64, n int) bool {
+	r := w.r
+	fn := float64(n)
+	lam := r.m.NoiseRate()
+	for x, al := range alpha {
+		cnt := w.counts[x+1]
+		t := al * fn
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return false
+		}
+		switch r.noise {
+		case pets.SumExact:
+			ts := math.Round(t)
+			if math.Abs(t-ts) > 1e-9*fn || int(ts) != cnt {
+				return false
+			}
+			w.addPIT(out, 0, 1)
+		case pets.SumGeometric:
+			ts := math.Round(t)
+			if math.Abs(t-ts) > 1e-9*fn || ts < 0 || ts > fn {
+				return false
+			}
+			lo, hi := geomPIT(int(ts), cnt, n, lam)
+			w.addPIT(out, lo, hi)
+		default: // pets.SumLaplace: t = count + Laplace(1/λ)
+			d := t - float64(cnt)
+			v := 0.5 * math.Exp(lam*d)
+			if d >= 0 {
+				v = 1 - 0.5*math.Exp(-lam*d)
+			}
+			w.addPIT(out, v, v)
+		}
+	}
+	return true
+}
+
+// geomPIT is the PIT interval of a clipped two-sided geometric release t ∈
+// {0..n} around count v at rate λ: F(x) = P(v + Z ≤ x) is a^{−z}/(1+a) for
+// z = x − v < 0 and 1 − a^{z+1}/(1+a) otherwise (a = e^{−λ}); clipping merges
+// the tails into 0 and n.
+func geomPIT(t, v, n int, lam float64) (lo, hi float64) {
+	cdf := func(x int) float64 {
+		z := x - v
+		if z < 0 {
+			return math.Exp(lam*float64(z)) / (1 + math.Exp(-lam))
+		}
+		return 1 - math.Exp(-lam*float64(z+1))/(1+math.Exp(-lam))
+	}
+	lo, hi = 0, 1
+	if t > 0 {
+		lo = cdf(t - 1)
+	}
+	if t < n {
+		hi = cdf(t)
+	}
+	return lo, hi
+}
+
+// scoreCanaries scores the canaries of one bag of the controlled game (its
+// other labels 0, known; each canary a coin between classes 1 and 2): with
+// j canaries, the release's law given canary i's coin s mixes over the
+// number m ~ Bin(j−1, ½) of the other canaries in class 1, and only
+// coordinates 1 and 2 depend on the coins:
+//
+//	P(t | S_i = s) ∝ Σ_m C(j−1, m)·f(t_1 | m + 1{s=1})·f(t_2 | j−1−m + 1{s=2}),
+//
+// f the law of one coordinate given its count (bagLogF). Every canary of
+// the bag has the same score log P(t | S = 2)/P(t | S = 1), computed in
+// log space.
+func (w *rworkerC) scoreCanaries(out *releaseStats, members []int, alpha []float64) {
+	j := 0
+	for _, i := range members {
+		if w.canary[i] {
+			j++
+		}
+	}
+	if j == 0 || len(out.trials) >= out.limit {
+		return
+	}
+	n := len(members)
+	fn := float64(n)
+	t1, t2 := alpha[0]*fn, alpha[1]*fn
+	w.logs = w.logs[:0]
+	var l1, l2 float64 // log P(t | S = 1), log P(t | S = 2)
+	for pass, s := range [2]int{1, 2} {
+		w.logs = w.logs[:0]
+		for m := 0; m < j; m++ {
+			lb := lchoose(j-1, m)
+			a1, a2 := m, j-1-m
+			if s == 1 {
+				a1++
+			} else {
+				a2++
+			}
+			w.logs = append(w.logs, lb+w.bagLogF(t1, a1, n)+w.bagLogF(t2, a2, n))
+		}
+		v := logSumExp(w.logs)
+		if pass == 0 {
+			l1 = v
+		} else {
+			l2 = v
+		}
+	}
+	var sc float64
+	switch {
+	case math.IsInf(l1, -1) && math.IsInf(l2, -1):
+		sc = 0
+	default:
+		sc = l2 - l1
+	}
+	for _, i := range members {
+		if !w.canary[i] || len(out.trials) >= out.limit {
+			continue
+		}
+		t := canaryTrial{s: sc}
+		if w.labels[i] == 2 {
+			t.y = 1
+		}
+		out.trials = append(out.trials, t)
+	}
+}
+
+// bagLogF is log f(t | v): the log law of one released coordinate t (in
+// count units) of a bag of n given its count v: llp 0 or −Inf (t = v);
+// llp_geom the clipped two-sided geometric pmf; llp_lap the Laplace
+// density (λ/2)·e^{−λ|t−v|}.
+func (w *rworkerC) bagLogF(t float64, v, n int) float64 {
+	r := w.r
+	lam := r.m.NoiseRate()
+	switch r.noise {
+	case pets.SumExact:
+		if math.Round(t) == float64(v) {
+			return 0
+		}
+		return math.Inf(-1)
+	case pets.SumGeometric:
+		ti := int(math.Round(t))
+		la := -lam // log a
+		switch ti {
+		case 0:
+			return la*float64(v) - math.Log1p(math.Exp(la))
+		case n:
+			return la*float64(n-v) - math.Log1p(math.Exp(la))
+		}
+		return math.Log(-math.Expm1(la)) - math.Log1p(math.Exp(la)) + la*math.Abs(float64(ti-v))
+	}
+	return math.Log(lam/2) - lam*math.Abs(t-float64(v))
+}
+
+// lchoose is log C(n, k).
+func lchoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
+}
+
+// logSumExp is log Σ e^{x_i} (−Inf for an empty or all −Inf list).
+func logSumExp(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += math.Exp(x - m)
+	}
+	return m + math.Log(s)
+}
