@@ -174,17 +174,8 @@ func priorsOf(probs []float32, w int) []float64 {
 	for i, p := range probs {
 		out[i] = float64(p)
 	}
-	if w == 1 {
-		return out
-	}
-	for i := 0; i < len(out); i += w {
-		var sum float64
-		for _, p := range out[i : i+w] {
-			sum += p
-		}
-		for j := i; j < i+w; j++ {
-			out[j] /= sum
-		}
+	if w > 1 {
+		normalizeRows(out, w)
 	}
 	return out
 }
