@@ -159,6 +159,30 @@ type Audited struct {
 	Calibration []report.Calibration
 }
 
+// checkAuditable refuses a grid with a setting the exact audit cannot take:
+// on C ≥ 3 classes, bags of k whose count-vector program exceeds
+// audit.MaxBagWork (C = 10: k ≤ 13), naming the setting and the largest k
+// it takes.
+func (s *Session) checkAuditable() error {
+	c := s.classes()
+	if c < 3 {
+		return nil
+	}
+	for _, set := range s.settings {
+		if !set.Kind.IsLLP() || audit.BagWorkC(c, set.K) <= audit.MaxBagWork {
+			continue
+		}
+		kMax := set.K
+		for kMax > 1 && audit.BagWorkC(c, kMax) > audit.MaxBagWork {
+			kMax--
+		}
+		return &config.FieldError{Key: "pets", Msg: fmt.Sprintf("%s: the exact audit of bags of k = %d on %d classes is beyond its "+
+			"bound (its count-vector program would take %.3g operations per bag, more than %d); on %d classes it takes k ≤ %d "+
+			"(train fit trains any k)", set.ID, set.K, c, audit.BagWorkC(c, set.K), audit.MaxBagWork, c, kMax)}
+	}
+	return nil
+}
+
 // runAudit is audit.Run on binary labels (eta: P(y = 1 | x) per example)
 // and audit.RunC on C ≥ 3 classes (eta: C values per example, row-major;
 // the sampler, the releaseSampler, serves both), with the same options.

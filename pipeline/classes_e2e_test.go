@@ -290,3 +290,23 @@ func num(t *testing.T, s string) float64 {
 	}
 	return v
 }
+
+// A bag size beyond the exact audit of C classes (k = 32 on 10 classes:
+// the count-vector program is past audit.MaxBagWork) is refused by train
+// run and train audit before any work, naming the setting and the largest
+// k the audit takes; train fit trains it.
+func TestClassesBagsBeyondTheAudit(t *testing.T) {
+	cfg := classesConfig(filepath.Join(t.TempDir(), "out"), 10)
+	cfg.Data.Synth.Rows, cfg.Data.Synth.TestRows = 640, 300
+	cfg.Pets = []config.PetConfig{{Mechanism: pets.LLP, K: []int{32}}}
+	for _, st := range []Stages{StageAll, StageAudit} {
+		err := Run(context.Background(), cfg, nil, st)
+		var fe *config.FieldError
+		if !errors.As(err, &fe) || fe.Key != "pets" || !strings.Contains(err.Error(), "llp_k32") || !strings.Contains(err.Error(), "k ≤ 13") {
+			t.Fatalf("stages %d: err = %v", st, err)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Output, "releases")); err == nil {
+			t.Fatal("a release was made before the refusal")
+		}
+	}
+}
