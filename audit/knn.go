@@ -16,6 +16,28 @@ import (
 // distance keep the earlier reference row. Cost O(queries · rows · d),
 // parallel over queries (workers ≤ 0: GOMAXPROCS); deterministic.
 func KNNEta(ref []float32, labels []uint8, query []float32, d, k, workers int) ([]float64, error) {
+	return knnMean(ref, labels, query, d, k, 0, workers)
+}
+
+// KNNEtaC is KNNEta for labels of c ≥ 2 classes (0..c−1): each query row's
+// η is the mean one-hot label of its k nearest reference rows, c values a
+// row (row-major: out[q·c+y] is the share of class y among them, each row
+// summing to 1). At c = 2, out[2q+1] is KNNEta's out[q].
+func KNNEtaC(ref []float32, labels []uint8, query []float32, d, k, c, workers int) ([]float64, error) {
+	if c < 2 || c > 256 {
+		return nil, paramErr("classes", fmt.Sprintf("must be in [2, 256], got %d", c))
+	}
+	for i, y := range labels {
+		if int(y) >= c {
+			return nil, paramErr("labels", fmt.Sprintf("reference row %d has label %d, not a class below %d", i, y, c))
+		}
+	}
+	return knnMean(ref, labels, query, d, k, c, workers)
+}
+
+// knnMean is KNNEta (c = 0: the mean label) and KNNEtaC (c classes: the
+// mean one-hot label, c values a query row).
+func knnMean(ref []float32, labels []uint8, query []float32, d, k, c, workers int) ([]float64, error) {
 	switch {
 	case d < 1:
 		return nil, paramErr("d", fmt.Sprintf("must be ≥ 1, got %d", d))
@@ -27,7 +49,8 @@ func KNNEta(ref []float32, labels []uint8, query []float32, d, k, workers int) (
 		return nil, paramErr("k", fmt.Sprintf("must be in [1, %d], got %d", len(labels), k))
 	}
 	nq := len(query) / d
-	out := make([]float64, nq)
+	w1 := max(c, 1) // values a query row
+	out := make([]float64, nq*w1)
 	heaps := make([]knnHeap, par.Workers(workers, nq))
 	for w := range heaps {
 		heaps[w] = make(knnHeap, 0, k)
@@ -49,11 +72,21 @@ func KNNEta(ref []float32, labels []uint8, query []float32, d, k, workers int) (
 				heap.Fix(&h, 0)
 			}
 		}
-		var ones int
-		for _, it := range h {
-			ones += int(labels[it.row])
+		if c == 0 {
+			var ones int
+			for _, it := range h {
+				ones += int(labels[it.row])
+			}
+			out[q] = float64(ones) / float64(len(h))
+		} else {
+			row := out[q*c : (q+1)*c]
+			for _, it := range h {
+				row[labels[it.row]]++
+			}
+			for y := range row {
+				row[y] /= float64(len(h))
+			}
 		}
-		out[q] = float64(ones) / float64(len(h))
 		heaps[w] = h
 	})
 	return out, nil

@@ -59,6 +59,9 @@ type SynthConfig struct {
 	Rows     int            `yaml:"rows"`
 	TestRows int            `yaml:"test_rows"`
 	Features int            `yaml:"features"`
+	// Classes is the number of label classes of kind multiclass, in
+	// [2, 64]; the binary kinds take 0 (or 2).
+	Classes int `yaml:"classes"`
 	// Groups > 0 adds an integer key column `group` (x0 in Groups
 	// equiprobable bins) for bags: key:group.
 	Groups int `yaml:"groups"`
@@ -80,9 +83,13 @@ type TrainConfig struct {
 	LearningRates []float64 `yaml:"learning_rates"`
 	Trials        int       `yaml:"trials"`
 	// RRLoss trains RR models: debiased_bce (unbiased, Appendix C) or bce
-	// (plain BCE on the noisy labels, a baseline).
+	// (plain BCE on the noisy labels, a baseline). On labels of C ≥ 3
+	// classes each is its C-class counterpart (debiased_bce → forward_ce,
+	// bce → ce), and forward_ce or backward_ce (C ≥ 3 only) pick the
+	// correction of k-ary RR themselves.
 	RRLoss model.Loss `yaml:"rr_loss"`
-	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp.
+	// LLPLoss trains the LLP family: propmatch (the paper) or easyllp
+	// (binary only); on C ≥ 3 classes propmatch is propmatch_ce.
 	LLPLoss model.Loss `yaml:"llp_loss"`
 	// CheckpointEvery is a wall-clock interval ("10m", the default) or a
 	// step count ("500"): how often a group's state is saved so a killed
@@ -300,6 +307,10 @@ func (c *Config) Validate() error {
 			return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
 		case s.Groups < 0:
 			return bad("data.synth.groups", "must be ≥ 0, got %d", s.Groups)
+		case s.Kind == data.SynthMulticlass && (s.Classes < 2 || s.Classes > data.MaxClasses):
+			return bad("data.synth.classes", "must be in [2, %d] for kind multiclass, got %d", data.MaxClasses, s.Classes)
+		case s.Kind != data.SynthMulticlass && s.Classes != 0 && s.Classes != 2:
+			return bad("data.synth.classes", "%d: kind %s has binary labels; use kind multiclass for %d classes", s.Classes, s.Kind, s.Classes)
 		}
 	}
 	for i, h := range c.Model.Hidden {
@@ -317,8 +328,8 @@ func (c *Config) Validate() error {
 		return bad("train.learning_rates", "must list at least one learning rate")
 	case t.Trials < 1:
 		return bad("train.trials", "must be ≥ 1, got %d", t.Trials)
-	case t.RRLoss != model.LossDebiasedBCE && t.RRLoss != model.LossBCE:
-		return bad("train.rr_loss", "%s is not one of debiased_bce, bce", t.RRLoss)
+	case t.RRLoss != model.LossDebiasedBCE && t.RRLoss != model.LossBCE && t.RRLoss != model.LossForwardCE && t.RRLoss != model.LossBackwardCE:
+		return bad("train.rr_loss", "%s is not one of debiased_bce, bce, forward_ce, backward_ce", t.RRLoss)
 	case t.LLPLoss != model.LossPropMatch && t.LLPLoss != model.LossEasyLLP:
 		return bad("train.llp_loss", "%s is not one of propmatch, easyllp", t.LLPLoss)
 	case !t.RRPriorTargets.valid():

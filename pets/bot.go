@@ -11,7 +11,7 @@ const Bot Kind = 1
 var _ = builtin(Bot, botScheme{})
 
 func (botScheme) Spec() Spec {
-	return Spec{Name: "bot", Privacy: Silent, Release: ReleaseNothing,
+	return Spec{Name: "bot", Takes: Takes{Classes: true}, Privacy: Silent, Release: ReleaseNothing,
 		Look: Look{Name: "bot", Plain: "nothing released", Color: RGB{0x99, 0x99, 0x99}, Marker: MarkerRing}}
 }
 

@@ -23,7 +23,12 @@
 //     e^ε/(1+e^ε), RR(ε) otherwise (PriorBranch, ReleaseRRPrior); ε-label-DP.
 //     The prior comes from a model trained on an earlier stage's release
 //     (package release, StartRRPrior).
-//   - C classes (Multiclass): k-ary rr, RRWithPrior, bags of class counts; at C = 2 the binary releases bit for bit.
+//   - C classes (Params.Classes, 3..MaxClasses, for the kinds whose Spec
+//     takes them: every built-in kind): the Mechanism's Multiclass law —
+//     k-ary rr, RRWithPrior over the prior's top-k classes, bags of class
+//     counts with noise calibrated to their sensitivity Δ = 2 — answers its
+//     releases and flip probability; at C = 2 the binary releases bit for
+//     bit.
 //
 // A mechanism is one value. Each kind above is one type in one file
 // (none.go, bot.go, rr.go, llp.go, llplap.go, llpgeom.go, rrprior.go)

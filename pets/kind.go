@@ -74,6 +74,9 @@ func Register(s Scheme) (Kind, error) {
 	if err := checkSpec(sp, old); err != nil {
 		return 0, err
 	}
+	if sp.Takes.Classes {
+		return 0, &ParamError{Param: "mechanism", Msg: fmt.Sprintf("%q: only the built-in kinds have C-class laws (Takes.Classes: Multiclass knows them)", sp.Name)}
+	}
 	es := append(old[:len(old):len(old)], entry{s, sp})
 	registry.Store(&es)
 	return Kind(len(old)), nil

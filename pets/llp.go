@@ -16,7 +16,7 @@ const LLP Kind = 3
 var _ = builtin(LLP, llpScheme{})
 
 func (llpScheme) Spec() Spec {
-	return Spec{Name: "llp", Takes: Takes{K: true}, Privacy: NotDP, Release: ReleaseBags,
+	return Spec{Name: "llp", Takes: Takes{K: true, Classes: true}, Privacy: NotDP, Release: ReleaseBags,
 		Train: Train{Loss: LossProportion, Target: TargetAlpha},
 		Look:  Look{Name: "LLP", Color: RGB{0x1f, 0x77, 0xb4}, Marker: MarkerBox}} // blue
 }

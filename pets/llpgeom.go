@@ -16,7 +16,7 @@ const LLPGeom Kind = 5
 var _ = builtin(LLPGeom, llpGeomScheme{})
 
 func (llpGeomScheme) Spec() Spec {
-	return Spec{Name: "llp_geom", Takes: Takes{K: true, Epsilon: true}, Privacy: DPRR, Release: ReleaseBags,
+	return Spec{Name: "llp_geom", Takes: Takes{K: true, Epsilon: true, Classes: true}, Privacy: DPRR, Release: ReleaseBags,
 		Train: Train{Loss: LossProportion, Target: TargetAlphaDebiased},
 		Look:  Look{Name: "LLP+Geom", Color: RGB{0xff, 0x7f, 0x0e}, Marker: MarkerCross}} // orange
 }

@@ -15,7 +15,7 @@ const LLPLap Kind = 4
 var _ = builtin(LLPLap, llpLapScheme{})
 
 func (llpLapScheme) Spec() Spec {
-	return Spec{Name: "llp_lap", Takes: Takes{K: true, Epsilon: true}, Privacy: DPLaplace, Release: ReleaseBags,
+	return Spec{Name: "llp_lap", Takes: Takes{K: true, Epsilon: true, Classes: true}, Privacy: DPLaplace, Release: ReleaseBags,
 		Train: Train{Loss: LossProportion, Target: TargetAlpha},
 		Look:  Look{Name: "LLP+Lap", Color: RGB{0x2c, 0xa0, 0x2c}, Marker: MarkerPyramid}} // green
 }

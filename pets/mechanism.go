@@ -3,6 +3,7 @@ package pets
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Mechanism is a validated, immutable PET: its parameters and the law its
@@ -11,8 +12,9 @@ import (
 type Mechanism struct {
 	p    Params
 	spec Spec
-	ex   ExampleLaw // per-example kinds
-	bag  BagLaw     // per-bag kinds
+	ex   ExampleLaw  // per-example kinds: the binary law
+	bag  BagLaw      // per-bag kinds: the binary law
+	mc   *Multiclass // kinds that take classes: the law on Classes() classes
 }
 
 // MaxEpsilon is the largest ε a mechanism accepts: up to about 709 the
@@ -23,14 +25,21 @@ type Mechanism struct {
 const MaxEpsilon = 100
 
 // New validates p and returns the mechanism. Errors wrap ErrInvalidParam
-// (as *ParamError) and name the parameter: "kind", "k", "epsilon" or
-// "secure".
+// (as *ParamError) and name the parameter: "kind", "k", "epsilon",
+// "secure" or "classes" (outside 2..MaxClasses, or C ≥ 3 for a kind that
+// takes binary labels only).
 func New(p Params) (*Mechanism, error) {
 	k := p.Kind
 	if !k.Valid() {
 		return nil, &ParamError{Param: "kind", Msg: fmt.Sprintf("invalid kind %d", uint8(k))}
 	}
 	sp := k.Spec()
+	switch c := p.Classes; {
+	case c < 0 || c == 1 || c > MaxClasses:
+		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("must be in [2, %d] (0: 2), got %d", MaxClasses, c)}
+	case c >= 3 && !sp.Takes.Classes:
+		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("%s releases binary labels only; the labels have %d classes", k, c)}
+	}
 	if sp.Takes.K {
 		if p.K < 1 {
 			return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("bag size must be ≥ 1 for %s, got %d", k, p.K)}
@@ -62,8 +71,22 @@ func New(p Params) (*Mechanism, error) {
 	if !ok || law.Classes() != 2 {
 		panic(fmt.Sprintf("pets: %s's Scheme.Law returned %T, not the binary law its release needs", k, law)) // the registry test catches it
 	}
+	if sp.Takes.Classes {
+		if m.mc, err = newMulticlass(m); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
+
+// Classes returns the number of label classes C the mechanism releases:
+// Params.Classes, or 2 when it is 0.
+func (m *Mechanism) Classes() int { return max(m.p.Classes, 2) }
+
+// Multiclass returns the mechanism's law on Classes() classes (at C = 2 the
+// binary law's releases bit for bit); nil for a kind that does not take
+// classes (Takes.Classes: a kind registered from outside).
+func (m *Mechanism) Multiclass() *Multiclass { return m.mc }
 
 // Params returns the parameters the mechanism was built from.
 func (m *Mechanism) Params() Params { return m.p }
@@ -84,18 +107,24 @@ func (m *Mechanism) BagLaw() BagLaw { return m.bag }
 // K returns the bag size (0 outside the LLP family).
 func (m *Mechanism) K() int { return m.p.K }
 
-// String formats the mechanism, e.g. "llp_geom(k=64, ε=1)".
+// String formats the mechanism, e.g. "llp_geom(k=64, ε=1)", with its
+// classes when there are more than two: "rr(ε=1, C=10)", "bot(C=3)".
 func (m *Mechanism) String() string {
 	t := m.spec.Takes
-	switch {
-	case t.K && t.Epsilon:
-		return fmt.Sprintf("%s(k=%d, ε=%g)", m.p.Kind, m.p.K, m.p.Epsilon)
-	case t.K:
-		return fmt.Sprintf("%s(k=%d)", m.p.Kind, m.p.K)
-	case t.Epsilon:
-		return fmt.Sprintf("%s(ε=%g)", m.p.Kind, m.p.Epsilon)
+	var args []string
+	if t.K {
+		args = append(args, fmt.Sprintf("k=%d", m.p.K))
 	}
-	return m.p.Kind.String()
+	if t.Epsilon {
+		args = append(args, fmt.Sprintf("ε=%g", m.p.Epsilon))
+	}
+	if m.p.Classes >= 3 {
+		args = append(args, fmt.Sprintf("C=%d", m.p.Classes))
+	}
+	if len(args) == 0 {
+		return m.p.Kind.String()
+	}
+	return m.p.Kind.String() + "(" + strings.Join(args, ", ") + ")"
 }
 
 // Epsilon returns the label-DP ε of one release (Definition 2.1, Spec's
@@ -114,7 +143,13 @@ func (m *Mechanism) Epsilon() float64 {
 // FlipProb returns the flip probability π = 1/(1+e^ε) ∈ (0, 1/2) of the
 // randomized-response channel of a per-example kind (rr; rr_prior's RR
 // branch; Section 2); 0 for a kind without one (no per-label flipping).
+// On C ≥ 3 classes it is k-ary RR's (C−1)/(e^ε+C−1), the probability of
+// releasing another class than the label (rr; rr_prior's RR over all C
+// classes, its first stage): Multiclass.FlipProb.
 func (m *Mechanism) FlipProb() float64 {
+	if m.p.Classes >= 3 {
+		return m.mc.FlipProb()
+	}
 	if m.ex != nil {
 		for _, c := range m.ex.Channels() {
 			if c.Flip > 0 {
@@ -129,7 +164,8 @@ func (m *Mechanism) FlipProb() float64 {
 // kind's law: for rr each label flipped independently with probability π,
 // for none a copy. Labels must be 0 or 1 and len(dst) == len(labels); dst
 // may alias labels. rr consumes one word of r per label (rarely more when
-// π < 2^-11, i.e. ε > 7.62). Panics for kinds not released one label per
+// π < 2^-11, i.e. ε > 7.62). On C ≥ 3 classes it is Multiclass.ReleaseRR
+// (k-ary RR; labels 0..C−1). Panics for kinds not released one label per
 // row without a prior.
 func (m *Mechanism) ReleaseRR(dst, labels []uint8, r Rand) {
 	if len(dst) != len(labels) {
@@ -137,6 +173,10 @@ func (m *Mechanism) ReleaseRR(dst, labels []uint8, r Rand) {
 	}
 	if rel := m.spec.Release; rel != ReleaseRaw && rel != ReleaseLabels {
 		panic("pets: ReleaseRR on " + m.p.Kind.String())
+	}
+	if m.p.Classes >= 3 {
+		m.mc.ReleaseRR(dst, labels, r)
+		return
 	}
 	m.ex.Release(dst, labels, nil, r)
 }
@@ -167,8 +207,8 @@ func (m *Mechanism) ReleaseBag(sum, n int, r Rand) float64 {
 	if n < 1 || sum < 0 || sum > n {
 		panic(fmt.Sprintf("pets: ReleaseBag: need 0 ≤ sum ≤ n, n ≥ 1; got sum=%d n=%d", sum, n))
 	}
-	if m.bag == nil {
-		panic("pets: ReleaseBag on " + m.p.Kind.String())
+	if m.bag == nil || m.p.Classes >= 3 {
+		panic("pets: ReleaseBag on " + m.String() + " (C ≥ 3 classes: Multiclass().ReleaseBag)")
 	}
 	return m.bag.ReleaseBag(sum, n, r)
 }

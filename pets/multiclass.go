@@ -48,17 +48,28 @@ type Multiclass struct {
 }
 
 // NewMulticlass validates p (as New does) and classes ∈ [2, MaxClasses], and
-// returns the mechanism on labels 0..classes−1. With classes = 2 it is
-// p's binary mechanism. Errors wrap ErrInvalidParam and name "classes" or
-// p's bad field.
+// returns the mechanism on labels 0..classes−1: New(p) with p.Classes =
+// classes, its Multiclass. With classes = 2 it is p's binary mechanism.
+// Errors wrap ErrInvalidParam and name "classes" or p's bad field.
 func NewMulticlass(p Params, classes int) (*Multiclass, error) {
 	if classes < 2 || classes > MaxClasses {
 		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("must be in [2, %d], got %d", MaxClasses, classes)}
 	}
+	p.Classes = classes
 	m, err := New(p)
 	if err != nil {
 		return nil, err
 	}
+	if m.mc == nil {
+		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("%s has no C-class law (a kind registered from outside)", p.Kind)}
+	}
+	return m.mc, nil
+}
+
+// newMulticlass builds the C-class law of m (a kind that takes classes),
+// C = m.Classes().
+func newMulticlass(m *Mechanism) (*Multiclass, error) {
+	p, classes := m.p, m.Classes()
 	mc := &Multiclass{m: m, c: classes}
 	eps := p.Epsilon
 	switch p.Kind {
@@ -91,10 +102,21 @@ func NewMulticlass(p Params, classes int) (*Multiclass, error) {
 // Classes returns C.
 func (m *Multiclass) Classes() int { return m.c }
 
-// Mechanism returns the binary mechanism of the same parameters: its Kind,
-// K, Epsilon and Params are this mechanism's too, its release methods take
-// binary labels only.
+// Mechanism returns the mechanism this is the law of: its Kind, K,
+// Epsilon and Params (Classes = C) are this one's; its binary laws
+// (ExampleLaw, BagLaw) are those of the same parameters on 2 classes.
 func (m *Multiclass) Mechanism() *Mechanism { return m.m }
+
+// FlipProb returns the probability (C−1)/(e^ε+C−1) that k-ary RR over all C
+// classes releases another class than the label (rr; rr_prior with a
+// uniform prior), 1 − keep; at C = 2 the binary π = 1/(1+e^ε) bit for bit.
+// 0 for kinds without randomized response.
+func (m *Multiclass) FlipProb() float64 {
+	if m.flip == nil {
+		return 0
+	}
+	return m.flip[m.c]
+}
 
 // Kind returns the mechanism kind.
 func (m *Multiclass) Kind() Kind { return m.m.p.Kind }
@@ -106,6 +128,9 @@ func (m *Multiclass) Epsilon() float64 { return m.m.Epsilon() }
 // String formats the mechanism with its classes, e.g.
 // "llp_geom(k=8, ε=2, C=10)".
 func (m *Multiclass) String() string {
+	if m.c >= 3 {
+		return m.m.String()
+	}
 	s := m.m.String()
 	if strings.HasSuffix(s, ")") {
 		return fmt.Sprintf("%s, C=%d)", strings.TrimSuffix(s, ")"), m.c)

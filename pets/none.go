@@ -12,7 +12,7 @@ const None Kind = 0
 var _ = builtin(None, noneScheme{})
 
 func (noneScheme) Spec() Spec {
-	return Spec{Name: "none", Privacy: NotDP, Release: ReleaseRaw,
+	return Spec{Name: "none", Takes: Takes{Classes: true}, Privacy: NotDP, Release: ReleaseRaw,
 		Train: Train{Loss: LossBCE, Target: TargetLabel},
 		Look:  Look{Name: "no PET", Plain: "clean labels", Marker: MarkerSquare}} // black
 }

@@ -18,7 +18,7 @@ const RR Kind = 2
 var _ = builtin(RR, rrScheme{})
 
 func (rrScheme) Spec() Spec {
-	return Spec{Name: "rr", Takes: Takes{Epsilon: true}, Privacy: DPRR, Release: ReleaseLabels,
+	return Spec{Name: "rr", Takes: Takes{Epsilon: true, Classes: true}, Privacy: DPRR, Release: ReleaseLabels,
 		Train: Train{Loss: LossFlipped, Target: TargetLabelRR},
 		Look:  Look{Name: "RR", Color: RGB{0x55, 0x55, 0x55}, Marker: MarkerCircle}} // grey, as in the paper
 }

@@ -22,7 +22,7 @@ const RRPrior Kind = 6
 var _ = builtin(RRPrior, rrPriorScheme{})
 
 func (rrPriorScheme) Spec() Spec {
-	return Spec{Name: "rr_prior", Takes: Takes{Epsilon: true}, Privacy: DPRR, Release: ReleaseLabelsWithPrior,
+	return Spec{Name: "rr_prior", Takes: Takes{Epsilon: true, Classes: true}, Privacy: DPRR, Release: ReleaseLabelsWithPrior,
 		Train: Train{Loss: LossBCE, Target: TargetSoft},
 		Look:  Look{Name: "RR+prior", Family: "rr", Color: RGB{0x94, 0x67, 0xbd}, Marker: MarkerTriangle}} // purple
 }

@@ -46,6 +46,12 @@ type Params struct {
 	// them; it is rejected for none, bot and llp, which add no noise. Pair it
 	// with NewSecureRand for deployment.
 	Secure bool
+	// Classes is the number of label classes C the mechanism releases
+	// (labels 0..C−1): 0 or 2 for binary labels (the paper's), 3..MaxClasses
+	// for a kind that takes classes (Takes.Classes), whose release, law and
+	// flip probability are then Multiclass's (k-ary RR, RRWithPrior, bags of
+	// class counts). The dataset decides it, not the config.
+	Classes int
 }
 
 // Spec is what a kind of mechanism is, for the rest of the program.
@@ -73,6 +79,12 @@ type Takes struct {
 	// sampler that resists the floating-point attack where the kind needs
 	// one; the others sample exactly anyway).
 	Epsilon bool
+	// Classes: labels of C ≥ 3 classes (Params.Classes), released by the
+	// kind's C-class law (Multiclass: k-ary RR, RRWithPrior, bags of class
+	// counts). Every built-in kind takes them; a kind registered from
+	// outside cannot (Multiclass knows the built-in laws only), and New
+	// refuses C ≥ 3 for it, naming "classes".
+	Classes bool
 }
 
 // Privacy is the label-DP ε of one release (Definition 2.1) and how
@@ -91,6 +103,9 @@ const (
 	DPRR
 	// DPLaplace: ε-label-DP at Params.Epsilon with the Laplace
 	// mechanism's privacy loss (llp_lap), composed through its own PLD.
+	// On C ≥ 3 classes one label moves two counts, each under Laplace noise
+	// of rate ε/2: that pair of losses is dominated by one Laplace(ε) loss
+	// (TestMulticlassLaplaceComposesAsBinary), so the same PLD bounds it.
 	DPLaplace
 )
 

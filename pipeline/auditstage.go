@@ -38,7 +38,8 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 	if err != nil {
 		return nil, err
 	}
-	eta := etaAll[:n]
+	w := heads(s.classes()) // η values per example: 1, or C
+	eta := etaAll[:n*w]
 	q, err := s.etaQuality(runs, etaAll, n, calN, source)
 	if err != nil {
 		return nil, err
@@ -52,18 +53,18 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.settings)})
 		seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
 		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples}
-		part, err := s.mechanismAuditOptions(set, len(eta), &opts)
+		part, err := s.mechanismAuditOptions(set, n, &opts)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
 		if cfg.RealizedDraws > 0 {
 			opts.Sampler, opts.Draws, opts.Canaries = s.auditSampler(part, opts.Prior), cfg.RealizedDraws, cfg.Canaries
 		}
-		res, err := audit.Run(eta, set.Mech, opts)
+		res, err := runAudit(eta, set.Mech, opts)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
-		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
+		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon, Classes: s.classes(),
 			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
 			EtaTrials: len(q.trials)}
 		if q.cal != nil {
@@ -76,7 +77,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 			if e == nil {
 				return math.NaN(), nil
 			}
-			r, err := audit.Run(e, set.Mech, exact)
+			r, err := runAudit(e, set.Mech, exact)
 			if err != nil {
 				return 0, fmt.Errorf("audit %s: %w", set.ID, err)
 			}
@@ -158,6 +159,49 @@ type Audited struct {
 	Calibration []report.Calibration
 }
 
+// checkAuditable refuses a grid with a setting the exact audit cannot take:
+// on C ≥ 3 classes, bags of k whose count-vector program exceeds
+// audit.MaxBagWork (C = 10: k ≤ 13), naming the setting and the largest k
+// it takes.
+func (s *Session) checkAuditable() error {
+	c := s.classes()
+	if c < 3 {
+		return nil
+	}
+	for _, set := range s.settings {
+		if !set.Kind.IsLLP() || audit.BagWorkC(c, set.K) <= audit.MaxBagWork {
+			continue
+		}
+		kMax := set.K
+		for kMax > 1 && audit.BagWorkC(c, kMax) > audit.MaxBagWork {
+			kMax--
+		}
+		return &config.FieldError{Key: "pets", Msg: fmt.Sprintf("%s: the exact audit of bags of k = %d on %d classes is beyond its "+
+			"bound (its count-vector program would take %.3g operations per bag, more than %d); on %d classes it takes k ≤ %d "+
+			"(train fit trains any k)", set.ID, set.K, c, audit.BagWorkC(c, set.K), audit.MaxBagWork, c, kMax)}
+	}
+	return nil
+}
+
+// runAudit is audit.Run on binary labels (eta: P(y = 1 | x) per example)
+// and audit.RunC on C ≥ 3 classes (eta: C values per example, row-major;
+// the sampler, the releaseSampler, serves both), with the same options.
+func runAudit(eta []float64, m *pets.Mechanism, o audit.Options) (*audit.Result, error) {
+	if m.Classes() < 3 {
+		return audit.Run(eta, m, o)
+	}
+	oc := audit.OptionsC{Seed: o.Seed, LabelDraws: o.LabelDraws, MaxSamples: o.MaxSamples, Workers: o.Workers,
+		Draws: o.Draws, Canaries: o.Canaries, Bags: o.Bags, Prior: o.Prior}
+	if o.Sampler != nil {
+		sc, ok := o.Sampler.(audit.SamplerC)
+		if !ok {
+			return nil, fmt.Errorf("audit: the sampler %T releases binary labels only", o.Sampler)
+		}
+		oc.Sampler = sc
+	}
+	return audit.RunC(eta, m.Multiclass(), oc)
+}
+
 // auditSampler returns the sampler the audit attacks for one setting: the
 // production release path, with the setting's bag rule on the audit rows
 // (part; nil: random bags) and, for rr_prior, the audit rows' public
@@ -181,6 +225,28 @@ type releaseSampler struct {
 }
 
 func (p releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*audit.Released, error) {
+	f, rows, err := p.release(labels, m, seed)
+	if err != nil {
+		return nil, err
+	}
+	return &audit.Released{Row: rows, Label: f.LabelRR, Bag: f.BagID, Alpha: f.Alpha}, nil
+}
+
+// ReleaseC is Release on labels of C classes: the same production code
+// (release.Apply, or release.ApplyRRPrior with the audit rows' priors over
+// the classes) through the mechanism m is the law of, its C-class columns
+// read back (alpha_1 … alpha_{C−1} of the LLP family, not debiased).
+func (p releaseSampler) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*audit.ReleasedC, error) {
+	f, rows, err := p.release(labels, m.Mechanism(), seed)
+	if err != nil {
+		return nil, err
+	}
+	return &audit.ReleasedC{Row: rows, Label: f.LabelRR, Bag: f.BagID, Alpha: f.AlphaC}, nil
+}
+
+// release makes the simulation release of labels and returns its frame
+// and each release row's audit example.
+func (p releaseSampler) release(labels []uint8, m *pets.Mechanism, seed uint64) (*data.Frame, []int, error) {
 	o := release.Options{Noise: pets.NoiseSimulation, Seed: seed, KeepRemainder: p.keepRemainder, Partition: p.partition}
 	var rel *release.Release
 	var err error
@@ -190,14 +256,14 @@ func (p releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) 
 		rel, err = release.Apply(labels, m, o)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f := rel.Simulation()
-	out := &audit.Released{Row: make([]int, len(f.Row)), Label: f.LabelRR, Bag: f.BagID, Alpha: f.Alpha}
+	rows := make([]int, len(f.Row))
 	for i, r := range f.Row {
-		out.Row[i] = int(r)
+		rows[i] = int(r)
 	}
-	return out, nil
+	return f, rows, nil
 }
 
 // etaQuality is what the audit learns about its η besides the audit set.
@@ -214,10 +280,41 @@ type etaQuality struct {
 func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, source string) (etaQuality, error) {
 	var q etaQuality
 	isTrue := s.cfg.Audit.Eta == config.EtaTrue
+	c := s.classes()
+	w := heads(c)
 	if s.test.Eta != nil && !isTrue {
 		q.truth = s.test.Eta[:n]
 	}
+	if s.test.EtaC != nil && !isTrue {
+		q.truth = s.test.EtaC[:n*c]
+	}
 	switch {
+	case calN > 0 && c >= 3:
+		// Top-label calibration: the probability η gives its most likely
+		// class against whether that class is the label. There is no
+		// C-class Platt scaling here: η stays as it is.
+		conf, hits := make([]float64, calN), make([]uint8, calN)
+		for i := range calN {
+			row := etaAll[(n+i)*c : (n+i+1)*c]
+			best := 0
+			for y, p := range row {
+				if p > row[best] {
+					best = y
+				}
+			}
+			conf[i] = row[best]
+			if int(s.test.Label[n+i]) == best {
+				hits[i] = 1
+			}
+		}
+		cal, err := audit.Reliability(conf, hits, 10)
+		if err != nil {
+			return q, fmt.Errorf("audit: calibration rows: %w", err)
+		}
+		q.cal = cal
+		s.ev.Info("audit", fmt.Sprintf("η (%s) on %d calibration rows (test rows %d–%d), top-label (its most likely class's "+
+			"probability against a hit): ECE %.4f, Brier %.4f; not recalibrated (Platt scaling is binary)",
+			source, calN, n, n+calN-1, cal.ECE, cal.Brier))
 	case calN > 0:
 		rows, labels := etaAll[n:n+calN], s.test.Label[n:n+calN]
 		cal, err := audit.Reliability(rows, labels, 10)
@@ -250,7 +347,7 @@ func (s *Session) etaQuality(runs []report.Run, etaAll []float64, n, calN int, s
 			return q, err
 		}
 		for _, e := range trials {
-			q.trials = append(q.trials, e[:n])
+			q.trials = append(q.trials, e[:n*w])
 		}
 	}
 	return q, nil
@@ -266,6 +363,13 @@ func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, erro
 	case config.EtaKNN:
 		return s.knnEta(rows)
 	case config.EtaTrue:
+		if c := s.classes(); c >= 3 {
+			if s.test.EtaC == nil {
+				return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with %s0 … %s%d columns; %s has none (use clean_model)",
+					data.ColEtaPrefix, data.ColEtaPrefix, c-1, s.dataset.Dir)
+			}
+			return s.test.EtaC[:rows*c], "true", nil
+		}
 		if s.test.Eta == nil {
 			return nil, "", fmt.Errorf("audit.eta: true needs a synthetic dataset with an %q column; %s has none (use clean_model)", data.ColEta, s.dataset.Dir)
 		}
@@ -275,7 +379,7 @@ func (s *Session) auditEta(runs []report.Run, rows int) ([]float64, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	return trials[0][:rows], fmt.Sprintf("clean_model(lr=%g)", s.cleanLR(runs)), nil
+	return trials[0][:rows*heads(s.classes())], fmt.Sprintf("clean_model(lr=%g)", s.cleanLR(runs)), nil
 }
 
 // cleanLR is the best learning rate of the clean setting.
@@ -309,12 +413,18 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	})
 	var out [][]float64
 	for _, r := range picks {
-		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID)
+		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID, s.classes())
 		if err != nil {
 			return nil, fmt.Errorf("audit: η̂ of clean run %s: %w", r.RunID, err)
 		}
-		if len(eta) != s.test.Rows {
-			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta), s.test.Rows)
+		w := heads(s.classes())
+		if len(eta) != s.test.Rows*w {
+			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta)/w, s.test.Rows)
+		}
+		if w > 1 {
+			// A softmax in float32 sums to 1 within ~1e-7 only; the
+			// attacker's η is each row as a probability vector.
+			normalizeRows(eta, w)
 		}
 		out = append(out, eta)
 	}
@@ -336,7 +446,12 @@ func (s *Session) knnEta(n int) ([]float64, string, error) {
 	}
 	ref, labels := tr.X, tr.Label
 	k := min(s.cfg.Audit.KNNK, len(labels))
-	eta, err := audit.KNNEta(ref, labels, s.test.X[:n*d], d, k, 0)
+	var eta []float64
+	if c := s.classes(); c >= 3 {
+		eta, err = audit.KNNEtaC(ref, labels, s.test.X[:n*d], d, k, c, 0) // the mean one-hot label
+	} else {
+		eta, err = audit.KNNEta(ref, labels, s.test.X[:n*d], d, k, 0)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("audit: knn: %w", err)
 	}
@@ -378,4 +493,17 @@ func (s *Session) knnRows() (*data.Frame, error) {
 		}
 	}
 	return f, nil
+}
+
+// normalizeRows scales each row of w values to sum to 1.
+func normalizeRows(v []float64, w int) {
+	for i := 0; i < len(v); i += w {
+		var sum float64
+		for _, x := range v[i : i+w] {
+			sum += x
+		}
+		for j := i; j < i+w; j++ {
+			v[j] /= sum
+		}
+	}
 }

@@ -48,7 +48,7 @@ func fitWith(t *testing.T, ctx context.Context, c *config.Config, ev Events) ([]
 	eta := map[string][]float64{}
 	for _, r := range runs {
 		if r.Pet == pets.None {
-			if eta[r.RunID], err = (store.Store{Dir: c.Output}).EtaHat(r.RunID); err != nil {
+			if eta[r.RunID], err = (store.Store{Dir: c.Output}).EtaHat(r.RunID, 2); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -271,7 +271,7 @@ func TestCuratedSettingIDs(t *testing.T) {
 		{Mechanism: pets.LLPGeom, K: []int{8}, Epsilon: []float64{1}},
 		{Mechanism: pets.RRPrior, Epsilon: []float64{0.5, 2}},
 		{Mechanism: pets.RRPrior, Epsilon: []float64{1}, StageFraction: new(0.3), PriorLR: new(float64(0.01))},
-	})
+	}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

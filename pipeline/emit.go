@@ -204,18 +204,18 @@ func k8sManifest(cfg *config.Config, config, cwd string, sets, env []string, sha
 // train.replicas is auto on an XLA backend or the dataset is not there yet;
 // then it counts groups of one run, an upper bound.
 func gridGroups(cfg *config.Config) (int, bool, error) {
-	settings, err := expandSettings(cfg.Pets)
-	if err != nil {
-		return 0, false, err
-	}
-	rows, exact := cfg.Data.Synth.Rows, true
+	rows, exact, classes := cfg.Data.Synth.Rows, true, cfg.Data.Synth.Classes
 	if cfg.Data.Path != "" {
 		m, err := data.ReadMeta(cfg.Data.Path)
 		if err != nil {
-			rows, exact = math.MaxInt32, false
+			rows, exact, classes = math.MaxInt32, false, 2
 		} else {
-			rows = int(m.TrainRows)
+			rows, classes = int(m.TrainRows), m.NumClasses()
 		}
+	}
+	settings, err := expandSettings(cfg.Pets, classes)
+	if err != nil {
+		return 0, false, err
 	}
 	runs, err := expandRuns(cfg, settings, gridData{TrainRows: rows})
 	if err != nil {

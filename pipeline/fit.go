@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/flock"
 	"labelprivacy/internal/stats"
@@ -504,8 +505,7 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 		o := outs[i]
 		res.Steps = o.Steps
 		res.TrainLoss = o.FinalLoss
-		res.TestAUC = stats.AUC(o.Probs, s.test.Label)
-		res.TestLogLoss = model.LogLoss(o.Probs, s.test.Label)
+		s.score(res, o.Probs)
 		res.WallS = gs.WallS / float64(len(pending))
 		res.CompileS, res.CheckpointS = gs.CompileS, gs.CheckpointS
 		res.GroupExamplesPerS = gs.ExamplesPerS
@@ -515,7 +515,7 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 			f.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
 		}
 		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw {
-			if err := f.st.PutEtaHat(r.ID, o.Probs); err != nil {
+			if err := f.st.PutEtaHat(r.ID, o.Probs, s.classes()); err != nil {
 				return nil, err
 			}
 		}
@@ -554,7 +554,6 @@ func (f *fitter) watch(job *groupJob) *watcher {
 			w.limit[i] /= 1 - 2*rho // debiased BCE weighs examples by up to 1/(1−2ρ)
 		}
 	}
-	labels := f.s.test.Label
 	job.Group.EpochEnd = func(e model.EpochEnd) error {
 		var probs [][]float32
 		if e.Predict != nil {
@@ -564,9 +563,10 @@ func (f *fitter) watch(job *groupJob) *watcher {
 			}
 		}
 		for i := range min(n, len(e.Losses)) {
-			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN()}
+			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN(), TestAccuracy: math.NaN()}
 			if probs != nil {
-				p.TestAUC, p.TestLogLoss = stats.AUC(probs[i], labels), model.LogLoss(probs[i], labels)
+				t := f.s.scoreTest(probs[i])
+				p.TestAUC, p.TestLogLoss, p.TestAccuracy = t.auc, t.logLoss, t.accuracy
 			}
 			w.curves[i] = append(w.curves[i], p)
 		}
@@ -612,6 +612,7 @@ func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 		Setting: r.Setting.ID, Pet: r.Setting.Kind, K: r.Setting.K, Epsilon: r.Setting.Epsilon, Bags: bagsName(r.Setting),
 		LabelDPEpsilon: r.Setting.Mech.Epsilon(), LR: r.LR, Trial: r.Trial, Seed: r.Seed, Epochs: s.cfg.Train.Epochs,
 		Backend: s.cfg.Backend.String(), Replicas: groupSize, TrainLoss: math.NaN(), Matmul: s.cfg.Backend.Matmul(),
+		Classes: s.classes(), TestAccuracy: math.NaN(),
 		ConfigName: s.cfg.Name, Config: configKeys(s.cfg)}
 	prov := s.provenance()
 	res.Provenance = &prov
@@ -627,18 +628,18 @@ func (f *fitter) result(r *runSpec, groupSize int) *report.Run {
 }
 
 // constantRuns stores bot's results: ⊥ releases nothing, so the best model
-// is a constant score (AUC ½); nothing is trained.
+// is a constant score (AUC ½; on C classes the uniform distribution, whose
+// argmax is class 0); nothing is trained.
 func (f *fitter) constantRuns(runs []*runSpec) ([]*report.Run, error) {
-	labels := f.s.test.Label
-	probs := make([]float32, len(labels))
+	c := f.s.classes()
+	probs := make([]float32, len(f.s.test.Label)*heads(c))
 	for i := range probs {
-		probs[i] = 0.5
+		probs[i] = 1 / float32(max(c, 2))
 	}
 	var out []*report.Run
 	for _, r := range runs {
 		res := f.result(r, 1)
-		res.TestAUC = stats.AUC(probs, labels)
-		res.TestLogLoss = model.LogLoss(probs, labels)
+		f.s.score(res, probs)
 		if err := f.st.Put(res); err != nil {
 			return nil, err
 		}
@@ -653,11 +654,56 @@ func (f *fitter) report(spec *runSpec, r *report.Run) {
 	if math.Abs(r.TrainLoss) >= 1e4 {
 		loss = fmt.Sprintf("%.3g", r.TrainLoss)
 	}
-	what := fmt.Sprintf("test AUC %.4f  loss %s  %.0f ex/s", r.TestAUC, loss, r.ExamplesPerS)
+	score := fmt.Sprintf("test AUC %.4f", r.TestAUC)
+	if r.NumClasses() >= 3 {
+		score = fmt.Sprintf("test accuracy %.4f  macro AUC %.4f", r.TestAccuracy, r.TestAUC)
+	}
+	what := fmt.Sprintf("%s  loss %s  %.0f ex/s", score, loss, r.ExamplesPerS)
 	if r.Loss == "constant" {
-		what = fmt.Sprintf("test AUC %.4f  constant predictor (⊥ releases nothing; no training)", r.TestAUC)
+		what = score + "  constant predictor (⊥ releases nothing; no training)"
 	}
 	f.ev.Info("fit", fmt.Sprintf("[%d/%d] %-22s lr=%-8g trial=%d  %s", spec.Index+1, len(f.s.runs), r.Setting, r.LR, r.Trial, what))
+}
+
+// heads is the number of predicted values per test row of a model on c
+// classes: P(y = 1) for binary labels, C probabilities otherwise.
+func heads(c int) int {
+	if c >= 3 {
+		return c
+	}
+	return 1
+}
+
+// testScore is a model's test metrics.
+type testScore struct{ auc, logLoss, accuracy float64 }
+
+// scoreTest scores test-set predictions (Group.Predict's layout) against
+// the test labels: for binary labels the AUC, the log-loss and the
+// accuracy of predicting 1 where P(y = 1 | x) > ½; on C ≥ 3 classes the
+// macro one-vs-rest AUC, the cross-entropy −log p_y and the accuracy of the
+// most probable class (model.MacroAUC, CrossEntropy, Accuracy).
+func (s *Session) scoreTest(probs []float32) testScore {
+	labels := s.test.Label
+	if c := s.classes(); c >= 3 {
+		return testScore{model.MacroAUC(probs, c, labels), model.CrossEntropy(probs, c, labels), model.Accuracy(probs, c, labels)}
+	}
+	hits := 0
+	for i, p := range probs {
+		if (p > 0.5) == (labels[i] == 1) {
+			hits++
+		}
+	}
+	acc := math.NaN()
+	if len(labels) > 0 {
+		acc = float64(hits) / float64(len(labels))
+	}
+	return testScore{stats.AUC(probs, labels), model.LogLoss(probs, labels), acc}
+}
+
+// score fills a result's test metrics from its test-set predictions.
+func (s *Session) score(res *report.Run, probs []float32) {
+	t := s.scoreTest(probs)
+	res.TestAUC, res.TestLogLoss, res.TestAccuracy = t.auc, t.logLoss, t.accuracy
 }
 
 // job builds the executor's job for the pending runs of g from their
@@ -702,8 +748,7 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 	releases := map[string]*data.Frame{}
 	for _, r := range pending {
 		p := r.Plan
-		o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, Target: p.Target, Shuffle: true,
-			Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.dataset.Meta.MaxIndices}
+		o := p.BatchOptions(feats, s.dataset.Meta.MaxIndices)
 		src := s.train
 		var rel *data.Frame
 		if p.Release != "" {
@@ -730,15 +775,24 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 	return job, nil
 }
 
-// modelConfig is the configured architecture for the session's dataset.
+// modelConfig is the configured architecture for the session's dataset:
+// a softmax head of C logits when the dataset's labels have C ≥ 3 classes
+// (meta.json decides; there is no config key for it).
 func (s *Session) modelConfig() (model.ModelConfig, error) {
 	mc := model.ModelConfig{Kind: s.cfg.Model.Kind, InputDim: s.train.Dim(), Init: s.cfg.Model.Init}
+	if c := s.classes(); c >= 3 {
+		mc.Classes = c
+	}
 	switch mc.Kind {
 	case model.KindMLP:
 		mc.Hidden = s.cfg.Model.Hidden
 	case model.KindKDDEmbed:
 		if !s.train.HasSparse() {
 			return mc, fmt.Errorf("model.kind: kdd_embed needs a dataset with a sparse %q column (train data import libsvm)", data.ColIndices)
+		}
+		if mc.Classes >= 3 {
+			return mc, &config.FieldError{Key: "model.kind", Msg: fmt.Sprintf("kdd_embed is binary only, and the labels of %s have %d classes "+
+				"(its %s): use mlp or higgs_mlp", s.dataset.Dir, mc.Classes, data.MetaFile)}
 		}
 		mc.Buckets = int(s.dataset.Meta.HashBuckets)
 	}

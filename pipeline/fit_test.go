@@ -86,6 +86,12 @@ func (f *fakeExec) Execute(ctx context.Context, job *groupJob) ([]outcome, jobSt
 			if b.BagSize > 0 {
 				want = b.Rows / b.BagSize
 			}
+			if g.Model.Classes >= 3 {
+				if b.TargetWidth != g.Model.Classes {
+					f.t.Fatalf("target width %d for a model of %d classes", b.TargetWidth, g.Model.Classes)
+				}
+				want *= b.TargetWidth
+			}
 			if len(b.Target) != want {
 				f.t.Fatalf("%d targets for %d rows (bag size %d)", len(b.Target), b.Rows, b.BagSize)
 			}
@@ -102,6 +108,12 @@ func (f *fakeExec) Execute(ctx context.Context, job *groupJob) ([]outcome, jobSt
 		probs := make([]float32, job.Test.Rows)
 		for i := range probs {
 			probs[i] = float32(1 / (1 + math.Exp(-float64(job.Test.X[i*job.Test.Dim()]))))
+		}
+		if c := g.Model.Classes; c >= 3 {
+			probs = probs[:0]
+			for i := range job.Test.Rows {
+				probs = append(probs, fakeProbsC(job.Test.X[i*job.Test.Dim()], c)...)
+			}
 		}
 		outs = append(outs, outcome{Probs: probs, FinalLoss: 0.5, Steps: steps})
 	}
@@ -374,4 +386,21 @@ func TestFitWarnsIdleShards(t *testing.T) {
 	if !slices.ContainsFunc(rec.warns, func(w string) bool { return strings.Contains(w, want) }) {
 		t.Fatalf("warnings %q lack %q", rec.warns, want)
 	}
+}
+
+// fakeProbsC is the fake executor's prediction over c classes for a row
+// whose first feature is x: the softmax of (j − (c−1)/2)·x, j = 0..c−1, in
+// float32 (rows with |x| large put nearly all mass on class 0 or c−1).
+func fakeProbsC(x float32, c int) []float32 {
+	out := make([]float32, c)
+	var sum float64
+	e := make([]float64, c)
+	for j := range c {
+		e[j] = math.Exp((float64(j) - float64(c-1)/2) * 2 * float64(x))
+		sum += e[j]
+	}
+	for j := range c {
+		out[j] = float32(e[j] / sum)
+	}
+	return out
 }

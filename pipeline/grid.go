@@ -32,8 +32,11 @@ type setting struct {
 }
 
 // expandSettings expands `pets:` into settings (k × epsilon × bags per
-// entry), in config order, without duplicates.
-func expandSettings(cfg []config.PetConfig) ([]*setting, error) {
+// entry), in config order, without duplicates, each mechanism made for
+// labels of the dataset's classes (2: binary, exactly as without classes;
+// C ≥ 3: the mechanism's C-class law, or an error naming the entry for a
+// kind that releases binary labels only).
+func expandSettings(cfg []config.PetConfig, classes int) ([]*setting, error) {
 	var out []*setting
 	seen := map[config.Setting]bool{}
 	for i, p := range cfg {
@@ -42,6 +45,9 @@ func expandSettings(cfg []config.PetConfig) ([]*setting, error) {
 				continue
 			}
 			seen[st] = true
+			if classes >= 3 {
+				st.Classes = classes
+			}
 			m, err := pets.New(st.Params)
 			if err != nil {
 				return nil, fmt.Errorf("%w: pets[%d]: %w", config.ErrConfig, i, err)
@@ -84,8 +90,8 @@ type runSpec struct {
 }
 
 // trainPlan is the training recipe of one run, decided by planFor from the
-// config, the setting's pets.Train and the training rows (Section 4,
-// Appendix C). By loss family:
+// config, the setting's pets.Train, the dataset's classes and the training
+// rows (Section 4, Appendix C). By loss family:
 //
 //	LossBCE         BCE on the target (none: the clean label; rr_prior:
 //	                soft_target, built from label_rr, branch and prior by
@@ -95,6 +101,14 @@ type runSpec struct {
 //	                Laplace noise is mean-zero) or alpha_debiased (llp_geom:
 //	                E[noisy sum | clipped])
 //	LossNone        nothing (bot: a constant predictor)
+//
+// On C ≥ 3 classes each loss is its C-class counterpart
+// (model.Loss.ForClasses: bce → ce on one-hot labels or soft target
+// vectors, debiased_bce → forward_ce, the RR correction through k-ary RR's
+// transition matrix with FlipProb (C−1)/(e^ε+C−1), propmatch →
+// propmatch_ce on the bag's proportion vector; easyllp has none and is
+// refused naming train.llp_loss), and the targets are vectors of C
+// (data.BatchOptions.Classes).
 //
 // Curated bags (sorted, key) train like random ones: the release's bag_id
 // says which rows share a proportion.
@@ -109,9 +123,14 @@ type trainPlan struct {
 	// with (fresh bags and noise per trial, as in the paper).
 	Release     string
 	ReleaseSeed uint64
-	// FlipProb is RR's flip probability π = 1/(1+e^ε) for debiased_bce
-	// (0 otherwise).
+	// FlipProb is RR's flip probability π = 1/(1+e^ε) for debiased_bce, and
+	// k-ary RR's (C−1)/(e^ε+C−1) for forward_ce and backward_ce (0
+	// otherwise): the mechanism's pets.Mechanism.FlipProb.
 	FlipProb float64
+	// Classes is the number of label classes C of the dataset: 2 (binary
+	// targets, a one-logit model) or C ≥ 3 (class-vector targets of
+	// TargetWidth C, a softmax head of C logits, the C-class losses).
+	Classes int
 	// PriorTargets is how rr_prior's release becomes per-row BCE targets
 	// (Target is then data.TargetSoft); "" otherwise.
 	PriorTargets config.PriorTargets
@@ -138,6 +157,18 @@ func (p trainPlan) LossParams(rel *data.Frame) model.LossParams {
 		lp.Prior = meanTarget(rel, p.Target)
 	}
 	return lp
+}
+
+// BatchOptions are the options of the run's batch source over its frame
+// (the release, the soft targets or the clean training rows), reading
+// feats.
+func (p trainPlan) BatchOptions(feats *data.Features, width int) data.BatchOptions {
+	o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, Target: p.Target, Shuffle: true,
+		Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: width}
+	if p.Classes >= 3 {
+		o.Classes = p.Classes
+	}
+	return o
 }
 
 // meanTarget is the mean of a release's per-row target column, clipped to
@@ -208,24 +239,36 @@ var dataTargets = [...]data.Target{
 // choice within the family (train.rr_loss, train.llp_loss,
 // train.rr_prior_targets).
 func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int) (trainPlan, error) {
-	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle")}
+	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle"), Classes: s.Mech.Classes()}
 	tr := s.Kind.Spec().Train
 	p.Target = dataTargets[tr.Target]
+	key := ""
 	switch tr.Loss {
 	case pets.LossNone:
 		return p, nil
 	case pets.LossBCE:
 		// rr_prior: the debiased BCE is plain BCE with the float target
 		// (ỹ − π)/(1 − 2π) (it is linear in the target): one loss serves
-		// every choice of targets.
+		// every choice of targets (and ce every choice of target vectors).
 		p.Loss = model.LossBCE
 	case pets.LossFlipped:
-		p.Loss = c.Train.RRLoss
-		if p.Loss == model.LossDebiasedBCE {
-			p.FlipProb = s.Mech.FlipProb()
-		}
+		p.Loss, key = c.Train.RRLoss, "train.rr_loss"
 	case pets.LossProportion:
-		p.Loss = c.Train.LLPLoss
+		p.Loss, key = c.Train.LLPLoss, "train.llp_loss"
+	}
+	loss, err := p.Loss.ForClasses(p.Classes)
+	switch {
+	case err != nil && p.Classes >= 3:
+		return p, &config.FieldError{Key: key, Msg: fmt.Sprintf("%s is binary only, and %s trains on labels of %d classes (the dataset's): "+
+			"use %s", p.Loss, s.ID, p.Classes, map[string]string{"train.llp_loss": "propmatch (propmatch_ce on C classes)",
+			"train.rr_loss": "debiased_bce (forward_ce on C classes), forward_ce, backward_ce or bce"}[key])}
+	case err != nil:
+		return p, &config.FieldError{Key: key, Msg: fmt.Sprintf("%s trains a softmax head of 3 or more classes, and the dataset's labels "+
+			"are binary (%s): use debiased_bce or bce", p.Loss, s.ID)}
+	}
+	p.Loss = loss
+	if usesFlipProb(p.Loss) {
+		p.FlipProb = s.Mech.FlipProb()
 	}
 	if tr.Target == pets.TargetSoft {
 		p.PriorTargets = c.Train.RRPriorTargets
@@ -246,6 +289,12 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 	}
 	p.BatchSize = min(p.BatchSize, rows)
 	return p, nil
+}
+
+// usesFlipProb reports whether a loss corrects for randomized response
+// with the plan's FlipProb.
+func usesFlipProb(l model.Loss) bool {
+	return l == model.LossDebiasedBCE || l == model.LossForwardCE || l == model.LossBackwardCE
 }
 
 // fingerprint is everything shared by a config's runs that changes their

@@ -35,7 +35,7 @@ func mustRuns(t *testing.T, c *config.Config, settings []*setting, id string) []
 // silently.
 func TestNotices(t *testing.T) {
 	c := testConfig("o")
-	settings, err := expandSettings(c.Pets)
+	settings, err := expandSettings(c.Pets, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestNotices(t *testing.T) {
 func TestSettingsAndRuns(t *testing.T) {
 	c := testConfig("o")
 	c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.RR, Epsilon: []float64{1}}) // a duplicate setting
-	settings, err := expandSettings(c.Pets)
+	settings, err := expandSettings(c.Pets, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func TestGroupsPartition(t *testing.T) {
 	c := testConfig("o")
 	c.Pets = append(c.Pets, config.PetConfig{Mechanism: pets.LLP, K: []int{4}})
 	c.Train.Trials = 3
-	settings, err := expandSettings(c.Pets)
+	settings, err := expandSettings(c.Pets, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

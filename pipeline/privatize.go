@@ -139,6 +139,12 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if in.Label == nil {
 		return nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
 	}
+	if c := in.NumClasses(); c >= 3 { // the file's classes decide (its labels were checked below C when read)
+		p.Classes = c
+		if m, err = pets.New(p); err != nil {
+			return nil, fmt.Errorf("privatize: %s has labels of %d classes: %w", o.In, c, paramField(err))
+		}
+	}
 	if err := checkFinite(o.In, in); err != nil {
 		return nil, err
 	}
@@ -184,6 +190,28 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 			"(a new ledger with a smaller `delta_prime`)", row.DeltaPrime, row.People))
 	}
 	return out, nil
+}
+
+// SeedWarning is what `train privatize --seed` warns of.
+func SeedWarning(seed uint64) string {
+	return fmt.Sprintf("--seed %d makes this release reproducible: anyone who learns or guesses the seed can regenerate its noise "+
+		"and recover the labels. Do not let it leave the machine; drop --seed for a crypto/rand release.", seed)
+}
+
+// Summary says in words what was published and what the ledger now
+// guarantees: the lines `train privatize` prints.
+func (p *Privatized) Summary() string {
+	r, e := p.Release, p.Entry
+	var b strings.Builder
+	fmt.Fprintf(&b, "privatize: wrote %s (%s, %d rows", p.Path, r.Mech, r.Rows())
+	if r.Mech.Kind().IsLLP() {
+		fmt.Fprintf(&b, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
+	}
+	fmt.Fprintf(&b, ", noise %s)\nprivatize: ledger %s: %d people covered; the most charged (%d) carry ε = %.4g "+
+		"at δ'=%g over %d releases (basic %.4g, DRV %.4g, PLD %.4g)\n",
+		r.Noise, p.Ledger, e.People, e.PeopleAtWorst, e.EpsTotal, e.DeltaPrime, e.Releases,
+		e.EpsTotalBasic, e.EpsTotalDRV, e.EpsTotalPLD)
+	return b.String()
 }
 
 // checkFinite refuses NaN or ±Inf features (every importer refuses them;

@@ -24,6 +24,15 @@ func Revision() string {
 	return revisionOf(bi.Settings)
 }
 
+// VersionLine is what `train version` prints: Version, and the revision
+// when the build recorded one.
+func VersionLine() string {
+	if r := Revision(); r != "" {
+		return Version + " (revision " + r + ")"
+	}
+	return Version
+}
+
 func revisionOf(settings []debug.BuildSetting) string {
 	var rev string
 	var modified bool

@@ -93,8 +93,13 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 	lr := priorLR(c, set)
 	recipe := priorRecipe(c, set)
 	plan := trainPlan{Loss: c.Train.RRLoss, Target: data.TargetLabelRR, BatchSize: min(c.Train.BatchSize, stage1.Rows),
-		InitSeed: deriveSeed(u.seed, "prior-init"), ShuffleSeed: deriveSeed(u.seed, "prior-shuffle")}
-	if plan.Loss == model.LossDebiasedBCE {
+		InitSeed: deriveSeed(u.seed, "prior-init"), ShuffleSeed: deriveSeed(u.seed, "prior-shuffle"), Classes: set.Mech.Classes()}
+	// Stage 1 is RR over every class: train.rr_loss's member for the
+	// dataset's classes (planFor checked that it has one).
+	if plan.Loss, err = plan.Loss.ForClasses(plan.Classes); err != nil {
+		return nil, nil, fmt.Errorf("prior model: train.rr_loss: %w", err)
+	}
+	if usesFlipProb(plan.Loss) {
 		plan.FlipProb = set.Mech.FlipProb()
 	}
 	run := &runSpec{Setting: set, LR: lr, Plan: plan, Seed: u.seed, Index: -1,
@@ -104,8 +109,7 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 		return nil, nil, err
 	}
 	feats := s.train.FeaturesOnly()
-	bs, err := data.NewBatchSource(stage1, data.BatchOptions{BatchSize: plan.BatchSize, Target: plan.Target, Shuffle: true,
-		Seed: plan.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: s.dataset.Meta.MaxIndices})
+	bs, err := data.NewBatchSource(stage1, plan.BatchOptions(feats, s.dataset.Meta.MaxIndices))
 	if err != nil {
 		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
@@ -126,21 +130,20 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
 	os.RemoveAll(job.Group.CheckpointDir)
-	if len(outs) != 1 || len(outs[0].Probs) != len(rows2)+s.test.Rows {
-		return nil, nil, fmt.Errorf("prior model: the executor returned %d outcomes (want 1 with %d predictions)", len(outs), len(rows2)+s.test.Rows)
+	w := heads(plan.Classes) // predicted values per row
+	if len(outs) != 1 || len(outs[0].Probs) != (len(rows2)+s.test.Rows)*w {
+		return nil, nil, fmt.Errorf("prior model: the executor returned %d outcomes (want 1 with %d predictions)", len(outs), (len(rows2)+s.test.Rows)*w)
 	}
-	probs := outs[0].Probs
-	prior := make([]float64, len(rows2))
-	for i := range prior {
-		prior[i] = float64(probs[i])
-	}
-	rel, err := ts.Finish(prior)
+	probs := priorsOf(outs[0].Probs, w)
+	rel, err := ts.Finish(probs[:len(rows2)*w])
 	if err != nil {
 		return nil, nil, err
 	}
-	test := &data.Frame{Rows: s.test.Rows, Prior: make([]float64, s.test.Rows)}
-	for i := range test.Prior {
-		test.Prior[i] = float64(probs[len(rows2)+i])
+	test := &data.Frame{Rows: s.test.Rows}
+	if w > 1 {
+		test.Classes, test.PriorC = w, probs[len(rows2)*w:]
+	} else {
+		test.Prior = probs[len(rows2):]
 	}
 	tp := testPriorPath(u.path)
 	if err := data.WriteFrame(tp, test, map[string]string{"setting": set.ID, metaPriorRecipe: recipe, "tool": release.Tool}); err != nil {
@@ -160,6 +163,21 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 	s.ev.Info("release", fmt.Sprintf("%s: stage 1 %d rows (RR), stage 2 %d rows: %s of them released the prior's argmax label",
 		set.ID, stage1.Rows, len(rows2), md["argmax_rows"]))
 	return rel, md, nil
+}
+
+// priorsOf turns a model's predictions into public priors: for binary
+// labels P(y = 1 | x) as it is (w = 1); for w = C ≥ 3 classes each row's
+// softmax in float64, renormalized to sum to 1 (float32 outputs sum to 1
+// within ~1e-6 only).
+func priorsOf(probs []float32, w int) []float64 {
+	out := make([]float64, len(probs))
+	for i, p := range probs {
+		out[i] = float64(p)
+	}
+	if w > 1 {
+		normalizeRows(out, w)
+	}
+	return out
 }
 
 // predictionFrame is the features of train's rows, then all of test's:
@@ -222,6 +240,12 @@ func (s *Session) testPriors(set *setting, trial int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c := set.Mech.Classes(); c >= 3 {
+		if f.Rows != s.test.Rows || f.PriorC == nil || f.NumClasses() != c {
+			return nil, fmt.Errorf("%s has %d priors of %d classes for %d test rows of %d classes", tp, f.Rows, f.NumClasses(), s.test.Rows, c)
+		}
+		return f.PriorC, nil
+	}
 	if f.Rows != s.test.Rows || f.Prior == nil {
 		return nil, fmt.Errorf("%s has %d priors for %d test rows", tp, f.Rows, s.test.Rows)
 	}
@@ -231,8 +255,10 @@ func (s *Session) testPriors(set *setting, trial int) ([]float64, error) {
 // auditPriors is rr_prior's public prior of each of the n audit examples,
 // as the mechanism would see them: the audit examples are split into
 // stages by the release's rule (StageSplit at the setting's fraction,
-// seeded per setting); stage-1 examples have the uninformative prior ½
-// (RR), stage-2 examples trial 0's prior model's prediction.
+// seeded per setting); stage-1 examples have the uninformative prior (½;
+// on C ≥ 3 classes 1/C each: RR over every class), stage-2 examples trial
+// 0's prior model's prediction (C values a row, row-major, on C ≥ 3
+// classes).
 func (s *Session) auditPriors(set *setting, n int) ([]float64, error) {
 	test, err := s.testPriors(set, 0)
 	if err != nil {
@@ -242,19 +268,30 @@ func (s *Session) auditPriors(set *setting, n int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	prior := make([]float64, n)
+	c := set.Mech.Classes()
+	w, flat := heads(c), 0.5
+	if c >= 3 {
+		flat = 1 / float64(c)
+	}
+	prior := make([]float64, n*w)
 	for i, st := range stage {
-		prior[i] = 0.5
-		if st == 2 {
-			prior[i] = test[i]
+		for j := i * w; j < (i+1)*w; j++ {
+			prior[j] = flat
+			if st == 2 {
+				prior[j] = test[j]
+			}
 		}
 	}
 	return prior, nil
 }
 
 // softTargets builds rr_prior's training frame from its release: one row
-// per trained row (`row`, `soft_target`), by the plan's config.PriorTargets.
+// per trained row (`row`, `soft_target`), by the plan's config.PriorTargets;
+// on C ≥ 3 classes softTargetsC.
 func softTargets(rel *data.Frame, set *setting, mode config.PriorTargets) (*data.Frame, error) {
+	if set.Mech.Classes() >= 3 {
+		return softTargetsC(rel, set, mode)
+	}
 	if rel.LabelRR == nil || rel.Branch == nil || rel.Prior == nil || rel.Row == nil {
 		return nil, fmt.Errorf("%s: the release lacks %s, %s, %s or %s", set.ID, data.ColLabelRR, data.ColBranch, data.ColPrior, data.ColRow)
 	}
@@ -273,6 +310,63 @@ func softTargets(rel *data.Frame, set *setting, mode config.PriorTargets) (*data
 		}
 		f.Row = append(f.Row, rel.Row[i])
 		f.SoftTarget = append(f.SoftTarget, t)
+	}
+	f.Rows = len(f.Row)
+	if f.Rows == 0 {
+		return nil, fmt.Errorf("%s: no row to train on (every row took the argmax branch and train.rr_prior_targets is drop)", set.ID)
+	}
+	return f, nil
+}
+
+// softTargetsC is softTargets on C ≥ 3 classes: one target vector of C
+// values per trained row (`row`, soft_target_0 … soft_target_{C−1}), for
+// the softmax cross-entropy ce, which is linear in its target. A row whose
+// released class is z and whose RRWithPrior set Y has k members:
+//
+//	k ≥ 2 (RR over Y; every stage-1 row, k = C): the unbiased estimate of
+//	        the label's one-hot vector given y ∈ Y,
+//	        t_c = (1{z = c} − b)/(q − b) for c ∈ Y, 0 outside Y,
+//	        q = e^ε/(e^ε+k−1) and b = 1/(e^ε+k−1) (pets'
+//	        RRPriorLikelihood): E[t | y] = one-hot(y), Σ_c t_c = 1, negative
+//	        entries included; at C = 2 the binary (ỹ − π)/(1 − 2π)
+//	k = 1 (the argmax branch: the prior's top class released whatever the
+//	        label): argmax: one-hot(z); drop: not trained on; prior: the
+//	        row's prior vector
+//
+// and noisy: one-hot(z) on every row, not debiased (label-dp's recipe; on
+// k-ary RR the noisy label's most likely class is the label's, so its
+// argmax is consistent for accuracy).
+func softTargetsC(rel *data.Frame, set *setting, mode config.PriorTargets) (*data.Frame, error) {
+	c := set.Mech.Classes()
+	if rel.LabelRR == nil || rel.PriorSet == nil || rel.PriorC == nil || rel.Row == nil || rel.NumClasses() != c {
+		return nil, fmt.Errorf("%s: the release lacks %s, %s, %s… or %s, or is not of %d classes", set.ID, data.ColLabelRR,
+			data.ColPriorSet, data.ColPriorPrefix, data.ColRow, c)
+	}
+	mc := set.Mech.Multiclass()
+	f := &data.Frame{Classes: c}
+	t := make([]float64, c)
+	for i, z := range rel.LabelRR {
+		clear(t)
+		s := pets.PriorSet{Mask: rel.PriorSet[i], K: int(rel.PriorSetSize[i])}
+		switch {
+		case mode == config.PriorTargetsNoisy:
+			t[z] = 1
+		case s.K >= 2:
+			m := s.Members()
+			q, b := mc.RRPriorLikelihood(s, m[0], m[0]), mc.RRPriorLikelihood(s, m[1], m[0])
+			for _, y := range m {
+				t[y] = -b / (q - b)
+			}
+			t[z] = (1 - b) / (q - b)
+		case mode == config.PriorTargetsDrop:
+			continue
+		case mode == config.PriorTargetsPrior:
+			copy(t, rel.PriorC[i*c:(i+1)*c])
+		default: // argmax
+			t[z] = 1
+		}
+		f.Row = append(f.Row, rel.Row[i])
+		f.SoftTargetC = append(f.SoftTargetC, t...)
 	}
 	f.Rows = len(f.Row)
 	if f.Rows == 0 {

@@ -55,6 +55,11 @@ func Run(ctx context.Context, cfg *config.Config, ev Events, stages Stages) erro
 	return withSessionOf(ctx, cfg, Exclusive, ev, stages&StageFit == 0, func(s *Session) error {
 		var runs []report.Run
 		var err error
+		if stages&StageAudit != 0 {
+			if err := s.checkAuditable(); err != nil { // before training what could not be audited
+				return err
+			}
+		}
 		if stages&StageFit != 0 {
 			if runs, err = Fit(ctx, s, FitOptions{}); err != nil {
 				return err

@@ -120,10 +120,19 @@ func open(ctx context.Context, cfg *config.Config, access Access, ev Events, lig
 	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
 		return nil, err
 	}
-	if err := checkTestClasses(dir, s.test.Label); err != nil {
+	if err := checkTestClasses(dir, s.test.Label, s.classes()); err != nil {
 		return nil, err
 	}
 	if _, err := s.modelConfig(); err != nil && !light {
+		return nil, err
+	}
+	// Every mechanism and loss must take the dataset's classes, and every
+	// setting fill a batch: refused here, before the resolved config or
+	// anything else is written.
+	if s.settings, err = expandSettings(cfg.Pets, s.classes()); err != nil {
+		return nil, err
+	}
+	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
 	}
 	// Written once the config is known to fit the dataset: a refused one
@@ -152,12 +161,6 @@ func open(ctx context.Context, cfg *config.Config, access Access, ev Events, lig
 			return nil, err
 		}
 	}
-	if s.settings, err = expandSettings(cfg.Pets); err != nil {
-		return nil, err
-	}
-	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
-		return nil, err
-	}
 	for _, n := range notices(cfg, s.runs) {
 		s.ev.Warn("config", n)
 	}
@@ -180,6 +183,15 @@ func (s *Session) Out(elem ...string) string {
 	return filepath.Join(append([]string{s.cfg.Output}, elem...)...)
 }
 
+// classes is the number of label classes C of the session's dataset
+// (meta.json's classes; 2 for binary labels).
+func (s *Session) classes() int {
+	if s.dataset == nil { // a session made by hand in a test
+		return 2
+	}
+	return s.dataset.Meta.NumClasses()
+}
+
 // minTestPerClass is how many test rows of each class a dataset needs: the
 // AUC needs one of each, the audit's standard errors two.
 const minTestPerClass = 2
@@ -188,15 +200,26 @@ const minTestPerClass = 2
 var ErrDegenerate = errors.New("pipeline: degenerate dataset")
 
 // checkTestClasses refuses a test set without minTestPerClass rows of each
-// class, before any release is made or model trained.
-func checkTestClasses(dir string, labels []uint8) error {
-	var ones int
+// of the dataset's c classes, before any release is made or model trained.
+func checkTestClasses(dir string, labels []uint8, c int) error {
+	n := make([]int, max(c, 2))
 	for _, y := range labels {
-		ones += int(y)
+		if int(y) < len(n) {
+			n[y]++
+		}
 	}
-	if zeros := len(labels) - ones; ones < minTestPerClass || zeros < minTestPerClass {
-		return fmt.Errorf("%w: the test set of %s has %d rows of class 1 and %d of class 0; the test AUC and the audit need at least %d of each",
-			ErrDegenerate, dir, ones, zeros, minTestPerClass)
+	if c <= 2 {
+		if ones, zeros := n[1], n[0]; ones < minTestPerClass || zeros < minTestPerClass {
+			return fmt.Errorf("%w: the test set of %s has %d rows of class 1 and %d of class 0; the test AUC and the audit need at least %d of each",
+				ErrDegenerate, dir, ones, zeros, minTestPerClass)
+		}
+		return nil
+	}
+	for y, k := range n {
+		if k < minTestPerClass {
+			return fmt.Errorf("%w: the test set of %s has %d rows of class %d (of %d classes); the macro AUC and the audit need at least %d of each",
+				ErrDegenerate, dir, k, y, c, minTestPerClass)
+		}
 	}
 	return nil
 }
@@ -215,7 +238,8 @@ func (s *Session) dataStage(ctx context.Context) (string, error) {
 	}
 	sc := cfg.Data.Synth
 	dir := s.Out("data")
-	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir, Groups: sc.Groups}
+	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir, Groups: sc.Groups,
+		Classes: sc.Classes}
 	if m, err := data.ReadMeta(dir); err == nil {
 		if synthMatches(m, want) {
 			s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
@@ -234,7 +258,8 @@ func (s *Session) dataStage(ctx context.Context) (string, error) {
 func synthMatches(m *data.Meta, o data.SynthOptions) bool {
 	return m.Source == "synth" && m.Kind == o.Kind.String() && m.TrainRows == int64(o.Rows) &&
 		m.TestRows == int64(o.TestRows) && len(m.Features) == o.Features && m.Seed == o.Seed &&
-		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features)) && m.Groups == o.Groups
+		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features)) && m.Groups == o.Groups &&
+		m.NumClasses() == max(o.Classes, 2)
 }
 
 // bayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).

@@ -119,7 +119,7 @@ func SweepStatus(ctx context.Context, cfg *config.Config) (*Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	settings, err := expandSettings(cfg.Pets)
+	settings, err := expandSettings(cfg.Pets, m.NumClasses())
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,18 @@
 // are released by RRWithPrior; the release records each row's prior,
 // branch and stage (public quantities).
 //
+// Labels of C ≥ 3 classes (the mechanism's Classes, from the dataset): rr
+// releases the class by k-ary RR (label_rr); the LLP family releases each
+// bag's class counts as proportions of classes 1..C−1 (alpha_1 …
+// alpha_{C−1}, class 0's implied; with noise on each count calibrated to
+// the count vector's sensitivity Δ = 2, pets.Multiclass.Sensitivity) and,
+// for llp_geom, their debiased values (alpha_debiased_1 …); rr_prior's
+// stage 1 goes through the uniform prior (k-ary RR), stage 2 through
+// RRWithPrior's top-k set of each row's prior over the classes (prior_0 …
+// prior_{C−1}, prior_set, prior_set_size, stage). The file's metadata
+// records classes; C = 2 is the binary release, byte for byte. A label
+// that is not a class below C is refused (ErrLabel), naming its row.
+//
 // Publish records first: the file's SHA-256 is computed without writing
 // it, its ledger row (with the totals of the people it covers, Covered,
 // each row charged, rows of one bag as one draw, Draws) is appended, and

@@ -67,7 +67,44 @@ type Release struct {
 	rule     llp.Rule  // LLP family: the bag rule
 	fraction float64   // rr_prior: share of rows in stage 1
 	order    mrand.Source
+
+	// Labels of C ≥ 3 classes (classes = C; 0 for binary labels, which use
+	// the scalar columns above): the per-class columns that replace alpha,
+	// debiased, prior and branch, row-major (data.Frame's AlphaC, …).
+	classes   int
+	alphaC    []float64 // LLP family: C−1 released proportions (classes 1..C−1) per release row
+	debiasedC []float64 // llp_geom: their debiased values
+	priorC    []float64 // rr_prior: the public prior over the C classes of each row
+	priorSet  []uint64  // rr_prior: each row's set of classes (bit c: class c)
+	setSize   []uint8   // rr_prior: its size k
 }
+
+// Classes is the number of label classes C of the release (2 for binary
+// labels).
+func (r *Release) Classes() int { return max(r.classes, 2) }
+
+// classesOf returns the Release.classes of m: C for C ≥ 3, 0 for binary.
+func classesOf(m *pets.Mechanism) int {
+	if c := m.Classes(); c >= 3 {
+		return c
+	}
+	return 0
+}
+
+// checkLabels refuses a label that is not a class of m (labels 0..C−1),
+// naming its row.
+func checkLabels(labels []uint8, m *pets.Mechanism) error {
+	c := m.Classes()
+	for i, y := range labels {
+		if int(y) >= c {
+			return fmt.Errorf("%w: label %d at row %d is not a class below %d (%s)", ErrLabel, y, i, c, m)
+		}
+	}
+	return nil
+}
+
+// ErrLabel is wrapped when a label is not a class of the mechanism.
+var ErrLabel = errors.New("release: label out of range")
 
 // Rows is the number of labelled rows the release covers.
 func (r *Release) Rows() int {
@@ -105,12 +142,15 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	if len(labels) == 0 {
 		return nil, fmt.Errorf("release: no labels")
 	}
+	if err := checkLabels(labels, m); err != nil {
+		return nil, err
+	}
 	bagSrc, noiseSrc, orderSrc, err := o.sources()
 	if err != nil {
 		return nil, err
 	}
 	noise := noiseSrc.(pets.Rand)
-	r := &Release{Mech: m, Noise: o.Noise, Input: len(labels), order: orderSrc}
+	r := &Release{Mech: m, Noise: o.Noise, Input: len(labels), order: orderSrc, classes: classesOf(m)}
 	switch sp := m.Spec(); sp.Release {
 	case pets.ReleaseRaw:
 		return nil, ErrNoRelease
@@ -128,6 +168,10 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("release: %w", err)
+		}
+		if r.classes >= 3 {
+			r.releaseBagsC(labels, bags, sp.Train.Target == pets.TargetAlphaDebiased, noise)
+			break
 		}
 		n := bags.Kept()
 		r.rows = make([]int, n)
@@ -161,6 +205,41 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	return r, nil
 }
 
+// releaseBagsC releases the bags of labels of C ≥ 3 classes: each bag's
+// class counts through the mechanism's Multiclass.ReleaseBag (proportions
+// of classes 1..C−1, noise on each count at rate ε/Δ, Δ = 2) and, when
+// debiased, their Multiclass.Debias; every member row carries its bag's
+// vectors.
+func (r *Release) releaseBagsC(labels []uint8, bags *llp.Bags, debiased bool, noise pets.Rand) {
+	mc, c := r.Mech.Multiclass(), r.classes
+	w := c - 1
+	n := bags.Kept()
+	r.rows, r.bagID, r.alphaC = make([]int, n), make([]int64, n), make([]float64, n*w)
+	if debiased {
+		r.debiasedC = make([]float64, n*w)
+	}
+	counts, alpha, deb := make([]int, c), make([]float64, w), make([]float64, w)
+	at := 0
+	for b := range bags.NumBags {
+		clear(counts)
+		members := bags.Members(b)
+		for _, row := range members {
+			counts[labels[row]]++
+		}
+		mc.ReleaseBag(alpha, counts, noise)
+		mc.Debias(deb, alpha, len(members))
+		for _, row := range members {
+			r.rows[at], r.bagID[at] = int(row), int64(b)
+			copy(r.alphaC[at*w:], alpha)
+			if debiased {
+				copy(r.debiasedC[at*w:], deb)
+			}
+			at++
+		}
+	}
+	r.Bags, r.Dropped = bags.NumBags, bags.Dropped
+}
+
 func identity(n int) []int {
 	rows := make([]int, n)
 	for i := range rows {
@@ -172,31 +251,13 @@ func identity(n int) []int {
 // columns returns a frame of the release columns for the release rows at
 // the given positions.
 func (r *Release) columns(pos []int) *data.Frame {
-	f := &data.Frame{Rows: len(pos)}
-	if r.labelRR != nil {
-		f.LabelRR = make([]uint8, len(pos))
-	}
-	if r.bagID != nil {
-		f.BagID, f.Alpha = make([]int64, len(pos)), make([]float64, len(pos))
-	}
-	if r.debiased != nil {
-		f.AlphaDebiased = make([]float64, len(pos))
-	}
-	if r.prior != nil {
-		f.Prior, f.Branch, f.Stage = take(r.prior, pos), take(r.branch, pos), take(r.stage, pos)
-	}
-	for i, p := range pos {
-		if f.LabelRR != nil {
-			f.LabelRR[i] = r.labelRR[p]
-		}
-		if f.BagID != nil {
-			f.BagID[i], f.Alpha[i] = r.bagID[p], r.alpha[p]
-		}
-		if f.AlphaDebiased != nil {
-			f.AlphaDebiased[i] = r.debiased[p]
-		}
-	}
-	return f
+	c := r.Classes()
+	return &data.Frame{Rows: len(pos), Classes: r.classes,
+		LabelRR: take(r.labelRR, pos), BagID: take(r.bagID, pos),
+		Alpha: take(r.alpha, pos), AlphaDebiased: take(r.debiased, pos),
+		Prior: take(r.prior, pos), Branch: take(r.branch, pos), Stage: take(r.stage, pos),
+		AlphaC: takeRows(r.alphaC, c-1, pos), AlphaDebiasedC: takeRows(r.debiasedC, c-1, pos),
+		PriorC: takeRows(r.priorC, c, pos), PriorSet: take(r.priorSet, pos), PriorSetSize: take(r.setSize, pos)}
 }
 
 // Ship returns the frame of a release meant to leave the machine: the
@@ -222,6 +283,7 @@ func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
 	c := r.columns(pos)
 	f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
 	f.Prior, f.Branch, f.Stage = c.Prior, c.Branch, c.Stage
+	f.Classes, f.AlphaC, f.AlphaDebiasedC, f.PriorC, f.PriorSet, f.PriorSetSize = c.Classes, c.AlphaC, c.AlphaDebiasedC, c.PriorC, c.PriorSet, c.PriorSetSize
 	return f, nil
 }
 
@@ -255,6 +317,21 @@ func (r *Release) simulationRows(lo, hi int) *data.Frame {
 	if r.prior != nil {
 		f.Branch, f.Stage = r.branch[lo:hi], r.stage[lo:hi]
 	}
+	if c := r.classes; c >= 3 {
+		rows := func(v []float64, w int) []float64 {
+			if v == nil {
+				return nil
+			}
+			return v[lo*w : hi*w]
+		}
+		f.Classes, f.AlphaC, f.AlphaDebiasedC, f.PriorC = c, rows(r.alphaC, c-1), rows(r.debiasedC, c-1), rows(r.priorC, c)
+		if r.priorSet != nil {
+			f.PriorSet, f.PriorSetSize = r.priorSet[lo:hi], r.setSize[lo:hi]
+		}
+		if r.stage != nil {
+			f.Stage = r.stage[lo:hi]
+		}
+	}
 	for i := range f.Row {
 		f.Row[i] = int64(r.row(lo + i))
 	}
@@ -280,6 +357,13 @@ func (r *Release) Meta() map[string]string {
 	}
 	if p.Kind.NeedsEpsilon() {
 		md["epsilon"] = data.FormatFloat(p.Epsilon)
+	}
+	if r.classes >= 3 {
+		md[data.MetaClasses] = strconv.Itoa(r.classes)
+		if mc := m.Multiclass(); mc.NoiseRate() > 0 {
+			md["count_sensitivity"] = strconv.Itoa(mc.Sensitivity())
+			md["count_noise_rate"] = data.FormatFloat(mc.NoiseRate())
+		}
 	}
 	if pi := m.FlipProb(); pi > 0 {
 		md["flip_prob"] = data.FormatFloat(pi)

@@ -84,6 +84,9 @@ func StartRRPrior(labels []uint8, m *pets.Mechanism, fraction float64, o Options
 	if len(labels) == 0 {
 		return nil, fmt.Errorf("release: no labels")
 	}
+	if err := checkLabels(labels, m); err != nil {
+		return nil, err
+	}
 	_, noiseSrc, orderSrc, err := o.sources()
 	if err != nil {
 		return nil, err
@@ -99,16 +102,35 @@ func StartRRPrior(labels []uint8, m *pets.Mechanism, fraction float64, o Options
 	t := &TwoStage{m: m, o: o, labels: labels, noise: noiseSrc.(pets.Rand), order: orderSrc, stage: stage,
 		released: make([]uint8, len(labels)), fraction: fraction}
 	rows := t.rowsOf(1)
-	lab, prior := make([]uint8, len(rows)), make([]float64, len(rows))
+	lab := make([]uint8, len(rows))
 	for i, row := range rows {
-		lab[i], prior[i] = labels[row], 0.5
+		lab[i] = labels[row]
 	}
 	out := make([]uint8, len(rows))
-	m.ReleaseRRPrior(out, lab, prior, make([]bool, len(rows)), t.noise)
+	if c := m.Classes(); c >= 3 {
+		// The uniform prior: RRWithPrior's set is then every class
+		// (M_k = k/C, and k/(e^ε+k−1) grows with k), i.e. k-ary RR.
+		m.Multiclass().ReleaseRRPrior(out, lab, uniformPriors(len(rows), c), make([]pets.PriorSet, len(rows)), t.noise)
+	} else {
+		prior := make([]float64, len(rows))
+		for i := range prior {
+			prior[i] = 0.5
+		}
+		m.ReleaseRRPrior(out, lab, prior, make([]bool, len(rows)), t.noise)
+	}
 	for i, row := range rows {
 		t.released[row] = out[i]
 	}
 	return t, nil
+}
+
+// uniformPriors returns n uniform priors over c classes, flat (n·c).
+func uniformPriors(n, c int) []float64 {
+	p := make([]float64, n*c)
+	for i := range p {
+		p[i] = 1 / float64(c)
+	}
+	return p
 }
 
 func (t *TwoStage) rowsOf(stage uint8) []int {
@@ -126,7 +148,7 @@ func (t *TwoStage) rowsOf(stage uint8) []int {
 // no raw label.
 func (t *TwoStage) Stage1() *data.Frame {
 	rows := t.rowsOf(1)
-	f := &data.Frame{Rows: len(rows), LabelRR: make([]uint8, len(rows)), Row: make([]int64, len(rows))}
+	f := &data.Frame{Rows: len(rows), LabelRR: make([]uint8, len(rows)), Row: make([]int64, len(rows)), Classes: classesOf(t.m)}
 	for i, row := range rows {
 		f.LabelRR[i], f.Row[i] = t.released[row], int64(row)
 	}
@@ -137,45 +159,94 @@ func (t *TwoStage) Stage1() *data.Frame {
 // takes one prior per row, in this order.
 func (t *TwoStage) Stage2Rows() []int { return t.rowsOf(2) }
 
-// Finish releases stage 2 with prior[i] = P(y = 1 | x) of row
-// Stage2Rows()[i] (in [0, 1], computed without these rows' labels) and
-// returns the whole release: every input row, in input order, with its
-// released label, prior (½ in stage 1), branch and stage. It may be
-// called once.
+// Finish releases stage 2 with the public priors of the rows
+// Stage2Rows() (computed without these rows' labels) and returns the whole
+// release: every input row, in input order, with its released label,
+// prior (uninformative in stage 1), branch or set, and stage. Binary
+// labels: prior[i] = P(y = 1 | x) ∈ [0, 1] of row Stage2Rows()[i]. C ≥ 3
+// classes: prior[i·C:(i+1)·C] is its probability vector over the classes
+// (pets.Multiclass.CheckPrior), and each row records RRWithPrior's set
+// (prior_set, prior_set_size) instead of a branch. It may be called once.
 func (t *TwoStage) Finish(prior []float64) (*Release, error) {
 	if t.done {
 		return nil, fmt.Errorf("release: rr_prior release already finished")
 	}
 	rows := t.rowsOf(2)
-	if len(prior) != len(rows) {
-		return nil, fmt.Errorf("release: %d priors for %d stage-2 rows", len(prior), len(rows))
-	}
-	for i, p := range prior {
-		if !(p >= 0 && p <= 1) {
-			return nil, fmt.Errorf("release: prior of stage-2 row %d (input row %d) is %v, not in [0, 1]", i, rows[i], p)
-		}
+	if err := checkPriors(prior, len(rows), t.m, func(i int) string {
+		return fmt.Sprintf("stage-2 row %d (input row %d)", i, rows[i])
+	}); err != nil {
+		return nil, err
 	}
 	t.done = true
 	n := len(t.labels)
 	r := &Release{Mech: t.m, Noise: t.o.Noise, Input: n, order: t.order, fraction: t.fraction,
-		labelRR: t.released, prior: make([]float64, n), branch: make([]uint8, n), stage: t.stage}
-	for row := range n {
-		r.prior[row] = 0.5
-	}
+		labelRR: t.released, stage: t.stage}
 	lab := make([]uint8, len(rows))
 	for i, row := range rows {
 		lab[i] = t.labels[row]
 	}
-	out, argmax := make([]uint8, len(rows)), make([]bool, len(rows))
-	t.m.ReleaseRRPrior(out, lab, prior, argmax, t.noise)
-	for i, row := range rows {
-		r.labelRR[row], r.prior[row] = out[i], prior[i]
-		if argmax[i] {
-			r.branch[row] = 1
+	out := make([]uint8, len(rows))
+	if c := t.m.Classes(); c >= 3 {
+		r.classes = c
+		r.priorC, r.priorSet, r.setSize = uniformPriors(n, c), make([]uint64, n), make([]uint8, n)
+		sets := make([]pets.PriorSet, len(rows))
+		t.m.Multiclass().ReleaseRRPrior(out, lab, prior, sets, t.noise)
+		for i, row := range rows {
+			r.labelRR[row] = out[i]
+			copy(r.priorC[row*c:(row+1)*c], prior[i*c:(i+1)*c])
+		}
+		// Stage 1 went through the uniform prior: every class in the set.
+		full := pets.PriorSet{Mask: ^uint64(0) >> (64 - c), K: c}
+		for row := range n {
+			r.priorSet[row], r.setSize[row] = full.Mask, uint8(full.K)
+		}
+		for i, row := range rows {
+			r.priorSet[row], r.setSize[row] = sets[i].Mask, uint8(sets[i].K)
+		}
+	} else {
+		r.prior, r.branch = make([]float64, n), make([]uint8, n)
+		for row := range n {
+			r.prior[row] = 0.5
+		}
+		argmax := make([]bool, len(rows))
+		t.m.ReleaseRRPrior(out, lab, prior, argmax, t.noise)
+		for i, row := range rows {
+			r.labelRR[row], r.prior[row] = out[i], prior[i]
+			if argmax[i] {
+				r.branch[row] = 1
+			}
 		}
 	}
 	t.labels = nil
 	return r, nil
+}
+
+// checkPriors checks n rows' public priors for m: one P(y = 1 | x) in
+// [0, 1] per row for binary labels, a probability vector of C entries per
+// row (flat) for C ≥ 3 classes; what names row i in an error.
+func checkPriors(prior []float64, n int, m *pets.Mechanism, what func(i int) string) error {
+	c := m.Classes()
+	if c < 3 {
+		if len(prior) != n {
+			return fmt.Errorf("release: %d priors for %d rows", len(prior), n)
+		}
+		for i, p := range prior {
+			if !(p >= 0 && p <= 1) {
+				return fmt.Errorf("release: prior of %s is %v, not in [0, 1]", what(i), p)
+			}
+		}
+		return nil
+	}
+	if len(prior) != n*c {
+		return fmt.Errorf("release: %d prior values for %d rows of %d classes (want %d)", len(prior), n, c, n*c)
+	}
+	mc := m.Multiclass()
+	for i := range n {
+		if err := mc.CheckPrior(prior[i*c : (i+1)*c]); err != nil {
+			return fmt.Errorf("release: prior of %s: %w", what(i), err)
+		}
+	}
+	return nil
 }
 
 // priorMeta adds rr_prior's figures to a release's metadata: the stage
@@ -187,7 +258,12 @@ func (r *Release) priorMeta(md map[string]string) {
 		if s == 1 {
 			s1++
 		}
-		am += int(r.branch[i])
+		switch {
+		case r.branch != nil:
+			am += int(r.branch[i])
+		case r.setSize[i] == 1:
+			am++
+		}
 	}
 	md["stage_fraction"] = data.FormatFloat(r.fraction)
 	md["stage1_rows"] = strconv.Itoa(s1)
@@ -195,29 +271,39 @@ func (r *Release) priorMeta(md map[string]string) {
 	md["argmax_rows"] = strconv.Itoa(am)
 }
 
-func take[T any](s []T, pos []int) []T {
-	out := make([]T, len(pos))
+// take returns s's values at the positions pos (nil for a nil s: an absent
+// column stays absent).
+func take[T any](s []T, pos []int) []T { return takeRows(s, 1, pos) }
+
+// takeRows is take for w values a row (row-major).
+func takeRows[T any](s []T, w int, pos []int) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, len(pos)*w)
 	for i, p := range pos {
-		out[i] = s[p]
+		copy(out[i*w:(i+1)*w], s[p*w:(p+1)*w])
 	}
 	return out
 }
 
 // ApplyRRPrior releases every row of labels through rr_prior's per-row law
-// with the given public priors (one per row, in [0, 1]): the law of
+// with the given public priors (Finish's: one per row in [0, 1] for binary
+// labels, a vector of C per row, flat, for C ≥ 3 classes): the law of
 // Finish's second stage, for callers that hold the priors of all rows (the
 // audit's attacks on its own examples). Rows keep their input order.
 func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options) (*Release, error) {
 	if !m.Spec().Release.WithPrior() {
 		return nil, fmt.Errorf("release: ApplyRRPrior needs a mechanism released with a prior (rr_prior), got %s", m.Kind())
 	}
-	if len(labels) == 0 || len(prior) != len(labels) {
-		return nil, fmt.Errorf("release: %d priors for %d labels", len(prior), len(labels))
+	if len(labels) == 0 {
+		return nil, fmt.Errorf("release: no labels")
 	}
-	for i, p := range prior {
-		if !(p >= 0 && p <= 1) {
-			return nil, fmt.Errorf("release: prior of row %d is %v, not in [0, 1]", i, p)
-		}
+	if err := checkLabels(labels, m); err != nil {
+		return nil, err
+	}
+	if err := checkPriors(prior, len(labels), m, func(i int) string { return fmt.Sprintf("row %d", i) }); err != nil {
+		return nil, err
 	}
 	_, noiseSrc, orderSrc, err := o.sources()
 	if err != nil {
@@ -225,10 +311,20 @@ func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options)
 	}
 	n := len(labels)
 	r := &Release{Mech: m, Noise: o.Noise, Input: n, order: orderSrc, labelRR: make([]uint8, n),
-		prior: append([]float64(nil), prior...), branch: make([]uint8, n), stage: make([]uint8, n)}
+		stage: make([]uint8, n), classes: classesOf(m)}
 	for i := range r.stage {
 		r.stage[i] = 2 // every row released with its given prior, as Finish's second stage
 	}
+	if r.classes >= 3 {
+		sets := make([]pets.PriorSet, n)
+		m.Multiclass().ReleaseRRPrior(r.labelRR, labels, prior, sets, noiseSrc.(pets.Rand))
+		r.priorC, r.priorSet, r.setSize = append([]float64(nil), prior...), make([]uint64, n), make([]uint8, n)
+		for i, s := range sets {
+			r.priorSet[i], r.setSize[i] = s.Mask, uint8(s.K)
+		}
+		return r, nil
+	}
+	r.prior, r.branch = append([]float64(nil), prior...), make([]uint8, n)
 	argmax := make([]bool, n)
 	m.ReleaseRRPrior(r.labelRR, labels, prior, argmax, noiseSrc.(pets.Rand))
 	for i, a := range argmax {

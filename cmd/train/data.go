@@ -36,6 +36,7 @@ func newImportCmd(kind string, ev pipeline.Events) *cobra.Command {
 		cmd.Short = "Import a libsvm file (KDD Cup 2012), hashing feature indices"
 		f.StringVar(&o.Import.TestIn, "test", "", "separate test file (then --test-rows, if set, takes its first rows)")
 		f.Uint32Var(&o.Import.HashBuckets, "hash-buckets", o.Import.HashBuckets, "hash buckets for feature indices")
+		f.IntVar(&o.Import.Classes, "classes", 0, "labels are the classes 0..C−1 (2 ≤ C ≤ 64; default: binary 0/1, ±1)")
 	}
 	cmd.MarkFlagRequired("in")
 	cmd.MarkFlagRequired("out")
@@ -51,15 +52,16 @@ func newImportCmd(kind string, ev pipeline.Events) *cobra.Command {
 func newSynthCmd(ev pipeline.Events) *cobra.Command {
 	o := pipeline.NewDatasetOptions("synth")
 	cmd := &cobra.Command{
-		Use:   "synth --out DIR --kind logistic|beta|uniform --rows N --seed S",
-		Short: "Synthesize a dataset with known η(x) = P(y=1|x)",
+		Use:   "synth --out DIR --kind logistic|beta|uniform|multiclass [--classes C] --rows N --seed S",
+		Short: "Synthesize a dataset with known η(x) = P(y=1|x) (multiclass: η_c(x) = P(y=c|x))",
 		Args:  cobra.NoArgs,
 		RunE:  datasetCmd(&o, ev),
 	}
 	s := &o.Synth
 	f := cmd.Flags()
 	f.StringVar(&s.Out, "out", "", "dataset directory to write")
-	f.TextVar(&s.Kind, "kind", s.Kind, "logistic | beta | uniform")
+	f.TextVar(&s.Kind, "kind", s.Kind, "logistic | beta | uniform | multiclass")
+	f.IntVar(&s.Classes, "classes", 0, "multiclass: label classes C, 2..64")
 	f.IntVar(&s.Rows, "rows", 0, "training rows")
 	f.IntVar(&s.TestRows, "test-rows", s.TestRows, "test rows")
 	f.IntVar(&s.Features, "features", s.Features, "dense features")

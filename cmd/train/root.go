@@ -51,13 +51,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
-			Run: func(*cobra.Command, []string) {
-				v := pipeline.Version
-				if r := pipeline.Revision(); r != "" {
-					v += " (revision " + r + ")"
-				}
-				fmt.Fprintln(stdout, v)
-			}},
+			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.VersionLine()) }},
 	)
 	return root
 }
@@ -162,8 +156,9 @@ func newPrivatizeCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command
 		Use:   "privatize --in DIR/train.arrow --pet rr|llp|llp_lap|llp_geom|bot [--epsilon E] [--k K] --out FILE.arrow [--seed S]",
 		Short: "Release a dataset's labels through a PET into a new Arrow file meant to leave the machine",
 		Long: `privatize releases the labels of --in through one mechanism and writes --out: the
-features and the release (label_rr; or bag_id, alpha and, for llp_geom, alpha_debiased), rows
-in a random order, never the raw label, an id column, a seed or a hash of the labels. Bags and
+features and the release (label_rr; or bag_id, alpha and, for llp_geom, alpha_debiased; per
+class on labels of C classes, whose form of the mechanism --in's classes decide), rows in a
+random order, never the raw label, an id column, a seed or a hash of the labels. Bags and
 noise come from crypto/rand. Nothing but the release file is written to --out's folder.
 
 The release is recorded in the privacy ledger before a byte of it is written: by default the
@@ -186,7 +181,7 @@ leaves the machine.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("seed") {
 				o.Seed = &seed
-				fmt.Fprintf(stderr, "privatize: warning: --seed %d makes this release reproducible: anyone who learns or guesses the seed can regenerate its noise and recover the labels. Do not let it leave the machine; drop --seed for a crypto/rand release.\n", seed)
+				fmt.Fprintln(stderr, "privatize: warning: "+pipeline.SeedWarning(seed))
 			}
 			o.LookupEnv = lookup.LookupEnv
 			p, err := pipeline.Privatize(o)
@@ -196,16 +191,7 @@ leaves the machine.`,
 			for _, w := range p.Warnings {
 				fmt.Fprintf(stderr, "privatize: warning: %s\n", w)
 			}
-			r := p.Release
-			fmt.Fprintf(stdout, "privatize: wrote %s (%s, %d rows", p.Path, r.Mech, r.Rows())
-			if r.Mech.Kind().IsLLP() {
-				fmt.Fprintf(stdout, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
-			}
-			e := p.Entry
-			fmt.Fprintf(stdout, ", noise %s)\nprivatize: ledger %s: %d people covered; the most charged (%d) carry ε = %s "+
-				"at δ'=%g over %d releases (basic %s, DRV %s, PLD %s)\n",
-				r.Noise, p.Ledger, e.People, e.PeopleAtWorst, fmtEps(e.EpsTotal), e.DeltaPrime, e.Releases,
-				fmtEps(e.EpsTotalBasic), fmtEps(e.EpsTotalDRV), fmtEps(e.EpsTotalPLD))
+			fmt.Fprint(stdout, p.Summary())
 			return nil
 		},
 	}
@@ -290,5 +276,3 @@ func newReportCmd(ev *console.Events) *cobra.Command {
 	cmd.MarkFlagRequired("out")
 	return cmd
 }
-
-func fmtEps(e float64) string { return fmt.Sprintf("%.4g", e) }

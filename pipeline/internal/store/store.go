@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"labelprivacy/data"
@@ -200,31 +201,74 @@ func (g *Grid) InGrid() func(id string) bool {
 	return func(id string) bool { return set[id] }
 }
 
-// putEtaHat stores a clean model's test-set predictions (the audit's η̂).
-func (st Store) PutEtaHat(id string, probs []float32) error {
-	v := make([]float64, len(probs))
-	row := make([]int64, len(probs))
-	for i, p := range probs {
-		v[i] = float64(p)
+// PutEtaHat stores a clean model's test-set predictions (the audit's η̂):
+// for binary labels one P(y = 1) per test row (column eta_hat); on C ≥ 3
+// classes C probabilities per row, row-major (columns eta_hat_0 …
+// eta_hat_{C−1}).
+func (st Store) PutEtaHat(id string, probs []float32, classes int) error {
+	w := 1
+	if classes >= 3 {
+		w = classes
+	}
+	if len(probs)%w != 0 {
+		return fmt.Errorf("store: %d predictions are not rows of %d classes", len(probs), classes)
+	}
+	n := len(probs) / w
+	row := make([]int64, n)
+	for i := range row {
 		row[i] = int64(i)
 	}
-	t := &data.Table{Columns: []data.Column{{Name: "test_row", Values: row}, {Name: "eta_hat", Values: v}},
-		Meta: map[string]string{"run_id": id}}
+	cols := []data.Column{{Name: "test_row", Values: row}}
+	for j := range w {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(probs[i*w+j])
+		}
+		name := "eta_hat"
+		if w > 1 {
+			name = "eta_hat_" + strconv.Itoa(j)
+		}
+		cols = append(cols, data.Column{Name: name, Values: v})
+	}
+	t := &data.Table{Columns: cols, Meta: map[string]string{"run_id": id}}
 	return t.WriteParquet(st.etaHatPath(id))
 }
 
-// etaHat reads a clean run's stored test-set predictions.
-func (st Store) EtaHat(id string) ([]float64, error) {
+// EtaHat reads a clean run's stored test-set predictions: one value per
+// test row for binary labels, C per row (row-major) on C ≥ 3 classes.
+func (st Store) EtaHat(id string, classes int) ([]float64, error) {
 	t, err := data.ReadTable(st.etaHatPath(id))
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range t.Columns {
-		if c.Name == "eta_hat" {
-			if v, ok := c.Values.([]float64); ok {
-				return v, nil
+	col := func(name string) []float64 {
+		for _, c := range t.Columns {
+			if c.Name == name {
+				if v, ok := c.Values.([]float64); ok {
+					return v
+				}
 			}
 		}
+		return nil
 	}
-	return nil, fmt.Errorf("%s: no float64 eta_hat column", st.etaHatPath(id))
+	if classes < 3 {
+		if v := col("eta_hat"); v != nil {
+			return v, nil
+		}
+		return nil, fmt.Errorf("%s: no float64 eta_hat column", st.etaHatPath(id))
+	}
+	var out []float64
+	for j := range classes {
+		v := col("eta_hat_" + strconv.Itoa(j))
+		if v == nil {
+			return nil, fmt.Errorf("%s: no float64 eta_hat_%d column (%d classes)", st.etaHatPath(id), j, classes)
+		}
+		if out == nil {
+			out = make([]float64, len(v)*classes)
+		}
+		for i, x := range v {
+			out[i*classes+j] = x
+		}
+	}
+	return out, nil
 }
