@@ -37,8 +37,12 @@ func (s *Session) estimateMemory(m *data.Meta) (memoryEstimate, error) {
 	if !c.Backend.HostMemory() {
 		return e, nil
 	}
-	mc := model.ModelConfig{Kind: c.Model.Kind, InputDim: len(m.Features), Hidden: c.Model.Hidden, Init: c.Model.Init,
-		Buckets: int(m.HashBuckets)}
+	// model.hidden is mlp's key alone (modelConfig): higgs_mlp and
+	// kdd_embed have their own layers, whatever the default says.
+	mc := model.ModelConfig{Kind: c.Model.Kind, InputDim: len(m.Features), Init: c.Model.Init, Buckets: int(m.HashBuckets)}
+	if mc.Kind == model.KindMLP {
+		mc.Hidden = c.Model.Hidden
+	}
 	if mc.Kind == model.KindKDDEmbed {
 		mc.InputDim = 0
 	} else if mc.InputDim == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/config"
 	"labelprivacy/internal/memctl"
 	"labelprivacy/model"
 )
@@ -62,4 +63,30 @@ func TestRefusesWhatDoesNotFit(t *testing.T) {
 			t.Errorf("estimate of the test config: %+v, %v", e, err)
 		}
 	})
+	// model.hidden's default ([64, 64], mlp's) is not higgs_mlp's or
+	// kdd_embed's: each estimates its own layers (configs/higgs.yaml, which
+	// names no hidden layers, was refused with "higgs_mlp has hidden
+	// layers [300 300 300 300]; use kind mlp for [64 64]").
+	for _, tc := range []struct {
+		kind   model.Kind
+		params float64
+	}{
+		{model.KindHiggsMLP, 4*300 + 300 + 3*(300*300+300) + 301},
+		{model.KindMLP, 4*64 + 64 + 64*64 + 64 + 65},
+	} {
+		t.Run("default hidden/"+tc.kind.String(), func(t *testing.T) {
+			c := testConfig(t.TempDir())
+			c.Model.Kind = tc.kind
+			c.Model.Hidden = config.Defaults().Model.Hidden
+			s := openTest(t, c)
+			m, err := s.plannedMeta()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := s.estimateMemory(m)
+			if err != nil || e.fp.Params != tc.params {
+				t.Errorf("%s: %g parameters, want %g (%v)", tc.kind, e.fp.Params, tc.params, err)
+			}
+		})
+	}
 }
