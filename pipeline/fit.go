@@ -22,7 +22,8 @@ type FitOptions struct {
 	// goes on with the others (sweeps); otherwise the first failure stops
 	// the stage.
 	KeepGoing bool
-	// executor trains the groups; nil: NewModelExecutor(cfg.Backend).
+	// executor trains the groups; nil: a modelExecutor for cfg.Backend
+	// (newModelExecutor; Fit closes it).
 	executor executor
 }
 
