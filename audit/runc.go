@@ -55,7 +55,9 @@ const DefaultBagDraws = 32
 
 // RunC audits the label PET m on C = m.Classes() classes, on the audit set
 // eta: n examples' class probabilities, n×C row-major (eta[i·C+y] =
-// η_iy = P(y_i = y | x_i)), each row within EtaTolerance of summing to 1.
+// η_iy = P(y_i = y | x_i)), each row within EtaTolerance of summing to 1
+// (for C ≥ 3 every figure is that of the row divided by its sum,
+// normalizeEtaC; eta itself is not modified).
 // It returns Run's Result with Summary.Classes = C; every Summary field
 // means what it means for Run, read for C classes as follows (multiclass.go
 // has the formulas and the proofs):
@@ -214,6 +216,7 @@ func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, err
 	if err := CheckEtaC(eta, c); err != nil {
 		return nil, err
 	}
+	eta = normalizeEtaC(eta, c)
 	n := len(eta) / c
 	sp := m.Mechanism().Spec()
 	if opts.Sampler != nil && sp.Release != pets.ReleaseRaw {

@@ -423,7 +423,11 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 		}
 		if w > 1 {
 			// A softmax in float32 sums to 1 within ~1e-7 only; the
-			// attacker's η is each row as a probability vector.
+			// attacker's η is each row as a probability vector. RunC
+			// audits rows divided by their sums anyway (the same
+			// arithmetic, so its figures are the same either way); this
+			// puts the top-label calibration (etaQuality) on those
+			// vectors too.
 			normalizeRows(eta, w)
 		}
 		out = append(out, eta)
