@@ -64,7 +64,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
-		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon, Classes: s.classes(),
+		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
 			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
 			EtaTrials: len(q.trials)}
 		if q.cal != nil {
