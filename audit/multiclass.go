@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"labelprivacy/pets"
 )
@@ -24,8 +25,8 @@ import (
 // At C = 2 with η_i = (1−η, η) these are the binary audit's quantities.
 
 // EtaTolerance is how far from 1 the sum of an η vector may be for CheckEtaC
-// (float32 softmax outputs sum to 1 within ~1e-6). IEAdv is computed with η
-// as given: a sum off by δ moves it by at most δ.
+// (float32 softmax outputs sum to 1 within ~1e-6). RunC audits each
+// accepted vector divided by its sum (normalizeEtaC).
 const EtaTolerance = 1e-4
 
 // CheckEtaC returns an error wrapping ErrInvalidInput if eta (n vectors of
@@ -53,6 +54,45 @@ func CheckEtaC(eta []float64, c int) error {
 		}
 	}
 	return nil
+}
+
+// etaRenormalize is how far from 1 a row's sum may be for RunC to audit it
+// as given (normalizeEtaC): IEAdv and IEAdvBoundC then disagree by at most
+// about this much, below BoundTolerance, and a row normalized in float64
+// (its sum within a few ulps of 1) keeps its bits.
+const etaRenormalize = 1e-13
+
+// normalizeEtaC returns eta (n vectors of c entries, checked by CheckEtaC)
+// with every vector whose sum s is farther than etaRenormalize from 1
+// divided by s (η_y/s, s summed in class order): a copy, or eta itself
+// when no vector is. The audit's figures are defined on the simplex, and
+// CheckEtaC accepts sums within EtaTolerance of 1 as rounding of a
+// probability vector, so RunC audits the vector the row rounds. As given,
+// IEAdv and the posteriors would be those of a measure of mass s while
+// IEAdvBoundC's tail form takes the mass to be 1: the two disagree by up
+// to |1 − s|·(C−1)/(e^ε+C−1), which for a float32 softmax row
+// (|1 − s| ~ 2e-7) is ~1e5 times BoundTolerance, and an honest mechanism
+// failed the IEAdv ≤ bound check. (Widening BoundTolerance to
+// EtaTolerance instead would let a mechanism exceed the ε-DP worst case by
+// 1e-4 per example unseen.)
+func normalizeEtaC(eta []float64, c int) []float64 {
+	out := eta
+	for i := 0; i < len(eta); i += c {
+		s := 0.0
+		for _, v := range eta[i : i+c] {
+			s += v
+		}
+		if math.Abs(s-1) <= etaRenormalize {
+			continue
+		}
+		if &out[0] == &eta[0] {
+			out = slices.Clone(eta)
+		}
+		for j := i; j < i+c; j++ {
+			out[j] = eta[j] / s
+		}
+	}
+	return out
 }
 
 // IEAdvBoundC returns the largest individual expected advantage (Definition

@@ -615,3 +615,72 @@ func TestRunCGivenBags(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCRowSumWithinTolerance: CheckEtaC accepts a row whose sum is
+// within EtaTolerance of 1 (a float32 softmax's sums to 1 within ~1e-7), so
+// RunC must audit such a row without a false *BoundViolation: rr on
+// uniform rows and rr_prior whose prior is η both attain IEAdvBoundC, and
+// rows scaled to sum to 1 − 2e-7 (and 1 + 2e-7) once failed the
+// IEAdv ≤ bound check by ~1e-7 (IEAdvBoundC's tail form takes Σ η = 1).
+// Every figure is that of the probability vector the row rounds: the
+// Result equals RunC's on the rows divided by their sums, bit for bit
+// (printed with %+v; rows a caller normalized keep their bits), and the
+// caller's η is left as it was.
+func TestRunCRowSumWithinTolerance(t *testing.T) {
+	const c, n = 10, 400
+	uniform := make([]float64, n*c)
+	for i := range uniform {
+		uniform[i] = 1.0 / c
+	}
+	mixed := mcAuditSet(n, c, 31)
+	for _, tc := range []struct {
+		name string
+		p    pets.Params
+		eta  []float64
+	}{
+		{"rr uniform", pets.Params{Kind: pets.RR, Epsilon: 1}, uniform},
+		{"rr_prior prior=eta", pets.Params{Kind: pets.RRPrior, Epsilon: 1}, mixed},
+		{"llp_geom", pets.Params{Kind: pets.LLPGeom, K: 2, Epsilon: 1}, mixed},
+	} {
+		for _, scale := range []float64{1 - 2e-7, 1 + 2e-7} {
+			t.Run(fmt.Sprintf("%s sum %v", tc.name, scale), func(t *testing.T) {
+				m := mcMech(tc.p, c)
+				eta, norm := make([]float64, n*c), make([]float64, n*c)
+				for i, v := range tc.eta {
+					eta[i] = v * scale
+				}
+				for i := 0; i < len(eta); i += c {
+					s := 0.0
+					for _, v := range eta[i : i+c] {
+						s += v
+					}
+					if math.Abs(s-scale) > 1e-12 {
+						t.Fatalf("row %d sums to %v", i/c, s)
+					}
+					for j := i; j < i+c; j++ {
+						norm[j] = eta[j] / s
+					}
+				}
+				in := slices.Clone(eta)
+				o := OptionsC{Seed: 2, LabelDraws: 2, MaxSamples: 20}
+				if tc.p.Kind == pets.RRPrior {
+					o.Prior = in // the mechanism's public prior, as given
+				}
+				got, err := RunC(eta, m, o)
+				if err != nil {
+					t.Fatalf("rows summing to %v: %v", scale, err)
+				}
+				if !slices.Equal(eta, in) {
+					t.Fatal("RunC changed its input")
+				}
+				want, err := RunC(norm, m, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
+					t.Fatalf("rows summing to %v\n%s\nnormalized rows\n%s", scale, g, w)
+				}
+			})
+		}
+	}
+}

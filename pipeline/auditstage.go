@@ -64,7 +64,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
 		}
-		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon, Classes: s.classes(),
+		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
 			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
 			EtaTrials: len(q.trials)}
 		if q.cal != nil {
@@ -423,7 +423,11 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 		}
 		if w > 1 {
 			// A softmax in float32 sums to 1 within ~1e-7 only; the
-			// attacker's η is each row as a probability vector.
+			// attacker's η is each row as a probability vector. RunC
+			// audits rows divided by their sums anyway (the same
+			// arithmetic, so its figures are the same either way); this
+			// puts the top-label calibration (etaQuality) on those
+			// vectors too.
 			normalizeRows(eta, w)
 		}
 		out = append(out, eta)

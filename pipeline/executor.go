@@ -38,7 +38,7 @@ type groupJob struct {
 
 // outcome is one run's result from the executor.
 type outcome struct {
-	Probs     []float32 // P(y=1) for every test row, in order
+	Probs     []float32 // test-set predictions in row order: P(y=1) per row (binary), C probabilities per row (C ≥ 3; Group.Predict's layout)
 	FinalLoss float64   // mean training loss of the last epoch
 	Steps     int64
 }

@@ -22,10 +22,9 @@ type Audit struct {
 	K         int
 	Epsilon   float64
 	EtaSource string // the attacker's prior: "clean_model(lr=0.001)", "true", "knn(k=100 rows=100000)"
-	// Classes is the number of label classes C of the audited labels: 2
-	// for binary (0 in a Go value means binary too; files hold 2),
-	// 3..pets.MaxClasses otherwise, as in Run.
-	Classes int
+	// Summary.Classes is the number of label classes C of the audited
+	// labels: 2 for binary (0 in a Go value means binary too; files hold
+	// 2), 3..pets.MaxClasses otherwise, as in Run.
 	audit.Summary
 
 	// The quality of the attacker's η, measured on CalibrationRows test rows
@@ -109,7 +108,9 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	opt(strCol("config_id", func(a *Audit) *string { return &a.ConfigID })),
 	opt(f64Col("ma_mean", func(a *Audit) *float64 { return &a.MAMean })),
 	opt(f64Col("eps_lower_real_bags", func(a *Audit) *float64 { return &a.EpsLowerRealBags })),
-	opt(classesCol("classes", func(a *Audit) *int { return &a.Classes })),
+	opt(classesCol("classes", func(a *Audit) *int { return &a.Summary.Classes })),
+	opt(boolCol("eadv_estimated", func(a *Audit) *bool { return &a.EAdvEstimated })),
+	opt(intCol("bag_draws", func(a *Audit) *int { return &a.BagDraws })),
 }}
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
@@ -120,16 +121,18 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 // sampler; canaries, eps_lower: the empirical ε lower bound of the
 // controlled canary game), the quality of η (calibration_rows, eta_*,
 // eadv_calibrated, eadv_true, eadv_trial_*), config_id, ma_mean,
-// eps_lower_real_bags (the canaries among real bag-mates, LLP family) and
-// classes (2 for binary labels).
+// eps_lower_real_bags (the canaries among real bag-mates, LLP family),
+// classes (2 for binary labels), eadv_estimated (some bags' IEAdv
+// estimated from bag_draws releases each instead of computed exactly; C ≥ 3
+// only) and bag_draws (0 when exact).
 // ma_* may be +Inf; eadv_se and every figure that does not apply NaN.
 func AuditTable(audits []Audit) *data.Table {
 	return auditSchema.toTable(audits, map[string]string{})
 }
 
 // ReadAudits reads AuditTable's output back (or an audit table of an
-// earlier format, whose missing columns read as NaN or zero, classes as
-// 2).
+// earlier format, whose missing columns read as NaN, zero or false,
+// classes as 2).
 func ReadAudits(t *data.Table) ([]Audit, error) {
 	as, err := auditSchema.fromTable(t)
 	if err != nil {

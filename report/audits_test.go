@@ -44,8 +44,8 @@ func equalNaN(a, b any) bool {
 }
 
 func fullAudit() Audit {
-	return Audit{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)", Classes: 2,
-		Summary: audit.Summary{Mechanism: "llp(k=8)", Kind: pets.LLP, K: 8, Epsilon: math.Inf(1), NExamples: 96, NDropped: 4,
+	return Audit{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "llp_k8", Pet: pets.LLP, K: 8, Epsilon: 0, EtaSource: "clean_model(lr=0.001)",
+		Summary: audit.Summary{Mechanism: "llp(k=8)", Kind: pets.LLP, K: 8, Classes: 2, Epsilon: math.Inf(1), NExamples: 96, NDropped: 4,
 			NBags: 12, LabelDraws: 3, EAdv: 0.0193, EAdvSE: math.NaN(), SEUnit: "bag", MAP50: 0.5, MAP90: 2, MAP98: math.Inf(1),
 			MAP99: math.Inf(1), MAMax: math.Inf(1), MAInfFrac: 0.61, MACount: 288,
 			EAdvBound: math.NaN(), RealizedDraws: 20, RealizedGain: 0.0187, RealizedGainSE: 0.0009, RealizedZ: -0.4,
@@ -59,13 +59,18 @@ func TestAuditTable(t *testing.T) {
 	b := fullAudit()
 	b.Setting, b.Pet, b.Kind, b.K, b.Summary.K, b.Epsilon, b.Summary.Epsilon = "rr_eps1", pets.RR, pets.RR, 0, 0, 1, 1
 	b.MAP98, b.MAInfFrac, b.SEUnit, b.EAdvSE = 1, 0, "example", 0.0001
-	in := []Audit{a, b}
+	// A C-class audit whose bags' IEAdv were estimated.
+	c := fullAudit()
+	c.Setting, c.Pet, c.Kind, c.Epsilon, c.Summary.Epsilon, c.Mechanism = "llp_geom_k8_eps2", pets.LLPGeom, pets.LLPGeom, 2, 2, "llp_geom(k=8, ε=2, C=10)"
+	c.Summary.Classes, c.EAdvEstimated, c.BagDraws, c.EAdvBound, c.EpsLowerRealBags = 10, true, 32, 0.08, math.NaN()
+	in := []Audit{a, b, c}
 	tab := AuditTable(in)
 	want := []string{"setting", "pet", "k", "epsilon", "eta_source", "n_examples", "n_dropped", "eadv", "eadv_se",
 		"ma_p50", "ma_p90", "ma_p98", "ma_p99", "ma_max", "ma_inf_frac",
 		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count",
 		"eadv_bound", "realized_draws", "realized_gain", "realized_gain_se", "realized_z", "canaries", "eps_lower",
-		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags", "classes"}
+		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags", "classes",
+		"eadv_estimated", "bag_draws"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
@@ -105,7 +110,7 @@ func TestAuditTable(t *testing.T) {
 	// The format before the real-bags canary game (through ma_mean) reads
 	// eps_lower_real_bags as NaN and keeps eps_lower.
 	prev := AuditTable(in[:1])
-	prev.Columns = prev.Columns[:len(prev.Columns)-2]
+	prev.Columns = prev.Columns[:len(prev.Columns)-4]
 	if got, err = ReadAudits(prev); err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +120,22 @@ func TestAuditTable(t *testing.T) {
 
 	// The format before classes (through eps_lower_real_bags) reads as
 	// binary: classes 2.
-	binary := AuditTable(in[:1])
-	binary.Columns = binary.Columns[:len(binary.Columns)-1]
-	if got, err = ReadAudits(binary); err != nil || got[0].Classes != 2 || got[0].EpsLowerRealBags != 0.9 {
+	binary := AuditTable(in[2:])
+	binary.Columns = binary.Columns[:len(binary.Columns)-3]
+	if got, err = ReadAudits(binary); err != nil || got[0].Classes != 2 || got[0].EAdvBound != 0.08 {
 		t.Fatalf("format before classes read as %+v, %v", got, err)
 	}
 
+	// The format before eadv_estimated and bag_draws (through classes)
+	// reads them as false and 0, keeping classes.
+	noEst := AuditTable(in[2:])
+	noEst.Columns = noEst.Columns[:len(noEst.Columns)-2]
+	if got, err = ReadAudits(noEst); err != nil || got[0].Classes != 10 || got[0].EAdvEstimated || got[0].BagDraws != 0 {
+		t.Fatalf("format before eadv_estimated read as %+v, %v", got, err)
+	}
+
 	bad := AuditTable(in)
-	bad.Columns[1].Values = []string{"llp", "nope"}
+	bad.Columns[1].Values = []string{"llp", "nope", "llp_geom"}
 	var re *RowError
 	if _, err := ReadAudits(bad); !errors.As(err, &re) || re.Row != 1 || re.Table != "audit" {
 		t.Fatalf("bad pet: err %v", err)
@@ -211,5 +224,21 @@ func TestPosteriorTable(t *testing.T) {
 	}
 	if got[5].Dataset != "" || got[5].Index != 0 || !math.IsNaN(got[5].Release) || got[5].Prior != in[5].Prior {
 		t.Fatalf("first format read as %+v", got[5])
+	}
+}
+
+// TestAuditClassesOneField: an Audit's class count C is audit.Summary's
+// Classes, promoted (no outer field shadowing it, which once let the two
+// disagree), and the classes column reads into it.
+func TestAuditClassesOneField(t *testing.T) {
+	f, ok := reflect.TypeOf(Audit{}).FieldByName("Classes")
+	if !ok || len(f.Index) != 2 || reflect.TypeOf(Audit{}).Field(f.Index[0]).Type != reflect.TypeOf(audit.Summary{}) {
+		t.Fatalf("Audit.Classes is %+v, want audit.Summary's", f)
+	}
+	a := fullAudit()
+	a.Summary.Classes = 7
+	got, err := ReadAudits(roundTrip(t, AuditTable([]Audit{a})))
+	if err != nil || got[0].Summary.Classes != 7 {
+		t.Fatalf("classes read as %+v, %v", got, err)
 	}
 }

@@ -1,0 +1,226 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"labelprivacy/internal/flock"
+	"labelprivacy/model"
+	"labelprivacy/pipeline/internal/store"
+	"labelprivacy/report"
+)
+
+// autoStateBudget is what train.replicas: auto lets a group's parameters
+// and Adam moments take on an XLA device: GoMLX v0.26 exposes no
+// device-memory query, so it is an assumption, sized for a 16 GB GPU that
+// also holds up to model.DefaultResidentMaxBytes (4 GiB) of features and
+// the activations. Set train.replicas to use a larger device fully.
+const autoStateBudget = 8 << 30
+
+// Replicas resolves train.replicas: a number as given; auto is 1 on the go
+// backend (the pure-Go matmul does the same work per example whatever the
+// group size, so stacking gains nothing on a CPU) and, on XLA backends, as
+// many models as fit AutoStateBudget, at most 64 (Higgs MLP: 3.2 MiB each,
+// 64; kdd_embed: 286 MiB each, 28).
+func (s *Session) Replicas() (int, error) {
+	c := s.cfg
+	if !c.Train.Replicas.Auto() {
+		return c.Train.Replicas.N, nil
+	}
+	if c.Backend.IsGo() {
+		return 1, nil
+	}
+	mc, err := s.modelConfig()
+	if err != nil {
+		return 0, err
+	}
+	if mc, err = mc.WithDefaults(); err != nil {
+		return 0, err
+	}
+	return int(min(64, max(1, autoStateBudget/mc.StateBytes(1)))), nil
+}
+
+// fitter trains groups of one session, one or several at once (each on
+// its own executor).
+type fitter struct {
+	s  *Session
+	st store.Store
+	// ev is the session's events; serialized (and progress merged into one
+	// line by board) when groups train at once.
+	ev    Events
+	board *progressBoard
+	// mu guards what groups trained at once share: Fit's done map and
+	// counts, and groups and spent.
+	mu       sync.Mutex
+	groups   int // groups trained so far
+	spent    time.Duration
+	examples int64 // training examples of the groups trained (steps run in this call × rows per step, every model)
+}
+
+// executors returns the n executors groups train on at once: exec alone
+// (n ≤ 1), or exec and n−1 more of the same backend sharing the cores
+// through a model.CoreShare (the caller closes the others). An injected
+// executor (tests) serves every slot itself. With several, the fitter's
+// events are serialized and its progress merged.
+func (f *fitter) executors(exec executor, n int) ([]executor, error) {
+	execs := []executor{exec}
+	if n <= 1 {
+		return execs, nil
+	}
+	f.ev = &syncEvents{ev: f.ev}
+	f.board = &progressBoard{ev: f.ev, slots: n}
+	me, ok := exec.(*modelExecutor)
+	if !ok {
+		for len(execs) < n {
+			execs = append(execs, exec)
+		}
+		return execs, nil
+	}
+	share := model.NewCoreShare(0)
+	me.share = share
+	for len(execs) < n {
+		more, err := newModelExecutor(f.s.cfg.Backend)
+		if err != nil {
+			for _, e := range execs[1:] {
+				e.(*modelExecutor).Close()
+			}
+			return nil, err
+		}
+		more.share = share
+		execs = append(execs, more)
+	}
+	f.ev.Info("fit", fmt.Sprintf("training %d groups at once, each on its share of the %d cores (train.concurrent_groups)",
+		n, runtime.GOMAXPROCS(0)))
+	return execs, nil
+}
+
+// each calls fn for the groups in order, one at a time with one executor;
+// with several, each executor's goroutine takes the next group when it is
+// free. The first error stops the others (their groups checkpoint, as on
+// an interruption) and is returned.
+func (f *fitter) each(ctx context.Context, execs []executor, gs []*runGroup, fn func(context.Context, executor, *runGroup) error) error {
+	if len(execs) == 1 {
+		for _, g := range gs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := fn(ctx, execs[0], g); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan *runGroup)
+	var first error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for _, exec := range execs {
+		wg.Go(func() {
+			for g := range next {
+				if err := fn(ctx, exec, g); err != nil {
+					once.Do(func() { first = err; cancel() })
+				}
+			}
+		})
+	}
+feed:
+	for _, g := range gs {
+		select {
+		case next <- g:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+// groupLockPoll is how often a process waiting for another's group checks
+// the lock (flock's blocking wait cannot be interrupted).
+var groupLockPoll = 2 * time.Second
+
+// lockGroup takes g's group lock. Held by another process, it returns nil
+// (saying so) when wait is false, else polls until the lock is free or ctx
+// is done.
+func (f *fitter) lockGroup(ctx context.Context, g *runGroup, wait bool) (*flock.Lock, error) {
+	path := f.st.GroupLockPath(groupID(g.Runs))
+	said := false
+	for {
+		l, err := flock.Acquire(path, flock.Exclusive, false, "train fit: "+g.Name())
+		var held *flock.HeldError
+		if !errors.As(err, &held) {
+			return l, err
+		}
+		who := strings.Join(held.Holders, "; ")
+		if who == "" {
+			who = "another process"
+		}
+		if !wait {
+			f.s.ev.Info("fit", fmt.Sprintf("%s is being trained by %s: coming back to it after the others", g.Name(), who))
+			return nil, nil
+		}
+		if !said {
+			f.s.ev.Info("fit", fmt.Sprintf("waiting for %s to finish %s", who, g.Name()))
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(groupLockPoll):
+		}
+	}
+}
+
+// unlockGroup releases g's group lock; once the group is finished its lock
+// file goes too (a process that still opens it re-reads the results before
+// training, so it finds nothing to do).
+func (f *fitter) unlockGroup(g *runGroup, l *flock.Lock, finished bool) {
+	path := f.st.GroupLockPath(groupID(g.Runs))
+	if finished {
+		os.Remove(path)
+	}
+	l.Release()
+	if finished {
+		os.Remove(path + ".holders") // only when empty
+	}
+}
+
+// refresh re-reads the results of g's runs not yet done (another process
+// may have stored them since Fit looked) and returns the runs still
+// pending (nil: none) and how many were found finished.
+func (f *fitter) refresh(g *runGroup, done map[string]*report.Run) ([]*runSpec, int, error) {
+	var pending []*runSpec
+	found := 0
+	for _, r := range g.Runs {
+		if done[r.ID] != nil {
+			continue
+		}
+		res, err := f.st.Result(r.ID)
+		var d *store.DamagedRecordError
+		if errors.As(err, &d) {
+			res, err = nil, nil // trained again; Put replaces the record
+		}
+		if err != nil {
+			return nil, found, err
+		}
+		if res != nil {
+			done[r.ID] = res
+			found++
+			continue
+		}
+		pending = append(pending, r)
+	}
+	return pending, found, nil
+}
