@@ -97,12 +97,15 @@ type TrainConfig struct {
 	CheckpointEvery model.Interval `yaml:"checkpoint_every"`
 	// Replicas is how many models one compiled program trains together:
 	// "auto" (1 on backend go; on XLA as many as fit AutoStateBudget, at
-	// most 64) or a number ≥ 1. It never changes a run's result or identity.
+	// most 64) or a number ≥ 1. It never changes a run's identity, nor its
+	// result on backend go; on XLA the exact result moves like a seed's
+	// (rounding of other program shapes, amplified by training).
 	Replicas Replicas `yaml:"replicas"`
 	// ConcurrentGroups is how many groups one process trains at once, each
 	// on its share of the cores (model.CoreShare): "auto" (backend go: as
 	// many as GOMAXPROCS, the groups to train and the memory allow; 1 on
 	// XLA) or a number ≥ 1. It never changes a run's result or identity.
+	// (Groups at once run on backend go, where each is bit-identical.)
 	ConcurrentGroups Replicas `yaml:"concurrent_groups"`
 	// SparseEmbedding updates only the embedding rows a step touches (lazy
 	// Adam) for kdd_embed; false: dense Adam over the whole table.

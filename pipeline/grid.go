@@ -300,8 +300,9 @@ func usesFlipProb(l model.Loss) bool {
 // fingerprint is everything shared by a config's runs that changes their
 // results, except the grid axes (setting, learning rate, trial) and the
 // dataset: runs with different fingerprints are never averaged together.
-// It excludes train.replicas, which never changes a result, and the
-// output and cluster keys.
+// It excludes train.replicas, which never changes a result on backend go
+// and on XLA only as a seed does (model's doc), and the output and cluster
+// keys.
 type fingerprint struct {
 	Model       string `json:"model"`
 	Hidden      []int  `json:"hidden,omitempty"`

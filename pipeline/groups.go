@@ -13,7 +13,8 @@ import (
 // supports it. Its runs share the dataset, the model, the loss (and bag
 // size, for per-bag losses), the batch size and the epochs; everything else
 // (learning rate, seeds, targets, bags, data order, optimizer state) is per
-// run, and a run's result does not depend on its group.
+// run, and a run's result does not depend on its group (on backend go; on
+// XLA only as on a seed: model's doc).
 type runGroup struct {
 	Loss      model.Loss
 	BagSize   int // k for per-bag losses, else 0
