@@ -404,11 +404,12 @@ func TestRunCSamples(t *testing.T) {
 
 var canarySimsC = flag.Int("canary-sims-c", 0, "TestSimulatedAuditsC: simulated audits per mechanism (0: skip the test)")
 
-// TestSimulatedAuditsC measures the C-class canary audit as README reports
-// it: per mechanism, -canary-sims-c audits (seeds 0, 1, …) of 10,000
-// canaries through mcSampler on an audit set of 10,000 Dirichlet η at C =
-// 10 (rr_prior: public priors drawn alike, independent of η), printing a
-// Markdown table of mean eps_lower/ε, its sd, the rate above ε with its 95%
+// TestSimulatedAuditsC measures the C-class canary audit as
+// docs/audit-measurements.md reports it: per mechanism, -canary-sims-c
+// audits (seeds 0, 1, …) of 10,000 canaries through mcSampler on an audit
+// set of 10,000 Dirichlet η at C = 10 (rr_prior: public priors drawn
+// alike, independent of η), printing a Markdown table of mean
+// eps_lower/ε, its sd, the rate above ε with its 95%
 // Clopper–Pearson interval, the largest value, the count above 1.05·ε and
 // the time per audit (the whole RunC with one realized draw, LabelDraws 1
 // and BagDraws 2: the exact pass is not what is measured). Skipped unless

@@ -13,9 +13,10 @@ import (
 
 var canarySims = flag.Int("canary-sims", 0, "TestSimulatedAudits: simulated audits per mechanism (0: skip the test)")
 
-// TestSimulatedAudits measures the canary audit as README reports it:
-// per mechanism, -canary-sims audits (seeds 0, 1, …) of 10000 canaries
-// through the production sampler on an audit set of 10000 uniform η
+// TestSimulatedAudits measures the canary audit as
+// docs/audit-measurements.md reports it: per mechanism, -canary-sims
+// audits (seeds 0, 1, …) of 10000 canaries through the production sampler
+// on an audit set of 10000 uniform η
 // (rr_prior: uniform public priors, 46% of the rows on the RR branch at
 // ε = 1), and prints a Markdown table of mean eps_lower/ε, the rate above ε
 // with its 95% Clopper–Pearson interval, the largest value, the count above
@@ -25,7 +26,7 @@ var canarySims = flag.Int("canary-sims", 0, "TestSimulatedAudits: simulated audi
 //
 //	go test ./audit -run TestSimulatedAudits -canary-sims 1000 -v
 //
-// It fails if a mechanism misses README's targets (mean ≥ 0.95·ε for rr at
+// It fails if a mechanism misses its targets (mean ≥ 0.95·ε for rr at
 // ε = 1, ≥ 0.85·ε for llp_geom and llp_lap at k = 8, ε = 1) or if the rate
 // above ε is beyond what ≤ 5% allows: the lower end of its 99.9%
 // interval above 5% (a false failure once in 2000 settings).
