@@ -404,3 +404,21 @@ func fakeProbsC(x float32, c int) []float32 {
 	}
 	return out
 }
+
+// idleShards names how many shards are enough, singular for one group.
+func TestIdleShardsCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n, groups int
+		exact     bool
+		want      string
+	}{
+		{"one group", 3, 1, true, "3 shards for a grid of 1 group: 2 of them will have nothing to do (1 shard is enough)"},
+		{"two groups", 5, 2, true, "5 shards for a grid of 2 groups: 3 of them will have nothing to do (2 shards are enough)"},
+		{"at most", 4, 1, false, "4 shards for a grid of at most 1 group: 3 of them will have nothing to do (1 shard is enough)"},
+	} {
+		if got := idleShards(tc.n, tc.groups, tc.exact); got != tc.want {
+			t.Errorf("%s: %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
