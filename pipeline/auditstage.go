@@ -161,15 +161,15 @@ type Audited struct {
 }
 
 // checkAuditable refuses a grid with a setting the exact audit cannot take:
-// on C ≥ 3 classes, bags of k whose count-vector program exceeds
+// on c ≥ 3 classes, bags of k whose count-vector program exceeds
 // audit.MaxBagWork (C = 10: k ≤ 13), naming the setting and the largest k
-// it takes.
-func (s *Session) checkAuditable() error {
-	c := s.classes()
+// it takes. It needs the settings and c only: open calls it before the
+// output is locked or anything written.
+func checkAuditable(settings []*setting, c int) error {
 	if c < 3 {
 		return nil
 	}
-	for _, set := range s.settings {
+	for _, set := range settings {
 		if !set.Kind.IsLLP() || audit.BagWorkC(c, set.K) <= audit.MaxBagWork {
 			continue
 		}

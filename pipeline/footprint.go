@@ -128,5 +128,6 @@ func (s *Session) plannedMeta() (*data.Meta, error) {
 		return m, nil
 	}
 	sc := c.Data.Synth
-	return &data.Meta{Source: "synth", TrainRows: int64(sc.Rows), TestRows: int64(sc.TestRows), Features: data.SynthFeatureNames(sc.Features)}, nil
+	return &data.Meta{Source: "synth", TrainRows: int64(sc.Rows), TestRows: int64(sc.TestRows), Features: data.SynthFeatureNames(sc.Features),
+		Classes: sc.Classes}, nil
 }
