@@ -134,14 +134,12 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		if lock == nil || err != nil {
 			return false, err
 		}
-		finished := false
-		defer func() { f.unlockGroup(g, lock, finished) }()
+		defer f.unlockGroup(lock)
 		f.mu.Lock()
 		pending, others, err := f.refresh(g, done) // results another process stored meanwhile
 		byOthers += others
 		f.mu.Unlock()
 		if err != nil || pending == nil {
-			finished = err == nil
 			return true, err
 		}
 		results, err := f.fitGroup(ctx, exec, g, pending, todo)
@@ -164,7 +162,6 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			done[res.RunID] = res
 		}
 		trained += len(results)
-		finished = true
 		return true, nil
 	}
 	var later []*runGroup // groups another process was training
