@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"labelprivacy/internal/atomicfile"
+	"labelprivacy/internal/english"
 )
 
 // Mode is shared or exclusive.
@@ -58,7 +59,12 @@ func (e *HeldError) Error() string {
 		return fmt.Sprintf("%s is locked by %s", e.Path, strings.Join(e.Holders, "; "))
 	}
 	if e.Exited > 0 {
-		return fmt.Sprintf("%s is locked by another process; the %d process(es) recorded as holding it have exited", e.Path, e.Exited)
+		verb := "have"
+		if e.Exited == 1 {
+			verb = "has"
+		}
+		return fmt.Sprintf("%s is locked by another process; the %s recorded as holding it %s exited", e.Path,
+			english.CountAs(e.Exited, "process", "processes"), verb)
 	}
 	return fmt.Sprintf("%s is locked by another process that did not record itself", e.Path)
 }

@@ -152,7 +152,7 @@ func TestHeldErrorNamesLiveHolders(t *testing.T) {
 	os.MkdirAll(path+".holders", 0o755)
 	os.WriteFile(filepath.Join(path+".holders", hostName()+"~"+strconv.Itoa(s1.Process.Pid)+"~1"), []byte("pid s1"), 0o644)
 	_, err = Acquire(path, Shared, false, "test")
-	if !errors.As(err, &he) || len(he.Holders) != 0 || !strings.Contains(err.Error(), "have exited") {
+	if !errors.As(err, &he) || len(he.Holders) != 0 || !strings.Contains(err.Error(), "the 1 process recorded as holding it has exited") {
 		t.Fatalf("err = %v, want it to say the recorded holder has exited", err)
 	}
 	quiet.Process.Kill()
