@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"labelprivacy/internal/english"
 	"labelprivacy/internal/mix"
 	"labelprivacy/internal/par"
 	"labelprivacy/pets"
@@ -350,9 +351,9 @@ func (g *guardStats) check() *SamplerError {
 	}
 	if g.units >= GuardMinUnits && math.Abs(g.z) > GuardZ {
 		return bad("attack", fmt.Sprintf(
-			"over %d releases the Bayes attacker's accuracy gain is %.5f ± %.5f where the exact prediction on the "+
+			"over %s the Bayes attacker's accuracy gain is %.5f ± %.5f where the exact prediction on the "+
 				"releases' own bags gives a difference of z = %.1f (|z| > %g: nominal false-failure rate 1.1e-9)",
-			g.draws, g.gain, g.gainSE, g.z, GuardZ))
+			english.Count(g.draws, "release"), g.gain, g.gainSE, g.z, GuardZ))
 	}
 	return nil
 }

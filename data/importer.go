@@ -333,10 +333,11 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 	}
 	meta.setContent(train.sum, test.sum)
 	meta.TrainRows, meta.TestRows, meta.DroppedRows = s.trainN, s.testN, s.dropped
-	meta.PositiveRate = float64(s.trainN-s.labels[0]) / float64(s.trainN)
 	if like.NumClasses() >= 3 {
 		meta.Classes = like.NumClasses()
 		meta.ClassRates = classRates(s.labels[:meta.Classes], int(s.trainN))
+	} else {
+		meta.PositiveRate = positiveRate(s.trainN-s.labels[0], s.trainN)
 	}
 	meta.MaxIndices = s.maxIdx
 	meta.Features = like.Features

@@ -75,9 +75,12 @@ type Meta struct {
 	// would get on this test set.
 	BayesAUC          *float64 `json:"bayes_auc,omitempty"`
 	BayesAUCEmpirical *float64 `json:"bayes_auc_empirical,omitempty"`
-	// PositiveRate is the fraction of training labels that are not class
-	// 0: the label mean for binary labels.
-	PositiveRate float64 `json:"positive_rate"`
+	// PositiveRate is the fraction of training labels that are 1 (the
+	// label mean), for binary labels only; nil (absent from meta.json) for
+	// C ≥ 3 classes, whose rates are ClassRates. A meta.json written before
+	// it was left out for C ≥ 3 may still carry it (there: the fraction
+	// not of class 0).
+	PositiveRate *float64 `json:"positive_rate,omitempty"`
 
 	// Multiclass synthetic data (kind multiclass): η(x) = softmax(W·x),
 	// x ~ N(0, I_D), row c of W (ClassWeights[c]) of norm LogitNorm.
@@ -94,6 +97,12 @@ type Meta struct {
 	ClassRates []float64 `json:"class_rates,omitempty"`
 
 	Tool string `json:"tool"`
+}
+
+// positiveRate is Meta.PositiveRate of ones labels 1 among n.
+func positiveRate(ones, n int64) *float64 {
+	r := float64(ones) / float64(n)
+	return &r
 }
 
 // Tool identifies files written by this version of the data layer.

@@ -298,3 +298,57 @@ func TestIdentityFromBytes(t *testing.T) {
 		}
 	})
 }
+
+// positive_rate is the label mean of binary data (synthetic kind
+// multiclass with 2 classes included) and absent for C ≥ 3 classes, whose
+// rates are class_rates; a meta.json of C ≥ 3 classes written while it
+// still carried positive_rate loads.
+func TestPositiveRateBinaryOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		opts   SynthOptions
+		binary bool
+	}{
+		{"logistic", SynthOptions{Kind: SynthLogistic}, true},
+		{"multiclass of 2", SynthOptions{Kind: SynthMulticlass, Classes: 2}, true},
+		{"multiclass of 3", SynthOptions{Kind: SynthMulticlass, Classes: 3}, false},
+	} {
+		o := tc.opts
+		o.Rows, o.TestRows, o.Features, o.Seed, o.Out = 400, 50, 3, 2, filepath.Join(t.TempDir(), "ds")
+		if _, err := Synth(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := Load(o.Out)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, err := os.ReadFile(filepath.Join(o.Out, MetaFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := strings.Contains(string(b), `"positive_rate"`)
+		if has != tc.binary || (ds.Meta.PositiveRate != nil) != tc.binary {
+			t.Errorf("%s: positive_rate in meta.json %v (%v), want %v", tc.name, has, ds.Meta.PositiveRate, tc.binary)
+			continue
+		}
+		if !tc.binary {
+			// As written before: C ≥ 3 with positive_rate still loads.
+			old := strings.Replace(string(b), `"class_rates"`, `"positive_rate": 0.66,`+"\n  "+`"class_rates"`, 1)
+			if err := os.WriteFile(filepath.Join(o.Out, MetaFile), []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if m, err := Load(o.Out); err != nil || m.Meta.PositiveRate == nil || *m.Meta.PositiveRate != 0.66 {
+				t.Errorf("%s: a meta.json with positive_rate: %v", tc.name, err)
+			}
+			continue
+		}
+		ones := 0
+		for _, y := range ds.Train.Label {
+			ones += int(y)
+		}
+		if want := float64(ones) / float64(ds.Train.Rows); *ds.Meta.PositiveRate != want {
+			t.Errorf("%s: positive_rate %v, want the label mean %v", tc.name, *ds.Meta.PositiveRate, want)
+		}
+	}
+}

@@ -554,8 +554,11 @@ func TestSynthMulticlass(t *testing.T) {
 			t.Errorf("class_rates[%d] %v, counted %v", k, meta.ClassRates[k], counts[k]/rows)
 		}
 	}
-	if meta.PositiveRate != 1-counts[0]/rows {
-		t.Errorf("positive_rate %v, want the rate of labels ≠ 0 %v", meta.PositiveRate, 1-counts[0]/rows)
+	if meta.PositiveRate != nil {
+		t.Errorf("positive_rate %v for %d classes, want none", *meta.PositiveRate, c)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, MetaFile)); err != nil || bytes.Contains(b, []byte("positive_rate")) {
+		t.Errorf("meta.json of %d classes carries positive_rate (%v):\n%s", c, err, b)
 	}
 	exp, emp := BayesAccuracy(ds.Test)
 	if meta.BayesAccuracy == nil || *meta.BayesAccuracy != exp || *meta.BayesAccuracyEmpirical != emp || meta.BayesAUC != nil {
@@ -640,8 +643,11 @@ func TestImportLibSVMClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Classes != 5 || !slices.Equal(m.ClassRates, []float64{0.2, 0.2, 0.2, 0.2, 0.2}) || m.PositiveRate != 0.8 {
+	if m.Classes != 5 || !slices.Equal(m.ClassRates, []float64{0.2, 0.2, 0.2, 0.2, 0.2}) || m.PositiveRate != nil {
 		t.Fatalf("meta classes %d rates %v positive %v", m.Classes, m.ClassRates, m.PositiveRate)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, MetaFile)); err != nil || bytes.Contains(b, []byte("positive_rate")) {
+		t.Errorf("meta.json of 5 classes carries positive_rate (%v):\n%s", err, b)
 	}
 	ds, err := Load(out)
 	if err != nil {

@@ -269,7 +269,9 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		meta.ClassRates = classRates(counts[:o.Classes], o.Rows)
 	}
 	meta.TrainRows, meta.TestRows = int64(o.Rows), int64(o.TestRows)
-	meta.PositiveRate = float64(int64(o.Rows)-counts[0]) / float64(o.Rows)
+	if meta.Classes < 3 {
+		meta.PositiveRate = positiveRate(int64(o.Rows)-counts[0], int64(o.Rows))
+	}
 	if err := tw.Commit(); err != nil {
 		return nil, err
 	}

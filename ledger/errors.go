@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+
+	"labelprivacy/internal/english"
 )
 
 // Sentinel errors. Each error of this package wraps one of them and says
@@ -90,12 +91,7 @@ type BudgetError struct {
 }
 
 func (e *BudgetError) Error() string {
-	people := func(n int) string {
-		if n == 1 {
-			return "1 person"
-		}
-		return thousands(n) + " people"
-	}
+	people := func(n int) string { return english.Thousands(n) + " " + english.Noun(n, "person", "people") }
 	s := fmt.Sprintf("release refused by the privacy budget ε ≤ %g (δ' = %g): %s would go above it", e.Budget, e.DeltaPrime, people(e.Over))
 	if e.AtWorst == e.Over {
 		s += fmt.Sprintf(", to ε = %.4g", e.Would)
@@ -105,21 +101,8 @@ func (e *BudgetError) Error() string {
 	if e.Releases == 0 {
 		return "ledger: " + s + " (in their first release)"
 	}
-	return "ledger: " + s + fmt.Sprintf(" (they carry ε = %.4g now, over %d releases)", e.Current, e.Releases)
+	return "ledger: " + s + fmt.Sprintf(" (they carry ε = %.4g now, over %s)", e.Current, english.Count(e.Releases, "release"))
 }
 
 // Unwrap makes errors.Is(err, ErrBudget) true.
 func (e *BudgetError) Unwrap() error { return ErrBudget }
-
-// thousands writes n with commas: 1,999.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}

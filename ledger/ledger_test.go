@@ -510,6 +510,10 @@ func TestBudgetErrorCounts(t *testing.T) {
 	if !strings.Contains(be.Error(), "5,000 people would go above it, to ε = 6 (they carry") {
 		t.Fatalf("%q", be.Error())
 	}
+	be.Releases = 1
+	if !strings.HasSuffix(be.Error(), "(they carry ε = 5 now, over 1 release)") {
+		t.Fatalf("%q", be.Error())
+	}
 	be.Releases, be.Current = 0, 0
 	if !strings.HasSuffix(be.Error(), "to ε = 6 (in their first release)") {
 		t.Fatalf("%q", be.Error())

@@ -11,6 +11,7 @@ import (
 	"labelprivacy/audit"
 	"labelprivacy/config"
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
@@ -108,7 +109,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		line := fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",
 			set.ID, sm.EAdv, sm.EAdvSE, sm.MAP98, 100*sm.MAInfFrac, sm.NExamples, source)
 		if !math.IsNaN(sm.RealizedGain) {
-			line += fmt.Sprintf("; realized %.5f ± %.5f over %d releases", sm.RealizedGain, sm.RealizedGainSE, sm.RealizedDraws)
+			line += fmt.Sprintf("; realized %.5f ± %.5f over %s", sm.RealizedGain, sm.RealizedGainSE, english.Count(sm.RealizedDraws, "release"))
 		}
 		if !math.IsNaN(sm.EAdvBound) {
 			line += fmt.Sprintf("; ε-DP worst case %.5f", sm.EAdvBound)
@@ -160,15 +161,15 @@ type Audited struct {
 }
 
 // checkAuditable refuses a grid with a setting the exact audit cannot take:
-// on C ≥ 3 classes, bags of k whose count-vector program exceeds
+// on c ≥ 3 classes, bags of k whose count-vector program exceeds
 // audit.MaxBagWork (C = 10: k ≤ 13), naming the setting and the largest k
-// it takes.
-func (s *Session) checkAuditable() error {
-	c := s.classes()
+// it takes. It needs the settings and c only: open calls it before the
+// output is locked or anything written.
+func checkAuditable(settings []*setting, c int) error {
 	if c < 3 {
 		return nil
 	}
-	for _, set := range s.settings {
+	for _, set := range settings {
 		if !set.Kind.IsLLP() || audit.BagWorkC(c, set.K) <= audit.MaxBagWork {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/testutil"
+	"labelprivacy/ledger"
 	"labelprivacy/llp"
 	"labelprivacy/pets"
 )
@@ -293,20 +294,50 @@ func num(t *testing.T, s string) float64 {
 
 // A bag size beyond the exact audit of C classes (k = 32 on 10 classes:
 // the count-vector program is past audit.MaxBagWork) is refused by train
-// run and train audit before any work, naming the setting and the largest
-// k the audit takes; train fit trains it.
+// run and train audit before anything is written (no dataset, lock,
+// resolved config, release or ledger row: the output folder stays as it
+// was), naming the setting and the largest k the audit takes, whether the
+// classes come from data.synth.classes or a dataset's meta.json; train fit
+// trains it.
 func TestClassesBagsBeyondTheAudit(t *testing.T) {
-	cfg := classesConfig(filepath.Join(t.TempDir(), "out"), 10)
-	cfg.Data.Synth.Rows, cfg.Data.Synth.TestRows = 640, 300
-	cfg.Pets = []config.PetConfig{{Mechanism: pets.LLP, K: []int{32}}}
-	for _, st := range []Stages{StageAll, StageAudit} {
-		err := Run(context.Background(), cfg, nil, st)
-		var fe *config.FieldError
-		if !errors.As(err, &fe) || fe.Key != "pets" || !strings.Contains(err.Error(), "llp_k32") || !strings.Contains(err.Error(), "k ≤ 13") {
-			t.Fatalf("stages %d: err = %v", st, err)
+	tmp := t.TempDir()
+	imported := filepath.Join(tmp, "ds")
+	if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthMulticlass, Classes: 10, Rows: 640, TestRows: 300,
+		Features: 4, Seed: 3, Out: imported}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"", imported} {
+		cfg := classesConfig(filepath.Join(tmp, "out"+filepath.Base(path)), 10)
+		cfg.Data.Synth.Rows, cfg.Data.Synth.TestRows = 640, 300
+		if path != "" {
+			cfg.Data.Path, cfg.Data.Synth = path, config.SynthConfig{}
 		}
-		if _, err := os.Stat(filepath.Join(cfg.Output, "releases")); err == nil {
-			t.Fatal("a release was made before the refusal")
+		cfg.Pets = []config.PetConfig{{Mechanism: pets.LLP, K: []int{32}}}
+		cfg.Privacy.Ledger = filepath.Join(tmp, "ledger"+filepath.Base(path), ledger.File)
+		// An output holding an earlier file: nothing may be added to it.
+		if err := os.MkdirAll(cfg.Output, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cfg.Output, "earlier.txt"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range []Stages{StageAll, StageAudit} {
+			err := Run(context.Background(), cfg, nil, st)
+			var fe *config.FieldError
+			if !errors.As(err, &fe) || fe.Key != "pets" || !strings.Contains(err.Error(), "llp_k32") || !strings.Contains(err.Error(), "k ≤ 13") {
+				t.Fatalf("data %q, stages %d: err = %v", path, st, err)
+			}
+			entries, err := os.ReadDir(cfg.Output)
+			if err != nil || len(entries) != 1 || entries[0].Name() != "earlier.txt" {
+				var names []string
+				for _, e := range entries {
+					names = append(names, e.Name())
+				}
+				t.Fatalf("data %q, stages %d: the refused run left %v in the output (%v), want only earlier.txt", path, st, names, err)
+			}
+			if _, err := os.Stat(filepath.Dir(cfg.Privacy.Ledger)); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("data %q, stages %d: the refused run made the ledger's folder (%v)", path, st, err)
+			}
 		}
 	}
 }

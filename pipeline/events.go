@@ -55,14 +55,6 @@ func orDiscard(e Events) Events {
 	return e
 }
 
-// count formats n with its unit, singular for 1: "1 figure", "3 figures".
-func count(n int, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return fmt.Sprintf("%d %ss", n, unit)
-}
-
 // String renders a progress report: the unit (epoch, step of
 // steps, ex/s, ETA) then the sweep (units done of all, total ETA).
 func (p Progress) String() string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"labelprivacy/internal/english"
 	"labelprivacy/model"
 	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
@@ -74,7 +75,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	}
 	if o.Shard != allShards {
 		s.ev.Info("sweep", fmt.Sprintf("shard %s: %d of %s, %d of %s (up to %s per group)",
-			o.Shard, len(mine), count(len(groups), "group"), len(mineRuns), count(len(s.runs), "run"), count(replicas, "model")))
+			o.Shard, len(mine), english.Count(len(groups), "group"), len(mineRuns), english.Count(len(s.runs), "run"), english.Count(replicas, "model")))
 		if o.Shard.N > len(groups) {
 			s.ev.Warn("sweep", idleShards(o.Shard.N, len(groups), true))
 		}
@@ -133,14 +134,12 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		if lock == nil || err != nil {
 			return false, err
 		}
-		finished := false
-		defer func() { f.unlockGroup(g, lock, finished) }()
+		defer f.unlockGroup(lock)
 		f.mu.Lock()
 		pending, others, err := f.refresh(g, done) // results another process stored meanwhile
 		byOthers += others
 		f.mu.Unlock()
 		if err != nil || pending == nil {
-			finished = err == nil
 			return true, err
 		}
 		results, err := f.fitGroup(ctx, exec, g, pending, todo)
@@ -163,7 +162,6 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			done[res.RunID] = res
 		}
 		trained += len(results)
-		finished = true
 		return true, nil
 	}
 	var later []*runGroup // groups another process was training
@@ -193,10 +191,10 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	}
 	if wall := time.Since(started).Seconds(); f.examples > 0 {
 		s.ev.Info("fit", fmt.Sprintf("%s in %s trained in %.1f s, %d at a time: %.0f examples/s in all (evaluation and writing included)",
-			count(trained, "model"), count(f.groups, "group"), wall, len(execs), float64(f.examples)/wall))
+			english.Count(trained, "model"), english.Count(f.groups, "group"), wall, len(execs), float64(f.examples)/wall))
 	}
 	if skipped := len(mineRuns) - len(missing); skipped > 0 || failed > 0 || byOthers > 0 {
-		msg := fmt.Sprintf("%s trained, %d already done (skipped), %d failed", count(trained, "run"), skipped, failed)
+		msg := fmt.Sprintf("%s trained, %d already done (skipped), %d failed", english.Count(trained, "run"), skipped, failed)
 		if byOthers > 0 {
 			msg += fmt.Sprintf(", %d finished meanwhile by another process", byOthers)
 		}
@@ -209,7 +207,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		}
 	}
 	if failed > 0 {
-		return out, fmt.Errorf("%w: %d of %d runs (see %s/*.failed.json)", ErrFailedRuns, failed, len(mineRuns), st.RunsDir())
+		return out, fmt.Errorf("%w: %d of %s (see %s/*.failed.json)", ErrFailedRuns, failed, english.Count(len(mineRuns), "run"), st.RunsDir())
 	}
 	return out, nil
 }
@@ -217,11 +215,15 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 // idleShards says that n shards are more than the grid's groups (a shard
 // owns whole groups): n − groups of them have nothing to do.
 func idleShards(n, groups int, exact bool) string {
-	of := count(groups, "group")
+	of := english.Count(groups, "group")
 	if !exact {
 		of = "at most " + of
 	}
-	return fmt.Sprintf("%d shards for a grid of %s: %d of them will have nothing to do (%d shards are enough)", n, of, n-groups, groups)
+	enough := english.Count(groups, "shard") + " are enough"
+	if groups == 1 {
+		enough = "1 shard is enough"
+	}
+	return fmt.Sprintf("%d shards for a grid of %s: %d of them will have nothing to do (%s)", n, of, n-groups, enough)
 }
 
 // releaseReaders lists the runs whose releases a stage will read, so that

@@ -183,18 +183,17 @@ func (f *fitter) lockGroup(ctx context.Context, g *runGroup, wait bool) (*flock.
 	}
 }
 
-// unlockGroup releases g's group lock; once the group is finished its lock
-// file goes too (a process that still opens it re-reads the results before
-// training, so it finds nothing to do).
-func (f *fitter) unlockGroup(g *runGroup, l *flock.Lock, finished bool) {
-	path := f.st.GroupLockPath(groupID(g.Runs))
-	if finished {
-		os.Remove(path)
+// unlockGroup releases g's group lock and removes its file, whether the
+// group finished, failed or was interrupted (the file says nothing once
+// released: the results and failure records do), then the folder of group
+// locks if no other group's lock is in it. A process waiting for the lock
+// opens a new file (flock.Acquire), then re-reads the results before
+// training.
+func (f *fitter) unlockGroup(l *flock.Lock) {
+	if err := l.ReleaseAndRemove(); err != nil {
+		f.ev.Warn("fit", err.Error())
 	}
-	l.Release()
-	if finished {
-		os.Remove(path + ".holders") // only when empty
-	}
+	os.Remove(f.st.LocksDir()) // only when empty
 }
 
 // refresh re-reads the results of g's runs not yet done (another process

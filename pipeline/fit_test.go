@@ -16,6 +16,7 @@ import (
 
 	"labelprivacy/config"
 	"labelprivacy/data"
+	"labelprivacy/internal/flock"
 	"labelprivacy/ledger"
 	"labelprivacy/model"
 	"labelprivacy/pets"
@@ -370,6 +371,59 @@ func sameShardTwice(t *testing.T, concurrent int) {
 	if left, _ := filepath.Glob(filepath.Join(out, ".locks", "*")); len(left) != 0 {
 		t.Errorf("group locks left behind: %v", left)
 	}
+	if _, err := os.Stat(filepath.Join(out, ".locks")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the empty folder of group locks was left behind (%v)", err)
+	}
+}
+
+// A group whose training failed leaves no lock file behind, whether the
+// fit keeps going (a sweep: failures recorded) or stops at the error, and
+// the folder of group locks goes once empty; a lock another holder has in
+// that folder stays, and so does the folder.
+func TestFailedGroupsLeaveNoLocks(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keepGoing bool
+		other     bool
+	}{
+		{"keep going", true, false},
+		{"stop", false, false},
+		{"another holder's lock", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConfig(filepath.Join(t.TempDir(), "out"))
+			s := openTest(t, c)
+			locks := store.Store{Dir: c.Output}.LocksDir()
+			other := filepath.Join(locks, "other.lock")
+			if tc.other {
+				l, err := flock.Acquire(other, flock.Exclusive, false, "another grid's group")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer l.Release()
+			}
+			_, err := Fit(context.Background(), s, FitOptions{KeepGoing: tc.keepGoing, executor: &fakeExec{t: t, fail: true}})
+			if err == nil || (tc.keepGoing && !errors.Is(err, ErrFailedRuns)) {
+				t.Fatalf("err = %v, want the failure", err)
+			}
+			left, _ := filepath.Glob(filepath.Join(locks, "*"))
+			if tc.other {
+				if !slices.Equal(left, []string{other, other + ".holders"}) {
+					t.Fatalf("left in %s: %v, want only the other holder's lock", locks, left)
+				}
+				if _, err := flock.Acquire(other, flock.Exclusive, false, "test"); !errors.Is(err, flock.ErrHeld) {
+					t.Fatalf("the other holder's lock was let go: %v", err)
+				}
+				return
+			}
+			if len(left) != 0 {
+				t.Fatalf("failed groups left %v", left)
+			}
+			if _, err := os.Stat(locks); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the empty folder of group locks was left behind (%v)", err)
+			}
+		})
+	}
 }
 
 // More shards than groups: every shard warns that some will have nothing
@@ -403,4 +457,22 @@ func fakeProbsC(x float32, c int) []float32 {
 		out[j] = float32(e[j] / sum)
 	}
 	return out
+}
+
+// idleShards names how many shards are enough, singular for one group.
+func TestIdleShardsCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		n, groups int
+		exact     bool
+		want      string
+	}{
+		{"one group", 3, 1, true, "3 shards for a grid of 1 group: 2 of them will have nothing to do (1 shard is enough)"},
+		{"two groups", 5, 2, true, "5 shards for a grid of 2 groups: 3 of them will have nothing to do (2 shards are enough)"},
+		{"at most", 4, 1, false, "4 shards for a grid of at most 1 group: 3 of them will have nothing to do (1 shard is enough)"},
+	} {
+		if got := idleShards(tc.n, tc.groups, tc.exact); got != tc.want {
+			t.Errorf("%s: %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/internal/memctl"
 	"labelprivacy/model"
 )
@@ -101,8 +102,8 @@ func (s *Session) checkMemory(m *data.Meta) error {
 	if e.data > 0 {
 		also = fmt.Sprintf(", plus %s for the dataset", gb(e.data))
 	}
-	return fmt.Errorf("%s: %s makes %.3g parameters per model: about %s for %d model(s) with Adam's moments and the activations of train.batch_size %d%s, %s; %s",
-		key, name, e.fp.Params, gb(e.model), e.replicas, c.Train.BatchSize, also, have, fix)
+	return fmt.Errorf("%s: %s makes %.3g parameters per model: about %s for %s with Adam's moments and the activations of train.batch_size %d%s, %s; %s",
+		key, name, e.fp.Params, gb(e.model), english.Count(e.replicas, "model"), c.Train.BatchSize, also, have, fix)
 }
 
 // gb formats bytes as MB, GB or TB.
@@ -128,5 +129,6 @@ func (s *Session) plannedMeta() (*data.Meta, error) {
 		return m, nil
 	}
 	sc := c.Data.Synth
-	return &data.Meta{Source: "synth", TrainRows: int64(sc.Rows), TestRows: int64(sc.TestRows), Features: data.SynthFeatureNames(sc.Features)}, nil
+	return &data.Meta{Source: "synth", TrainRows: int64(sc.Rows), TestRows: int64(sc.TestRows), Features: data.SynthFeatureNames(sc.Features),
+		Classes: sc.Classes}, nil
 }

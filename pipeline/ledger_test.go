@@ -208,6 +208,8 @@ func TestLedgerStatement(t *testing.T) {
 			"each person's label is (2.7754, 1e-6)-label-DP over 40 releases; 1,999 people carry the most"},
 		{[]ledger.Class{cls(1, 3, 3), cls(12000, 2, 2)},
 			"each person's label is (3, 1e-6)-label-DP over 3 releases; 1 person carries the most"},
+		{[]ledger.Class{cls(7, 1, 1)},
+			"each person's label is (1, 1e-6)-label-DP over 1 release; 7 people carry the most"},
 		{[]ledger.Class{cls(10, math.Inf(1), 1), cls(5, math.Inf(1), 2), cls(100, 1, 1)},
 			"15 of 115 people had their labels released without a DP guarantee"},
 	} {
@@ -318,5 +320,36 @@ func TestReleasePeople(t *testing.T) {
 	keys, draws = s.releasePeople(k, rel)
 	if !slices.Equal(draws, rel.Draws()) || !slices.Equal(keys, coveredPeople(s.personKeys(k), rel.Covered())) {
 		t.Fatal("repeated people: want the rows in release order with their bags")
+	}
+}
+
+// One release is "1 release", two are "2 releases": in privatize's summary
+// and in the ledger report's header and statement (they once said
+// "1 releases").
+func TestReleaseCountsSingular(t *testing.T) {
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds")
+	if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthLogistic, Rows: 64, TestRows: 10, Features: 3, Seed: 5, Out: ds}); err != nil {
+		t.Fatal(err)
+	}
+	led := filepath.Join(dir, "ledger", ledger.File)
+	for i, want := range []string{"1 release", "2 releases"} {
+		p, err := Privatize(PrivatizeOptions{In: filepath.Join(ds, data.TrainFile), Out: filepath.Join(dir, "ship", "r"+strconv.Itoa(i)+".arrow"),
+			Params: pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 1}, Ledger: led})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := p.Summary()
+		if !strings.Contains(sum, "(llp_geom(k=8, ε=1), 64 rows, 8 bags, 0 rows dropped,") || !strings.Contains(sum, " over "+want+" (basic") {
+			t.Errorf("release %d: summary %q, want it to say 8 bags, 0 rows dropped and over %s", i, sum, want)
+		}
+		var b strings.Builder
+		if _, err := LedgerReport(&b, led, 0); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); !strings.Contains(out, ": "+want+" (0 aborted, still counted), 64 people in 1 history class;") ||
+			!strings.Contains(out, "-label-DP over "+want+"; 64 people carry the most") {
+			t.Errorf("release %d: ledger report\n%s\nwant it to say %s and 1 history class", i, out, want)
+		}
 	}
 }

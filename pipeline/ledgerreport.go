@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
 )
@@ -47,8 +48,9 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*ledger.State, 
 	if st.DeltaPrime != st.Own {
 		at = "asked; the ledger's own is " + fmtDelta(st.Own)
 	}
-	fmt.Fprintf(w, "ledger %s: %d releases (%d aborted, still counted), %s people in %d history classes; totals at δ' = %s (%s)\n",
-		path, released, aborted, thousands(st.People), len(st.Classes), fmtDelta(st.DeltaPrime), at)
+	fmt.Fprintf(w, "ledger %s: %s (%d aborted, still counted), %s in %s; totals at δ' = %s (%s)\n",
+		path, english.Count(released, "release"), aborted, people(st.People), english.CountAs(len(st.Classes), "history class", "history classes"),
+		fmtDelta(st.DeltaPrime), at)
 	if len(st.Classes) > 0 {
 		fmt.Fprintf(w, "%12s %9s %10s %10s %10s %10s %16s  %s\n", "people", "releases", "eps_total", "basic", "drv", "drv_quad", "pld", "mechanisms")
 	}
@@ -58,7 +60,7 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*ledger.State, 
 			break
 		}
 		p := c.Comp
-		fmt.Fprintf(w, "%12s %9d %10s %10s %10s %10s %16s  %s\n", thousands(c.People), c.Releases, fmtEpsilon(p.Total),
+		fmt.Fprintf(w, "%12s %9d %10s %10s %10s %10s %16s  %s\n", english.Thousands(c.People), c.Releases, fmtEpsilon(p.Total),
 			fmtEpsilon(p.Basic), fmtEpsilon(p.DRV), fmtEpsilon(p.DRVQuad), fmtPLD(p), mechanisms(c.Steps))
 	}
 	fmt.Fprintln(w, ledgerStatement(st))
@@ -77,16 +79,16 @@ func ledgerStatement(st *ledger.State) string {
 			at += c.People
 		}
 	}
-	carry := fmt.Sprintf("%s people carry the most", thousands(at))
+	carry := fmt.Sprintf("%s people carry the most", english.Thousands(at))
 	if at == 1 {
 		carry = "1 person carries the most"
 	}
 	if math.IsInf(worst.Comp.Total, 1) {
 		return fmt.Sprintf("%s of %s people had their labels released without a DP guarantee (llp or none): no finite ε bounds them",
-			thousands(at), thousands(st.People))
+			english.Thousands(at), english.Thousands(st.People))
 	}
-	return fmt.Sprintf("each person's label is (%s, %s)-label-DP over %d releases; %s",
-		fmtEpsilon(worst.Comp.Total), fmtDelta(st.DeltaPrime), worst.Releases, carry)
+	return fmt.Sprintf("each person's label is (%s, %s)-label-DP over %s; %s",
+		fmtEpsilon(worst.Comp.Total), fmtDelta(st.DeltaPrime), english.Count(worst.Releases, "release"), carry)
 }
 
 // mechanisms summarizes a history, e.g. "rr(ε=0.1)×40 llp_lap(ε=1)".
@@ -132,15 +134,5 @@ func fmtDelta(d float64) string {
 	return s
 }
 
-// thousands writes n with commas: 1,999.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
+// people writes n people with commas: "1 person", "1,999 people".
+func people(n int) string { return english.Thousands(n) + " " + english.Noun(n, "person", "people") }

@@ -21,7 +21,7 @@ func TestLightSessionLoadsNoTrainingFeatures(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	full := openTest(t, c)
 	full.Close()
-	light, err := open(context.Background(), c, Exclusive, nil, true)
+	light, err := open(context.Background(), c, nil, openOptions{access: Exclusive, light: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -336,6 +336,13 @@ func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
 func checkPriorTargets(t *testing.T, s *Session, out string, r *runSpec, got *received, mode config.PriorTargets) {
 	t.Helper()
 	rel := readRel(t, out, r)
+	md, err := data.ReadMetadata(filepath.Join(out, "releases", r.Setting.ID, fmt.Sprintf("trial-%d.arrow", r.Trial)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pm := md[metaPriorModel]; s.cfg.Train.Epochs != 1 || !strings.HasSuffix(pm, ", 1 epoch") {
+		t.Errorf("%s: prior_model %q after %d epochs, want it to end in \", 1 epoch\"", r.Name(), pm, s.cfg.Train.Epochs)
+	}
 	pi := r.Setting.Mech.FlipProb()
 	if got.loss != model.LossBCE || got.params.FlipProb != 0 || got.params.Prior != 0 {
 		t.Fatalf("%s: loss %s params %+v", r.Name(), got.loss, got.params)

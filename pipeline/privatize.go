@@ -12,6 +12,7 @@ import (
 	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/internal/atomicfile"
+	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
 	"labelprivacy/release"
@@ -203,13 +204,13 @@ func SeedWarning(seed uint64) string {
 func (p *Privatized) Summary() string {
 	r, e := p.Release, p.Entry
 	var b strings.Builder
-	fmt.Fprintf(&b, "privatize: wrote %s (%s, %d rows", p.Path, r.Mech, r.Rows())
+	fmt.Fprintf(&b, "privatize: wrote %s (%s, %s", p.Path, r.Mech, english.Count(r.Rows(), "row"))
 	if r.Mech.Kind().IsLLP() {
-		fmt.Fprintf(&b, ", %d bags, %d rows dropped", r.Bags, r.Dropped)
+		fmt.Fprintf(&b, ", %s, %s dropped", english.Count(r.Bags, "bag"), english.Count(r.Dropped, "row"))
 	}
 	fmt.Fprintf(&b, ", noise %s)\nprivatize: ledger %s: %d people covered; the most charged (%d) carry ε = %.4g "+
-		"at δ'=%g over %d releases (basic %.4g, DRV %.4g, PLD %.4g)\n",
-		r.Noise, p.Ledger, e.People, e.PeopleAtWorst, e.EpsTotal, e.DeltaPrime, e.Releases,
+		"at δ'=%g over %s (basic %.4g, DRV %.4g, PLD %.4g)\n",
+		r.Noise, p.Ledger, e.People, e.PeopleAtWorst, e.EpsTotal, e.DeltaPrime, english.Count(e.Releases, "release"),
 		e.EpsTotalBasic, e.EpsTotalDRV, e.EpsTotalPLD)
 	return b.String()
 }

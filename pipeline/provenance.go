@@ -9,6 +9,7 @@ import (
 
 	"labelprivacy/config"
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/report"
 )
 
@@ -76,8 +77,8 @@ func (s *Session) configSummary() string {
 	parts := []string{
 		fmt.Sprintf("config %q (%s)", c.Name, s.configID),
 		"model " + model,
-		fmt.Sprintf("%s, batch %d, lr %s, %s", count(c.Train.Epochs, "epoch"), c.Train.BatchSize, strings.Join(lrs, "/"), count(c.Train.Trials, "trial")),
-		fmt.Sprintf("%s = %s", count(len(s.settings), "setting"), count(len(s.runs), "run")),
+		fmt.Sprintf("%s, batch %d, lr %s, %s", english.Count(c.Train.Epochs, "epoch"), c.Train.BatchSize, strings.Join(lrs, "/"), english.Count(c.Train.Trials, "trial")),
+		fmt.Sprintf("%s = %s", english.Count(len(s.settings), "setting"), english.Count(len(s.runs), "run")),
 		"data " + dataSummary(c, s.dataset.Meta) + " (" + s.datasetID + ")",
 		"backend " + c.Backend.String(),
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/internal/flock"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
@@ -192,7 +193,7 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 		s.ev.Progress(Progress{Stage: "release", What: u.s.ID, UnitsDone: i + 1, Units: len(units)})
 	}
 	s.ev.Info("privatize", fmt.Sprintf("%s written, %d reused under %s; ledger %s",
-		count(wrote, "release"), reused, s.Out("releases"), s.ledgerPath()))
+		english.Count(wrote, "release"), reused, s.Out("releases"), s.ledgerPath()))
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"labelprivacy/config"
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/pipeline/internal/store"
 	"labelprivacy/report"
 	"labelprivacy/report/figures"
@@ -280,12 +281,12 @@ func compareMessage(rows []report.Comparison) string {
 	}
 	switch {
 	case both == 0:
-		return fmt.Sprintf("no setting in both sets (%s compared)", count(len(rows), "setting"))
+		return fmt.Sprintf("no setting in both sets (%s compared)", english.Count(len(rows), "setting"))
 	case tested == 0:
 		return fmt.Sprintf("none of %s in both sets could be tested: a single trial gives no standard error and "+
-			"neither set is audited; train more trials (train.trials ≥ 2) or audit both sets", count(both, "setting"))
+			"neither set is audited; train more trials (train.trials ≥ 2) or audit both sets", english.Count(both, "setting"))
 	}
-	msg := fmt.Sprintf("%d of %s differ by more than 2 SE", sig, count(both, "setting"))
+	msg := fmt.Sprintf("%d of %s differ by more than 2 SE", sig, english.Count(both, "setting"))
 	var notes []string
 	if tested < both {
 		notes = append(notes, fmt.Sprintf("%d not testable: no standard error", both-tested))
@@ -372,13 +373,13 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 		notes = append(notes, fmt.Sprintf("%d duplicate runs dropped", sum.Duplicates))
 	}
 	if sum.OutOfGrid > 0 {
-		notes = append(notes, fmt.Sprintf("%s outside the grid left out", count(sum.OutOfGrid, "run")))
+		notes = append(notes, fmt.Sprintf("%s outside the grid left out", english.Count(sum.OutOfGrid, "run")))
 	}
 	extra := ""
 	if len(notes) > 0 {
 		extra = " (" + strings.Join(notes, "; ") + ")"
 	}
-	ev.Info("report", fmt.Sprintf("%s from %s%s; wrote %s, %s, %s under %s", count(len(sum.Rows), "setting"), count(sum.RunsRead, "run"), extra,
-		filepath.Join(out, "summary.csv"), path, count(len(figs), "figure"), filepath.Join(out, "figures")))
+	ev.Info("report", fmt.Sprintf("%s from %s%s; wrote %s, %s, %s under %s", english.Count(len(sum.Rows), "setting"), english.Count(sum.RunsRead, "run"), extra,
+		filepath.Join(out, "summary.csv"), path, english.Count(len(figs), "figure"), filepath.Join(out, "figures")))
 	return sum, nil
 }

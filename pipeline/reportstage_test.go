@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"labelprivacy/config"
+	"labelprivacy/internal/english"
 	"labelprivacy/pets"
 	"labelprivacy/report"
 )
@@ -45,7 +46,7 @@ func TestEmbeddedReportCountsRunsOutsideTheGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "Left out: " + strings.TrimSpace(count(old, "run")) + " outside this config's grid"
+	want := "Left out: " + strings.TrimSpace(english.Count(old, "run")) + " outside this config's grid"
 	if !strings.Contains(string(md), want) {
 		t.Fatalf("report.md lacks %q", want)
 	}

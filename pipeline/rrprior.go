@@ -14,6 +14,7 @@ import (
 
 	"labelprivacy/config"
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
@@ -155,8 +156,8 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 	}
 	md := rel.Meta()
 	md[metaPriorRecipe] = recipe
-	md[metaPriorModel] = fmt.Sprintf("%s trained on stage 1's label_rr (%d rows) with %s, lr=%g, %d epochs",
-		c.Model.Kind, stage1.Rows, plan.Loss, lr, c.Train.Epochs)
+	md[metaPriorModel] = fmt.Sprintf("%s trained on stage 1's label_rr (%d rows) with %s, lr=%g, %s",
+		c.Model.Kind, stage1.Rows, plan.Loss, lr, english.Count(c.Train.Epochs, "epoch"))
 	md[metaTestPriorSHA] = sum
 	md[metaTestPriorRows] = strconv.Itoa(test.Rows)
 	md[metaTestPriorFile] = filepath.Base(tp)

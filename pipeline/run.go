@@ -12,13 +12,13 @@ import (
 
 // withSession opens a session, runs fn and closes it.
 func withSession(ctx context.Context, cfg *config.Config, access Access, ev Events, fn func(*Session) error) error {
-	return withSessionOf(ctx, cfg, access, ev, false, fn)
+	return withSessionOf(ctx, cfg, ev, openOptions{access: access}, fn)
 }
 
-// withSessionOf is withSession of a light session (one that never trains)
-// when light is set.
-func withSessionOf(ctx context.Context, cfg *config.Config, access Access, ev Events, light bool, fn func(*Session) error) error {
-	s, err := open(ctx, cfg, access, ev, light)
+// withSessionOf is withSession of a session opened with o (light: one that
+// never trains; audit: one that audits).
+func withSessionOf(ctx context.Context, cfg *config.Config, ev Events, o openOptions, fn func(*Session) error) error {
+	s, err := open(ctx, cfg, ev, o)
 	if err != nil {
 		return err
 	}
@@ -52,14 +52,10 @@ func Run(ctx context.Context, cfg *config.Config, ev Events, stages Stages) erro
 	}
 	// Without fit, nothing trains: the training features stay on disk (the
 	// audit's η from k nearest neighbours reads its rows itself).
-	return withSessionOf(ctx, cfg, Exclusive, ev, stages&StageFit == 0, func(s *Session) error {
+	o := openOptions{access: Exclusive, light: stages&StageFit == 0, audit: stages&StageAudit != 0}
+	return withSessionOf(ctx, cfg, ev, o, func(s *Session) error {
 		var runs []report.Run
 		var err error
-		if stages&StageAudit != 0 {
-			if err := s.checkAuditable(); err != nil { // before training what could not be audited
-				return err
-			}
-		}
 		if stages&StageFit != 0 {
 			if runs, err = Fit(ctx, s, FitOptions{}); err != nil {
 				return err

@@ -63,20 +63,32 @@ type Session struct {
 	light bool
 }
 
-// Open validates cfg, takes the output lock, makes or loads the dataset,
-// checks the config against it (bag rules' columns and key groups, test
-// classes, model), writes config.resolved.yaml, standardizes the data and
-// expands the grid.
+// Open validates cfg, checks the planned dataset against the memory
+// available (before writing anything), takes the output lock, makes or
+// loads the dataset, checks the config against it (bag rules' columns and
+// key groups, test classes, model), writes config.resolved.yaml,
+// standardizes the data and expands the grid.
 func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*Session, error) {
-	return open(ctx, cfg, access, ev, false)
+	return open(ctx, cfg, ev, openOptions{access: access})
+}
+
+// openOptions say what a session is opened for.
+type openOptions struct {
+	access Access
+	// light: the session never trains (Session.light).
+	light bool
+	// audit: the session audits; a setting the exact audit cannot take
+	// (checkAuditable) is refused before anything is written.
+	audit bool
 }
 
 // open is Open; a light session (the audit alone) does not load the
 // training features (Session.light).
-func open(ctx context.Context, cfg *config.Config, access Access, ev Events, light bool) (*Session, error) {
+func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	light := o.light
 	// Let about a tenth of the live heap (at least 64 MiB) pile up as
 	// garbage, not all of it (unless GOGC or GOMEMLIMIT says otherwise).
 	memctl.Start()
@@ -87,8 +99,26 @@ func open(ctx context.Context, cfg *config.Config, access Access, ev Events, lig
 			s.Close()
 		}
 	}()
+	// Refusals that need only the config and meta.json come before the
+	// output lock: a refused run leaves nothing in the output.
+	m, err := s.plannedMeta()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkMemory(m); err != nil { // before synthesizing or loading anything
+		return nil, err
+	}
+	if o.audit {
+		sets, err := expandSettings(cfg.Pets, m.NumClasses())
+		if err != nil {
+			return nil, err
+		}
+		if err := checkAuditable(sets, m.NumClasses()); err != nil { // before training what could not be audited
+			return nil, err
+		}
+	}
 	mode := flock.Exclusive
-	if access == Shared {
+	if o.access == Shared {
 		mode = flock.Shared
 	}
 	l, err := flock.Acquire(filepath.Join(cfg.Output, ".lock"), mode, false, "train "+cfg.Name)
@@ -100,11 +130,6 @@ func open(ctx context.Context, cfg *config.Config, access Access, ev Events, lig
 		return nil, err
 	}
 	s.lock = l
-	if m, err := s.plannedMeta(); err != nil {
-		return nil, err
-	} else if err := s.checkMemory(m); err != nil { // before synthesizing or loading anything
-		return nil, err
-	}
 	dir, err := s.dataStage(ctx)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"labelprivacy/audit"
@@ -240,5 +241,25 @@ func TestAuditClassesOneField(t *testing.T) {
 	got, err := ReadAudits(roundTrip(t, AuditTable([]Audit{a})))
 	if err != nil || got[0].Summary.Classes != 7 {
 		t.Fatalf("classes read as %+v, %v", got, err)
+	}
+}
+
+// The estimated-E[adv] note counts releases per bag in English: "1
+// release per bag", "400 releases per bag".
+func TestWriteEstimatedCounts(t *testing.T) {
+	var b strings.Builder
+	as := make([]Audit, 3)
+	for i, n := range []int{1, 400, 7} {
+		as[i].Setting, as[i].EAdvEstimated, as[i].BagDraws = string(rune('a'+i)), i < 2, n
+	}
+	writeEstimated(&b, as)
+	got := b.String()
+	for _, want := range []string{"`a` (1 release per bag), `b` (400 releases per bag)."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "`c`") {
+		t.Errorf("note %q names c, whose E[adv] is exact", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"labelprivacy/internal/atomicfile"
+	"labelprivacy/internal/english"
 
 	"labelprivacy/report/internal/display"
 )
@@ -248,10 +249,10 @@ func writeProvenance(b *strings.Builder, md Markdown) {
 		fmt.Fprintf(b, "\nThe runs reported (%d) were made by:\n\n", sumRuns(md.Origins))
 		for _, o := range md.Origins {
 			if o.Tool == "" {
-				fmt.Fprintf(b, "- %s written before provenance was recorded.\n", countRuns(o.Runs))
+				fmt.Fprintf(b, "- %s written before provenance was recorded.\n", english.Count(o.Runs, "run"))
 				continue
 			}
-			fmt.Fprintf(b, "- %s: %s", countRuns(o.Runs), o.Tool)
+			fmt.Fprintf(b, "- %s: %s", english.Count(o.Runs, "run"), o.Tool)
 			if o.Revision != "" {
 				fmt.Fprintf(b, " (revision `%s`)", o.Revision)
 			}
@@ -300,13 +301,6 @@ func sumRuns(os []Origin) int {
 	return n
 }
 
-func countRuns(n int) string {
-	if n == 1 {
-		return "1 run"
-	}
-	return fmt.Sprintf("%d runs", n)
-}
-
 // groupLine names a single group's dataset and model config.
 func groupLine(dataset, config string) string {
 	var parts []string
@@ -341,14 +335,8 @@ func etaSources(rows []Row) string {
 }
 
 func mergeNote(s *Summary) string {
-	plural := func(n int, one, many string) string {
-		if n == 1 {
-			return one
-		}
-		return many
-	}
 	note := fmt.Sprintf("Runs read: %d; duplicate (setting, lr, trial, run_id) %s dropped: %d", s.RunsRead,
-		plural(s.Duplicates, "run", "runs"), s.Duplicates)
+		english.Noun(s.Duplicates, "run", "runs"), s.Duplicates)
 	if s.Conflicts > 0 {
 		note += fmt.Sprintf(" (**%d with a different test AUC or accuracy** than the run kept)", s.Conflicts)
 	}
@@ -356,7 +344,7 @@ func mergeNote(s *Summary) string {
 	if s.OutOfGrid > 0 {
 		note += fmt.Sprintf(" **Left out: %d %s outside this config's grid** (e.g. left in the output directory by an "+
 			"earlier config; counting them would add trials that this config did not train).", s.OutOfGrid,
-			plural(s.OutOfGrid, "run", "runs"))
+			english.Noun(s.OutOfGrid, "run", "runs"))
 	}
 	if s.NaNAUC > 0 {
 		note += fmt.Sprintf(" Runs with a NaN %s left out: %d.", MetricFor(s.Classes), s.NaNAUC)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"labelprivacy/audit"
+	"labelprivacy/internal/english"
 
 	"labelprivacy/report/internal/display"
 )
@@ -111,7 +112,7 @@ func writeEstimated(b *strings.Builder, as []Audit) {
 	var est []string
 	for _, a := range as {
 		if a.EAdvEstimated {
-			est = append(est, fmt.Sprintf("%s (%d releases per bag)", code(a.Setting), a.BagDraws))
+			est = append(est, fmt.Sprintf("%s (%s per bag)", code(a.Setting), english.Count(a.BagDraws, "release")))
 		}
 	}
 	if len(est) == 0 {
@@ -218,7 +219,7 @@ func writeEtaQuality(b *strings.Builder, audits []Audit, cals []Calibration) {
 				if math.IsNaN(a.EAdvTrialMin) {
 					fmt.Fprintf(b, " %s |", dash)
 				} else {
-					fmt.Fprintf(b, " %s – %s (%d trials) |", fmtNum(a.EAdvTrialMin, 4), fmtNum(a.EAdvTrialMax, 4), a.EtaTrials)
+					fmt.Fprintf(b, " %s – %s (%s) |", fmtNum(a.EAdvTrialMin, 4), fmtNum(a.EAdvTrialMax, 4), english.Count(a.EtaTrials, "trial"))
 				}
 			}
 			b.WriteString("\n")

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/pets"
 
 	"labelprivacy/report/internal/display"
@@ -158,7 +159,7 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 	if len(m.classes) > 1 {
 		var parts []string
 		for _, c := range sortedKeys(m.classes) {
-			parts = append(parts, fmt.Sprintf("%s: %s", classesText(c), countRuns(m.classes[c])))
+			parts = append(parts, fmt.Sprintf("%s: %s", classesText(c), english.Count(m.classes[c], "run")))
 		}
 		return nil, fmt.Errorf("%w: runs of %d label class counts (%s) would share one summary: a summary has one metric "+
 			"(test AUC for binary labels, test accuracy for C ≥ 3 classes); report each result set on its own "+

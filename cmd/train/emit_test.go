@@ -270,3 +270,20 @@ func TestEmitWarnsIdleShards(t *testing.T) {
 		t.Fatalf("12 shards for 12 groups: %v, %q", err, stderr.String())
 	}
 }
+
+// emit --out says how many shards it wrote: "1 shard", "3 shards".
+func TestEmitOutShardCount(t *testing.T) {
+	cfg := writeSweepConfig(t, filepath.Join(t.TempDir(), "out"), "cluster: {binary: /opt/bin/train}\n")
+	for _, tc := range []struct {
+		shards, want string
+	}{{"1", "(1 shard)"}, {"3", "(3 shards)"}} {
+		script := filepath.Join(t.TempDir(), "job.sh")
+		out, err := cli(t, nil, "sweep", "emit", "slurm", "-c", cfg, "--shards", tc.shards, "--out", script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "wrote " + script + " " + tc.want; !strings.Contains(out, want) {
+			t.Errorf("--shards %s: stdout %q lacks %q", tc.shards, out, want)
+		}
+	}
+}

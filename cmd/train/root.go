@@ -11,6 +11,7 @@ import (
 
 	"labelprivacy/config"
 	"labelprivacy/internal/console"
+	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
 	"labelprivacy/pipeline"
 )
@@ -137,7 +138,7 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 				if err == nil && out == "" {
 					_, err = cmd.OutOrStdout().Write(b)
 				} else if err == nil {
-					ev.Info("emit", fmt.Sprintf("wrote %s (%d shards)", out, shards))
+					ev.Info("emit", fmt.Sprintf("wrote %s (%s)", out, english.Count(shards, "shard")))
 				}
 				return flagError(err, nil)
 			})

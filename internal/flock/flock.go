@@ -10,6 +10,11 @@
 // killed before Release leaves its record), and names the rest; when none is
 // left it says that the recorded holders have exited (the lock then belongs
 // to a process that recorded nothing, e.g. an older version of this tool).
+//
+// An exclusive holder done with a lock's file may remove it
+// (ReleaseAndRemove). Acquire keeps only a lock on the file path names, so
+// a caller that opened the removed file before it went opens path again
+// rather than holding a lock no later caller can see.
 package flock
 
 import (
@@ -23,6 +28,7 @@ import (
 	"time"
 
 	"labelprivacy/internal/atomicfile"
+	"labelprivacy/internal/english"
 )
 
 // Mode is shared or exclusive.
@@ -53,7 +59,12 @@ func (e *HeldError) Error() string {
 		return fmt.Sprintf("%s is locked by %s", e.Path, strings.Join(e.Holders, "; "))
 	}
 	if e.Exited > 0 {
-		return fmt.Sprintf("%s is locked by another process; the %d process(es) recorded as holding it have exited", e.Path, e.Exited)
+		verb := "have"
+		if e.Exited == 1 {
+			verb = "has"
+		}
+		return fmt.Sprintf("%s is locked by another process; the %s recorded as holding it %s exited", e.Path,
+			english.CountAs(e.Exited, "process", "processes"), verb)
 	}
 	return fmt.Sprintf("%s is locked by another process that did not record itself", e.Path)
 }
@@ -63,38 +74,73 @@ func (e *HeldError) Unwrap() error { return ErrHeld }
 // Lock is a held lock; Release (or process exit) frees it.
 type Lock struct {
 	f      *os.File
+	path   string
+	mode   Mode
 	record string // this holder's record file
 }
+
+// maxAcquireTries bounds Acquire's retries when the file it locked was
+// removed meanwhile (by an exclusive holder's ReleaseAndRemove), or its
+// directory was (by a caller removing an empty folder of locks).
+const maxAcquireTries = 1000
+
+// openedHook, when set (by tests), runs after Acquire opened path and
+// before it locks it.
+var openedHook func(path string)
 
 // Acquire locks path (created, with its directory, if missing) in mode m.
 // With wait false a lock held in a conflicting mode fails at once with a
 // *HeldError naming the live holders; with wait true it blocks. The holder's
 // description (pid, host, what, time) is recorded under <path>.holders/.
+// The lock it returns is on the file path names: a file removed by its
+// holder (ReleaseAndRemove) while this caller waited for it is let go and
+// path opened again, so two callers never hold one path through two files.
 func Acquire(path string, m Mode, wait bool, what string) (*Lock, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("flock: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("flock: %w", err)
-	}
-	if err := lock(f, m, wait); err != nil {
-		f.Close()
-		if errors.Is(err, errWouldBlock) {
-			live, exited := holders(path)
-			return nil, &HeldError{Path: path, Holders: live, Exited: exited}
+	var f *os.File
+	for try := 0; ; try++ {
+		if try == maxAcquireTries {
+			return nil, fmt.Errorf("flock: %s: removed under each of %d attempts to lock it", path, try)
 		}
-		return nil, fmt.Errorf("flock: %s: %w", path, err)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("flock: %w", err)
+		}
+		var err error
+		f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the directory was removed after MkdirAll
+		}
+		if err != nil {
+			return nil, fmt.Errorf("flock: %w", err)
+		}
+		if openedHook != nil {
+			openedHook(path)
+		}
+		if err := lock(f, m, wait); err != nil {
+			f.Close()
+			if errors.Is(err, errWouldBlock) {
+				live, exited := holders(path)
+				return nil, &HeldError{Path: path, Holders: live, Exited: exited}
+			}
+			return nil, fmt.Errorf("flock: %s: %w", path, err)
+		}
+		if same, err := names(path, f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("flock: %s: %w", path, err)
+		} else if same {
+			break
+		}
+		f.Close() // locked a file its holder removed before letting it go
 	}
-	l := &Lock{f: f}
+	l := &Lock{f: f, path: path, mode: m}
 	dir := path + ".holders"
-	if err := os.MkdirAll(dir, 0o755); err == nil {
-		host := hostName()
-		name := fmt.Sprintf("%s~%d~%d", host, os.Getpid(), time.Now().UnixNano())
-		info := fmt.Sprintf("pid %d on host %s: %s (%s, since %s)\n", os.Getpid(), host, what,
-			map[Mode]string{Shared: "shared", Exclusive: "exclusive"}[m], time.Now().UTC().Format(time.RFC3339))
-		if os.WriteFile(filepath.Join(dir, name), []byte(info), 0o644) == nil {
+	host := hostName()
+	name := fmt.Sprintf("%s~%d~%d", host, os.Getpid(), time.Now().UnixNano())
+	info := fmt.Sprintf("pid %d on host %s: %s (%s, since %s)\n", os.Getpid(), host, what,
+		map[Mode]string{Shared: "shared", Exclusive: "exclusive"}[m], time.Now().UTC().Format(time.RFC3339))
+	for range 2 { // twice: the previous holder's ReleaseAndRemove may remove dir, empty, in between
+		if os.MkdirAll(dir, 0o755) == nil && os.WriteFile(filepath.Join(dir, name), []byte(info), 0o644) == nil {
 			l.record = filepath.Join(dir, name)
+			break
 		}
 	}
 	return l, nil
@@ -145,6 +191,50 @@ func hostName() string {
 		return "unknown-host"
 	}
 	return strings.NewReplacer("~", "_", "/", "_").Replace(h)
+}
+
+// names reports whether path still names the open file f.
+func names(path string, f *os.File) (bool, error) {
+	held, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	now, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, now), nil
+}
+
+// ReleaseAndRemove removes the lock's file and its (then empty) holders
+// folder, and frees the lock: for a lock whose file has no more use once
+// its holder is done. The file is removed while still held, so no other
+// caller holds it then; one that opened it meanwhile finds it removed
+// once it gets the lock, and opens path again (Acquire). Only an exclusive
+// lock may be removed.
+func (l *Lock) ReleaseAndRemove() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	if l.mode != Exclusive {
+		panic("flock: ReleaseAndRemove of a shared lock")
+	}
+	rmErr := os.Remove(l.path)
+	if l.record != "" {
+		os.Remove(l.record)
+		l.record = ""
+	}
+	// Only when empty: the holder of a file made at path since holds it
+	// and may have recorded itself there.
+	os.Remove(l.path + ".holders")
+	err := l.Release()
+	if rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		return fmt.Errorf("flock: %w", rmErr)
+	}
+	return err
 }
 
 // Release frees the lock and removes its holder record.

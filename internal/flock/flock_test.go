@@ -152,8 +152,65 @@ func TestHeldErrorNamesLiveHolders(t *testing.T) {
 	os.MkdirAll(path+".holders", 0o755)
 	os.WriteFile(filepath.Join(path+".holders", hostName()+"~"+strconv.Itoa(s1.Process.Pid)+"~1"), []byte("pid s1"), 0o644)
 	_, err = Acquire(path, Shared, false, "test")
-	if !errors.As(err, &he) || len(he.Holders) != 0 || !strings.Contains(err.Error(), "have exited") {
+	if !errors.As(err, &he) || len(he.Holders) != 0 || !strings.Contains(err.Error(), "the 1 process recorded as holding it has exited") {
 		t.Fatalf("err = %v, want it to say the recorded holder has exited", err)
 	}
 	quiet.Process.Kill()
+}
+
+// ReleaseAndRemove removes the lock's file and holders folder; a caller
+// that opened the file before it went and waited for its lock ends up
+// holding the file path names then, so a third caller is refused: without
+// Acquire's check the waiter would hold the removed file and the third a
+// new one, both "holding" path.
+func TestReleaseAndRemove(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locks", "g.lock")
+	a, err := Acquire(path, Exclusive, false, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan struct{}, 1)
+	openedHook = func(string) {
+		select {
+		case opened <- struct{}{}:
+		default:
+		}
+	}
+	defer func() { openedHook = nil }()
+	type result struct {
+		l   *Lock
+		err error
+	}
+	got := make(chan result)
+	go func() {
+		l, err := Acquire(path, Exclusive, true, "waiter")
+		got <- result{l, err}
+	}()
+	<-opened // the waiter has the file open: a's file
+	if err := a.ReleaseAndRemove(); err != nil {
+		t.Fatal(err)
+	}
+	b := <-got
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the waiter holds no file at %s: %v", path, err)
+	}
+	_, err = Acquire(path, Exclusive, false, "third")
+	var he *HeldError
+	if !errors.As(err, &he) || len(he.Holders) != 1 || !strings.Contains(he.Holders[0], "waiter") {
+		t.Fatalf("a third caller: %v, want it refused, naming the waiter", err)
+	}
+	if err := b.l.ReleaseAndRemove(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + ".holders"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		t.Errorf("the lock's folder went too: %v", err)
+	}
 }

@@ -38,7 +38,10 @@ func (st Store) CheckpointDir(id string) string { return filepath.Join(st.Dir, "
 
 // GroupLockPath is the lock file of group id, held while a process trains
 // it (OUT/.locks/<id>.lock).
-func (st Store) GroupLockPath(id string) string { return filepath.Join(st.Dir, ".locks", id+".lock") }
+func (st Store) GroupLockPath(id string) string { return filepath.Join(st.LocksDir(), id+".lock") }
+
+// LocksDir is the folder of the group locks (OUT/.locks).
+func (st Store) LocksDir() string { return filepath.Join(st.Dir, ".locks") }
 
 // DamagedRecordError is a run record that cannot be a finished run's: not
 // JSON, a missing or invalid field, or a run_id other than its file name.
