@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -243,32 +242,9 @@ func (r *runnerC) reduce(ws []*workerC) {
 		}
 		s.EAdvBound = bs / float64(s.NExamples)
 	}
-	h := ws[0].hist
-	for _, w := range ws[1:] {
-		h.merge(w.hist)
+	hists, keeps := make([]*maHist, len(ws)), make([]*sampleHeap, len(ws))
+	for i, w := range ws {
+		hists[i], keeps[i] = w.hist, &w.keep
 	}
-	s.MACount = int64(h.total)
-	s.MAP50, s.MAP90, s.MAP98, s.MAP99 = h.quantile(0.50), h.quantile(0.90), h.quantile(0.98), h.quantile(0.99)
-	s.MAMax = h.maxValue
-	s.MAInfFrac = float64(h.infN) / float64(h.total)
-	s.MAMean = h.mean()
-
-	var cands []sampleCand
-	for _, w := range ws {
-		cands = append(cands, w.keep.items...)
-	}
-	slices.SortFunc(cands, func(a, b sampleCand) int {
-		if c := cmp.Compare(a.key, b.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.s.Index, b.s.Index)
-	})
-	if len(cands) > r.opts.MaxSamples {
-		cands = cands[:r.opts.MaxSamples]
-	}
-	r.samples = make([]Sample, len(cands))
-	for i, c := range cands {
-		r.samples[i] = c.s
-	}
-	slices.SortFunc(r.samples, func(a, b Sample) int { return cmp.Compare(a.Index, b.Index) })
+	r.samples = reduceWorkers(s, hists, keeps, r.opts.MaxSamples)
 }

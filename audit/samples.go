@@ -1,6 +1,10 @@
 package audit
 
-import "container/heap"
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+)
 
 // sampleCand is a candidate sample with its random priority key.
 type sampleCand struct {
@@ -55,4 +59,40 @@ func (h *sampleHeap) push(key uint64, s Sample) {
 	}
 	h.items[0] = sampleCand{key, s}
 	heap.Fix(h, 0)
+}
+
+// reduceWorkers ends a pass (binary and C-class alike): it merges the
+// workers' |MA| histograms into s's ma_* fields and keeps, of their
+// candidate samples, the max with the smallest (key, index), returned in
+// example order. The result does not depend on how examples were split.
+func reduceWorkers(s *Summary, hists []*maHist, keeps []*sampleHeap, max int) []Sample {
+	h := hists[0]
+	for _, o := range hists[1:] {
+		h.merge(o)
+	}
+	s.MACount = int64(h.total)
+	s.MAP50, s.MAP90, s.MAP98, s.MAP99 = h.quantile(0.50), h.quantile(0.90), h.quantile(0.98), h.quantile(0.99)
+	s.MAMax = h.maxValue
+	s.MAInfFrac = float64(h.infN) / float64(h.total)
+	s.MAMean = h.mean()
+
+	var cands []sampleCand
+	for _, k := range keeps {
+		cands = append(cands, k.items...)
+	}
+	slices.SortFunc(cands, func(a, b sampleCand) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.s.Index, b.s.Index)
+	})
+	if len(cands) > max {
+		cands = cands[:max]
+	}
+	out := make([]Sample, len(cands))
+	for i, c := range cands {
+		out[i] = c.s
+	}
+	slices.SortFunc(out, func(a, b Sample) int { return cmp.Compare(a.Index, b.Index) })
+	return out
 }
