@@ -96,8 +96,9 @@ type TrainConfig struct {
 	// group resumes (also at the end and on interruption).
 	CheckpointEvery model.Interval `yaml:"checkpoint_every"`
 	// Replicas is how many models one compiled program trains together:
-	// "auto" (1 on backend go; on XLA as many as fit AutoStateBudget, at
-	// most 64) or a number ≥ 1. It never changes a run's identity, nor its
+	// "auto" (1 on backend go; on XLA the largest group, at most 256, whose
+	// state and step activations fit 8 GiB: pipeline's Replicas) or a
+	// number ≥ 1. It never changes a run's identity, nor its
 	// result on backend go; on XLA the exact result moves like a seed's
 	// (rounding of other program shapes, amplified by training).
 	Replicas Replicas `yaml:"replicas"`

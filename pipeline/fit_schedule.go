@@ -16,18 +16,25 @@ import (
 	"labelprivacy/report"
 )
 
-// autoStateBudget is what train.replicas: auto lets a group's parameters
-// and Adam moments take on an XLA device: GoMLX v0.26 exposes no
-// device-memory query, so it is an assumption, sized for a 16 GB GPU that
-// also holds up to model.DefaultResidentMaxBytes (4 GiB) of features and
-// the activations. Set train.replicas to use a larger device fully.
+// autoStateBudget is what train.replicas: auto lets a group take on an
+// XLA device: its parameters, Adam moments and one step's activations
+// (model.Footprint). GoMLX v0.26 exposes no device-memory query, so it is
+// an assumption, sized for a 16 GB GPU that also holds up to
+// model.DefaultResidentMaxBytes (4 GiB) of features. Set train.replicas to
+// use a larger device fully.
 const autoStateBudget = 8 << 30
+
+// maxAutoReplicas caps auto's group size. Measured on an H100 (xla:cuda,
+// higgs_mlp, batch 1024): 17.5–20.1M examples/s at R = 64, 22.0–29.5M at
+// R = 256; past that the step is no longer launch-bound.
+const maxAutoReplicas = 256
 
 // Replicas resolves train.replicas: a number as given; auto is 1 on the go
 // backend (the pure-Go matmul does the same work per example whatever the
-// group size, so stacking gains nothing on a CPU) and, on XLA backends, as
-// many models as fit AutoStateBudget, at most 64 (Higgs MLP: 3.2 MiB each,
-// 64; kdd_embed: 286 MiB each, 28).
+// group size, so stacking gains nothing on a CPU) and, on XLA backends, the
+// largest group ≤ maxAutoReplicas whose footprint at train.batch_size fits
+// autoStateBudget (higgs_mlp at batch 1024: 256, 5.6 GiB; at batch 8192:
+// 52, where 64 took 64 before activations were counted; kdd_embed: 27).
 func (s *Session) Replicas() (int, error) {
 	c := s.cfg
 	if !c.Train.Replicas.Auto() {
@@ -43,7 +50,14 @@ func (s *Session) Replicas() (int, error) {
 	if mc, err = mc.WithDefaults(); err != nil {
 		return 0, err
 	}
-	return int(min(64, max(1, autoStateBudget/mc.StateBytes(1)))), nil
+	return autoReplicas(mc, c.Train.BatchSize), nil
+}
+
+// autoReplicas is the largest r in [1, maxAutoReplicas] whose footprint
+// fits autoStateBudget (1 when even one does not).
+func autoReplicas(mc model.ModelConfig, batch int) int {
+	per := mc.Footprint(1, batch).Bytes() // a footprint is linear in r
+	return int(min(maxAutoReplicas, max(1, float64(autoStateBudget)/per)))
 }
 
 // fitter trains groups of one session, one or several at once (each on

@@ -111,14 +111,15 @@ func TestParseShardAndJobName(t *testing.T) {
 	}
 }
 
-// train.replicas: auto is 1 on backend go and fills AutoStateBudget (at
-// most 64) on XLA; a number is taken as given.
+// train.replicas: auto is 1 on backend go and, on XLA, the largest group
+// ≤ 256 whose parameters, Adam moments and step activations fit
+// AutoStateBudget; a number is taken as given.
 func TestReplicasAuto(t *testing.T) {
 	for _, tc := range []struct {
 		backend string
 		r       config.Replicas
 		want    int
-	}{{"go", config.Replicas{}, 1}, {"xla:cuda", config.Replicas{}, 64}, {"go", config.Replicas{N: 8}, 8}, {"xla:cuda", config.Replicas{N: 3}, 3}} {
+	}{{"go", config.Replicas{}, 1}, {"xla:cuda", config.Replicas{}, 256}, {"go", config.Replicas{N: 8}, 8}, {"xla:cuda", config.Replicas{N: 3}, 3}} {
 		c := testConfig(filepath.Join(t.TempDir(), "out"))
 		c.Backend, c.Train.Replicas = mustBackend(t, tc.backend), tc.r
 		s := openTest(t, c)
@@ -126,9 +127,24 @@ func TestReplicasAuto(t *testing.T) {
 			t.Fatalf("%s %v: %d (%v), want %d", tc.backend, tc.r, got, err, tc.want)
 		}
 	}
-	big := model.ModelConfig{Kind: model.KindKDDEmbed}
-	big, _ = big.WithDefaults()
-	if n := autoStateBudget / big.StateBytes(1); n < 16 || n > 40 {
-		t.Fatalf("kdd_embed: %d replicas fit the budget; the doc says 28", n)
+	higgs, _ := model.ModelConfig{Kind: model.KindHiggsMLP, InputDim: 28}.WithDefaults()
+	kdd, _ := model.ModelConfig{Kind: model.KindKDDEmbed}.WithDefaults()
+	for _, tc := range []struct {
+		name   string
+		mc     model.ModelConfig
+		batch  int
+		lo, hi int
+	}{
+		{"higgs_mlp batch 1024", higgs, 1024, 256, 256}, // 5.6 GiB at 256
+		{"higgs_mlp batch 8192", higgs, 8192, 48, 56},   // activations dominate: ~0.16 GiB a model
+		{"kdd_embed batch 1024", kdd, 1024, 20, 30},     // 286 MiB of table and moments a model
+	} {
+		got := autoReplicas(tc.mc, tc.batch)
+		if got < tc.lo || got > tc.hi {
+			t.Errorf("%s: auto gives %d replicas, want %d..%d", tc.name, got, tc.lo, tc.hi)
+		}
+		if fp := tc.mc.Footprint(got, tc.batch).Bytes(); fp > autoStateBudget || (got < maxAutoReplicas && tc.mc.Footprint(got+1, tc.batch).Bytes() <= autoStateBudget) {
+			t.Errorf("%s: %d replicas is not the largest group that fits (%.3g bytes)", tc.name, got, fp)
+		}
 	}
 }
