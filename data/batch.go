@@ -420,6 +420,11 @@ func (s *BatchSource) SeekEpoch(e uint64) {
 	s.shuffle()
 }
 
+// Ordered reports the epoch whose unit order the source holds (made by
+// SeekEpoch, Reset or a new source's first Next; ok is false before any):
+// seeking that epoch costs nothing.
+func (s *BatchSource) Ordered() (epoch uint64, ok bool) { return s.orderOf, s.ordered }
+
 // Units is the number of shuffle units: rows, or whole bags in bag mode.
 func (s *BatchSource) Units() int { return s.nUnits }
 

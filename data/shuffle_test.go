@@ -75,10 +75,13 @@ func TestBatchSourceShufflesOncePerEpoch(t *testing.T) {
 		}
 	}
 	s := mk()
-	if s.shuffles != 0 {
+	if _, ok := s.Ordered(); s.shuffles != 0 || ok {
 		t.Fatalf("NewBatchSource shuffled %d times; the order is made when first needed", s.shuffles)
 	}
 	s.SeekEpoch(0) // the pipeline positions it
+	if e, ok := s.Ordered(); e != 0 || !ok {
+		t.Fatalf("after SeekEpoch(0), Ordered() = %d, %v", e, ok)
+	}
 	s.SeekEpoch(0) // the trainer's probe
 	if _, err := s.Next(); err != nil {
 		t.Fatal(err)
@@ -90,6 +93,9 @@ func TestBatchSourceShufflesOncePerEpoch(t *testing.T) {
 	}
 	s.SeekEpoch(1)
 	s.SeekEpoch(1)
+	if e, ok := s.Ordered(); e != 1 || !ok {
+		t.Fatalf("after SeekEpoch(1), Ordered() = %d, %v", e, ok)
+	}
 	check(s, 1)
 	s.SeekEpoch(0) // a resumed group going back: made again
 	check(s, 0)

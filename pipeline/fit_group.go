@@ -9,6 +9,7 @@ import (
 
 	"labelprivacy/config"
 	"labelprivacy/data"
+	"labelprivacy/internal/par"
 	"labelprivacy/model"
 	"labelprivacy/pets"
 	"labelprivacy/report"
@@ -182,32 +183,48 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 		}
 		f.ev.Progress(p)
 	}
-	releases := map[string]*data.Frame{}
-	for _, r := range pending {
+	// Each release, and rr_prior's soft targets made from it, is read once
+	// for the group. Then every run's batch source is made and positioned at
+	// epoch 0 at once, on every core: a source's first order shuffles all
+	// its rows (0.2 s at 10M rows), and a group has up to 64 sources, which
+	// the trainer would otherwise order one after another before its first
+	// step.
+	releases, softs := map[string]*data.Frame{}, map[string]*data.Frame{}
+	srcs, rels := make([]*data.Frame, len(pending)), make([]*data.Frame, len(pending))
+	for i, r := range pending {
 		p := r.Plan
-		o := p.BatchOptions(feats, s.dataset.Meta.MaxIndices)
-		src := s.train
-		var rel *data.Frame
+		srcs[i] = s.train
 		if p.Release != "" {
-			if rel = releases[p.Release]; rel == nil {
-				if rel, err = readRelease(p.Release); err != nil {
+			if rels[i] = releases[p.Release]; rels[i] == nil {
+				if rels[i], err = readRelease(p.Release); err != nil {
 					return nil, err
 				}
-				releases[p.Release] = rel
+				releases[p.Release] = rels[i]
 			}
-			src = rel
+			srcs[i] = rels[i]
 		}
-		if p.Target == data.TargetSoft {
-			if src, err = softTargets(rel, r.Setting, p.PriorTargets); err != nil {
-				return nil, err
+		if p.Target == data.TargetSoft { // the same for every learning rate and trial of the release
+			if srcs[i] = softs[p.Release]; srcs[i] == nil {
+				if srcs[i], err = softTargets(rels[i], r.Setting, p.PriorTargets); err != nil {
+					return nil, err
+				}
+				softs[p.Release] = srcs[i]
 			}
 		}
-		bs, err := data.NewBatchSource(src, o)
-		if err != nil {
-			return nil, fmt.Errorf("run %s (%s): %w", r.ID, r.Name(), err)
+	}
+	sources, errs := make([]*data.BatchSource, len(pending)), make([]error, len(pending))
+	par.Each(len(pending), 0, func(_, i int) {
+		sources[i], errs[i] = data.NewBatchSource(srcs[i], pending[i].Plan.BatchOptions(feats, s.dataset.Meta.MaxIndices))
+		if errs[i] == nil {
+			sources[i].SeekEpoch(0)
 		}
-		job.Group.Replicas = append(job.Group.Replicas, model.Replica{Name: r.Name(), Seed: p.InitSeed, LR: r.LR,
-			Params: p.LossParams(rel), Source: bs})
+	})
+	for i, r := range pending {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("run %s (%s): %w", r.ID, r.Name(), errs[i])
+		}
+		job.Group.Replicas = append(job.Group.Replicas, model.Replica{Name: r.Name(), Seed: r.Plan.InitSeed, LR: r.LR,
+			Params: r.Plan.LossParams(rels[i]), Source: sources[i]})
 	}
 	return job, nil
 }
