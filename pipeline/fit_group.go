@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -38,10 +39,13 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 	if gs.ResumedFrom > 0 {
 		f.ev.Warn("fit", fmt.Sprintf("%s resumed from its checkpoint at step %d", g.Name(), gs.ResumedFrom))
 	}
-	var results []*report.Run
-	for i, r := range pending {
+	// Score every run and write the clean models' η̂ at once, then store
+	// the group's results together (store.PutAll: their syncs overlap), then
+	// say what each run did, in order.
+	results, errs := make([]*report.Run, len(pending)), make([]error, len(pending))
+	par.Each(len(pending), 0, func(_, i int) {
+		r, o := pending[i], outs[i]
 		res := f.result(r, len(pending))
-		o := outs[i]
 		res.Steps = o.Steps
 		res.TrainLoss = o.FinalLoss
 		s.score(res, o.Probs)
@@ -50,19 +54,22 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 		res.GroupExamplesPerS = gs.ExamplesPerS
 		res.ExamplesPerS = gs.ExamplesPerS / float64(len(pending))
 		res.Curve = w.curves[i]
-		if msg := w.diverged(i, res); msg != "" {
+		results[i] = res
+		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw { // before its result: the audit reads it
+			errs[i] = f.st.PutEtaHat(r.ID, o.Probs, s.classes())
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := f.st.PutAll(results); err != nil {
+		return nil, err
+	}
+	for i, r := range pending {
+		if msg := w.diverged(i, results[i]); msg != "" {
 			f.ev.Warn("fit", fmt.Sprintf("%s lr=%g trial %d: %s", r.Setting.ID, r.LR, r.Trial, msg))
 		}
-		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw {
-			if err := f.st.PutEtaHat(r.ID, o.Probs, s.classes()); err != nil {
-				return nil, err
-			}
-		}
-		if err := f.st.Put(res); err != nil {
-			return nil, err
-		}
-		f.report(r, res)
-		results = append(results, res)
+		f.report(r, results[i])
 	}
 	os.RemoveAll(job.Group.CheckpointDir)
 	f.mu.Lock()
