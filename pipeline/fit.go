@@ -33,8 +33,10 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 // Fit makes the releases and trains every run of the shard's groups whose
 // result is missing (finished runs are never retrained), storing each
 // result under runs/. Every release a stage will read (releaseReaders) is
-// verified against its ledger row first, and one that is damaged or missing
-// is made again, with a warning naming the file. It returns the finished
+// verified against its ledger row before it is read, and one that is
+// damaged or missing is made again, with a warning naming the file; the
+// releases of the groups that train first are made before training, the
+// others while groups train (releaseQueue). It returns the finished
 // results of the shard's runs in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if s.light {
