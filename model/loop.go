@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/gomlx/gomlx/backends"
+
+	"labelprivacy/data"
+	"labelprivacy/internal/par"
 )
 
 // loop is the state of one training loop: where it is, its loss
@@ -200,6 +203,9 @@ func (l *loop) joinPrefetch() error {
 func (l *loop) readBatches(f *feeder, step int64) error {
 	t, cfg := l.t, l.t.cfg
 	epoch, pos := step/t.spe, step%t.spe
+	if pos == 0 || step == l.grp.ResumedFrom {
+		orderEpoch(cfg.Replicas, uint64(epoch))
+	}
 	for i, rep := range cfg.Replicas {
 		if pos == 0 || step == l.grp.ResumedFrom {
 			rep.Source.SeekEpoch(uint64(epoch))
@@ -221,6 +227,23 @@ func (l *loop) readBatches(f *feeder, step int64) error {
 		}
 	}
 	return nil
+}
+
+// orderEpoch positions the replicas' data.BatchSource sources at epoch e
+// at once, on every core, so that each makes its order of the epoch (a
+// shuffle of all its rows: 0.2 s at 10M rows, up to 64 sources a group)
+// in parallel; readBatches then seeks each again, which reuses that
+// order. Other source types are left to readBatches.
+func orderEpoch(reps []Replica, e uint64) {
+	var srcs []*data.BatchSource
+	seen := map[*data.BatchSource]bool{}
+	for _, rep := range reps {
+		if bs, ok := rep.Source.(*data.BatchSource); ok && !seen[bs] {
+			seen[bs] = true
+			srcs = append(srcs, bs)
+		}
+	}
+	par.Each(len(srcs), 0, func(_, i int) { srcs[i].SeekEpoch(e) })
 }
 
 // trainStep runs the program once on the filled batches (and, for host

@@ -34,8 +34,10 @@ var ErrFailedRuns = errors.New("fit: some runs failed")
 // Fit makes the releases and trains every run of the shard's groups whose
 // result is missing (finished runs are never retrained), storing each
 // result under runs/. Every release a stage will read (releaseReaders) is
-// verified against its ledger row first, and one that is damaged or missing
-// is made again, with a warning naming the file. It returns the finished
+// verified against its ledger row before it is read, and one that is
+// damaged or missing is made again, with a warning naming the file; the
+// releases of the groups that train first are made before training, the
+// others while groups train (releaseQueue). It returns the finished
 // results of the shard's runs in grid order.
 func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if s.light {
@@ -99,9 +101,6 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			missing = append(missing, r)
 		}
 	}
-	if err := s.makeReleases(ctx, releaseReaders(missing, mineRuns, done), exec); err != nil {
-		return nil, err
-	}
 	var todoGroups []*runGroup
 	for _, g := range mine {
 		if pendingRuns(g, done) != nil {
@@ -109,12 +108,31 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		}
 	}
 	todo := len(todoGroups)
+	atOnce := s.concurrentGroups(todo, o.executor != nil)
+	// The releases the first groups read are made now; the others while
+	// groups train (releaseQueue), each before a group reads it.
+	now, queued := s.splitReleases(releaseReaders(missing, mineRuns, done), todoGroups, atOnce)
+	made, err := s.makeUnits(ctx, now, exec, nil)
+	if err != nil {
+		s.peopleSorted = nil
+		return nil, err
+	}
+	if queued == nil {
+		s.peopleSorted = nil
+		s.sayReleases(made, "")
+	} else {
+		orig := s.ev
+		s.ev = &syncEvents{ev: orig} // the queue's events and the groups' interleave
+		defer func() { s.ev = orig }()
+	}
+	q := s.queueReleases(ctx, queued)
+	defer q.close(true)
 	f := &fitter{s: s, st: st, ev: s.ev}
 	if n := s.cfg.Train.ConcurrentGroups.N; n > 1 && !s.cfg.Backend.IsGo() {
 		s.ev.Warn("fit", fmt.Sprintf("train.concurrent_groups: %d is for backend go; %s trains one group at a time "+
 			"(a device trains more models per group instead: train.replicas)", n, s.cfg.Backend))
 	}
-	execs, err := f.executors(exec, s.concurrentGroups(todo, o.executor != nil))
+	execs, err := f.executors(exec, atOnce)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +158,9 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 		byOthers += others
 		f.mu.Unlock()
 		if err != nil || pending == nil {
+			return true, err
+		}
+		if err := q.wait(ctx, pending); err != nil { // the stage's failure, not the runs'
 			return true, err
 		}
 		results, err := f.fitGroup(ctx, exec, g, pending, todo)
@@ -186,8 +207,14 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			return err
 		})
 	}
+	if err == nil {
+		err = q.close(false)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if q != nil {
+		s.sayReleases(made.add(q.n), fmt.Sprintf(" (%d of them made while groups trained)", q.n.wrote+q.n.reused))
 	}
 	if wall := time.Since(started).Seconds(); f.examples > 0 {
 		s.ev.Info("fit", fmt.Sprintf("%s in %s trained in %.1f s, %d at a time: %.0f examples/s in all (evaluation and writing included)",

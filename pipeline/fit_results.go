@@ -44,11 +44,13 @@ func (f *fitter) constantRuns(runs []*runSpec) ([]*report.Run, error) {
 	for _, r := range runs {
 		res := f.result(r, 1)
 		f.s.score(res, probs)
-		if err := f.st.Put(res); err != nil {
-			return nil, err
-		}
-		f.report(r, res)
 		out = append(out, res)
+	}
+	if err := f.st.PutAll(out); err != nil {
+		return nil, err
+	}
+	for i, r := range runs {
+		f.report(r, out[i])
 	}
 	return out, nil
 }

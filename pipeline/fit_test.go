@@ -242,6 +242,18 @@ func TestFitShardsAndFailures(t *testing.T) {
 	if st.Failed != 16 || st.Done != 4 || st.Missing != 0 { // bot's 4 runs train nothing and cannot fail
 		t.Fatalf("status %+v", st)
 	}
+	// Trained again, every run is stored and its failure record cleared.
+	s2 = openTest(t, c2)
+	if _, err := Fit(context.Background(), s2, FitOptions{KeepGoing: true, executor: &fakeExec{t: t}}); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	if st, err = SweepStatus(context.Background(), c2); err != nil || st.Failed != 0 || st.Done != 20 {
+		t.Fatalf("after a successful fit: status %+v (%v)", st, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(c2.Output, "runs", "*.failed.json")); len(left) > 0 {
+		t.Fatalf("failure records left: %v", left)
+	}
 }
 
 // A single-writer stage holds the output: a second one fails at once and

@@ -67,14 +67,20 @@ func TestSimulationLedgerPerRow(t *testing.T) {
 
 // privacy.budget refuses the simulation release that would take the rows
 // above it: 6 releases at ε = 1 against a budget of 3.5 stop at the fourth,
-// which is neither written nor recorded.
+// which is neither written nor recorded, before any model trains (under a
+// budget no release is left to make while groups train).
 func TestSimulationBudget(t *testing.T) {
 	c := testConfig(filepath.Join(t.TempDir(), "out"))
 	c.Privacy.Budget = 3.5
+	c.Train.Replicas = config.Replicas{N: 2}
 	s := openTest(t, c)
-	_, err := Fit(context.Background(), s, FitOptions{executor: &fakeExec{t: t}})
+	ex := &fakeExec{t: t}
+	_, err := Fit(context.Background(), s, FitOptions{executor: ex})
 	if !errors.Is(err, ledger.ErrBudget) || !strings.Contains(err.Error(), "600 people") {
 		t.Fatalf("fit: %v, want a budget refusal naming 600 people", err)
+	}
+	if len(ex.calls) > 0 {
+		t.Fatalf("%d groups trained before the budget refused a release", len(ex.calls))
 	}
 	if rows, _ := ledger.Read(s.ledgerPath()); len(rows) != 3 {
 		t.Fatalf("%d ledger rows, want the 3 within the budget", len(rows))

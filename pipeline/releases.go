@@ -118,6 +118,36 @@ func (s *Session) releasePeople(k *ledger.Keys, rel *release.Release) ([]uint64,
 // which composes it per training row (privacy.budget refuses one that
 // would take a row above it).
 func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec executor) error {
+	// The person keys (a uint64 per training row: 80 MB for 10M rows) serve
+	// only the ledger entries made here.
+	defer func() { s.peopleSorted = nil }()
+	n, err := s.makeUnits(ctx, releaseUnits(runs), exec, nil)
+	if err == nil {
+		s.sayReleases(n, "")
+	}
+	return err
+}
+
+// releaseCount counts the releases a stage made and found current.
+type releaseCount struct{ wrote, reused int }
+
+func (c releaseCount) add(d releaseCount) releaseCount {
+	return releaseCount{c.wrote + d.wrote, c.reused + d.reused}
+}
+
+// sayReleases reports what a stage's releases came to (nothing when it
+// had none), with a note.
+func (s *Session) sayReleases(n releaseCount, note string) {
+	if n == (releaseCount{}) {
+		return
+	}
+	s.ev.Info("privatize", fmt.Sprintf("%s written, %d reused under %s; ledger %s%s",
+		english.Count(n.wrote, "release"), n.reused, s.Out("releases"), s.ledgerPath(), note))
+}
+
+// releaseUnits lists the (setting, trial) releases runs read, once each,
+// in the order of their first run.
+func releaseUnits(runs []*runSpec) []releaseUnit {
 	var units []releaseUnit
 	seen := map[releaseUnit]bool{}
 	for _, r := range runs {
@@ -127,32 +157,37 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 			units = append(units, u)
 		}
 	}
+	return units
+}
+
+// makeUnits is makeReleases of units, in order, calling made (when set)
+// after each is current on disk (made or verified), and returns how many
+// it wrote and reused; it keeps the session's person keys (sortedPeople)
+// for a later call and reports nothing (sayReleases).
+func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec executor, made func(releaseUnit)) (n releaseCount, err error) {
 	if len(units) == 0 {
-		return nil
+		return n, nil
 	}
-	// The person keys (a uint64 per training row: 80 MB for 10M rows) serve
-	// only the ledger entries made here.
-	defer func() { s.peopleSorted = nil }()
 	lock, err := flock.Acquire(s.Out(".release.lock"), flock.Exclusive, true, "train: making releases")
 	if err != nil {
-		return err
+		return n, err
 	}
 	defer lock.Release()
 	l, err := ledger.Open(s.ledgerPath(), ledger.Options{DeltaPrime: s.cfg.Privacy.DeltaPrime, Budget: s.cfg.Privacy.Budget})
 	if err != nil {
-		return fmt.Errorf("privacy: %w", err)
+		return n, fmt.Errorf("privacy: %w", err)
 	}
 	keys, err := l.Keys()
 	if err != nil {
-		return err
+		return n, err
 	}
 	if err := l.Check(s.identity()); err != nil {
-		return err
+		return n, err
 	}
 	labels := keys.Labels(s.train.Label)
 	entries, err := l.Rows()
 	if err != nil {
-		return err
+		return n, err
 	}
 	aborted := map[string]bool{}
 	for _, e := range entries {
@@ -160,15 +195,17 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 			aborted[e.ID] = true
 		}
 	}
-	wrote, reused := 0, 0
 	for i, u := range units {
 		if err := ctx.Err(); err != nil {
-			return err
+			return n, err
 		}
 		path, seed := u.path, u.seed
 		chk := s.checkRelease(entries, aborted, u, labels)
 		if chk.current {
-			reused++
+			n.reused++
+			if made != nil {
+				made(u)
+			}
 			continue
 		}
 		switch {
@@ -179,22 +216,23 @@ func (s *Session) makeReleases(ctx context.Context, runs []*runSpec, exec execut
 		}
 		rel, md, err := s.applyRelease(ctx, exec, u)
 		if err != nil {
-			return fmt.Errorf("release %s: %w", path, err)
+			return n, fmt.Errorf("release %s: %w", path, err)
 		}
 		entry := rel.Entry(path, seed)
 		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
 		entry.People, entry.Draws = s.releasePeople(keys, rel)
 		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry)
 		if err != nil {
-			return fmt.Errorf("release %s: %w", path, err)
+			return n, fmt.Errorf("release %s: %w", path, err)
 		}
 		entries = append(entries, row)
-		wrote++
+		n.wrote++
+		if made != nil {
+			made(u)
+		}
 		s.ev.Progress(Progress{Stage: "release", What: u.s.ID, UnitsDone: i + 1, Units: len(units)})
 	}
-	s.ev.Info("privatize", fmt.Sprintf("%s written, %d reused under %s; ledger %s",
-		english.Count(wrote, "release"), reused, s.Out("releases"), s.ledgerPath()))
-	return nil
+	return n, nil
 }
 
 // releaseCheck is the verdict on a unit's release on disk.

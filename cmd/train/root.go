@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,15 +62,21 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 func configCmd(use, short string, required bool, lookup config.Env, fn func(*cobra.Command, *config.Config) error) *cobra.Command {
 	var file string
 	var sets []string
+	var prof profiles
 	cmd := &cobra.Command{
 		Use:   use + " -c FILE [--set key=value]...",
 		Short: short,
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: sets})
 			if err != nil {
 				return err
 			}
+			stop, err := prof.start()
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, stop()) }()
 			return fn(cmd, cfg)
 		},
 	}
@@ -79,6 +86,7 @@ func configCmd(use, short string, required bool, lookup config.Env, fn func(*cob
 	}
 	cmd.Flags().StringVarP(&file, "config", "c", "", help)
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key, e.g. --set train.epochs=3 (repeatable; values are YAML)")
+	prof.flags(cmd)
 	if required {
 		cmd.MarkFlagRequired("config")
 	}

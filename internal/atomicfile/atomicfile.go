@@ -6,12 +6,15 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"labelprivacy/internal/par"
 )
 
 // Temporary files are written next to their target and renamed onto it when
@@ -75,14 +78,19 @@ func Create(path string) (*os.File, error) {
 // this host (see the comment at the top of this file). Best effort: a
 // temporary it cannot judge or remove stays.
 func RemoveStale(path string) {
-	dir, prefix := filepath.Dir(path), TempPrefix(path)
+	removeStale(filepath.Dir(path), map[string]bool{TempPrefix(path): true})
+}
+
+// removeStale is RemoveStale of every target in dir whose TempPrefix is
+// in prefixes, reading dir once.
+func removeStale(dir string, prefixes map[string]bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	host := strings.SplitN(Owner, "~", 2)[0]
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		rest, ok := cutTempPrefix(e.Name(), prefixes)
 		if !ok || !e.Type().IsRegular() && !e.IsDir() {
 			continue
 		}
@@ -91,6 +99,21 @@ func RemoveStale(path string) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		case ok && stale || !ok && !e.IsDir() && legacyStale(rest, e):
 			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// cutTempPrefix returns what follows the one of prefixes name starts with
+// (a target's name may itself hold ".tmp-").
+func cutTempPrefix(name string, prefixes map[string]bool) (string, bool) {
+	for i := 0; ; {
+		j := strings.Index(name[i:], ".tmp-")
+		if j < 0 {
+			return "", false
+		}
+		i += j + len(".tmp-")
+		if prefixes[name[:i]] {
+			return name[i:], true
 		}
 	}
 }
@@ -180,6 +203,54 @@ func WriteFile(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
+	return write(tmp, path, b)
+}
+
+// writeFilesAtOnce is how many of WriteFiles's files are written at once:
+// each waits for the disk (its sync and its folder's), not for a core.
+const writeFilesAtOnce = 16
+
+// WriteFiles writes files[i] to paths[i] as WriteFile does, several at
+// once, and sweeps each folder of stale temporaries once rather than once a
+// file (RemoveStale reads the whole folder: 10 ms at the 17,680 results of
+// the paper's Higgs grid, for each of them). Every file is attempted; the
+// errors of those that failed are returned joined.
+func WriteFiles(paths []string, files [][]byte) error {
+	if len(paths) != len(files) {
+		panic("atomicfile: WriteFiles with paths and files of different lengths")
+	}
+	byDir := map[string]map[string]bool{}
+	dirErr := map[string]error{}
+	for _, p := range paths {
+		d := filepath.Dir(p)
+		if byDir[d] == nil {
+			byDir[d], dirErr[d] = map[string]bool{}, os.MkdirAll(d, 0o755)
+		}
+		byDir[d][TempPrefix(p)] = true
+	}
+	for d, prefixes := range byDir {
+		if dirErr[d] == nil {
+			removeStale(d, prefixes)
+		}
+	}
+	errs := make([]error, len(paths))
+	par.Each(len(paths), writeFilesAtOnce, func(_, i int) {
+		if err := dirErr[filepath.Dir(paths[i])]; err != nil {
+			errs[i] = fmt.Errorf("writing %s: %w", paths[i], err)
+			return
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(paths[i]), TempPrefix(paths[i])+Owner+"*")
+		if err != nil {
+			errs[i] = fmt.Errorf("writing %s: %w", paths[i], err)
+			return
+		}
+		errs[i] = write(tmp, paths[i], files[i])
+	})
+	return errors.Join(errs...)
+}
+
+// write writes b to the new temporary tmp and commits it to path.
+func write(tmp *os.File, path string, b []byte) error {
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())

@@ -95,17 +95,29 @@ func (st Store) SetAside(d *DamagedRecordError) error {
 	return nil
 }
 
-// Put stores a finished run and clears a failure record left by an earlier
-// attempt.
-func (st Store) Put(r *report.Run) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
+// PutAll stores finished runs, each in its file (ResultPath), and clears
+// the failure records earlier attempts left. The files are written and
+// synced at once, and the runs folder is read once for stale temporaries,
+// not once a run (atomicfile.WriteFiles): one run after another, a group of
+// 64 spent ~0.5 s waiting for syncs, and the paper's grid of 17,680 runs
+// would read a folder of up to 17,680 files 17,680 times. Every run is
+// attempted; the errors of those that failed are returned joined (and no
+// failure record is cleared).
+func (st Store) PutAll(rs []*report.Run) error {
+	paths, files := make([]string, len(rs)), make([][]byte, len(rs))
+	for i, r := range rs {
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		paths[i], files[i] = st.ResultPath(r.RunID), append(b, '\n')
+	}
+	if err := atomicfile.WriteFiles(paths, files); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(st.ResultPath(r.RunID), append(b, '\n')); err != nil {
-		return err
+	for _, r := range rs {
+		os.Remove(st.failurePath(r.RunID))
 	}
-	os.Remove(st.failurePath(r.RunID))
 	return nil
 }
 
