@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"labelprivacy/internal/console"
+	"labelprivacy/cmd/train/internal/console"
 )
 
 func main() {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"labelprivacy/cmd/train/internal/console"
 	"labelprivacy/config"
-	"labelprivacy/internal/console"
 	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
 	"labelprivacy/pipeline"
