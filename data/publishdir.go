@@ -38,56 +38,117 @@ func datasetFile(name string) bool {
 // puts the result in place at out (see above). On error nothing at out
 // changes and the temporary is removed.
 func publishDataset(out string, build func(dir string) (*Meta, error)) (*Meta, error) {
+	tmp, m, err := stageDataset(out, build)
+	if err != nil {
+		return nil, err
+	}
+	if err := placeDataset(out, tmp); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// stageDataset runs build on a new temporary directory next to out and
+// returns it, complete; nothing at out changes. On error the temporary is
+// removed.
+func stageDataset(out string, build func(dir string) (*Meta, error)) (string, *Meta, error) {
 	out = filepath.Clean(out)
 	parent := filepath.Dir(out)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return "", nil, fmt.Errorf("data: %w", err)
 	}
 	if st, err := os.Stat(out); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("data: %s exists and is not a directory", out)
+		return "", nil, fmt.Errorf("data: %s exists and is not a directory", out)
 	}
 	atomicfile.RemoveStale(out)
 	tmp, err := os.MkdirTemp(parent, atomicfile.TempPrefix(out)+atomicfile.Owner+"*")
 	if err != nil {
-		return nil, fmt.Errorf("data: %w", err)
+		return "", nil, fmt.Errorf("data: %w", err)
 	}
+	m, err := build(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, fmt.Errorf("data: %w", err)
+	}
+	return tmp, m, nil
+}
+
+// placeDataset puts the complete dataset directory tmp (stageDataset's) in
+// place at out (see above). On error nothing at out changes and tmp is
+// removed.
+func placeDataset(out, tmp string) error {
+	out = filepath.Clean(out)
+	parent := filepath.Dir(out)
 	done := false
 	defer func() {
 		if !done {
 			os.RemoveAll(tmp)
 		}
 	}()
-	m, err := build(tmp)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("data: %w", err)
-	}
 	switch err := os.Rename(tmp, out); {
 	case err == nil: // out did not exist, or was an empty directory
 		done = true
 		syncDir(parent)
-		return m, nil
+		return nil
 	case !errors.Is(err, fs.ErrExist) && !isNotEmpty(err):
-		return nil, fmt.Errorf("data: %s: %w", out, err)
+		return fmt.Errorf("data: %s: %w", out, err)
 	}
 	if err := linkExtras(out, tmp); err != nil {
-		return nil, err
+		return err
 	}
 	old, err := exchangeDirs(tmp, out)
 	if err != nil {
-		return nil, fmt.Errorf("data: putting the new dataset in place at %s: %w", out, err)
+		return fmt.Errorf("data: putting the new dataset in place at %s: %w", out, err)
 	}
 	done = true
 	syncDir(parent)
 	// old holds the previous dataset. A file created there meanwhile (a
 	// first ledger row) joins the new directory before the old one goes.
 	if err := linkExtras(old, out); err != nil {
-		return nil, fmt.Errorf("%w (the previous dataset is kept at %s)", err, old)
+		return fmt.Errorf("%w (the previous dataset is kept at %s)", err, old)
 	}
 	os.RemoveAll(old)
-	return m, nil
+	return nil
+}
+
+// StagedDataset is a complete dataset directory written next to its
+// target and not yet in place there: a caller reads it (LoadWith on Dir)
+// and checks it before deciding, then Publish puts it in place at Out as
+// Synth would have, or Discard removes it, leaving Out as it was. Frames
+// loaded from Dir stay valid through Publish (its files keep their inodes).
+type StagedDataset struct {
+	// Out is where Publish puts the dataset; Dir is where it is meanwhile
+	// (a temporary next to Out, removed by the stale-temporary cleanup if
+	// its process dies).
+	Out, Dir string
+	Meta     *Meta
+}
+
+// Publish puts the staged dataset in place at Out (an existing dataset
+// there is replaced in one step, its non-dataset files kept: see
+// publishDataset). On error Out is unchanged and the staged directory is
+// removed.
+func (st *StagedDataset) Publish() error {
+	if st.Dir == "" {
+		return fmt.Errorf("data: %s: staged dataset already published or discarded", st.Out)
+	}
+	dir := st.Dir
+	st.Dir = ""
+	return placeDataset(st.Out, dir)
+}
+
+// Discard removes the staged dataset (nothing after Publish).
+func (st *StagedDataset) Discard() error {
+	if st == nil || st.Dir == "" {
+		return nil
+	}
+	dir := st.Dir
+	st.Dir = ""
+	return os.RemoveAll(dir)
 }
 
 func isNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }

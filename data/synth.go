@@ -185,6 +185,19 @@ func addGroups(f *Frame, groups int) {
 // generating parameters and the Bayes-optimal test AUC (multiclass: the
 // Bayes accuracy).
 func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
+	st, err := SynthStaged(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Publish(); err != nil {
+		return nil, err
+	}
+	return st.Meta, nil
+}
+
+// SynthStaged is Synth writing the dataset next to o.Out, not yet in place
+// (StagedDataset): its caller checks it, then publishes or discards it.
+func SynthStaged(ctx context.Context, o SynthOptions) (*StagedDataset, error) {
 	switch {
 	case o.Kind < SynthLogistic || o.Kind > SynthMulticlass:
 		return nil, fmt.Errorf("%w: synthetic kind %d", ErrInvalid, o.Kind)
@@ -206,7 +219,11 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	if err := checkSpace(o.Out, synthBytes(o)); err != nil {
 		return nil, err
 	}
-	return publishDataset(o.Out, func(dir string) (*Meta, error) { return synthInto(ctx, dir, o) })
+	dir, m, err := stageDataset(o.Out, func(dir string) (*Meta, error) { return synthInto(ctx, dir, o) })
+	if err != nil {
+		return nil, err
+	}
+	return &StagedDataset{Out: filepath.Clean(o.Out), Dir: dir, Meta: m}, nil
 }
 
 // synthInto is Synth writing into the (new, temporary) directory dir.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -45,7 +46,10 @@ type Session struct {
 
 	ev   Events
 	lock *flock.Lock
-	ids  *data.IDs // the training rows' data.id_column, or nil
+	// staged: a synthetic dataset written by this open and not yet in place
+	// at <output>/data (published once every check passed).
+	staged *data.StagedDataset
+	ids    *data.IDs // the training rows' data.id_column, or nil
 	// peopleSorted: the ledger's keys of the training rows, sorted
 	// (sortedPeople); peopleDistinct: no person has two training rows.
 	peopleSorted   []uint64
@@ -66,8 +70,12 @@ type Session struct {
 // Open validates cfg, checks the planned dataset against the memory
 // available (before writing anything), takes the output lock, makes or
 // loads the dataset, checks the config against it (bag rules' columns and
-// key groups, test classes, model), writes config.resolved.yaml,
-// standardizes the data and expands the grid.
+// key groups, test classes, model), expands the grid, standardizes the
+// data, puts a dataset it synthesized in place at <output>/data and writes
+// config.resolved.yaml. A refusal (any failed Open) leaves the output as
+// it was: a synthesized dataset is checked where it was staged and
+// discarded, and the lock's file and holders folder and the output folder
+// go again when this Open made them and nothing else holds them.
 func Open(ctx context.Context, cfg *config.Config, access Access, ev Events) (*Session, error) {
 	return open(ctx, cfg, ev, openOptions{access: access})
 }
@@ -94,9 +102,15 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	memctl.Start()
 	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg), started: time.Now(), light: light}
 	ok := false
+	// A refusal (or any failure) in open leaves the output as it was: what
+	// this open made there (a staged dataset, the lock's file and holders
+	// folder, the output folder and its missing parents) goes again.
+	before := snapshotOutput(cfg.Output)
 	defer func() {
 		if !ok {
-			s.Close()
+			s.staged.Discard()
+			s.undoLock(before)
+			before.removeMadeDirs()
 		}
 	}()
 	// Refusals that need only the config and meta.json come before the
@@ -134,9 +148,17 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if err != nil {
 		return nil, err
 	}
-	if s.dataset, s.ids, err = data.LoadWith(dir, data.LoadOptions{IDColumn: cfg.Data.IDColumn, NoTrainEta: true, NoTrainFeatures: light}); err != nil {
+	// files is where the dataset's files are until it is published: a
+	// synthetic dataset is checked where it was staged, and named by dir
+	// (where it goes) in every message.
+	files := dir
+	if s.staged != nil {
+		files = s.staged.Dir
+	}
+	if s.dataset, s.ids, err = data.LoadWith(files, data.LoadOptions{IDColumn: cfg.Data.IDColumn, NoTrainEta: true, NoTrainFeatures: light}); err != nil {
 		return nil, err
 	}
+	s.dataset.Dir = dir
 	s.datasetID = s.dataset.ID
 	s.train, s.test = s.dataset.Train, s.dataset.Test
 	if err := checkDatasetBags(cfg, dir, s.dataset.TrainSchema); err != nil {
@@ -160,16 +182,9 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
 	}
-	// Written once the config is known to fit the dataset: a refused one
-	// leaves no resolved config claiming it ran.
-	path, err := cfg.WriteResolved()
-	if err != nil {
-		return nil, err
-	}
-	s.ev.Info("config", path)
 	if cfg.Data.Standardize && s.dataset.TrainSchema.Dim() > 0 {
 		if light {
-			s.std, err = data.FitStandardizerFile(data.SplitFile(dir, "train"), cfg.Data.IDColumn)
+			s.std, err = data.FitStandardizerFile(data.SplitFile(files, "train"), cfg.Data.IDColumn)
 		} else {
 			s.std, err = data.FitStandardizer(s.train)
 		}
@@ -186,11 +201,101 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 			return nil, err
 		}
 	}
+	if err := s.publishData(); err != nil {
+		return nil, err
+	}
+	// Written once the config is known to fit the dataset: a refused one
+	// leaves no resolved config claiming it ran.
+	path, err := cfg.WriteResolved()
+	if err != nil {
+		return nil, err
+	}
+	s.ev.Info("config", path)
 	for _, n := range notices(cfg, s.runs) {
 		s.ev.Warn("config", n)
 	}
 	ok = true
 	return s, nil
+}
+
+// outputState is what open found of the output before taking its lock:
+// what a failed open must remove again and what it must leave.
+type outputState struct {
+	// made is the outermost folder of the output path (the output itself
+	// or a parent) that did not exist; "" when the output existed.
+	made string
+	out  string
+	// lock and holders: the lock's file and its holders folder existed.
+	lock, holders bool
+}
+
+func snapshotOutput(out string) outputState {
+	st := outputState{out: filepath.Clean(out)}
+	for d := st.out; !exists(d); d = filepath.Dir(d) {
+		st.made = d
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	lock := filepath.Join(out, ".lock")
+	st.lock, st.holders = exists(lock), exists(lock+".holders")
+	return st
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// undoLock lets the output lock go after a failed open: its file and
+// holders folder are removed when this open made them and no other
+// process holds the lock (a sweep shard beside this one keeps it).
+func (s *Session) undoLock(before outputState) {
+	if s.lock == nil {
+		return
+	}
+	l := s.lock
+	s.lock = nil
+	if before.lock {
+		l.Release()
+	} else {
+		l.ReleaseAndRemoveIfAlone()
+	}
+	if !before.holders {
+		os.Remove(filepath.Join(before.out, ".lock.holders")) // only when empty: another holder's record stays
+	}
+}
+
+// removeMadeDirs removes the output folder and the parents open made for
+// it, each only when empty, innermost first.
+func (st outputState) removeMadeDirs() {
+	if st.made == "" {
+		return
+	}
+	for d := st.out; ; d = filepath.Dir(d) {
+		if os.Remove(d) != nil || d == st.made {
+			return
+		}
+	}
+}
+
+// publishData puts a synthetic dataset that open wrote (staged, then
+// checked against the config) in place at <output>/data.
+func (s *Session) publishData() error {
+	st := s.staged
+	if st == nil {
+		return nil
+	}
+	m := st.Meta
+	if old, err := data.ReadMeta(st.Out); err == nil && !synthMatches(old, s.synthOptions()) {
+		s.ev.Warn("data", fmt.Sprintf("%s holds another synthetic dataset (config changed): rewriting it", st.Out))
+	}
+	if err := st.Publish(); err != nil {
+		return err
+	}
+	s.staged = nil
+	s.ev.Info("data", fmt.Sprintf("wrote %s (%s, train %d rows, test %d rows%s)", st.Out, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
+	return nil
 }
 
 // Close releases the output lock.
@@ -261,23 +366,30 @@ func (s *Session) dataStage(ctx context.Context) (string, error) {
 		s.ev.Info("data", fmt.Sprintf("using %s (%s, train %d rows, test %d rows)", cfg.Data.Path, m.Source, m.TrainRows, m.TestRows))
 		return cfg.Data.Path, nil
 	}
-	sc := cfg.Data.Synth
-	dir := s.Out("data")
-	want := data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: dir, Groups: sc.Groups,
-		Classes: sc.Classes}
-	if m, err := data.ReadMeta(dir); err == nil {
-		if synthMatches(m, want) {
-			s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
-			return dir, nil
-		}
-		s.ev.Warn("data", fmt.Sprintf("%s holds another synthetic dataset (config changed): rewriting it", dir))
+	want := s.synthOptions()
+	dir := want.Out
+	if m, err := data.ReadMeta(dir); err == nil && synthMatches(m, want) {
+		s.ev.Info("data", fmt.Sprintf("reusing %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
+		return dir, nil
 	}
-	m, err := data.Synth(ctx, want)
+	// Written next to dir and put in place only once open's checks pass
+	// (publishData): a refused config leaves no dataset, nor loses the one
+	// of another config that dir holds.
+	st, err := data.SynthStaged(ctx, want)
 	if err != nil {
 		return "", err
 	}
-	s.ev.Info("data", fmt.Sprintf("wrote %s (%s, train %d rows, test %d rows%s)", dir, m.Kind, m.TrainRows, m.TestRows, bayesNote(m)))
+	s.staged = st
 	return dir, nil
+}
+
+// synthOptions is the synthetic dataset the config asks for, at
+// <output>/data.
+func (s *Session) synthOptions() data.SynthOptions {
+	cfg := s.cfg
+	sc := cfg.Data.Synth
+	return data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: s.Out("data"), Groups: sc.Groups,
+		Classes: sc.Classes}
 }
 
 func synthMatches(m *data.Meta, o data.SynthOptions) bool {

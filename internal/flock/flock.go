@@ -237,6 +237,32 @@ func (l *Lock) ReleaseAndRemove() error {
 	return err
 }
 
+// ReleaseAndRemoveIfAlone is ReleaseAndRemove for a lock of either mode,
+// removing the file only when no other process holds it: a shared holder
+// first turns its lock into an exclusive one without waiting (flock(2)
+// lets the shared lock go first, so a caller locking path meanwhile may
+// find it held); when another process holds path, the lock is only
+// released and the file stays. removed says whether the file went.
+func (l *Lock) ReleaseAndRemoveIfAlone() (removed bool, err error) {
+	if l == nil || l.f == nil {
+		return false, nil
+	}
+	if l.mode == Shared {
+		if err := lock(l.f, Exclusive, false); err != nil {
+			rerr := l.Release()
+			if errors.Is(err, errWouldBlock) {
+				return false, rerr
+			}
+			return false, fmt.Errorf("flock: %s: %w", l.path, err)
+		}
+		l.mode = Exclusive
+	}
+	if err := l.ReleaseAndRemove(); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 // Release frees the lock and removes its holder record.
 func (l *Lock) Release() error {
 	if l == nil || l.f == nil {

@@ -214,3 +214,56 @@ func TestReleaseAndRemove(t *testing.T) {
 		t.Errorf("the lock's folder went too: %v", err)
 	}
 }
+
+// ReleaseAndRemoveIfAlone removes the lock's file and holders folder when
+// its holder is the only one, in either mode; a shared holder beside
+// another keeps the file (the other still holds it) and only lets go.
+func TestReleaseAndRemoveIfAlone(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mode   Mode
+		other  bool // another shared holder
+		remove bool
+	}{
+		{"exclusive alone", Exclusive, false, true},
+		{"shared alone", Shared, false, true},
+		{"shared beside another", Shared, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".lock")
+			var other *Lock
+			if tc.other {
+				var err error
+				if other, err = Acquire(path, Shared, false, "other"); err != nil {
+					t.Fatal(err)
+				}
+				defer other.Release()
+			}
+			l, err := Acquire(path, tc.mode, false, "me")
+			if err != nil {
+				t.Fatal(err)
+			}
+			removed, err := l.ReleaseAndRemoveIfAlone()
+			if err != nil || removed != tc.remove {
+				t.Fatalf("removed %v (%v), want %v", removed, err, tc.remove)
+			}
+			_, statErr := os.Stat(path)
+			if gone := errors.Is(statErr, os.ErrNotExist); gone != tc.remove {
+				t.Fatalf("file gone: %v, want %v", gone, tc.remove)
+			}
+			entries, _ := os.ReadDir(path + ".holders")
+			if tc.remove && entries != nil {
+				t.Fatalf("holders folder left: %v", entries)
+			}
+			if !tc.remove && (len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), hostName())) {
+				t.Fatalf("holders %v, want the other's record only", entries)
+			}
+			if tc.other {
+				// The other holder still holds the file: an exclusive caller is refused.
+				if _, err := Acquire(path, Exclusive, false, "later"); !errors.Is(err, ErrHeld) {
+					t.Fatalf("exclusive Acquire beside the other holder: %v", err)
+				}
+			}
+		})
+	}
+}
