@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,6 +80,17 @@ func TestLearningCurvesAndDivergence(t *testing.T) {
 	want := []string{"run_id", "setting", "pet", "k", "epsilon", "lr", "trial", "epoch", "train_loss", "test_auc", "test_logloss", "test_accuracy"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
+	}
+	// The report draws the curves and links the figure.
+	if _, err := Report(s, runs, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(s.Out("report.md"))
+	if err != nil || !strings.Contains(string(md), "](figures/learning_curves.png)") {
+		t.Fatalf("report.md does not link the learning curves (%v)", err)
+	}
+	if _, err := os.Stat(s.Out("figures", "learning_curves.svg")); err != nil {
+		t.Fatal(err)
 	}
 }
 
