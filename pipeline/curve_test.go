@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,5 +80,63 @@ func TestLearningCurvesAndDivergence(t *testing.T) {
 	want := []string{"run_id", "setting", "pet", "k", "epsilon", "lr", "trial", "epoch", "train_loss", "test_auc", "test_logloss", "test_accuracy"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
+	}
+	// The report draws the curves and links the figure.
+	if _, err := Report(s, runs, nil); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(s.Out("report.md"))
+	if err != nil || !strings.Contains(string(md), "](figures/learning_curves.png)") {
+		t.Fatalf("report.md does not link the learning curves (%v)", err)
+	}
+	if _, err := os.Stat(s.Out("figures", "learning_curves.svg")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The test set is predicted once per epoch trained: the learning curve's
+// prediction after the last epoch is the run's result, not predicted again
+// (the trained parameters are the last epoch's, bit for bit: model's
+// TestEpochEnd). A prior model (rr_prior), which keeps no curve, is
+// predicted once, after training.
+func TestTestSetPredictedOncePerEpoch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains small models")
+	}
+	for _, epochs := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d epochs", epochs), func(t *testing.T) {
+			c := testConfig(filepath.Join(t.TempDir(), "out"))
+			c.Train.Epochs, c.Train.Trials = epochs, 1
+			c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{4}},
+				{Mechanism: pets.RRPrior, Epsilon: []float64{1}}}
+			s, _ := openRec(t, c)
+			ex, err := newModelExecutor(c.Backend)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ex.Close()
+			runs, err := Fit(context.Background(), s, FitOptions{executor: ex})
+			if err != nil {
+				t.Fatal(err)
+			}
+			replicas, err := s.Replicas()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := len(formGroups(s.runs, replicas))
+			if g < 2 {
+				t.Fatalf("%d groups: the test wants several", g)
+			}
+			// rr_prior's prior model: one pass over its stage-2 rows and the test set.
+			if n := ex.predictions.Load(); n != int64(epochs*g+1) {
+				t.Fatalf("%d test-set predictions for %d groups × %d epochs and a prior model, want %d", n, g, epochs, epochs*g+1)
+			}
+			for _, r := range runs {
+				last := r.Curve[len(r.Curve)-1]
+				if len(r.Curve) != epochs || last.TestAUC != r.TestAUC || last.TestLogLoss != r.TestLogLoss || last.TestAccuracy != r.TestAccuracy {
+					t.Errorf("%s lr=%g: curve %+v, result AUC %v log-loss %v accuracy %v", r.Setting, r.LR, r.Curve, r.TestAUC, r.TestLogLoss, r.TestAccuracy)
+				}
+			}
+		})
 	}
 }

@@ -34,6 +34,13 @@ type groupJob struct {
 	runs []*runSpec
 	// Test holds the test features.
 	Test *data.Features
+	// EpochEnd, when set, observes every epoch trained (learning curves):
+	// its number (1-based), each replica's mean training loss over it and
+	// each replica's test-set predictions with the parameters at its end
+	// (outcome.Probs' layout; nil where the model cannot predict mid-training:
+	// kdd_embed with host embedding tables). The executor predicts the test
+	// set once per epoch: the last epoch's predictions are the outcomes'.
+	EpochEnd func(epoch int, losses []float64, probs [][]float32) error
 }
 
 // outcome is one run's result from the executor.

@@ -90,7 +90,8 @@ type watcher struct {
 	limit  []float64
 }
 
-// watch hooks a watcher into job's epoch ends.
+// watch hooks a watcher into job's epoch ends (groupJob.EpochEnd: the
+// executor's test-set predictions of each epoch).
 func (f *fitter) watch(job *groupJob) *watcher {
 	n := len(job.runs)
 	w := &watcher{curves: make([][]report.EpochPoint, n), limit: make([]float64, n)}
@@ -100,16 +101,9 @@ func (f *fitter) watch(job *groupJob) *watcher {
 			w.limit[i] /= 1 - 2*rho // debiased BCE weighs examples by up to 1/(1−2ρ)
 		}
 	}
-	job.Group.EpochEnd = func(e model.EpochEnd) error {
-		var probs [][]float32
-		if e.Predict != nil {
-			var err error
-			if probs, err = e.Predict(job.Test); err != nil {
-				return fmt.Errorf("learning curve, epoch %d: %w", e.Epoch, err)
-			}
-		}
-		for i := range min(n, len(e.Losses)) {
-			p := report.EpochPoint{Epoch: e.Epoch, TrainLoss: e.Losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN(), TestAccuracy: math.NaN()}
+	job.EpochEnd = func(epoch int, losses []float64, probs [][]float32) error {
+		for i := range min(n, len(losses)) {
+			p := report.EpochPoint{Epoch: epoch, TrainLoss: losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN(), TestAccuracy: math.NaN()}
 			if probs != nil {
 				t := f.s.scoreTest(probs[i])
 				p.TestAUC, p.TestLogLoss, p.TestAccuracy = t.auc, t.logLoss, t.accuracy

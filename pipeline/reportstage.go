@@ -355,6 +355,11 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	if err != nil {
 		return nil, err
 	}
+	cfigs, err := figures.WriteCurvePlots(filepath.Join(out, "figures"), counted)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, cfigs...)
 	afigs, err := figures.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
 	if err != nil {
 		return nil, err

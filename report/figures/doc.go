@@ -21,6 +21,12 @@
 //   - advantage_cdfs: Figure 2 (middle, bottom), CDFs of the per-example
 //     advantages.
 //
+// WriteCurvePlots draws learning_curves from the runs' learning curves
+// (report.Run.Curve): per setting a training-loss panel and a test-AUC
+// panel, one hue and marker per learning rate, mean ± SE over trials per
+// epoch; with one epoch, against the learning rate instead (the figure
+// says so); a diverged loss (beyond ±1e4) as a marker at the top.
+//
 // WriteAuditPlots draws the audit's self-checks: realized_vs_predicted
 // (E[adv] against the gain realized on releases of the production sampler,
 // 95% bars, y = x) and calibration (the reliability diagram of η, Wilson
