@@ -210,35 +210,18 @@ func (r *runner) realize() error {
 	draws := make([]releaseStats, M)
 	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, gameRealized, &draws[d]) })
 
-	var pitSum, pitSq float64
-	pitN := 0
 	s := &r.sum
-	gains := make([]float64, M)
-	var uSum, uSq, ieVar float64
-	units := 0
-	for d := range draws {
-		o := &draws[d]
+	pitSum, pitSq, pitN, units, err := foldRealized(s, draws, func(o *releaseStats, d int) error {
 		if err := r.releaseErr(o, d, "release"); err != nil {
 			return err
 		}
 		if o.n == 0 {
 			return r.mismatch("release", fmt.Sprintf("release %d shows no audit example", d))
 		}
-		gains[d] = float64(o.gain) / float64(o.n)
-		uSum, uSq, units, ieVar = uSum+o.uSum, uSq+o.uSq, units+o.units, ieVar+o.ieVar
-		pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
-	}
-	s.RealizedDraws = M
-	s.RealizedGain, s.RealizedGainSE = meanSE(gains)
-	// The self-normalizer Σu² estimates Var(Σu); where the attacker's
-	// guess rarely changes (a skewed prior: Beta(2,30)'s η ≈ 0.06) a sample
-	// may hold no change at all, and Σu² ≈ ΣIEAdv² would turn the tiny
-	// expected gain into an enormous z. Each d_i = correct_bayes −
-	// correct_prior ∈ {−1, 0, 1} has E d_i = IEAdv_i ≤ P(d_i ≠ 0) = E d_i²,
-	// so Var d_i ≥ IEAdv_i(1 − IEAdv_i): that sum floors the estimate.
-	s.RealizedZ = 0
-	if v := math.Max(uSq, ieVar); v > 0 {
-		s.RealizedZ = uSum / math.Sqrt(v)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 
 	var controlled []canaryTrial
@@ -541,4 +524,35 @@ func attack(out *releaseStats, e float64, y uint8, l1, l0, ie float64) float64 {
 	out.n++
 	out.ieVar += ie * (1 - ie)
 	return float64(c-p) - ie
+}
+
+// foldRealized folds the realized attack's releases into s (RealizedDraws,
+// RealizedGain ± SE, RealizedZ), binary and C-class alike, after check
+// vets each one, and returns the sums of their PIT values and their units
+// for the guard.
+func foldRealized(s *Summary, draws []releaseStats, check func(o *releaseStats, d int) error) (pitSum, pitSq float64, pitN, units int, err error) {
+	gains := make([]float64, len(draws))
+	var uSum, uSq, ieVar float64
+	for d := range draws {
+		o := &draws[d]
+		if err := check(o, d); err != nil {
+			return 0, 0, 0, 0, err
+		}
+		gains[d] = float64(o.gain) / float64(o.n)
+		uSum, uSq, units, ieVar = uSum+o.uSum, uSq+o.uSq, units+o.units, ieVar+o.ieVar
+		pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
+	}
+	s.RealizedDraws = len(draws)
+	s.RealizedGain, s.RealizedGainSE = meanSE(gains)
+	// The self-normalizer Σu² estimates Var(Σu); where the attacker's
+	// guess rarely changes (a skewed prior: Beta(2,30)'s η ≈ 0.06) a sample
+	// may hold no change at all, and Σu² ≈ ΣIEAdv² would turn the tiny
+	// expected gain into an enormous z. Each d_i = correct_bayes −
+	// correct_prior ∈ {−1, 0, 1} has E d_i = IEAdv_i ≤ P(d_i ≠ 0) = E d_i²,
+	// so Var d_i ≥ IEAdv_i(1 − IEAdv_i): that sum floors the estimate.
+	s.RealizedZ = 0
+	if v := math.Max(uSq, ieVar); v > 0 {
+		s.RealizedZ = uSum / math.Sqrt(v)
+	}
+	return pitSum, pitSq, pitN, units, nil
 }

@@ -180,27 +180,18 @@ func (r *runnerC) realize() error {
 	draws := make([]releaseStats, M)
 	each(M, func(w *rworkerC, d int) { w.release(d, gameRealized, &draws[d]) })
 
-	var pitSum, pitSq, uSum, uSq, ieVar float64
-	pitN, units := 0, 0
 	s := &r.sum
-	gains := make([]float64, M)
-	for d := range draws {
-		o := &draws[d]
+	pitSum, pitSq, pitN, units, err := foldRealized(s, draws, func(o *releaseStats, d int) error {
 		if err := r.releaseErr(o, d, "release"); err != nil {
 			return err
 		}
 		if o.n == 0 {
 			return r.mismatch("release", fmt.Sprintf("release %d shows no audit example", d))
 		}
-		gains[d] = float64(o.gain) / float64(o.n)
-		uSum, uSq, units, ieVar = uSum+o.uSum, uSq+o.uSq, units+o.units, ieVar+o.ieVar
-		pitSum, pitSq, pitN = pitSum+o.pitSum, pitSq+o.pitSq, pitN+o.pitN
-	}
-	s.RealizedDraws = M
-	s.RealizedGain, s.RealizedGainSE = meanSE(gains)
-	s.RealizedZ = 0
-	if v := math.Max(uSq, ieVar); v > 0 {
-		s.RealizedZ = uSum / math.Sqrt(v)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 
 	var controlled []canaryTrial
