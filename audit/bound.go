@@ -87,3 +87,28 @@ func (e *BoundViolation) Error() string {
 
 // Unwrap makes errors.Is(err, ErrDPViolation) true.
 func (e *BoundViolation) Unwrap() error { return ErrDPViolation }
+
+// firstViolation is the violation a pass reports, whatever the split of
+// its examples over workers: the ε-DP one of the lowest example index
+// found by any worker, else the bound one of the lowest index, else nil.
+func firstViolation(viols []*DPViolation, bviols []*BoundViolation) error {
+	var viol *DPViolation
+	var bviol *BoundViolation
+	for _, v := range viols {
+		if v != nil && (viol == nil || v.Index < viol.Index) {
+			viol = v
+		}
+	}
+	for _, v := range bviols {
+		if v != nil && (bviol == nil || v.Index < bviol.Index) {
+			bviol = v
+		}
+	}
+	if viol != nil {
+		return viol
+	}
+	if bviol != nil {
+		return bviol
+	}
+	return nil
+}

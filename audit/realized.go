@@ -341,13 +341,24 @@ func (g *guardStats) check() *SamplerError {
 	return nil
 }
 
-func (r *runner) mismatch(check, msg string) *SamplerError {
-	return &SamplerError{Mechanism: r.m.String(), Check: check, Msg: msg}
-}
+func (r *runner) mismatch(check, msg string) *SamplerError { return mismatch(r.m, check, msg) }
 
 func (r *runner) releaseErr(o *releaseStats, i int, what string) error {
+	return releaseErr(r.m, o, i, what)
+}
+
+// mismatch is a SamplerError of mechanism m: what its sampler released
+// does not match its law (check names the test).
+func mismatch(m fmt.Stringer, check, msg string) *SamplerError {
+	return &SamplerError{Mechanism: m.String(), Check: check, Msg: msg}
+}
+
+// releaseErr is what went wrong with release i (what: "release",
+// "canary release") of mechanism m's sampler, or nil: the sampler's own
+// error, wrapped, or the mismatch it was found to make, numbered.
+func releaseErr(m fmt.Stringer, o *releaseStats, i int, what string) error {
 	if o.err != nil {
-		return fmt.Errorf("audit: %s: sampler, %s %d: %w", r.m, what, i, o.err)
+		return fmt.Errorf("audit: %s: sampler, %s %d: %w", m, what, i, o.err)
 	}
 	if o.bad != nil {
 		o.bad.Msg = fmt.Sprintf("%s %d: %s", what, i, o.bad.Msg)

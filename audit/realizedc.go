@@ -234,19 +234,10 @@ func (r *runnerC) realize() error {
 	return nil
 }
 
-func (r *runnerC) mismatch(check, msg string) *SamplerError {
-	return &SamplerError{Mechanism: r.m.String(), Check: check, Msg: msg}
-}
+func (r *runnerC) mismatch(check, msg string) *SamplerError { return mismatch(r.m, check, msg) }
 
 func (r *runnerC) releaseErr(o *releaseStats, i int, what string) error {
-	if o.err != nil {
-		return fmt.Errorf("audit: %s: sampler, %s %d: %w", r.m, what, i, o.err)
-	}
-	if o.bad != nil {
-		o.bad.Msg = fmt.Sprintf("%s %d: %s", what, i, o.bad.Msg)
-		return o.bad
-	}
-	return nil
+	return releaseErr(r.m, o, i, what)
 }
 
 // release draws the labels of release idx of game g, has the sampler

@@ -198,21 +198,12 @@ func (r *runner) run() error {
 		}
 		r.bsums[c] = w.bsum
 	})
-	var viol *DPViolation
-	var bviol *BoundViolation
-	for _, w := range ws {
-		if v := w.viol; v != nil && (viol == nil || v.Index < viol.Index) {
-			viol = v
-		}
-		if v := w.bviol; v != nil && (bviol == nil || v.Index < bviol.Index) {
-			bviol = v
-		}
+	viols, bviols := make([]*DPViolation, len(ws)), make([]*BoundViolation, len(ws))
+	for i, w := range ws {
+		viols[i], bviols[i] = w.viol, w.bviol
 	}
-	if viol != nil {
-		return viol
-	}
-	if bviol != nil {
-		return bviol
+	if err := firstViolation(viols, bviols); err != nil {
+		return err
 	}
 	r.reduce(ws)
 	return nil
