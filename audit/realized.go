@@ -211,15 +211,7 @@ func (r *runner) realize() error {
 	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, gameRealized, &draws[d]) })
 
 	s := &r.sum
-	pitSum, pitSq, pitN, units, err := foldRealized(s, draws, func(o *releaseStats, d int) error {
-		if err := r.releaseErr(o, d, "release"); err != nil {
-			return err
-		}
-		if o.n == 0 {
-			return r.mismatch("release", fmt.Sprintf("release %d shows no audit example", d))
-		}
-		return nil
-	})
+	pitSum, pitSq, pitN, units, err := foldRealized(r.m, s, draws)
 	if err != nil {
 		return err
 	}
@@ -537,17 +529,21 @@ func attack(out *releaseStats, e float64, y uint8, l1, l0, ie float64) float64 {
 	return float64(c-p) - ie
 }
 
-// foldRealized folds the realized attack's releases into s (RealizedDraws,
-// RealizedGain ± SE, RealizedZ), binary and C-class alike, after check
-// vets each one, and returns the sums of their PIT values and their units
+// foldRealized folds mechanism m's realized-attack releases into s
+// (RealizedDraws, RealizedGain ± SE, RealizedZ), binary and C-class alike,
+// after vetting each one (releaseErr; a release showing no audit example is
+// a mismatch), and returns the sums of their PIT values and their units
 // for the guard.
-func foldRealized(s *Summary, draws []releaseStats, check func(o *releaseStats, d int) error) (pitSum, pitSq float64, pitN, units int, err error) {
+func foldRealized(m fmt.Stringer, s *Summary, draws []releaseStats) (pitSum, pitSq float64, pitN, units int, err error) {
 	gains := make([]float64, len(draws))
 	var uSum, uSq, ieVar float64
 	for d := range draws {
 		o := &draws[d]
-		if err := check(o, d); err != nil {
+		if err := releaseErr(m, o, d, "release"); err != nil {
 			return 0, 0, 0, 0, err
+		}
+		if o.n == 0 {
+			return 0, 0, 0, 0, mismatch(m, "release", fmt.Sprintf("release %d shows no audit example", d))
 		}
 		gains[d] = float64(o.gain) / float64(o.n)
 		uSum, uSq, units, ieVar = uSum+o.uSum, uSq+o.uSq, units+o.units, ieVar+o.ieVar
