@@ -5,7 +5,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-
 )
 
 // Frame is an in-memory, column-oriented table: the unit the importers write,
