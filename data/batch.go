@@ -175,6 +175,7 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		}
 	}
 	if o.Features != nil {
+		o.Features.checkMemory()
 		s.feat = o.Features
 		if f.Row != nil {
 			for i, r := range f.Row {

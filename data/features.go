@@ -1,6 +1,6 @@
 package data
 
-import "labelprivacy/internal/offheap"
+import "runtime"
 
 // Features are the model inputs of a table's rows, dense features and
 // sparse indices, and nothing else. The type has no field for a label, η,
@@ -18,14 +18,15 @@ type Features struct {
 	Indices []uint32
 	Offsets []int64 // len Rows+1 when Indices is present
 
-	// mem owns arrays read outside the Go heap (package offheap): kept
-	// with every value that shares them.
-	mem []*offheap.Block
+	// mem is the off-heap memory of X, Indices and Offsets and its owner,
+	// carried by every view (owner.go); nil on the heap.
+	mem *mapped
 }
 
 // FeaturesOnly returns the frame's dense and sparse features, sharing its
 // arrays; none of its other columns.
 func (f *Frame) FeaturesOnly() *Features {
+	f.checkMemory()
 	return &Features{Rows: f.Rows, Names: f.Features, X: f.X, Indices: f.Indices, Offsets: f.Offsets, mem: f.mem}
 }
 
@@ -38,6 +39,8 @@ func (f *Features) HasSparse() bool { return f.Offsets != nil }
 // Slice returns rows [i, j) sharing the underlying arrays (CSR offsets are
 // rebased, so they are copied).
 func (f *Features) Slice(i, j int) *Features {
+	f.checkMemory()
+	defer runtime.KeepAlive(f)
 	d := f.Dim()
 	g := &Features{Rows: j - i, Names: f.Names, X: f.X[i*d : j*d], mem: f.mem}
 	if f.Offsets != nil {
@@ -52,8 +55,10 @@ func (f *Features) Slice(i, j int) *Features {
 }
 
 // Take returns new features holding the given rows in the given order
-// (copied).
+// (copied onto the heap: they own nothing).
 func (f *Features) Take(rows []int) *Features {
+	f.checkMemory()
+	defer runtime.KeepAlive(f)
 	d := f.Dim()
 	g := &Features{Rows: len(rows), Names: f.Names, X: make([]float32, len(rows)*d)}
 	for r, src := range rows {

@@ -3,9 +3,8 @@ package data
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
-
-	"labelprivacy/internal/offheap"
 )
 
 // Frame is an in-memory, column-oriented table: the unit the importers write,
@@ -57,9 +56,10 @@ type Frame struct {
 	// Meta is stored as the Arrow schema's key/value metadata.
 	Meta map[string]string
 
-	// mem owns arrays read outside the Go heap (package offheap: a large
-	// file's features and indices), kept with every value that shares them.
-	mem []*offheap.Block
+	// mem is the off-heap memory of X, Indices and Offsets (a large file's;
+	// nil on the heap) and the frame that owns it, carried by every view
+	// (owner.go).
+	mem *mapped
 }
 
 // KeyColumn is one integer key column of a Frame.
@@ -106,6 +106,7 @@ func (f *Frame) RawLabelColumns() []string {
 
 // Validate checks that column lengths agree and values are in range.
 func (f *Frame) Validate() error {
+	defer runtime.KeepAlive(f)
 	if f.Rows < 0 {
 		return fmt.Errorf("%w: negative row count %d", ErrSchema, f.Rows)
 	}
@@ -165,6 +166,7 @@ func (f *Frame) Validate() error {
 // Slice returns rows [i, j) sharing the underlying arrays (CSR offsets are
 // rebased, so they are copied).
 func (f *Frame) Slice(i, j int) *Frame {
+	defer runtime.KeepAlive(f)
 	x := f.FeaturesOnly().Slice(i, j)
 	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta, mem: f.mem, Classes: f.Classes}
 	for _, c := range rowColumns {
@@ -190,6 +192,7 @@ func sub[T any](s []T, i, j int) []T {
 // Take returns a new frame with the given rows in the given order (features
 // and every present column copied). Used to drop rows, e.g. an LLP remainder.
 func (f *Frame) Take(rows []int) *Frame {
+	defer runtime.KeepAlive(f)
 	x := f.FeaturesOnly().Take(rows)
 	g := &Frame{Rows: x.Rows, Features: f.Features, X: x.X, Indices: x.Indices, Offsets: x.Offsets, Meta: f.Meta, Classes: f.Classes}
 	for _, c := range rowColumns {

@@ -134,11 +134,12 @@ func (fr *frameReader) reserve(rows, values int) {
 }
 
 // offheapFor returns an empty slice with room for n elements, allocated
-// with offheap.Alloc; the frame keeps the block.
+// with offheap.Alloc; the frame owns the block (owner.go).
 func offheapFor[T offheap.Elem](f *Frame, n int) []T {
 	s, b := offheap.Alloc[T](n)
 	if b != nil {
-		f.mem = append(f.mem, b)
+		m := f.own()
+		m.blocks = append(m.blocks, b)
 	}
 	return s[:0]
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -194,6 +195,8 @@ func NewWriter(path string, like *Frame, meta map[string]string) (*Writer, error
 // f must have the columns (and classes) of the frame the writer was made
 // for.
 func (w *Writer) Write(f *Frame) error {
+	f.checkMemory()
+	defer runtime.KeepAlive(f) // the record batches share f's arrays
 	if err := f.Validate(); err != nil {
 		return inFile(w.path, err)
 	}

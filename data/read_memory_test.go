@@ -67,7 +67,7 @@ func TestReadIntoFinalBuffers(t *testing.T) {
 		}
 	}
 	if runtime.GOOS == "linux" {
-		if len(got.mem) == 0 {
+		if len(got.mem.blocksOf()) == 0 {
 			t.Error("the 19 MB feature matrix is on the Go heap")
 		}
 		if featureBytes := int64(len(got.X) * 4); grew > featureBytes/2 {

@@ -3,6 +3,7 @@ package data
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 )
 
@@ -34,6 +35,8 @@ func FitStandardizer(f *Frame) (*Standardizer, error) {
 	if len(f.X) != f.Rows*d {
 		return nil, fmt.Errorf("%w: dense features have %d values, want %d rows × %d", ErrSchema, len(f.X), f.Rows, d)
 	}
+	f.checkMemory()
+	defer runtime.KeepAlive(f)
 	w := newWelford(d)
 	for i := range f.Rows {
 		w.add(f.X[i*d : (i+1)*d])
@@ -102,6 +105,7 @@ func (s *Standardizer) Apply(f *Frame) (*Frame, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer runtime.KeepAlive(f)
 	g := *f
 	g.X = make([]float32, len(f.X))
 	s.apply(g.X, f.X, inv)
@@ -117,6 +121,7 @@ func (s *Standardizer) ApplyInPlace(f *Frame) error {
 	if err != nil {
 		return err
 	}
+	defer runtime.KeepAlive(f)
 	s.apply(f.X, f.X, inv)
 	return nil
 }
@@ -137,6 +142,7 @@ func (s *Standardizer) apply(dst, src []float32, inv []float64) {
 
 // check validates f against the Standardizer and returns 1/Std.
 func (s *Standardizer) check(f *Frame) ([]float64, error) {
+	f.checkMemory()
 	d := f.Dim()
 	switch {
 	case len(s.Mean) != d || len(s.Std) != d:

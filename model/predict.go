@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/gomlx/gomlx/backends"
 
@@ -20,6 +21,7 @@ const predictChunk = 4096
 // one pass over the rows, chunk by chunk.
 func (g *Group) Predict(features *data.Features) (out [][]float32, err error) {
 	defer recoverErr(g.Name, &err)
+	defer runtime.KeepAlive(features) // the chunks are copied from its arrays
 	if g.params == nil {
 		return nil, fmt.Errorf("%w: %q", ErrClosed, g.Name)
 	}

@@ -208,6 +208,9 @@ func checkFeatures(m ModelConfig, f *data.Features) error {
 	if f == nil || f.Rows == 0 {
 		return fmt.Errorf("%w: no feature rows", ErrInvalidData)
 	}
+	if err := f.CheckMemory(); err != nil { // arrays whose owner the features do not carry
+		return fmt.Errorf("%w: %w", ErrInvalidData, err)
+	}
 	if m.Kind != KindKDDEmbed {
 		if f.Dim() != m.InputDim || len(f.X) != f.Rows*f.Dim() {
 			return fmt.Errorf("%w: %s needs %d dense features, got %d", ErrInvalidData, m.Kind, m.InputDim, f.Dim())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 
 	"labelprivacy/audit"
@@ -449,6 +450,7 @@ func (s *Session) knnEta(n int) ([]float64, string, error) {
 	if d == 0 || s.test.Dim() != d {
 		return nil, "", fmt.Errorf("audit.eta: knn needs dense features in train and test (this dataset has %d)", d)
 	}
+	defer runtime.KeepAlive(tr) // ref is its array (the session's training frame, or a copy)
 	ref, labels := tr.X, tr.Label
 	k := min(s.cfg.Audit.KNNK, len(labels))
 	var eta []float64

@@ -137,6 +137,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer in.Close() // in owns its features (off-heap when large): held until the release is written
 	if in.Label == nil {
 		return nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
 	}

@@ -114,9 +114,13 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 	if err != nil {
 		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
+	predict, err := predictionFrame(s.train, s.test, rows2)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prior model: %w", err)
+	}
 	name := set.ID + " prior model (stage 1, " + strconv.Itoa(stage1.Rows) + " rows)"
 	st := store.Store{Dir: c.Output}
-	job := &groupJob{runs: []*runSpec{run}, Test: predictionFrame(s.train, s.test, rows2), Group: model.GroupConfig{
+	job := &groupJob{runs: []*runSpec{run}, Test: predict, Group: model.GroupConfig{
 		Name: name, Model: mc, Loss: plan.Loss, Epochs: c.Train.Epochs, Features: feats,
 		CheckpointDir: st.CheckpointDir(run.ID), CheckpointEvery: c.Train.CheckpointEvery,
 		SparseEmbedding: c.Train.SparseEmbedding,
@@ -183,18 +187,8 @@ func priorsOf(probs []float32, w int) []float64 {
 
 // predictionFrame is the features of train's rows, then all of test's:
 // what the prior model predicts.
-func predictionFrame(train, test *data.Frame, rows []int) *data.Features {
-	a, b := train.FeaturesOnly().Take(rows), test.FeaturesOnly()
-	f := &data.Features{Rows: a.Rows + b.Rows, Names: a.Names, X: append(a.X, b.X...)}
-	if a.Offsets != nil {
-		f.Indices = append(a.Indices, b.Indices...)
-		f.Offsets = append(slices.Clone(a.Offsets), make([]int64, b.Rows)...)
-		base := a.Offsets[a.Rows]
-		for i := 1; i <= b.Rows; i++ {
-			f.Offsets[a.Rows+i] = base + b.Offsets[i]
-		}
-	}
-	return f
+func predictionFrame(train, test *data.Frame, rows []int) (*data.Features, error) {
+	return data.Concat(train.FeaturesOnly().Take(rows), test.FeaturesOnly())
 }
 
 // checkSideFiles verifies what lives beside u's release (whose ledger row

@@ -303,6 +303,7 @@ func (s *Session) Close() error {
 	if s == nil || s.lock == nil {
 		return nil
 	}
+	s.dataset.Close() // the frames' off-heap memory: nothing of the session reads them after Close
 	err := s.lock.Release()
 	s.lock = nil
 	return err

@@ -278,8 +278,7 @@ func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
 	for i, p := range pos {
 		in[i] = r.row(p)
 	}
-	f := (&data.Frame{Rows: features.Rows, Features: features.Features, X: features.X,
-		Indices: features.Indices, Offsets: features.Offsets}).Take(in)
+	f := data.FrameOf(features.FeaturesOnly().Take(in)) // copied: f owns nothing of features'
 	c := r.columns(pos)
 	f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
 	f.Prior, f.Branch, f.Stage = c.Prior, c.Branch, c.Stage

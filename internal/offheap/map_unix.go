@@ -15,3 +15,6 @@ func unmap(mem []byte) {
 }
 
 func dropPages(b []byte) { unix.Madvise(b, unix.MADV_DONTNEED) }
+
+// protectNone makes mem inaccessible: any access faults.
+func protectNone(mem []byte) error { return unix.Mprotect(mem, unix.PROT_NONE) }
