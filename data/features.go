@@ -66,6 +66,11 @@ func (f *Features) Take(rows []int) *Features {
 	}
 	if f.Offsets != nil {
 		g.Offsets = make([]int64, len(rows)+1)
+		n := int64(0)
+		for _, src := range rows {
+			n += f.Offsets[src+1] - f.Offsets[src]
+		}
+		g.Indices = make([]uint32, 0, n) // their final size: no growth by doubling
 		for r, src := range rows {
 			g.Indices = append(g.Indices, f.Indices[f.Offsets[src]:f.Offsets[src+1]]...)
 			g.Offsets[r+1] = int64(len(g.Indices))

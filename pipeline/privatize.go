@@ -177,11 +177,11 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	entry.Input, _ = filepath.Abs(o.In)
 	entry.Labels, entry.KeyCheck, entry.Identity = keys.Labels(in.Label), keys.Check(), rule
 	entry.People = coveredPeople(personKeys(keys, in, ids, rule), rel.Covered())
-	f, err := rel.Ship(in)
+	ship, err := rel.ShipChunked(in) // a range of rows at a time: no second copy of the features
 	if err != nil {
 		return nil, err
 	}
-	row, err := release.Publish(o.Out, f, rel.Meta(), l, entry)
+	row, err := release.PublishChunked(o.Out, ship, rel.Meta(), l, entry)
 	if err != nil {
 		return nil, err
 	}

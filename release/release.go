@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"strconv"
 
@@ -266,24 +267,49 @@ func (r *Release) columns(pos []int) *data.Frame {
 // partition's for the LLP family, a permutation from the release's order
 // stream otherwise), without row numbers.
 func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
-	if features.Rows != r.Input {
-		return nil, fmt.Errorf("release: %d feature rows for a release of %d input rows", features.Rows, r.Input)
+	c, err := r.ShipChunked(features)
+	if err != nil {
+		return nil, err
 	}
-	pos := identity(r.Rows())
+	return c.Chunk(0, c.Rows), nil
+}
+
+// ShipChunked is Ship made a range of rows at a time (PublishChunked
+// writes 1M rows at a time): besides features it holds the rows' order (4
+// bytes a row) and one range's copy, not a shuffled copy of every row (a
+// KDD12-size release: 7.9 GB of sparse features). The ranges are copies
+// (their frames own nothing); features must stay open until the last
+// range is made.
+func (r *Release) ShipChunked(features *data.Frame) (data.Chunked, error) {
+	if features.Rows != r.Input {
+		return data.Chunked{}, fmt.Errorf("release: %d feature rows for a release of %d input rows", features.Rows, r.Input)
+	}
+	n := r.Rows()
+	if n > math.MaxInt32 {
+		return data.Chunked{}, fmt.Errorf("release: %d rows; a shipped release holds at most %d", n, math.MaxInt32)
+	}
+	pos := make([]int32, n) // release row of each shipped row
+	for i := range pos {
+		pos[i] = int32(i)
+	}
 	if !r.Mech.Kind().IsLLP() {
 		rng := mrand.New(r.order)
 		rng.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
 	}
-	in := make([]int, len(pos))
-	for i, p := range pos {
-		in[i] = r.row(p)
+	x := features.FeaturesOnly()
+	chunk := func(lo, hi int) *data.Frame {
+		at, in := make([]int, hi-lo), make([]int, hi-lo)
+		for i, p := range pos[lo:hi] {
+			at[i], in[i] = int(p), r.row(int(p))
+		}
+		f := data.FrameOf(x.Take(in)) // copied: f owns nothing of features'
+		c := r.columns(at)
+		f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
+		f.Prior, f.Branch, f.Stage = c.Prior, c.Branch, c.Stage
+		f.Classes, f.AlphaC, f.AlphaDebiasedC, f.PriorC, f.PriorSet, f.PriorSetSize = c.Classes, c.AlphaC, c.AlphaDebiasedC, c.PriorC, c.PriorSet, c.PriorSetSize
+		return f
 	}
-	f := data.FrameOf(features.FeaturesOnly().Take(in)) // copied: f owns nothing of features'
-	c := r.columns(pos)
-	f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
-	f.Prior, f.Branch, f.Stage = c.Prior, c.Branch, c.Stage
-	f.Classes, f.AlphaC, f.AlphaDebiasedC, f.PriorC, f.PriorSet, f.PriorSetSize = c.Classes, c.AlphaC, c.AlphaDebiasedC, c.PriorC, c.PriorSet, c.PriorSetSize
-	return f, nil
+	return data.Chunked{Rows: n, Chunk: chunk}, nil
 }
 
 // Simulation returns the frame of a release that stays with the raw data:
