@@ -59,12 +59,14 @@ func (s *Session) estimateMemory(m *data.Meta) (memoryEstimate, error) {
 }
 
 // checkMemory refuses, before the dataset is loaded or a model built, a
-// dataset or model that would not fit in the memory this machine has
-// available (memctl.Available), with the estimate and the key to change:
-// a Go out-of-memory crash is a wall of stack traces; this is one line.
-// Where the available memory cannot be read, nothing is refused.
+// dataset or model that would not fit in the memory this process can still
+// use (memctl.Headroom: the smallest of MemAvailable, the cgroup's limit
+// and the address-space limit RLIMIT_AS), with the estimate, the limit
+// that refused it and the key to change: a Go out-of-memory crash is a
+// wall of stack traces; this is one line. Where the available memory
+// cannot be read, nothing is refused.
 func (s *Session) checkMemory(m *data.Meta) error {
-	avail, ok := memctl.Available()
+	lim, ok := memctl.Headroom()
 	if !ok {
 		return nil
 	}
@@ -72,10 +74,10 @@ func (s *Session) checkMemory(m *data.Meta) error {
 	if err != nil {
 		return err
 	}
-	if e.data+e.model <= float64(avail) {
+	if e.data+e.model <= float64(lim.Bytes) {
 		return nil
 	}
-	have := fmt.Sprintf("more than the %s of memory available on this machine", gb(float64(avail)))
+	have := fmt.Sprintf("more than the %s %s", gb(float64(lim.Bytes)), lim.Where(gb))
 	c := s.cfg
 	sparse := ""
 	if m.HashBuckets > 0 {
