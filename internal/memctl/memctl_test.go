@@ -7,10 +7,10 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
-	"runtime/debug"
 	"testing"
 	"time"
 )
