@@ -84,10 +84,14 @@ var releaseExts = []string{".arrow", ".feather", ".ipc"}
 // lies anywhere under a dataset directory or the ledger's folder; a ledger
 // anywhere under Out's folder (links followed); without o.Ledger, a
 // ledger left beside the input by an earlier version; a ledger of another
-// identity rule or δ'; features that are not finite; with a budget, a
-// release that would take anyone above it. A later Privatize removes the
-// temporaries a killed one left (recorded releases, never complete
-// unrecorded ones).
+// identity rule or δ'; an input whose bytes are not those its dataset's
+// meta.json records, or that changed while it was read; features that are
+// not finite; with a budget, a release that would take anyone above it.
+// Out is published exclusively (unless Force): of two releases started at
+// once to one new Out, one lands and the other is refused naming the file
+// (release.ErrExists), its ledger row marked aborted. A later Privatize
+// removes the temporaries a killed one left (recorded releases, never
+// complete unrecorded ones).
 func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
 	sp := p.Kind.Spec()
@@ -133,7 +137,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, ids, err := data.ReadFrameWithIDs(o.In, o.IDColumn)
+	in, ids, err := readInput(o.In, o.IDColumn)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +184,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, err := release.Publish(o.Out, f, rel.Meta(), l, entry)
+	row, err := release.Publish(o.Out, f, rel.Meta(), l, entry, release.Put(o.Force))
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +195,32 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 			"(a new ledger with a smaller `delta_prime`)", row.DeltaPrime, row.People))
 	}
 	return out, nil
+}
+
+// afterInputRead runs between reading privatize's input and checking it
+// is unchanged (tests rewrite the file there).
+var afterInputRead = func() {}
+
+// readInput reads privatize's input with its id column, verified against
+// the SHA-256 its dataset's meta.json records before the read (as opening
+// a dataset does) and unchanged after it: a file rewritten while it is
+// read would ship rows that exist in neither version.
+func readInput(path, idCol string) (*data.Frame, *data.IDs, error) {
+	chk, err := data.VerifyFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, ids, err := data.ReadFrameWithIDs(path, idCol)
+	if err != nil {
+		return nil, nil, err
+	}
+	afterInputRead()
+	if chk != nil {
+		if err := chk.Recheck(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return in, ids, nil
 }
 
 // SeedWarning is what `train privatize --seed` warns of.

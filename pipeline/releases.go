@@ -221,7 +221,7 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 		entry := rel.Entry(path, seed)
 		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
 		entry.People, entry.Draws = s.releasePeople(keys, rel)
-		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry)
+		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry, release.Replace) // a damaged one is made again
 		if err != nil {
 			return n, fmt.Errorf("release %s: %w", path, err)
 		}

@@ -181,7 +181,10 @@ go on when a file of it was edited, lost or replaced.
 
 privatize never destroys or leaks: it refuses an --out that is --in, lies under a dataset
 directory or the ledger's folder, has the ledger under its folder, is not named .arrow
-(.feather, .ipc), or exists (unless --force); llp with --k 1 (it ships the raw labels).
+(.feather, .ipc), or exists (unless --force); llp with --k 1 (it ships the raw labels); an
+--in whose bytes are not those its dataset's meta.json records, or that changes while it is
+read. --out is put in place only if nothing is there by then: of two runs started at once to
+one --out, one lands and the other is refused (its ledger row marked aborted, still counted).
 
 --seed S makes the release reproducible instead: anyone who learns or guesses S (and has this
 program) can regenerate the noise and undo it. Use it for experiments, never for data that
