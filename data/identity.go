@@ -124,7 +124,8 @@ var freshWindow = time.Second
 // VerifyFile checks path, a file of a dataset directory (its train or test
 // file, links followed), against the SHA-256 its meta.json records (an
 // *IdentityError when it differs), as opening the dataset does (a digest
-// cached for an unchanged file is used), before it is read;
+// cached for an unchanged file is used; nothing is written to the
+// directory), before it is read;
 // FileCheck.Recheck then refuses a file rewritten while it was read.
 // (nil, nil) for a file meta.json records no digest of (a file outside a
 // dataset directory, or of a meta.json written before digests were):
@@ -162,18 +163,10 @@ func VerifyFile(path string) (*FileCheck, error) {
 	name := filepath.Base(real)
 	if e, ok := cache[name]; c.known && ok && e.Key == c.key && len(e.SHA256) == 64 {
 		c.sum = e.SHA256
-	} else {
-		if c.sum, err = FileSHA256(real); err != nil {
-			return nil, err
-		}
-		if c.known && c.sum == want {
-			cache[name] = cacheEntry{Key: c.key, SHA256: c.sum}
-			writeCache(cachePath, cache)
-		}
+	} else if c.sum, err = FileSHA256(real); err != nil {
+		return nil, err
 	}
 	if c.sum != want {
-		delete(cache, name)
-		writeCache(cachePath, cache)
 		return nil, &IdentityError{File: path, Key: key, Got: c.sum, Want: want, MetaFile: filepath.Join(dir, MetaFile)}
 	}
 	return c, nil
