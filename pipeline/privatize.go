@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"labelprivacy/config"
@@ -39,6 +41,12 @@ type PrivatizeOptions struct {
 	// Budget refuses a release that would take anyone above this ε (at the
 	// ledger's δ'); 0: no budget.
 	Budget float64
+	// AllowLabelLike names feature columns to ship although they give the
+	// labels away (release.LabelLikeColumns: the label is a function of
+	// them, or alone they separate a class with AUC ≥ 0.99); each is
+	// warned of and recorded in the release's metadata. Any other
+	// label-like column is refused.
+	AllowLabelLike []string
 	// Force replaces an existing Out (never In, a dataset's file or a file
 	// beside the ledger).
 	Force bool
@@ -153,6 +161,10 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err := checkFinite(o.In, in); err != nil {
 		return nil, err
 	}
+	allowed, err := checkLabelLike(o.In, in, o.AllowLabelLike)
+	if err != nil {
+		return nil, err
+	}
 	rule := identityOf(ids, false)
 	keys, err := l.Keys()
 	if err != nil {
@@ -184,11 +196,20 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, err := release.Publish(o.Out, f, rel.Meta(), l, entry, release.Put(o.Force))
+	md := rel.Meta()
+	if len(allowed) > 0 {
+		md[MetaLabelLike] = labelLikeMeta(allowed)
+	}
+	row, err := release.Publish(o.Out, f, md, l, entry, release.Put(o.Force))
 	if err != nil {
 		return nil, err
 	}
 	out := &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row}
+	for _, a := range allowed {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("LABEL-LIKE COLUMN SHIPPED: %s. It is in %s as it is, so whoever holds the file "+
+			"reads the labels off it, whatever the mechanism and the ε the ledger charged; it was named to be shipped (allow_label_like), "+
+			"and the file's metadata records it (%s)", a, o.Out, MetaLabelLike))
+	}
 	if row.DeltaPrime > 1/float64(row.People) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the ledger's δ' = %g is above 1/%d (one over the people of this release): "+
 			"a guarantee that fails with probability δ' may then fail for a whole person; keep δ' well below 1/people "+
@@ -256,6 +277,50 @@ func checkFinite(path string, f *data.Frame) error {
 		}
 	}
 	return nil
+}
+
+// MetaLabelLike is the release metadata key listing the label-like feature
+// columns shipped by `allow_label_like` (a JSON array of their names).
+const MetaLabelLike = "label_like_columns_allowed"
+
+// checkLabelLike refuses a release whose features give its labels away
+// (release.LabelLikeColumns), naming every such column in one line, unless
+// allow names it; it returns those allowed. A name in allow that is no
+// feature column of f is refused (a typo would let the column through
+// unnoticed in a later file).
+func checkLabelLike(path string, f *data.Frame, allow []string) ([]release.LabelLike, error) {
+	for _, a := range allow {
+		if !slices.Contains(f.Features, a) {
+			return nil, refuseKey("allow_label_like", "%q is not a feature column of %s (its features: %q)", a, path, f.Features)
+		}
+	}
+	var refused []string
+	var allowed []release.LabelLike
+	for _, l := range release.LabelLikeColumns(f) {
+		if slices.Contains(allow, l.Column) {
+			allowed = append(allowed, l)
+		} else {
+			refused = append(refused, l.String())
+		}
+	}
+	if len(refused) > 0 {
+		n := len(refused)
+		return nil, refuseKey("in", "%s: label-like feature %s %s: the release would ship %s as it is, so whoever holds the file reads "+
+			"the labels off it whatever the mechanism, while the ledger charges its ε; drop %s from the file, or name it with "+
+			"`allow_label_like` to ship it anyway", path, english.Noun(n, "column", "columns"), strings.Join(refused, "; "),
+			english.Noun(n, "it", "each"), english.Noun(n, "the column", "each"))
+	}
+	return allowed, nil
+}
+
+// labelLikeMeta is MetaLabelLike's value: the allowed columns' names.
+func labelLikeMeta(allowed []release.LabelLike) string {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = a.Column
+	}
+	b, _ := json.Marshal(names)
+	return string(b)
 }
 
 // checkOldLedger refuses the default ledger while a ledger sits beside the

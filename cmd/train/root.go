@@ -183,7 +183,10 @@ privatize never destroys or leaks: it refuses an --out that is --in, lies under 
 directory or the ledger's folder, has the ledger under its folder, is not named .arrow
 (.feather, .ipc), or exists (unless --force); llp with --k 1 (it ships the raw labels); an
 --in whose bytes are not those its dataset's meta.json records, or that changes while it is
-read. --out is put in place only if nothing is there by then: of two runs started at once to
+read; a feature column that gives the labels away (the label is a function of its value, or
+alone it separates a class with AUC ≥ 0.99: a copy of the label) unless --allow-label-like names
+it (then it is warned of and recorded in the release's metadata). --out is put in place only if
+nothing is there by then: of two runs started at once to
 one --out, one lands and the other is refused (its ledger row marked aborted, still counted).
 
 --seed S makes the release reproducible instead: anyone who learns or guesses S (and has this
@@ -219,6 +222,7 @@ leaves the machine.`,
 	f.StringVar(&o.Ledger, "ledger", "", "privacy ledger file (default: the user's, $XDG_DATA_HOME/labelprivacy/privacy_ledger.csv)")
 	f.StringVar(&o.IDColumn, "id-column", "", "column of --in identifying people (not a feature, never shipped; default: people known by their features)")
 	f.Float64Var(&o.Budget, "budget", 0, "refuse a release that would take anyone above this ε (0: no budget)")
+	f.StringArrayVar(&o.AllowLabelLike, "allow-label-like", nil, "ship this feature column although it gives the labels away (repeatable; warned of and recorded in the release)")
 	f.BoolVar(&o.Force, "force", false, "replace an existing --out (never --in, a dataset file or a file beside the ledger)")
 	for _, name := range []string{"in", "out", "pet"} {
 		cmd.MarkFlagRequired(name)
