@@ -44,8 +44,12 @@ func TestLabelLikeColumns(t *testing.T) {
 		rule    string // "" for none
 	}{
 		{"y_copy", 2, func(*rand.Rand) func(int, uint8) float32 { return func(_ int, y uint8) float32 { return float32(y) } }, "function"},
-		{"y*2+1", 2, func(*rand.Rand) func(int, uint8) float32 { return func(_ int, y uint8) float32 { return 2*float32(y) + 1 } }, "function"},
-		{"1-y", 2, func(*rand.Rand) func(int, uint8) float32 { return func(_ int, y uint8) float32 { return 1 - float32(y) } }, "function"},
+		{"y*2+1", 2, func(*rand.Rand) func(int, uint8) float32 {
+			return func(_ int, y uint8) float32 { return 2*float32(y) + 1 }
+		}, "function"},
+		{"1-y", 2, func(*rand.Rand) func(int, uint8) float32 {
+			return func(_ int, y uint8) float32 { return 1 - float32(y) }
+		}, "function"},
 		{"y plus small noise", 2, func(r *rand.Rand) func(int, uint8) float32 {
 			return func(_ int, y uint8) float32 { return float32(y) + float32(0.1*r.NormFloat64()) }
 		}, "auc"},
@@ -64,8 +68,12 @@ func TestLabelLikeColumns(t *testing.T) {
 			return func(_ int, y uint8) float32 { return float32(map[bool]int{true: 1}[y == 2]) }
 		}, "auc"},
 		{"y_copy of 5 classes", 5, func(*rand.Rand) func(int, uint8) float32 { return func(_ int, y uint8) float32 { return float32(y) } }, "function"},
-		{"independent normal", 2, func(r *rand.Rand) func(int, uint8) float32 { return func(int, uint8) float32 { return float32(r.NormFloat64()) } }, ""},
-		{"independent, 5 classes", 5, func(r *rand.Rand) func(int, uint8) float32 { return func(int, uint8) float32 { return float32(r.NormFloat64()) } }, ""},
+		{"independent normal", 2, func(r *rand.Rand) func(int, uint8) float32 {
+			return func(int, uint8) float32 { return float32(r.NormFloat64()) }
+		}, ""},
+		{"independent, 5 classes", 5, func(r *rand.Rand) func(int, uint8) float32 {
+			return func(int, uint8) float32 { return float32(r.NormFloat64()) }
+		}, ""},
 		{"y plus unit noise (AUC ≈ 0.76)", 2, func(r *rand.Rand) func(int, uint8) float32 {
 			return func(_ int, y uint8) float32 { return float32(y) + float32(r.NormFloat64()) }
 		}, ""},
@@ -78,7 +86,9 @@ func TestLabelLikeColumns(t *testing.T) {
 		{"rounded normal (ties of both classes)", 2, func(r *rand.Rand) func(int, uint8) float32 {
 			return func(int, uint8) float32 { return float32(math.Round(r.NormFloat64()*100) / 100) }
 		}, ""},
-		{"independent category", 2, func(r *rand.Rand) func(int, uint8) float32 { return func(int, uint8) float32 { return float32(r.IntN(10)) } }, ""},
+		{"independent category", 2, func(r *rand.Rand) func(int, uint8) float32 {
+			return func(int, uint8) float32 { return float32(r.IntN(10)) }
+		}, ""},
 		{"row number (all values distinct)", 2, func(*rand.Rand) func(int, uint8) float32 { return func(i int, _ uint8) float32 { return float32(i) } }, ""},
 		{"constant", 2, func(*rand.Rand) func(int, uint8) float32 { return func(int, uint8) float32 { return 3 } }, ""},
 	} {
