@@ -165,12 +165,12 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
-	rule := identityOf(ids, false)
+	rule, col := identityOf(ids, false), idColumnOf(ids)
 	keys, err := l.Keys()
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Check(rule); err != nil { // before hashing anyone
+	if err := l.Check(rule, col); err != nil { // before hashing anyone
 		return nil, err
 	}
 	removeDeadTemps(l)
@@ -190,13 +190,14 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	}
 	entry := rel.Entry(absOut, seed)
 	entry.Input, _ = filepath.Abs(o.In)
-	entry.Labels, entry.KeyCheck, entry.Identity = keys.Labels(in.Label), keys.Check(), rule
+	entry.Labels, entry.KeyCheck, entry.Identity, entry.IDColumn = keys.Labels(in.Label), keys.Check(), rule, col
 	entry.People = coveredPeople(personKeys(keys, in, ids, rule), rel.Covered())
 	f, err := rel.Ship(in)
 	if err != nil {
 		return nil, err
 	}
 	md := rel.Meta()
+	md[MetaLedgerRelease], md[MetaLedgerTag] = entry.ID, keys.ReleaseTag(entry.ID)
 	if len(allowed) > 0 {
 		md[MetaLabelLike] = labelLikeMeta(allowed)
 	}
@@ -278,6 +279,18 @@ func checkFinite(path string, f *data.Frame) error {
 	}
 	return nil
 }
+
+// The release metadata keys naming the ledger row that charged a release
+// (`train ledger --check FILE` looks it up): the release id, 128 bits from
+// crypto/rand drawn apart from the data, and its tag, an HMAC under the
+// ledger's key of that id alone (ledger.Keys.ReleaseTag). Neither depends
+// on the labels or the features, so they tell whoever holds the file
+// nothing about them; with the key, the tag shows the file was recorded by
+// that ledger, so a ledger that lacks the id was rolled back.
+const (
+	MetaLedgerRelease = "ledger_release_id"
+	MetaLedgerTag     = "ledger_release_tag"
+)
 
 // MetaLabelLike is the release metadata key listing the label-like feature
 // columns shipped by `allow_label_like` (a JSON array of their names).
