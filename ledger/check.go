@@ -17,12 +17,12 @@ type Verdict uint8
 
 // The verdicts of CheckReleases.
 const (
-	Held     Verdict = iota // the ledger holds the file's row, with the file's SHA-256
-	HeldAborted             // it holds the row, marked aborted (still counted), yet the file exists
-	Missing                 // the tag is this ledger's, but the ledger lacks the row: it was rolled back
-	Changed                 // the ledger holds the row with another SHA-256: the file is not the one recorded
-	Foreign                 // the tag is not this ledger's: the file was recorded by another ledger (or key)
-	Unnamed                 // the file names no ledger row (an earlier version's release, or not a release)
+	Held        Verdict = iota // the ledger holds the file's row, with the file's SHA-256
+	HeldAborted                // it holds the row, marked aborted (still counted), yet the file exists
+	Missing                    // the tag is this ledger's, but the ledger lacks the row: it was rolled back
+	Changed                    // the ledger holds the row with another SHA-256: the file is not the one recorded
+	Foreign                    // the tag is not this ledger's: the file was recorded by another ledger (or key)
+	Unnamed                    // the file names no ledger row (an earlier version's release, or not a release)
 )
 
 // OK reports whether the ledger still counts the file's release.
