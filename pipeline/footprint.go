@@ -23,7 +23,8 @@ type memoryEstimate struct {
 // max_indices_per_row a row) and offsets, labels, η of synthetic data, and
 // a batch source's 8 bytes a row — and, when the backend keeps the model
 // in this machine's memory, one group's parameters, Adam moments and
-// activations (model.Footprint).
+// activations (model.Footprint; on backend go every copy of the
+// parameters it makes, Footprint.GoBytes).
 func (s *Session) estimateMemory(m *data.Meta) (memoryEstimate, error) {
 	c := s.cfg
 	rows := float64(m.TrainRows + m.TestRows)
@@ -55,6 +56,9 @@ func (s *Session) estimateMemory(m *data.Meta) (memoryEstimate, error) {
 	}
 	e.fp = mc.Footprint(e.replicas, c.Train.BatchSize)
 	e.model = e.fp.Bytes()
+	if c.Backend.IsGo() {
+		e.model = e.fp.GoBytes()
+	}
 	return e, nil
 }
 
@@ -104,8 +108,12 @@ func (s *Session) checkMemory(m *data.Meta) error {
 	if e.data > 0 {
 		also = fmt.Sprintf(", plus %s for the dataset", gb(e.data))
 	}
-	return fmt.Errorf("%s: %s makes %.3g parameters per model: about %s for %s with Adam's moments and the activations of train.batch_size %d%s, %s; %s",
-		key, name, e.fp.Params, gb(e.model), english.Count(e.replicas, "model"), c.Train.BatchSize, also, have, fix)
+	with := "Adam's moments"
+	if c.Backend.IsGo() {
+		with = fmt.Sprintf("the %g copies of the parameters backend go holds (moments, gradients, a step's outputs; measured)", model.GoStateCopies)
+	}
+	return fmt.Errorf("%s: %s makes %.3g parameters per model: about %s for %s with %s and the activations of train.batch_size %d%s, %s; %s",
+		key, name, e.fp.Params, gb(e.model), english.Count(e.replicas, "model"), with, c.Train.BatchSize, also, have, fix)
 }
 
 // gb formats bytes as MB, GB or TB.
