@@ -66,8 +66,7 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*ledger.State, 
 			fmtEpsilon(p.Basic), fmtEpsilon(p.DRV), fmtEpsilon(p.DRVQuad), fmtPLD(p), mechanisms(c.Steps))
 	}
 	fmt.Fprintln(w, ledgerStatement(st))
-	fmt.Fprintf(w, "chain head %s (keep it elsewhere: `train ledger --head %[1]s` says whether a later ledger still holds it; "+
-		"a ledger restored whole from an older backup does not)\n", st.Head)
+	fmt.Fprintf(w, "chain head %s (keep it elsewhere: --head with it later says whether the ledger still holds it)\n", st.Head)
 	return st, nil
 }
 
