@@ -94,7 +94,10 @@ var releaseExts = []string{".arrow", ".feather", ".ipc"}
 // ledger left beside the input by an earlier version; a ledger of another
 // identity rule or δ'; an input whose bytes are not those its dataset's
 // meta.json records, or that changed while it was read; features that are
-// not finite; with a budget, a release that would take anyone above it.
+// not finite; a feature column that gives the labels away
+// (release.LabelLikeColumns) unless AllowLabelLike names it; with a
+// budget, a release that would take anyone above it. The file's metadata
+// names the ledger row that charged it (MetaLedgerRelease, MetaLedgerTag).
 // Out is published exclusively (unless Force): of two releases started at
 // once to one new Out, one lands and the other is refused naming the file
 // (release.ErrExists), its ledger row marked aborted. A later Privatize
