@@ -1,12 +1,14 @@
 package data
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,16 +18,25 @@ import (
 // bytes so that the same identifier gives the same bytes whatever the
 // column's type: integers of any width or signedness, and floats holding
 // whole numbers (pandas writes an integer column with gaps as float64), in
-// decimal; other floats in their shortest form; strings and binary as their
-// bytes. So 42 (int32), 42 (uint64), 42.0 (float64) and "42" (string) are
-// one identifier, "042" another.
+// decimal; strings and binary without the white space around them, and,
+// when what is left is a decimal integer (a sign, leading zeros and a
+// fraction of zeros allowed: "+007.0"), as that integer in decimal. So 42
+// (int32), 42 (uint64), 42.0 (float64), "42", " 42", "+42" and "042" are
+// one identifier. A float column holding a value that is not a whole
+// number is refused (a feature named as the id column, or rounded ids).
+//
+// Merging forms is the safe direction for a privacy ledger: two people
+// whose ids differ only in leading zeros are then counted as one, which
+// over-counts their ε; one person counted as several ("000001" and "1")
+// would be charged a fraction of their releases each.
 type IDs struct {
 	Column string
 	ints   []int64 // integer columns
 	uints  []uint64
-	strs   []byte  // string, binary and non-integral float columns, concatenated
+	strs   []byte  // string, binary and float columns, canonical, concatenated
 	off    []int64 // their offsets, len Len()+1
 	kind   idKind
+	text   bool // a string or binary column
 }
 
 type idKind uint8
@@ -35,6 +46,10 @@ const (
 	idUint
 	idBytes
 )
+
+// Text reports whether the column holds text (string or binary), not
+// numbers: what the privacy ledger binds beside the column's name.
+func (d *IDs) Text() bool { return d.text }
 
 // Len is the number of rows.
 func (d *IDs) Len() int {
@@ -72,7 +87,7 @@ func (d *IDs) appendArrow(col arrow.Array) error {
 			d.off = []int64{0}
 		}
 		for i := range col.Len() {
-			d.strs = append(d.strs, get(i)...)
+			d.strs = appendCanonicalID(d.strs, get(i))
 			d.off = append(d.off, int64(len(d.strs)))
 		}
 	}
@@ -96,36 +111,72 @@ func (d *IDs) appendArrow(col arrow.Array) error {
 		d.uints = append(d.uints, a.Uint64Values()...)
 	case *array.Float64, *array.Float32:
 		d.kind = idBytes
-		var buf []byte
-		bytesCol(func(i int) []byte {
+		if d.off == nil {
+			d.off = []int64{0}
+		}
+		first := d.Len()
+		for i := range col.Len() {
 			var v float64
 			if f, ok := a.(*array.Float64); ok {
 				v = f.Value(i)
 			} else {
 				v = float64(a.(*array.Float32).Value(i))
 			}
-			buf = buf[:0]
-			if v == math.Trunc(v) && math.Abs(v) < 1<<63 {
-				return strconv.AppendInt(buf, int64(v), 10)
+			if v != math.Trunc(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: id column %q row %d holds %v, not a whole number: a float id column must hold whole numbers "+
+					"(an integer column pandas wrote as float); is %q a feature? Name the column of people's ids, or none",
+					ErrInvalid, d.Column, first+i, v, d.Column)
 			}
-			return strconv.AppendFloat(buf, v, 'g', -1, 64)
-		})
+			d.strs = strconv.AppendFloat(d.strs, v+0, 'f', 0, 64) // every digit of a whole number (v+0: −0 is 0)
+			d.off = append(d.off, int64(len(d.strs)))
+		}
 	case *array.String:
-		d.kind = idBytes
+		d.kind, d.text = idBytes, true
 		bytesCol(func(i int) []byte { return []byte(a.Value(i)) })
 	case *array.LargeString:
-		d.kind = idBytes
+		d.kind, d.text = idBytes, true
 		bytesCol(func(i int) []byte { return []byte(a.Value(i)) })
 	case *array.Binary:
-		d.kind = idBytes
+		d.kind, d.text = idBytes, true
 		bytesCol(a.Value)
 	case *array.LargeBinary:
-		d.kind = idBytes
+		d.kind, d.text = idBytes, true
 		bytesCol(a.Value)
 	default:
 		return fmt.Errorf("%w: id column %q has type %s, want an integer, float, string or binary", ErrSchema, d.Column, col.DataType())
 	}
 	return nil
+}
+
+// appendCanonicalID appends the canonical bytes of a text identifier: v
+// without the white space around it and, when that is a decimal integer
+// (an optional sign, digits, an optional '.' and zeros), the integer in
+// decimal: no '+', no leading zeros, "0" for any zero.
+func appendCanonicalID(dst, v []byte) []byte {
+	v = bytes.TrimSpace(v)
+	s := v
+	neg := false
+	if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	digits := s
+	if i := bytes.IndexByte(s, '.'); i >= 0 {
+		digits = s[:i]
+		if strings.Trim(string(s[i+1:]), "0") != "" {
+			return append(dst, v...)
+		}
+	}
+	if len(digits) == 0 || strings.Trim(string(digits), "0123456789") != "" {
+		return append(dst, v...)
+	}
+	digits = bytes.TrimLeft(digits, "0")
+	if len(digits) == 0 {
+		return append(dst, '0')
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	return append(dst, digits...)
 }
 
 func widen[T int8 | int16 | int32 | uint8 | uint16 | uint32](dst []int64, src []T) []int64 {

@@ -18,7 +18,9 @@
 // default is DefaultPath; see README for why one default per user):
 // privacy_ledger.csv, one row per release (and one more for a release
 // aborted), mode 0640; privacy_ledger.key, a random 32-byte HMAC-SHA-256
-// key created with the ledger, mode 0600 (a wider mode is refused); and
+// key created with the ledger and the chain's head (its length and last
+// MAC, under a MAC of its own, rewritten with every row), mode 0600 (a
+// wider mode is refused); and
 // privacy_ledger.people, every person the ledger has seen in history
 // classes (people.go). Everything stored is keyed: whoever holds the ledger
 // and a release but not the key can neither test guesses of labels or
@@ -28,7 +30,9 @@
 //
 // A person is known by one rule per ledger (Identity): an id column's
 // value, or the values of a row's features (identical rows are one
-// person: over-counting distinct people, the safe direction). A release
+// person: over-counting distinct people, the safe direction). A ledger of
+// rule id is bound to the id column of its first release, its name and
+// its type (IDColumn): a release keyed by another column is refused. A release
 // charges a person for each of its rows: m rows through independent draws
 // (rr, or rows in different bags) are m steps of ε, composed exactly; rows
 // in one draw (one bag) are one step of m·ε (pets.Step.Group). A release
@@ -44,6 +48,9 @@
 //	labels              Keys.Labels: hmac-sha256: + hex HMAC of the row count
 //	                    and the labels (reuse checks; useless without the key)
 //	identity            id | features | standardized-features: who a person is
+//	id_column, id_type  identity id: the id column's name, and integer |
+//	                    text (one per ledger: its first release's); empty
+//	                    otherwise
 //	rows, people        release rows; distinct people among them
 //	mechanism, k        none | bot | rr | llp | llp_lap | llp_geom | rr_prior;
 //	                    bag size (0 outside the LLP family)
@@ -83,15 +90,21 @@
 //
 // # Integrity
 //
-// The rows form a MAC chain, and the people file names the last row: a
-// row edited, inserted or removed, a CSV lost or truncated, a people file
-// older or newer than the CSV are refused (naming the first bad row or the
-// files), never restarted. Write order under one exclusive flock: the
+// The rows form a MAC chain, the people file names the last row, and the
+// key file keeps the chain's head: a row edited, inserted or removed, a
+// CSV lost or truncated, a people file older or newer than the CSV, and
+// the CSV and the people file truncated together (consistent with each
+// other, shorter than the head) are refused (naming the first bad row or
+// the files), never restarted. What no file of the ledger can show is all
+// three restored from one older backup: a release file names its row
+// (Keys.ReleaseTag; CheckReleases says whether the ledger still holds it),
+// and a head kept elsewhere (State.Head) shows it too. Write order under one exclusive flock: the
 // people file gets the release (and the row's whole line), then the row is
 // appended to the CSV; a crash between the two is rolled forward by the
 // next writer from the people file. A budget (Options.Budget) refuses a
 // release that would take any person above it, writing nothing. An
 // aborted release keeps its charge. Ledgers of earlier formats are
-// refused with instructions: they cannot be verified, and the previous
-// one charged several rows of one person once.
+// refused with instructions (kept, never changed): they cannot be
+// verified; the previous one kept no head and did not bind the id
+// column, and the one before charged several rows of one person once.
 package ledger

@@ -33,7 +33,7 @@ func ExampleLedger() {
 	}
 	release := func(id string, p pets.Params, who []uint64, draws []int64) ledger.Release {
 		return ledger.Release{ID: id, Input: "train.arrow", Labels: keys.Labels(labels), Identity: ledger.ByID,
-			People: who, Draws: draws, KeyCheck: keys.Check(), Mech: must(pets.New(p)), Noise: pets.NoiseSecure,
+			IDColumn: ledger.IDColumn{Name: "user", Type: ledger.IDInteger}, People: who, Draws: draws, KeyCheck: keys.Check(), Mech: must(pets.New(p)), Noise: pets.NoiseSecure,
 			Path: filepath.Join(dir, id+".arrow"), SHA256: "c7a5e9185d9dc500f7c048c71beb599b8f30ca0678302bde07c428a4402d5eac"}
 	}
 	// Record each release before a byte of its file is written.

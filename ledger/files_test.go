@@ -286,13 +286,13 @@ func TestLedgerIdentityRule(t *testing.T) {
 	}
 	before := ledgerFiles(l.Path())
 	r := l.rel("features", span(0, 50), pets.Params{Kind: pets.RR, Epsilon: 1})
-	r.Identity = ByFeatures
-	for name, err := range map[string]error{"Check": l.Check(ByFeatures), "Plan": second(l.Plan(&r)), "Record": second(l.Record(r))} {
+	r.Identity, r.IDColumn = ByFeatures, IDColumn{}
+	for name, err := range map[string]error{"Check": l.Check(ByFeatures, IDColumn{}), "Plan": second(l.Plan(&r)), "Record": second(l.Record(r))} {
 		if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "knows people by an id column, this release by their feature values") {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if err := l.Check(ByID); err != nil {
+	if err := l.Check(ByID, uid); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(ledgerFiles(l.Path()), before) {
@@ -359,7 +359,7 @@ func TestLedgerKeysCreation(t *testing.T) {
 	if _, err := l.Rows(); err == nil {
 		t.Fatal("Rows of a ledger never created")
 	}
-	if err := l.Check(ByID); err != nil {
+	if err := l.Check(ByID, uid); err != nil {
 		t.Fatalf("Check of a new ledger: %v", err)
 	}
 	k1, err := l.Keys()

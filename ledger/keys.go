@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -16,12 +15,70 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 )
 
-// keyHeader is the first line of a ledger key file; the second is the key
-// in hex.
-const keyHeader = "labelprivacy ledger key v1"
+// The key file (KeyPath) is four lines:
+//
+//	labelprivacy ledger key v2
+//	<the key: 64 hex digits>
+//	head <rows> <the MAC of row <rows>: 64 hex digits, zeros for 0 rows>
+//	<HMAC-SHA-256 under the key of "labelprivacy/ledger head", 0, the
+//	 head line without its '\n': 64 hex digits>
+//
+// The head is the chain's length and last MAC as of the last write: the CSV
+// must hold at least that many rows and that MAC at that row, so removing
+// the last rows of the CSV together with the matching tail of the people
+// file (which leaves both consistent with each other) is refused. Writers
+// bring it forward, under the CSV's exclusive lock, after each row (a
+// crash between the row and the head leaves it one row behind, which the
+// next writer mends); it is rewritten whole (temporary, fsync, rename).
+// keyHeaderV1 is the previous format (the key alone), refused.
+const (
+	keyHeader   = "labelprivacy ledger key v2"
+	keyHeaderV1 = "labelprivacy ledger key v1"
+)
+
+// head is a ledger's chain head: its rows and the last row's MAC.
+type head struct {
+	rows int
+	mac  [32]byte
+}
+
+// line is the head's line in the key file (without '\n').
+func (h head) line() string {
+	return fmt.Sprintf("head %d %s", h.rows, hex.EncodeToString(h.mac[:]))
+}
+
+// headTag is the MAC of a head line.
+func (k *Keys) headTag(line string) string {
+	m := k.mac()
+	m.Write([]byte("labelprivacy/ledger head\x00"))
+	m.Write([]byte(line))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// keyFile is the key file's bytes for k with head h.
+func keyFile(k *Keys, h head) []byte {
+	l := h.line()
+	return fmt.Appendf(nil, "%s\n%s\n%s\n%s\n", keyHeader, hex.EncodeToString(k.key[:]), l, k.headTag(l))
+}
+
+// ReleaseTag is what a release file records of the ledger that charged it
+// beside the release id: the hex HMAC-SHA-256 under the key of
+// "labelprivacy/release", 0 and the id. The id is 128 bits from crypto/rand
+// drawn apart from the data, and the tag a keyed function of that id
+// alone, so neither says anything about the labels or the features; with
+// the key, the tag proves the file was recorded by this ledger, so a
+// ledger that lacks the id has lost the row (rolled back), while a file
+// whose tag fails belongs to another ledger.
+func (k *Keys) ReleaseTag(id string) string {
+	m := k.mac()
+	m.Write([]byte("labelprivacy/release\x00"))
+	m.Write([]byte(id))
+	return hex.EncodeToString(m.Sum(nil))
+}
 
 // Keys is a ledger's secret: 32 random bytes created with the ledger and
 // kept beside it (KeyPath, mode 0600). Every identity the ledger stores is
@@ -78,6 +135,42 @@ const (
 	// simulation releases of sessions with data.standardize).
 	ByStandardizedFeatures Identity = "standardized-features"
 )
+
+// IDColumn is the id column by which a ByID ledger knows people: its name
+// and the kind of its values. A ledger is bound to the id column of its
+// first release: the same people under another column's values (pid, then
+// x0) would be other people to it, each total under-counted.
+type IDColumn struct {
+	Name string
+	Type IDType
+}
+
+// IDType is the kind of an id column's values.
+type IDType string
+
+// The kinds of id columns.
+const (
+	IDInteger IDType = "integer" // integers of any width, and floats holding whole numbers
+	IDText    IDType = "text"    // strings and binary
+)
+
+func (c IDColumn) String() string { return fmt.Sprintf("%q (%s)", c.Name, c.Type) }
+
+// valid checks c for a release of rule id: a ByID release names its column
+// and type, others neither.
+func (c IDColumn) valid(id Identity) error {
+	switch {
+	case id != ByID && c != IDColumn{}:
+		return fmt.Errorf("%s names id column %v: only rule %q has one", id, c, ByID)
+	case id != ByID:
+		return nil
+	case c.Name == "" || hasControl(c.Name) || len(c.Name) > 1<<10:
+		return fmt.Errorf("id column name %q: must be non-empty, without control characters", c.Name)
+	case c.Type != IDInteger && c.Type != IDText:
+		return fmt.Errorf("id column type %q is neither %q nor %q", c.Type, IDInteger, IDText)
+	}
+	return nil
+}
 
 // Valid reports whether id is one of the rules.
 func (id Identity) Valid() bool {
@@ -176,48 +269,111 @@ func checkMode(path string, st fs.FileInfo, mask fs.FileMode, what, fix string) 
 	return &Error{Path: path, Msg: msg}
 }
 
-// readKey reads a key file. Errors wrap ErrKey (and fs.ErrNotExist when
-// it is missing).
-func readKey(path string) (*Keys, error) {
+// readKey reads a key file and its head. Errors wrap ErrKey (and
+// fs.ErrNotExist when it is missing); a head whose MAC fails is an *Error.
+func readKey(path string) (*Keys, head, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKey, err)
+		return nil, head{}, fmt.Errorf("%w: %w", ErrKey, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKey, err)
+		return nil, head{}, fmt.Errorf("%w: %w", ErrKey, err)
 	}
 	if err := checkMode(path, st, 0o077, "key", "600"); err != nil {
-		return nil, err
+		return nil, head{}, err
 	}
-	b := make([]byte, 256)
+	b := make([]byte, 512)
 	n, _ := f.Read(b)
 	lines := strings.Split(strings.TrimRight(string(b[:n]), "\n"), "\n")
+	if len(lines) == 2 && lines[0] == keyHeaderV1 {
+		return nil, head{}, fmt.Errorf("%w: %s is a key file of the previous format, which keeps no chain head, beside a ledger of this "+
+			"format: it was replaced by an older copy, or the files of two ledgers were mixed; restore this ledger's key file from a backup", ErrKey, path)
+	}
 	var key [32]byte
-	if len(lines) != 2 || lines[0] != keyHeader || len(lines[1]) != 64 {
-		return nil, fmt.Errorf("%w: %s is not a ledger key file (want %q and 64 hex digits)", ErrKey, path, keyHeader)
+	if len(lines) != 4 || lines[0] != keyHeader || len(lines[1]) != 64 {
+		return nil, head{}, fmt.Errorf("%w: %s is not a ledger key file (want %q, 64 hex digits, a head line and its MAC)", ErrKey, path, keyHeader)
 	}
 	if _, err := hex.Decode(key[:], []byte(lines[1])); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrKey, path, err)
+		return nil, head{}, fmt.Errorf("%w: %s: %v", ErrKey, path, err)
 	}
-	return newKeys(key), nil
+	k := newKeys(key)
+	h, ok := parseHead(lines[2])
+	if !ok {
+		return nil, head{}, &Error{Path: path, Msg: fmt.Sprintf("the key file's head line %q is damaged", lines[2])}
+	}
+	if !hmac.Equal([]byte(k.headTag(lines[2])), []byte(lines[3])) {
+		return nil, head{}, &Error{Path: path, Msg: "the key file's chain head fails its MAC: it was edited, or written with another key; " +
+			"restore this ledger's key file from a backup"}
+	}
+	return k, h, nil
 }
 
-// createKey writes a new random key to path (mode 0600) unless a key is
-// already there: the key is written to a temporary file, fsynced and
-// hard-linked into place, so concurrent creators agree on the winner's key.
+// parseHead parses a canonical head line.
+func parseHead(line string) (head, bool) {
+	var h head
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "head" || len(f[2]) != 64 || !isHex(f[2]) {
+		return h, false
+	}
+	n, err := strconv.Atoi(f[1])
+	if err != nil || n < 0 {
+		return h, false
+	}
+	h.rows = n
+	hex.Decode(h.mac[:], []byte(f[2]))
+	return h, h.line() == line
+}
+
+// createKey writes a new random key to path (mode 0600), with the head of
+// an empty chain, unless a key is already there: the key is written to a
+// temporary file, fsynced and hard-linked into place, so concurrent
+// creators agree on the winner's key.
 func createKey(path string) (*Keys, error) {
 	var key [32]byte
 	if _, err := rand.Read(key[:]); err != nil {
 		return nil, fmt.Errorf("%w: crypto/rand: %v", ErrKey, err)
 	}
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s\n%s\n", keyHeader, hex.EncodeToString(key[:]))
-	if err := createFile(path, buf.Bytes(), 0o600); err != nil {
+	if err := createFile(path, keyFile(newKeys(key), head{}), 0o600); err != nil {
 		return nil, fmt.Errorf("%w: create %s: %v", ErrKey, path, err)
 	}
-	return readKey(path) // the winner's key when another creator was first
+	k, _, err := readKey(path) // the winner's key when another creator was first
+	return k, err
+}
+
+// writeHead rewrites the key file at path with head h (temporary, mode
+// 0600, fsync, rename, folder fsync): the key never changes, and a crash
+// leaves the old file or the new one whole. Called under the CSV's
+// exclusive lock, it first removes the temporaries a crashed writer left.
+func writeHead(path string, k *Keys, h head) error {
+	dir := filepath.Dir(path)
+	prefix := "." + filepath.Base(path) + ".head-"
+	if stale, err := filepath.Glob(filepath.Join(dir, prefix+"*")); err == nil {
+		for _, p := range stale {
+			os.Remove(p)
+		}
+	}
+	tmp, err := os.CreateTemp(dir, prefix+"*") // mode 0600
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(keyFile(k, h))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	syncDir(dir)
+	return nil
 }
 
 // createFile creates path with content b and mode unless it exists: b is

@@ -88,12 +88,12 @@ func (l *Ledger) Keys() (*Keys, error) {
 		return nil, err
 	}
 	kp := KeyPath(l.path)
-	k, err := readKey(kp)
+	k, _, err := readKey(kp)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return k, err
 	}
 	if what := l.recorded(); what != "" {
-		if k, err := readKey(kp); err == nil { // created meanwhile by another process
+		if k, _, err := readKey(kp); err == nil { // created meanwhile by another process
 			return k, nil
 		}
 		return nil, fmt.Errorf("%w: %s has %s but the key %s is missing: restore the key from a backup "+
@@ -157,7 +157,9 @@ type loaded struct {
 	byID     map[string]int // row index of each id's released row
 	aborted  map[string]bool
 	identity Identity // of the rows; "" for none
+	idCol    IDColumn // of the rows (rule ByID)
 	delta    float64  // the ledger's δ' (its rows', else the options', else the default)
+	head     head     // the key file's chain head, checked against the rows
 }
 
 func (ld *loaded) close() {
@@ -179,7 +181,7 @@ func (l *Ledger) open(write bool) (*loaded, error) {
 	if err := l.checkHeader(); err != nil {
 		return nil, err
 	}
-	k, err := readKey(KeyPath(l.path))
+	k, _, err := readKey(KeyPath(l.path))
 	if errors.Is(err, fs.ErrNotExist) {
 		if what := l.recorded(); what != "" {
 			return nil, fmt.Errorf("%w: %s has %s but the key %s is missing: restore the key from a backup", ErrKey, l.path, what, KeyPath(l.path))
@@ -266,10 +268,14 @@ func (ld *loaded) load(write bool) error {
 		}
 		switch {
 		case i == 0:
-			ld.identity, ld.delta = e.Identity, e.DeltaPrime
-		case e.Identity != ld.identity || e.DeltaPrime != ld.delta:
-			return formatErr(l.path, i+2, "identity %q at δ' %g differs from the first row's %q at %g", e.Identity, e.DeltaPrime, ld.identity, ld.delta)
+			ld.identity, ld.idCol, ld.delta = e.Identity, e.IDColumn, e.DeltaPrime
+		case e.Identity != ld.identity || e.IDColumn != ld.idCol || e.DeltaPrime != ld.delta:
+			return formatErr(l.path, i+2, "identity %q (id column %q) at δ' %g differs from the first row's %q (%q) at %g",
+				e.Identity, e.IDColumn.Name, e.DeltaPrime, ld.identity, ld.idCol.Name, ld.delta)
 		}
+	}
+	if err := ld.checkHead(write); err != nil {
+		return err
 	}
 	if ld.delta == 0 {
 		ld.delta = l.opt.DeltaPrime
@@ -277,6 +283,59 @@ func (ld *loaded) load(write bool) error {
 			ld.delta = DefaultDeltaPrime
 		}
 	}
+	return nil
+}
+
+// checkHead checks the rows against the chain head the key file keeps
+// (re-read under the lock): the CSV must hold at least its rows, and its
+// MAC at its last row. Truncating the CSV and the people file together
+// leaves them consistent with each other but shorter than the head. A
+// writer brings a head left behind by a crash forward.
+func (ld *loaded) checkHead(write bool) error {
+	l, kp := ld.l, KeyPath(ld.l.path)
+	k, h, err := readKey(kp)
+	if err != nil {
+		return err
+	}
+	if k.Check() != ld.keys.Check() {
+		return fmt.Errorf("%w: %s was replaced while the ledger was opened", ErrKey, kp)
+	}
+	ld.head = h
+	n := len(ld.csv.rows)
+	switch {
+	case h.rows > n:
+		return &Error{Path: l.path, Msg: fmt.Sprintf("the ledger holds %d rows, but its key file %s records a chain of %d (its head): "+
+			"rows %d–%d were removed from the CSV together with the people file's records of them, or both were restored from an older "+
+			"backup. Refusing: the releases of those rows would be forgotten and every total under-count; restore the CSV and the people "+
+			"file from a backup that holds row %d (train ledger names each release's row: --check FILE.arrow). Nothing was changed",
+			n, kp, h.rows, n+1, h.rows, h.rows)}
+	case h.rows > 0 && !bytes.Equal(ld.rowMAC(h.rows-1), h.mac[:]):
+		return &Error{Path: l.path, Line: h.rows + 1, Msg: fmt.Sprintf("row %d is not the one its key file %s records at the chain's "+
+			"head: the ledger was rewritten or replaced by another of the same key. Refusing; restore the ledger from a backup", h.rows, kp)}
+	case write && h.rows < n:
+		return ld.advanceHead()
+	}
+	return nil
+}
+
+// rowMAC is the MAC of row i.
+func (ld *loaded) rowMAC(i int) []byte {
+	mac, _, _ := lineMAC(ld.csv.lines[i])
+	return mac
+}
+
+// advanceHead brings the key file's head to the CSV's last row. A
+// failure leaves the head behind (the next writer mends it): every
+// rollback below it is still refused.
+func (ld *loaded) advanceHead() error {
+	h := head{rows: len(ld.csv.rows)}
+	if h.rows > 0 {
+		copy(h.mac[:], ld.rowMAC(h.rows-1))
+	}
+	if err := writeHead(KeyPath(ld.l.path), ld.keys, h); err != nil {
+		return fmt.Errorf("%w: write the chain head to %s: %v", ErrKey, KeyPath(ld.l.path), err)
+	}
+	ld.head = h
 	return nil
 }
 
@@ -344,8 +403,8 @@ func (ld *loaded) appendCSV(line []byte) error {
 }
 
 // fits refuses a release the ledger cannot compose with its rows: another
-// identity rule, another δ', another key.
-func (ld *loaded) fits(identity Identity, keyCheck string) error {
+// identity rule or id column, another δ', another key.
+func (ld *loaded) fits(identity Identity, col IDColumn, keyCheck string) error {
 	l := ld.l
 	if keyCheck != "" && keyCheck != ld.keys.Check() {
 		return fmt.Errorf("%w: the release's people were keyed with key %s, the ledger's key %s is %s",
@@ -355,6 +414,12 @@ func (ld *loaded) fits(identity Identity, keyCheck string) error {
 		return fmt.Errorf("%w: %s knows people by %s, this release by %s: the same people would be counted twice "+
 			"(each rule sees other people). Use one rule per ledger (an id column for every release, or none), "+
 			"or record this release in another ledger (--ledger)", ErrMismatch, l.path, describeIdentity(ld.identity), describeIdentity(identity))
+	}
+	if identity == ByID && ld.identity == ByID && col != ld.idCol {
+		return fmt.Errorf("%w: %s knows people by the id column %v of its first release, this release by %v: the same people "+
+			"under another column's values would be other people to it, each total under-counted. Use the id column %q "+
+			"(of that type) for every release of this ledger, or record this release in another ledger (--ledger)",
+			ErrMismatch, l.path, ld.idCol, col, ld.idCol.Name)
 	}
 	if d := l.opt.DeltaPrime; d != 0 && len(ld.csv.rows) > 0 && d != ld.delta {
 		return fmt.Errorf("%w: %s states its totals at δ' = %g (fixed by its first release), not %g: "+
@@ -375,10 +440,10 @@ func describeIdentity(id Identity) string {
 	return string(id)
 }
 
-// Check verifies the ledger (rows, MAC chain, people file) and that a
-// release of people known by identity at the options' δ' fits it. A
-// ledger that does not exist yet fits.
-func (l *Ledger) Check(identity Identity) error {
+// Check verifies the ledger (rows, MAC chain, chain head, people file) and
+// that a release of people known by identity (and, for ByID, the id column
+// col) at the options' δ' fits it. A ledger that does not exist yet fits.
+func (l *Ledger) Check(identity Identity, col IDColumn) error {
 	ld, err := l.open(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -387,7 +452,7 @@ func (l *Ledger) Check(identity Identity) error {
 		return err
 	}
 	defer ld.close()
-	return ld.fits(identity, "")
+	return ld.fits(identity, col, "")
 }
 
 // Rows returns the ledger's rows, verified (MAC chain, people file against
@@ -441,6 +506,8 @@ func (l *Ledger) Record(r Release) (Row, error) {
 		return Row{}, err
 	}
 	faultpoint.Hit("ledger.row-written")
+	ld.csv.rows, ld.csv.lines = append(ld.csv.rows, row), append(ld.csv.lines, line)
+	ld.advanceHead() // best effort: the row is recorded; a head left behind is mended by the next writer
 	return row, nil
 }
 
@@ -502,6 +569,8 @@ func (l *Ledger) Abort(id, reason string) (Row, error) {
 	if err := ld.appendCSV(line); err != nil {
 		return Row{}, err
 	}
+	ld.csv.rows, ld.csv.lines = append(ld.csv.rows, e), append(ld.csv.lines, line)
+	ld.advanceHead() // best effort, as in Record
 	return e, nil
 }
 
@@ -523,6 +592,23 @@ type State struct {
 	Rows       []Row
 	People     int     // people the ledger has seen
 	Classes    []Class // the largest Total first
+	// Head is the chain's head: its rows and the last row's MAC (hex; ""
+	// for none). Kept elsewhere, it lets a later reader see a rollback that
+	// restored every file of the ledger from one older backup.
+	Head Head
+}
+
+// Head is a chain head: a ledger of Rows rows whose last row has MAC.
+type Head struct {
+	Rows int
+	MAC  string
+}
+
+func (h Head) String() string {
+	if h.Rows == 0 {
+		return "0:"
+	}
+	return fmt.Sprintf("%d:%s", h.Rows, h.MAC)
 }
 
 // State reads and verifies the whole ledger (every person streamed and
@@ -541,6 +627,9 @@ func (l *Ledger) State(deltaPrime float64) (*State, error) {
 		return nil, err
 	}
 	s := &State{Path: l.path, DeltaPrime: deltaPrime, Own: ld.delta, Identity: ld.identity, Rows: ld.csv.rows}
+	if n := len(ld.csv.rows); n > 0 {
+		s.Head = Head{Rows: n, MAC: ld.csv.rows[n-1].MAC}
+	}
 	if deltaPrime == 0 {
 		s.DeltaPrime = ld.delta
 	}

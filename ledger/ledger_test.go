@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,11 +39,13 @@ func newFixedLedgerFiles(t testing.TB, path string) {
 	if err := createFile(PeoplePath(path), newPeopleHeader(), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	b := fmt.Sprintf("%s\n%s\n", keyHeader, hex.EncodeToString(fixedKey[:]))
-	if err := createFile(KeyPath(path), []byte(b), 0o600); err != nil {
+	if err := createFile(KeyPath(path), keyFile(newKeys(fixedKey), head{}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
+
+// uid is the id column of the test releases.
+var uid = IDColumn{Name: "uid", Type: IDInteger}
 
 // testLedger is a ledger in a temporary directory whose clock ticks one
 // second per row from a fixed time, with its keys.
@@ -106,7 +107,7 @@ func mustNew(p pets.Params) *pets.Mechanism {
 
 // rel is a simulation release of the rows of people ids through p.
 func (l *testLedger) rel(id string, ids []int, p pets.Params) Release {
-	return Release{ID: id, Input: "data/train.arrow", Labels: l.keys.Labels([]uint8{0, 1, 1}), Identity: ByID,
+	return Release{ID: id, Input: "data/train.arrow", Labels: l.keys.Labels([]uint8{0, 1, 1}), Identity: ByID, IDColumn: uid,
 		People: l.people(ids...), KeyCheck: l.keys.Check(), Mech: mustNew(p), Noise: pets.NoiseSimulation, Seed: "42",
 		Path: "releases/" + id + ".arrow", SHA256: digest}
 }

@@ -17,7 +17,8 @@ import (
 
 // The people file (PeoplePath) holds every person the ledger has seen, in
 // history classes, as an append-only log of records after a 12-byte
-// header ("LPPEOPLE", uint32 LE version 2):
+// header ("LPPEOPLE", uint32 LE version 3; version 2 went with the previous
+// ledger format, whose rows lacked the id column):
 //
 //	byte   type          'S' snapshot, 'R' release, 'A' abort
 //	uint64 LE length     of the payload
@@ -58,7 +59,7 @@ import (
 
 const (
 	peopleMagic     = "LPPEOPLE"
-	peopleVersion   = 2
+	peopleVersion   = 3
 	peopleHeaderLen = len(peopleMagic) + 4
 	recHeaderLen    = 1 + 8
 	macLen          = 32

@@ -51,7 +51,7 @@ func (ld *loaded) plan(r *Release) (Row, *plan, error) {
 	if _, ok := ld.byID[r.ID]; ok || ld.aborted[r.ID] {
 		return Row{}, nil, fmt.Errorf("%w: id %q is already in %s", ErrDuplicateRelease, r.ID, l.path)
 	}
-	if err := ld.fits(r.Identity, r.KeyCheck); err != nil {
+	if err := ld.fits(r.Identity, r.IDColumn, r.KeyCheck); err != nil {
 		return Row{}, nil, err
 	}
 	p := ld.people
@@ -184,7 +184,7 @@ func (ld *loaded) plan(r *Release) (Row, *plan, error) {
 		return Row{}, nil, be
 	}
 	m := r.Mech
-	e := Row{ID: r.ID, Status: StatusReleased, Input: r.Input, Labels: r.Labels, Identity: r.Identity,
+	e := Row{ID: r.ID, Status: StatusReleased, Input: r.Input, Labels: r.Labels, Identity: r.Identity, IDColumn: r.IDColumn,
 		Rows: c.rows, People: len(c.keys), Mechanism: m.Kind(), K: m.K(), Epsilon: m.Epsilon(),
 		Noise: r.Noise, Seed: r.Seed, Path: r.Path, SHA256: r.SHA256}
 	w := pl.worst

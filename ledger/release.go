@@ -21,6 +21,7 @@ type Release struct {
 	Input    string   // the labelled file released (for the reader); no control characters
 	Labels   string   // Keys.Labels of the released label column
 	Identity Identity // the rule People were computed by; one per ledger
+	IDColumn IDColumn // rule ByID: the id column (name and type); one per ledger
 	// People holds the person key (PersonHasher) of each release row, in
 	// any order: a person with m rows is charged for each of them. Record
 	// and Plan sort it in place (a caller releasing one set of people many
@@ -52,7 +53,7 @@ func (e Row) release() Release {
 	if err == nil && m.Epsilon() != e.Epsilon && !(math.IsInf(m.Epsilon(), 1) && math.IsInf(e.Epsilon, 1)) {
 		m = nil
 	}
-	return Release{ID: e.ID, Input: e.Input, Labels: e.Labels, Identity: e.Identity, Mech: m, Noise: e.Noise,
+	return Release{ID: e.ID, Input: e.Input, Labels: e.Labels, Identity: e.Identity, IDColumn: e.IDColumn, Mech: m, Noise: e.Noise,
 		Seed: e.Seed, Path: e.Path, SHA256: e.SHA256}
 }
 
@@ -88,6 +89,8 @@ func (r Release) validateFields() error {
 		return bad("labels", fmt.Sprintf("%q is not a Keys.Labels digest (hmac-sha256: and 64 lowercase hex digits)", r.Labels))
 	case !r.Identity.Valid():
 		return bad("identity", fmt.Sprintf("%q is not one of %q, %q, %q", r.Identity, ByID, ByFeatures, ByStandardizedFeatures))
+	case r.IDColumn.valid(r.Identity) != nil:
+		return bad("id_column", r.IDColumn.valid(r.Identity).Error())
 	case r.Mech == nil:
 		return bad("mech", "nil mechanism (or mechanism, k and epsilon that do not form one)")
 	case !r.Noise.Valid():

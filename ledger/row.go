@@ -37,6 +37,7 @@ type Row struct {
 	Input     string   // the labelled file released
 	Labels    string   // keyed digest of the label column (Keys.Labels)
 	Identity  Identity // who a person is
+	IDColumn  IDColumn // rule ByID: the id column people are known by (zero otherwise)
 	Rows      int      // release rows
 	People    int      // distinct people among them
 	Mechanism pets.Kind
@@ -130,6 +131,13 @@ var columns = []column{
 		}
 		return nil
 	}},
+	textCol("id_column", func(e *Row) *string { return &e.IDColumn.Name }),
+	{"id_type", func(e *Row) string { return string(e.IDColumn.Type) }, func(e *Row, s string) error {
+		if e.IDColumn.Type = IDType(s); s != "" && e.IDColumn.Type != IDInteger && e.IDColumn.Type != IDText {
+			return fmt.Errorf("%q is not one of \"\", %q, %q", s, IDInteger, IDText)
+		}
+		return nil
+	}},
 	intCol("rows", func(e *Row) *int { return &e.Rows }, 1),
 	intCol("people", func(e *Row) *int { return &e.People }, 1),
 	{"mechanism", func(e *Row) string { return e.Mechanism.String() }, func(e *Row, s string) error {
@@ -180,6 +188,10 @@ const (
 	// in one release once, and carried no MAC chain.
 	headerV3 = "id,status,input,labels,rows,people,mechanism,k,epsilon,noise,seed,path,sha256,releases," +
 		"people_at_worst,eps_total,eps_total_basic,eps_total_drv,eps_total_drv_quad,eps_total_pld,delta_prime,time,reason"
+	// headerV4 kept no chain head (its CSV and people file truncated
+	// together went unnoticed) and did not bind the id column's name.
+	headerV4 = "id,status,input,labels,identity,rows,people,mechanism,k,epsilon,noise,seed,path,sha256,releases," +
+		"people_at_worst,eps_total,eps_total_basic,eps_total_drv,eps_total_drv_quad,eps_total_pld,delta_prime,time,reason,mac"
 )
 
 // headerLine is the ledger's first line: its column names.
@@ -252,8 +264,15 @@ func parseCSV(path string, b []byte) (*csvFile, error) {
 			"per-person totals. Move it aside (e.g. rename it to " + File + ".v2), keep it with the raw " +
 			"data or delete it, and record new releases in a fresh ledger; inside a run's output directory, " +
 			"the simulation releases are then recorded again from their seeds"}
+	case headerV4:
+		return nil, &Error{Path: path, Line: 1, Msg: "this is a ledger of the previous format, which kept no chain head (its CSV " +
+			"and people file truncated together went unnoticed, forgetting releases) and did not record which id column its people " +
+			"were known by (the same people under another column counted again): it cannot be verified against a rollback or bound to " +
+			"its id column, so it is not converted. Move it aside with its .key and .people files (e.g. add .v4 to each name), keep " +
+			"them with the raw data, and record new releases in a fresh ledger; add the old totals by hand (train ledger of the " +
+			"previous version reads it). Inside a run's output directory, the simulation releases are then recorded again from their seeds"}
 	case headerV3:
-		return nil, &Error{Path: path, Line: 1, Msg: "this is a ledger of the previous format, which charged " +
+		return nil, &Error{Path: path, Line: 1, Msg: "this is a ledger of an earlier format, which charged " +
 			"several rows of one person in one release once and carries no MAC chain: its totals may " +
 			"under-count and cannot be verified, so it is not converted. Move it aside with its .key and .people " +
 			"files (e.g. add .v3 to each name), keep them with the raw data, and record new releases in a fresh " +

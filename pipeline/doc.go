@@ -74,7 +74,12 @@
 // ledger; a session keeps its simulation releases' ledger in the output
 // directory (privacy.ledger), identifying training rows by data.id_column
 // or by their features as the models see them. LedgerReport verifies a
-// ledger and states what it guarantees.
+// ledger, states what it guarantees and prints its chain head;
+// CheckReleases and CheckHead say whether it still holds a release file's
+// row or a head kept elsewhere (a ledger restored whole from an older
+// backup verifies on its own). Privatize also refuses a feature column that
+// gives the labels away, and an input that is not what its meta.json
+// records.
 // # Mechanisms beyond the paper
 //
 // rr_prior (randomized response with a prior, Ghazi et al. 2021, LP-2ST):

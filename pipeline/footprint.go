@@ -23,7 +23,8 @@ type memoryEstimate struct {
 // max_indices_per_row a row) and offsets, labels, η of synthetic data, and
 // a batch source's 8 bytes a row — and, when the backend keeps the model
 // in this machine's memory, one group's parameters, Adam moments and
-// activations (model.Footprint).
+// activations (model.Footprint; on backend go every copy of the
+// parameters it makes, Footprint.GoBytes).
 func (s *Session) estimateMemory(m *data.Meta) (memoryEstimate, error) {
 	c := s.cfg
 	rows := float64(m.TrainRows + m.TestRows)
@@ -55,16 +56,21 @@ func (s *Session) estimateMemory(m *data.Meta) (memoryEstimate, error) {
 	}
 	e.fp = mc.Footprint(e.replicas, c.Train.BatchSize)
 	e.model = e.fp.Bytes()
+	if c.Backend.IsGo() {
+		e.model = e.fp.GoBytes()
+	}
 	return e, nil
 }
 
 // checkMemory refuses, before the dataset is loaded or a model built, a
-// dataset or model that would not fit in the memory this machine has
-// available (memctl.Available), with the estimate and the key to change:
-// a Go out-of-memory crash is a wall of stack traces; this is one line.
-// Where the available memory cannot be read, nothing is refused.
+// dataset or model that would not fit in the memory this process can still
+// use (memctl.Headroom: the smallest of MemAvailable, the cgroup's limit
+// and the address-space limit RLIMIT_AS), with the estimate, the limit
+// that refused it and the key to change: a Go out-of-memory crash is a
+// wall of stack traces; this is one line. Where the available memory
+// cannot be read, nothing is refused.
 func (s *Session) checkMemory(m *data.Meta) error {
-	avail, ok := memctl.Available()
+	lim, ok := memctl.Headroom()
 	if !ok {
 		return nil
 	}
@@ -72,10 +78,10 @@ func (s *Session) checkMemory(m *data.Meta) error {
 	if err != nil {
 		return err
 	}
-	if e.data+e.model <= float64(avail) {
+	if e.data+e.model <= float64(lim.Bytes) {
 		return nil
 	}
-	have := fmt.Sprintf("more than the %s of memory available on this machine", gb(float64(avail)))
+	have := fmt.Sprintf("more than the %s %s", gb(float64(lim.Bytes)), lim.Where(gb))
 	c := s.cfg
 	sparse := ""
 	if m.HashBuckets > 0 {
@@ -102,8 +108,12 @@ func (s *Session) checkMemory(m *data.Meta) error {
 	if e.data > 0 {
 		also = fmt.Sprintf(", plus %s for the dataset", gb(e.data))
 	}
-	return fmt.Errorf("%s: %s makes %.3g parameters per model: about %s for %s with Adam's moments and the activations of train.batch_size %d%s, %s; %s",
-		key, name, e.fp.Params, gb(e.model), english.Count(e.replicas, "model"), c.Train.BatchSize, also, have, fix)
+	with := "Adam's moments"
+	if c.Backend.IsGo() {
+		with = fmt.Sprintf("the %g copies of the parameters backend go holds (moments, gradients, a step's outputs; measured)", model.GoStateCopies)
+	}
+	return fmt.Errorf("%s: %s makes %.3g parameters per model: about %s for %s with %s and the activations of train.batch_size %d%s, %s; %s",
+		key, name, e.fp.Params, gb(e.model), english.Count(e.replicas, "model"), with, c.Train.BatchSize, also, have, fix)
 }
 
 // gb formats bytes as MB, GB or TB.

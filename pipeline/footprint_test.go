@@ -3,7 +3,11 @@ package pipeline
 import (
 	"context"
 	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"labelprivacy/config"
@@ -87,5 +91,67 @@ func TestRefusesWhatDoesNotFit(t *testing.T) {
 				t.Errorf("%s: %g parameters, want %g (%v)", tc.kind, e.fp.Params, tc.params, err)
 			}
 		})
+	}
+}
+
+// Under `ulimit -v` (RLIMIT_AS) a model that fits in MemAvailable but not
+// in the address space the limit leaves is refused when the session opens,
+// in one line naming the limit (it passed a guard that read MemAvailable
+// and the cgroup only, then died in Go's allocator with a 214-line dump).
+// The limit is set in a re-executed child, never in this process.
+func TestRefusesOverRlimit(t *testing.T) {
+	if avail, ok := memctl.Available(); !ok || avail < 4<<30 {
+		t.Skip("needs 4 GiB available: the 1 GB model must pass MemAvailable for the rlimit to be what refuses it")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRefusesOverRlimitChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "PIPELINE_RLIMIT_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestRefusesOverRlimitChild") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+// TestRefusesOverRlimitChild is TestRefusesOverRlimit's child: with its
+// soft RLIMIT_AS at its mapped size + 256 MiB, a 64M-parameter model
+// (about 1 GB with Adam's moments) must be refused by Open, naming
+// RLIMIT_AS.
+func TestRefusesOverRlimitChild(t *testing.T) {
+	if os.Getenv("PIPELINE_RLIMIT_CHILD") == "" {
+		t.Skip("child of TestRefusesOverRlimit")
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmSize:\s+(\d+) kB`).FindSubmatch(status)
+	if m == nil {
+		t.Fatal("no VmSize")
+	}
+	vm, _ := strconv.ParseUint(string(m[1]), 10, 64)
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Cur = vm<<10 + 256<<20
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &r); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	c := testConfig(out)
+	c.Model.Kind, c.Model.Hidden = model.KindMLP, []int{8000, 8000}
+	s, err := Open(context.Background(), c, Exclusive, nil)
+	if err == nil {
+		s.Close()
+		t.Fatal("a 1 GB model was accepted with 256 MiB of address space left")
+	}
+	msg := err.Error()
+	t.Logf("refused: %s", msg)
+	for _, want := range []string{"model.hidden", "RLIMIT_AS", "ulimit -v " + strconv.FormatUint(r.Cur>>10, 10), "make model.hidden smaller"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("error spans lines: %q", msg)
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"labelprivacy/config"
+	"labelprivacy/data"
 	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
 	"labelprivacy/pets"
@@ -22,12 +25,11 @@ const maxClassLines = 20
 // (its MAC chain, its people file, every person): its releases and people,
 // one line per person-history class (people, releases, mechanisms and
 // every bound, the largest total first) and a statement in words of the
-// guarantee every person has. δ' = deltaPrime, or when 0 the ledger's own
-// (fixed by its first release). It returns the ledger's state.
+// guarantee every person has, and the chain's head, to keep elsewhere.
+// δ' = deltaPrime, or when 0 the ledger's own (fixed by its first
+// release). It returns the ledger's state.
 func LedgerReport(w io.Writer, path string, deltaPrime float64) (*ledger.State, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, ledger.File)
-	}
+	path = ledgerFile(path)
 	l, err := ledger.Open(path, ledger.Options{})
 	if err != nil {
 		return nil, err
@@ -64,7 +66,80 @@ func LedgerReport(w io.Writer, path string, deltaPrime float64) (*ledger.State, 
 			fmtEpsilon(p.Basic), fmtEpsilon(p.DRV), fmtEpsilon(p.DRVQuad), fmtPLD(p), mechanisms(c.Steps))
 	}
 	fmt.Fprintln(w, ledgerStatement(st))
+	fmt.Fprintf(w, "chain head %s (keep it elsewhere: --head with it later says whether the ledger still holds it)\n", st.Head)
 	return st, nil
+}
+
+// ledgerFile is the ledger CSV path names: path, or privacy_ledger.csv in
+// it when it is a directory.
+func ledgerFile(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return filepath.Join(path, ledger.File)
+	}
+	return path
+}
+
+// ErrNotHeld is wrapped when a ledger no longer holds a release or a chain
+// head it once held (it was rolled back).
+var ErrNotHeld = errors.New("ledger: does not hold")
+
+// CheckHead refuses a ledger state that does not hold head, a chain head
+// kept elsewhere ("N:MAC", as LedgerReport prints it): fewer than N rows,
+// or another MAC at row N.
+func CheckHead(st *ledger.State, head string) error {
+	n, mac, ok := strings.Cut(head, ":")
+	rows, err := strconv.Atoi(n)
+	if !ok || err != nil || rows < 0 || (rows > 0) != (len(mac) == 64) {
+		return &config.FieldError{Key: "head", Msg: fmt.Sprintf("%q is not a chain head (N:MAC, as train ledger prints it)", head)}
+	}
+	switch {
+	case rows > len(st.Rows):
+		return fmt.Errorf("%w: %s has %d rows, the head kept elsewhere %d: its last %d rows were lost (rolled back); every total "+
+			"under-counts them. Restore the ledger from a backup that holds row %d", ErrNotHeld, st.Path, len(st.Rows), rows, rows-len(st.Rows), rows)
+	case rows > 0 && st.Rows[rows-1].MAC != mac:
+		return fmt.Errorf("%w: row %d of %s is not the one of the head kept elsewhere: the ledger was replaced or rolled back and "+
+			"written since. Restore it from a backup that holds that row", ErrNotHeld, rows, st.Path)
+	}
+	return nil
+}
+
+// CheckReleases writes, for each release file (written by privatize, which
+// records in its metadata the id and tag of the ledger row that charged it),
+// whether the ledger at path still holds that row: one line each. It
+// returns an error wrapping ErrNotHeld when one is not held.
+func CheckReleases(w io.Writer, path string, files []string) error {
+	path = ledgerFile(path)
+	l, err := ledger.Open(path, ledger.Options{})
+	if err != nil {
+		return err
+	}
+	rf := make([]ledger.ReleaseFile, len(files))
+	for i, f := range files {
+		md, err := data.ReadMetadata(f)
+		if err != nil {
+			return err
+		}
+		sum, err := data.FileSHA256(f)
+		if err != nil {
+			return err
+		}
+		rf[i] = ledger.ReleaseFile{Path: f, ID: md[MetaLedgerRelease], Tag: md[MetaLedgerTag], SHA256: sum}
+	}
+	checks, err := l.CheckReleases(rf)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, c := range checks {
+		fmt.Fprintln(w, c.Explain(path))
+		if !c.Verdict.OK() {
+			bad = append(bad, c.File.Path)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s does not hold the %s of %s", ErrNotHeld, path, english.Noun(len(bad), "row", "rows"), strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // ledgerStatement says in words what a ledger guarantees each person.

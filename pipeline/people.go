@@ -24,6 +24,18 @@ func identityOf(ids *data.IDs, standardized bool) ledger.Identity {
 	return ledger.ByFeatures
 }
 
+// idColumnOf is the id column the ledger binds for ids (none without).
+func idColumnOf(ids *data.IDs) ledger.IDColumn {
+	if ids == nil {
+		return ledger.IDColumn{}
+	}
+	t := ledger.IDInteger
+	if ids.Text() {
+		t = ledger.IDText
+	}
+	return ledger.IDColumn{Name: ids.Column, Type: t}
+}
+
 // personKeys returns the privacy ledger's key of every row of f: its id
 // when ids is not nil, otherwise its feature values under rule (dense
 // values in the order of the sorted feature names, so a copy with its

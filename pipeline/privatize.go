@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"labelprivacy/config"
@@ -39,6 +41,12 @@ type PrivatizeOptions struct {
 	// Budget refuses a release that would take anyone above this ε (at the
 	// ledger's δ'); 0: no budget.
 	Budget float64
+	// AllowLabelLike names feature columns to ship although they give the
+	// labels away (release.LabelLikeColumns: the label is a function of
+	// them, or alone they separate a class with AUC ≥ 0.99); each is
+	// warned of and recorded in the release's metadata. Any other
+	// label-like column is refused.
+	AllowLabelLike []string
 	// Force replaces an existing Out (never In, a dataset's file or a file
 	// beside the ledger).
 	Force bool
@@ -84,10 +92,17 @@ var releaseExts = []string{".arrow", ".feather", ".ipc"}
 // lies anywhere under a dataset directory or the ledger's folder; a ledger
 // anywhere under Out's folder (links followed); without o.Ledger, a
 // ledger left beside the input by an earlier version; a ledger of another
-// identity rule or δ'; features that are not finite; with a budget, a
-// release that would take anyone above it. A later Privatize removes the
-// temporaries a killed one left (recorded releases, never complete
-// unrecorded ones).
+// identity rule or δ'; an input whose bytes are not those its dataset's
+// meta.json records, or that changed while it was read; features that are
+// not finite; a feature column that gives the labels away
+// (release.LabelLikeColumns) unless AllowLabelLike names it; with a
+// budget, a release that would take anyone above it. The file's metadata
+// names the ledger row that charged it (MetaLedgerRelease, MetaLedgerTag).
+// Out is published exclusively (unless Force): of two releases started at
+// once to one new Out, one lands and the other is refused naming the file
+// (release.ErrExists), its ledger row marked aborted. A later Privatize
+// removes the temporaries a killed one left (recorded releases, never
+// complete unrecorded ones).
 func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	p := o.Params
 	sp := p.Kind.Spec()
@@ -133,7 +148,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, ids, err := data.ReadFrameWithIDs(o.In, o.IDColumn)
+	in, ids, err := readInput(o.In, o.IDColumn)
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +165,16 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err := checkFinite(o.In, in); err != nil {
 		return nil, err
 	}
-	rule := identityOf(ids, false)
+	allowed, err := checkLabelLike(o.In, in, o.AllowLabelLike)
+	if err != nil {
+		return nil, err
+	}
+	rule, col := identityOf(ids, false), idColumnOf(ids)
 	keys, err := l.Keys()
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Check(rule); err != nil { // before hashing anyone
+	if err := l.Check(rule, col); err != nil { // before hashing anyone
 		return nil, err
 	}
 	removeDeadTemps(l)
@@ -175,23 +194,59 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	}
 	entry := rel.Entry(absOut, seed)
 	entry.Input, _ = filepath.Abs(o.In)
-	entry.Labels, entry.KeyCheck, entry.Identity = keys.Labels(in.Label), keys.Check(), rule
+	entry.Labels, entry.KeyCheck, entry.Identity, entry.IDColumn = keys.Labels(in.Label), keys.Check(), rule, col
 	entry.People = coveredPeople(personKeys(keys, in, ids, rule), rel.Covered())
 	ship, err := rel.ShipChunked(in) // a range of rows at a time: no second copy of the features
 	if err != nil {
 		return nil, err
 	}
-	row, err := release.PublishChunked(o.Out, ship, rel.Meta(), l, entry)
+	md := rel.Meta()
+	md[MetaLedgerRelease], md[MetaLedgerTag] = entry.ID, keys.ReleaseTag(entry.ID)
+	if len(allowed) > 0 {
+		md[MetaLabelLike] = labelLikeMeta(allowed)
+	}
+	row, err := release.PublishChunked(o.Out, ship, md, l, entry, release.Put(o.Force))
 	if err != nil {
 		return nil, err
 	}
 	out := &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row}
+	for _, a := range allowed {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("LABEL-LIKE COLUMN SHIPPED: %s. It is in %s as it is, so whoever holds the file "+
+			"reads the labels off it, whatever the mechanism and the ε the ledger charged; it was named to be shipped (allow_label_like), "+
+			"and the file's metadata records it (%s)", a, o.Out, MetaLabelLike))
+	}
 	if row.DeltaPrime > 1/float64(row.People) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("the ledger's δ' = %g is above 1/%d (one over the people of this release): "+
 			"a guarantee that fails with probability δ' may then fail for a whole person; keep δ' well below 1/people "+
 			"(a new ledger with a smaller `delta_prime`)", row.DeltaPrime, row.People))
 	}
 	return out, nil
+}
+
+// afterInputRead runs between reading privatize's input and checking it
+// is unchanged (tests rewrite the file there).
+var afterInputRead = func() {}
+
+// readInput reads privatize's input with its id column, verified against
+// the SHA-256 its dataset's meta.json records before the read (as opening
+// a dataset does) and unchanged after it: a file rewritten while it is
+// read would ship rows that exist in neither version.
+func readInput(path, idCol string) (*data.Frame, *data.IDs, error) {
+	chk, err := data.VerifyFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, ids, err := data.ReadFrameWithIDs(path, idCol)
+	if err != nil {
+		return nil, nil, err
+	}
+	afterInputRead()
+	if chk != nil {
+		if err := chk.Recheck(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return in, ids, nil
 }
 
 // SeedWarning is what `train privatize --seed` warns of.
@@ -227,6 +282,62 @@ func checkFinite(path string, f *data.Frame) error {
 		}
 	}
 	return nil
+}
+
+// The release metadata keys naming the ledger row that charged a release
+// (`train ledger --check FILE` looks it up): the release id, 128 bits from
+// crypto/rand drawn apart from the data, and its tag, an HMAC under the
+// ledger's key of that id alone (ledger.Keys.ReleaseTag). Neither depends
+// on the labels or the features, so they tell whoever holds the file
+// nothing about them; with the key, the tag shows the file was recorded by
+// that ledger, so a ledger that lacks the id was rolled back.
+const (
+	MetaLedgerRelease = "ledger_release_id"
+	MetaLedgerTag     = "ledger_release_tag"
+)
+
+// MetaLabelLike is the release metadata key listing the label-like feature
+// columns shipped by `allow_label_like` (a JSON array of their names).
+const MetaLabelLike = "label_like_columns_allowed"
+
+// checkLabelLike refuses a release whose features give its labels away
+// (release.LabelLikeColumns), naming every such column in one line, unless
+// allow names it; it returns those allowed. A name in allow that is no
+// feature column of f is refused (a typo would let the column through
+// unnoticed in a later file).
+func checkLabelLike(path string, f *data.Frame, allow []string) ([]release.LabelLike, error) {
+	for _, a := range allow {
+		if !slices.Contains(f.Features, a) {
+			return nil, refuseKey("allow_label_like", "%q is not a feature column of %s (its features: %q)", a, path, f.Features)
+		}
+	}
+	var refused []string
+	var allowed []release.LabelLike
+	for _, l := range release.LabelLikeColumns(f) {
+		if slices.Contains(allow, l.Column) {
+			allowed = append(allowed, l)
+		} else {
+			refused = append(refused, l.String())
+		}
+	}
+	if len(refused) > 0 {
+		n := len(refused)
+		return nil, refuseKey("in", "%s: label-like feature %s %s: the release would ship %s as it is, so whoever holds the file reads "+
+			"the labels off it whatever the mechanism, while the ledger charges its ε; drop %s from the file, or name it with "+
+			"`allow_label_like` to ship it anyway", path, english.Noun(n, "column", "columns"), strings.Join(refused, "; "),
+			english.Noun(n, "it", "each"), english.Noun(n, "the column", "each"))
+	}
+	return allowed, nil
+}
+
+// labelLikeMeta is MetaLabelLike's value: the allowed columns' names.
+func labelLikeMeta(allowed []release.LabelLike) string {
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = a.Column
+	}
+	b, _ := json.Marshal(names)
+	return string(b)
 }
 
 // checkOldLedger refuses the default ledger while a ledger sits beside the

@@ -38,6 +38,9 @@ func (s *Session) ledgerPath() string {
 // identity is the ledger's rule for the training rows.
 func (s *Session) identity() ledger.Identity { return identityOf(s.ids, s.std != nil) }
 
+// idColumn is the id column the ledger binds (data.id_column), if any.
+func (s *Session) idColumn() ledger.IDColumn { return idColumnOf(s.ids) }
+
 // personKeys returns the ledger key of every training row, in row order:
 // its id (data.id_column) or its feature values as the models see them
 // (standardized when data.standardize). Hashed on every call (8 bytes a
@@ -181,7 +184,7 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 	if err != nil {
 		return n, err
 	}
-	if err := l.Check(s.identity()); err != nil {
+	if err := l.Check(s.identity(), s.idColumn()); err != nil {
 		return n, err
 	}
 	labels := keys.Labels(s.train.Label)
@@ -219,9 +222,9 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 			return n, fmt.Errorf("release %s: %w", path, err)
 		}
 		entry := rel.Entry(path, seed)
-		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity = s.dataset.Dir, labels, keys.Check(), s.identity()
+		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity, entry.IDColumn = s.dataset.Dir, labels, keys.Check(), s.identity(), s.idColumn()
 		entry.People, entry.Draws = s.releasePeople(keys, rel)
-		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry)
+		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry, release.Replace) // a damaged one is made again
 		if err != nil {
 			return n, fmt.Errorf("release %s: %w", path, err)
 		}

@@ -52,10 +52,16 @@
 // records classes; C = 2 is the binary release, byte for byte. A label
 // that is not a class below C is refused (ErrLabel), naming its row.
 //
+// LabelLikeColumns finds the feature columns that give the labels away (a
+// copy of the label, a coding of it: Ship would carry every raw label in
+// them), each rule judged against chance; privatize refuses them unless
+// named.
+//
 // Publish records first: the file's SHA-256 is computed without writing
 // it, its ledger row (with the totals of the people it covers, Covered,
 // each row charged, rows of one bag as one draw, Draws) is appended, and
-// only then is the file written and renamed into place; a write that
-// fails marks the row aborted (the charge stays). A release therefore
-// never exists anywhere, not even as a temporary, without its ledger row.
+// only then is the file written and put in place (NoReplace: never over a
+// file that appeared meanwhile, ErrExists); a write that fails marks the
+// row aborted (the charge stays). A release therefore never exists
+// anywhere, not even as a temporary, without its ledger row.
 package release

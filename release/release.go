@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	mrand "math/rand/v2"
 	"strconv"
@@ -451,25 +452,44 @@ type Ledger interface {
 	Abort(id, reason string) (ledger.Row, error)
 }
 
+// Put says whether a release file may replace a file at its path.
+type Put bool
+
+// The ways of putting a release file in place.
+const (
+	// NoReplace refuses the release (ErrExists) when a file is at its path
+	// when it is put in place: of two releases started at once to one new
+	// path (two privatize runs with one --out), exactly one lands, and the
+	// other's ledger row is marked aborted.
+	NoReplace Put = false
+	// Replace replaces a file at the path (privatize --force; simulation
+	// releases made again).
+	Replace Put = true
+)
+
+// ErrExists is wrapped when a NoReplace release finds a file at its path.
+var ErrExists = errors.New("release: the release file exists")
+
 // Publish writes f (with metadata md) to path, recorded first: the file's
 // SHA-256 is computed without writing it (data.FrameSHA256), e is recorded
 // in the ledger with it, and only then is the file written (under a
 // temporary name, mode 0600, in path's folder), its digest checked and
-// renamed into place. If the ledger refuses, nothing is written; if the
-// write fails, the ledger row is marked aborted (it keeps its charge) and
-// the temporary removed. A crash after the row leaves at most a recorded
-// temporary, which the next writer of that path removes (and Privatize,
-// atomicfile.RemoveStaleFor, those of every path the ledger names): no
-// complete release ever sits anywhere without its ledger row. Returns the
-// ledger row.
-func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e ledger.Release) (ledger.Row, error) {
-	return PublishChunked(path, data.Whole(f), md, l, e)
+// put in place (put: never over another file, or replacing it). If the
+// ledger refuses, nothing is written; if the write fails (or, NoReplace, a
+// file has appeared at path), the ledger row is marked aborted (it keeps
+// its charge) and the temporary removed. A crash after the row leaves at
+// most a recorded temporary, which the next writer of that path removes
+// (and Privatize, atomicfile.RemoveStaleFor, those of every path the ledger
+// names): no complete release ever sits anywhere without its ledger row.
+// Returns the ledger row.
+func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e ledger.Release, put Put) (ledger.Row, error) {
+	return PublishChunked(path, data.Whole(f), md, l, e, put)
 }
 
 // PublishChunked is Publish of the frame c makes a range of rows at a time
 // (Release.SimulationChunked: the file without its whole row column in
 // memory).
-func PublishChunked(path string, c data.Chunked, md map[string]string, l Ledger, e ledger.Release) (ledger.Row, error) {
+func PublishChunked(path string, c data.Chunked, md map[string]string, l Ledger, e ledger.Release, put Put) (ledger.Row, error) {
 	sum, err := data.ChunkedSHA256(c, md)
 	if err != nil {
 		return ledger.Row{}, fmt.Errorf("release: %s: %w", path, err)
@@ -480,18 +500,28 @@ func PublishChunked(path string, c data.Chunked, md map[string]string, l Ledger,
 		return row, fmt.Errorf("release: %s not published: %w", path, err)
 	}
 	faultpoint.Hit("release.recorded")
-	err = data.WriteChunkedAfter(path, c, md, func(got string) error {
+	write := data.WriteChunkedNewAfter
+	if put == Replace {
+		write = data.WriteChunkedAfter
+	}
+	err = write(path, c, md, func(got string) error {
 		if got != sum {
 			return fmt.Errorf("release: %s: the file written has SHA-256 %s, the ledger recorded %s", path, got, sum)
 		}
 		faultpoint.Hit("release.written")
 		return nil
 	})
+	if put == NoReplace && errors.Is(err, fs.ErrExist) {
+		err = fmt.Errorf("%w: %s was put there while this release was written (another release to the same file, started at the same time?): "+
+			"it was left as it is and this release was not published", ErrExists, path)
+	} else if err != nil {
+		err = fmt.Errorf("release: %w", err)
+	}
 	if err != nil {
 		if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
-			return row, fmt.Errorf("release: %w (and marking its ledger row aborted failed: %v)", err, aerr)
+			return row, fmt.Errorf("%w (and marking its ledger row aborted failed: %v)", err, aerr)
 		}
-		return row, fmt.Errorf("release: %w (its ledger row is marked aborted; the release still counts)", err)
+		return row, fmt.Errorf("%w (its ledger row is marked aborted; the release still counts)", err)
 	}
 	return row, nil
 }

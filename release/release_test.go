@@ -67,7 +67,7 @@ func ship(t *testing.T, f *data.Frame, m *pets.Mechanism, o Options) (path strin
 		t.Fatal(err)
 	}
 	path = filepath.Join(t.TempDir(), "r.arrow")
-	if _, err := Publish(path, out, rel.Meta(), &memLedger{}, rel.Entry(path, o.Seed)); err != nil {
+	if _, err := Publish(path, out, rel.Meta(), &memLedger{}, rel.Entry(path, o.Seed), NoReplace); err != nil {
 		t.Fatal(err)
 	}
 	b, err = os.ReadFile(path)
@@ -311,13 +311,13 @@ func TestPublishRecordsFirst(t *testing.T) {
 	}
 
 	l := &memLedger{refuse: errors.New("disk full"), onRecord: empty}
-	if _, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0)); err == nil {
+	if _, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0), NoReplace); err == nil {
 		t.Fatal("a refusing ledger: no error")
 	}
 	empty()
 
 	l = &memLedger{onRecord: empty}
-	row, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0))
+	row, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0), NoReplace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestPublishRecordsFirst(t *testing.T) {
 	blocked := filepath.Join(dir, "blocked")
 	os.MkdirAll(filepath.Join(blocked, "x"), 0o755) // a non-empty directory: rename onto it fails
 	l = &memLedger{}
-	if _, err := Publish(blocked, frame, rel.Meta(), l, rel.Entry(blocked, 0)); err == nil || !strings.Contains(err.Error(), "aborted") {
+	if _, err := Publish(blocked, frame, rel.Meta(), l, rel.Entry(blocked, 0), Replace); err == nil || !strings.Contains(err.Error(), "aborted") {
 		t.Fatalf("failed rename: err = %v", err)
 	}
 	if len(l.rows) != 2 || l.rows[1].Status != ledger.StatusAborted || l.rows[1].ID != l.rows[0].ID {
@@ -407,11 +407,11 @@ func TestSimulationChunked(t *testing.T) {
 		dir := t.TempDir()
 		var la, lb memLedger
 		whole, chunked := filepath.Join(dir, "whole.arrow"), filepath.Join(dir, "chunked.arrow")
-		ra, err := Publish(whole, r.Simulation(), r.Meta(), &la, r.Entry(whole, 9))
+		ra, err := Publish(whole, r.Simulation(), r.Meta(), &la, r.Entry(whole, 9), NoReplace)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rb, err := PublishChunked(chunked, r.SimulationChunked(), r.Meta(), &lb, r.Entry(chunked, 9))
+		rb, err := PublishChunked(chunked, r.SimulationChunked(), r.Meta(), &lb, r.Entry(chunked, 9), Replace)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,5 +429,41 @@ func TestSimulationChunked(t *testing.T) {
 				t.Fatalf("%s: release row %d has row %d, want %d", p.Kind, i, row, r.Covered()[i])
 			}
 		}
+	}
+}
+
+// NoReplace never replaces: a file put at the path while the release was
+// written (here by the ledger's Record, as a second privatize to the same
+// --out would) stays as it is, the release is refused with ErrExists
+// naming the path, and its ledger row is marked aborted (the charge
+// stays); Replace replaces it (--force).
+func TestPublishNoReplace(t *testing.T) {
+	f := synth(t, 100)
+	rel, err := Apply(f.Label, testutil.MustNew(pets.Params{Kind: pets.RR, Epsilon: 1}), Options{Noise: pets.NoiseSecure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, _ := rel.Ship(f)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.arrow")
+	other := []byte("the other run's release")
+	l := &memLedger{onRecord: func() { os.WriteFile(path, other, 0o644) }}
+	_, err = Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0), NoReplace)
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "aborted") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a file put at the path meanwhile: %v, want ErrExists naming %s and the aborted row, on one line", err, path)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, other) {
+		t.Fatal("the file put there meanwhile was replaced")
+	}
+	if len(l.rows) != 2 || l.rows[1].Status != ledger.StatusAborted || l.rows[1].ID != l.rows[0].ID || !strings.Contains(l.rows[1].Reason, path) {
+		t.Fatalf("ledger %+v, want the release recorded then aborted, naming the file", l.rows)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Fatalf("left in the folder: %v", names)
+	}
+	l = &memLedger{}
+	row, err := Publish(path, frame, rel.Meta(), l, rel.Entry(path, 0), Replace)
+	if sum, _ := data.FileSHA256(path); err != nil || row.SHA256 != sum {
+		t.Fatalf("Replace: %v (file %s, row %s)", err, sum, row.SHA256)
 	}
 }

@@ -734,8 +734,8 @@ func TestPrivatizeRefusesBrokenLedger(t *testing.T) {
 func TestPrivatizeRefusesPreviousLedger(t *testing.T) {
 	env := userEnv(t)
 	ds := synthDir(t, 50)
-	old := "id,status,input,labels,rows,people,mechanism,k,epsilon,noise,seed,path,sha256,releases," +
-		"people_at_worst,eps_total,eps_total_basic,eps_total_drv,eps_total_drv_quad,eps_total_pld,delta_prime,time,reason\n"
+	old := "id,status,input,labels,identity,rows,people,mechanism,k,epsilon,noise,seed,path,sha256,releases," +
+		"people_at_worst,eps_total,eps_total_basic,eps_total_drv,eps_total_drv_quad,eps_total_pld,delta_prime,time,reason,mac\n"
 	lp := filepath.Join(ds, ledger.File)
 	os.WriteFile(lp, []byte(old), 0o600)
 	out := filepath.Join(t.TempDir(), "r.arrow")

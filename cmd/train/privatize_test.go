@@ -196,3 +196,63 @@ func TestPrivatizeRefusesNaNFeatures(t *testing.T) {
 		t.Fatal("a file was written")
 	}
 }
+
+// A feature column that is the label (y_copy, as a trial shipped with
+// --pet rr --epsilon 1: the file held every raw label while the ledger
+// charged ε = 1) is refused, naming the column, and nothing is written;
+// --allow-label-like ships it, warning loudly on stderr and recording it
+// in the release's metadata; a name that is no feature column is refused.
+func TestPrivatizeRefusesLabelLike(t *testing.T) {
+	env := userEnv(t)
+	f, err := data.ReadFrame(filepath.Join(synthDir(t, 400), data.TrainFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, ycopy := make([]int64, f.Rows), make([]float64, f.Rows)
+	for i, y := range f.Label {
+		labels[i], ycopy[i] = int64(y), float64(y)
+	}
+	cols := []data.Column{{Name: data.ColLabel, Values: labels}}
+	for j, name := range f.Features {
+		v := make([]float64, f.Rows)
+		for i := range v {
+			v[i] = float64(f.X[i*f.Dim()+j])
+		}
+		cols = append(cols, data.Column{Name: name, Values: v})
+	}
+	cols = append(cols, data.Column{Name: "y_copy", Values: ycopy})
+	in := filepath.Join(t.TempDir(), "leaky.parquet")
+	if err := (&data.Table{Columns: cols}).WriteParquet(in); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.arrow")
+	_, err = cli(t, env, "privatize", "--in", in, "--pet", "rr", "--epsilon", "1", "--out", out)
+	if err == nil || !strings.HasPrefix(err.Error(), "--in: ") || !strings.Contains(err.Error(), `"y_copy"`) ||
+		!strings.Contains(err.Error(), "--allow-label-like") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("a label copy among the features: %v, want one line naming --in, y_copy and --allow-label-like", err)
+	}
+	t.Logf("refused: %v", err)
+	for _, p := range []string{out, userLedger(env)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("%s was written", p)
+		}
+	}
+	if _, err := cli(t, env, "privatize", "--in", in, "--pet", "rr", "--epsilon", "1", "--out", out, "--allow-label-like", "x9"); err == nil ||
+		!strings.HasPrefix(err.Error(), "--allow-label-like: ") || !strings.Contains(err.Error(), `"x9"`) {
+		t.Fatalf("--allow-label-like of no column: %v", err)
+	}
+	var stderr bytes.Buffer
+	root := newRootCmd(&bytes.Buffer{}, &stderr, mapEnv(env))
+	root.SetArgs([]string{"privatize", "--in", in, "--pet", "rr", "--epsilon", "1", "--out", out, "--allow-label-like", "y_copy"})
+	if err := root.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "LABEL-LIKE COLUMN SHIPPED") || !strings.Contains(stderr.String(), `"y_copy"`) {
+		t.Fatalf("stderr %q: want a loud warning naming y_copy", stderr.String())
+	}
+	t.Logf("stderr: %s", stderr.String())
+	md, err := data.ReadMetadata(out)
+	if err != nil || md["label_like_columns_allowed"] != `["y_copy"]` {
+		t.Fatalf("release metadata %v (%v): want label_like_columns_allowed = [\"y_copy\"]", md, err)
+	}
+}

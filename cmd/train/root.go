@@ -181,7 +181,13 @@ go on when a file of it was edited, lost or replaced.
 
 privatize never destroys or leaks: it refuses an --out that is --in, lies under a dataset
 directory or the ledger's folder, has the ledger under its folder, is not named .arrow
-(.feather, .ipc), or exists (unless --force); llp with --k 1 (it ships the raw labels).
+(.feather, .ipc), or exists (unless --force); llp with --k 1 (it ships the raw labels); an
+--in whose bytes are not those its dataset's meta.json records, or that changes while it is
+read; a feature column that gives the labels away (the label is a function of its value, or
+alone it separates a class with AUC ≥ 0.99: a copy of the label) unless --allow-label-like names
+it (then it is warned of and recorded in the release's metadata). --out is put in place only if
+nothing is there by then: of two runs started at once to
+one --out, one lands and the other is refused (its ledger row marked aborted, still counted).
 
 --seed S makes the release reproducible instead: anyone who learns or guesses S (and has this
 program) can regenerate the noise and undo it. Use it for experiments, never for data that
@@ -216,6 +222,7 @@ leaves the machine.`,
 	f.StringVar(&o.Ledger, "ledger", "", "privacy ledger file (default: the user's, $XDG_DATA_HOME/labelprivacy/privacy_ledger.csv)")
 	f.StringVar(&o.IDColumn, "id-column", "", "column of --in identifying people (not a feature, never shipped; default: people known by their features)")
 	f.Float64Var(&o.Budget, "budget", 0, "refuse a release that would take anyone above this ε (0: no budget)")
+	f.StringArrayVar(&o.AllowLabelLike, "allow-label-like", nil, "ship this feature column although it gives the labels away (repeatable; warned of and recorded in the release)")
 	f.BoolVar(&o.Force, "force", false, "replace an existing --out (never --in, a dataset file or a file beside the ledger)")
 	for _, name := range []string{"in", "out", "pet"} {
 		cmd.MarkFlagRequired(name)
@@ -230,16 +237,24 @@ func privatizeFlagError(err error) error {
 
 func newLedgerCmd(stdout io.Writer, lookup config.Env) *cobra.Command {
 	var delta float64
+	var checks []string
+	var head string
 	cmd := &cobra.Command{
-		Use:   "ledger [PATH]",
+		Use:   "ledger [--check FILE.arrow]... [--head N:MAC] [PATH]",
 		Short: "What a privacy ledger guarantees each person: totals per history class, and in words",
 		Long: `ledger verifies a privacy ledger (a file, or a directory holding privacy_ledger.csv; default
 the user's, $XDG_DATA_HOME/labelprivacy/privacy_ledger.csv) with its key and people file — the
-MAC chain over its rows, the people file against its last row, every person — and prints each
-person-history class (people, releases, every bound: basic, DRV, DRV with the quadratic mean,
-PLD) and one statement of the guarantee every person has, at the ledger's own δ' unless
---delta-prime says otherwise. A ledger that fails verification is refused, naming the first bad
-row or the file at fault.`,
+MAC chain over its rows, the chain head its key file keeps, the people file against its last
+row, every person — and prints each person-history class (people, releases, every bound:
+basic, DRV, DRV with the quadratic mean, PLD), one statement of the guarantee every person has,
+at the ledger's own δ' unless --delta-prime says otherwise, and the chain head (N:MAC): keep it
+elsewhere, and --head N:MAC later says whether the ledger still holds it. A ledger that fails
+verification is refused, naming the first bad row or the file at fault.
+
+--check FILE.arrow (repeatable) says instead, for each release privatize wrote, whether the
+ledger still holds the row that charged it (the file's metadata names it): a ledger whose files
+were all restored from an older backup verifies, but lacks the rows of later releases. The exit
+status is non-zero when a row is missing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var path string
@@ -251,11 +266,23 @@ row or the file at fault.`,
 					return err
 				}
 			}
-			_, err := pipeline.LedgerReport(stdout, path, delta)
-			return err
+			if len(checks) > 0 {
+				return pipeline.CheckReleases(stdout, path, checks)
+			}
+			st, err := pipeline.LedgerReport(stdout, path, delta)
+			if err != nil || head == "" {
+				return err
+			}
+			if err := pipeline.CheckHead(st, head); err != nil {
+				return flagError(err, nil)
+			}
+			fmt.Fprintf(stdout, "the ledger holds the chain head %s\n", head)
+			return nil
 		},
 	}
 	cmd.Flags().Float64Var(&delta, "delta-prime", 0, "δ' of the (ε, δ') totals, ≤ 1e-3 (default: the ledger's own)")
+	cmd.Flags().StringArrayVar(&checks, "check", nil, "a release file privatize wrote: does the ledger still hold its row? (repeatable)")
+	cmd.Flags().StringVar(&head, "head", "", "a chain head kept elsewhere (N:MAC, as this command prints it): does the ledger still hold it?")
 	return cmd
 }
 

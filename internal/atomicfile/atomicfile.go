@@ -8,6 +8,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -190,11 +191,54 @@ func Commit(tmp *os.File, path string) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// CommitExclusive is Commit that never replaces: tmp is put in place only
+// if nothing is at path, atomically (a hard link, or where the filesystem
+// has none, rename with RENAME_NOREPLACE), so of two writers racing to one
+// new path exactly one succeeds; the other's error wraps fs.ErrExist and
+// leaves what is at path untouched. On error tmp is removed.
+func CommitExclusive(tmp *os.File, path string) error {
+	err := tmp.Sync()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = linkNoReplace(tmp.Name(), path)
+	}
+	os.Remove(tmp.Name()) // after a link, its second name; after renameat2, gone already
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// linkNoReplace gives the file at tmp the name path unless path exists
+// (an error wrapping fs.ErrExist): link(2), else renameNoReplace where the
+// filesystem refuses hard links.
+func linkNoReplace(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if rerr := renameNoReplace(tmp, path); !errors.Is(rerr, errors.ErrUnsupported) {
+		return rerr
+	}
+	return fmt.Errorf("this filesystem can neither hard-link nor rename without replacing (%w), so %s cannot be put in place without "+
+		"risking another writer's file there; write it to another filesystem", err, path)
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }
 
 // WriteFile writes b to path via a temporary file and rename.

@@ -1,12 +1,15 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -136,5 +139,51 @@ func TestRemoveStaleFor(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s was removed", p)
 		}
+	}
+}
+
+// CommitExclusive never replaces: of writers racing to one new path
+// exactly one puts its file in place; the others' errors wrap
+// fs.ErrExist, what is at path is the winner's, and no temporary is left.
+func TestCommitExclusive(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.arrow")
+	const writers = 8
+	errs := make([]error, writers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range writers {
+		tmp, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tmp.WriteString("writer " + strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = CommitExclusive(tmp, path)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && won >= 0:
+			t.Fatalf("writers %d and %d both put their file in place", won, i)
+		case err == nil:
+			won = i
+		case !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), path):
+			t.Fatalf("writer %d: %v, want fs.ErrExist naming %s", i, err, path)
+		}
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "writer "+strconv.Itoa(won) {
+		t.Fatalf("%s holds %q (%v), want writer %d's bytes", path, b, err, won)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 1 {
+		t.Fatalf("left in the folder: %v", names)
 	}
 }

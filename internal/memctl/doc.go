@@ -8,7 +8,11 @@
 // the heap (package offheap) or hold no pointers, so the extra collections
 // cost little; a training step makes little garbage.
 //
-// Available reports the memory this process can still use (Linux's
-// MemAvailable within the cgroup's limit): pipeline refuses a model or
-// dataset estimated above it before allocating anything.
+// Headroom reports the memory this process can still use, the smallest of
+// three limits — Linux's MemAvailable, what the cgroup's memory limit
+// leaves, and what the address-space limit (RLIMIT_AS, `ulimit -v`) leaves
+// beyond the process's mapped size (VmSize) — and which one it is:
+// pipeline refuses a model or dataset estimated above it before allocating
+// anything, naming that limit (under `ulimit -v` a model that passed a
+// MemAvailable-only guard died in Go's allocator with a 214-line dump).
 package memctl

@@ -1,8 +1,16 @@
 package memctl
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -63,4 +71,66 @@ func TestAvailable(t *testing.T) {
 	if avail <= 0 || avail > total {
 		t.Errorf("Available = %d bytes, MemTotal %d", avail, total)
 	}
+}
+
+// TestHeadroomRlimit: under an address-space limit (RLIMIT_AS, set in a
+// re-executed child, never in this process) the headroom is what the
+// limit leaves beyond the mapped size, and it is named as the bound: a
+// guard that read only MemAvailable and the cgroup let a model past that
+// then died in Go's allocator under `ulimit -v`.
+func TestHeadroomRlimit(t *testing.T) {
+	if _, ok := Available(); !ok {
+		t.Skip("no /proc/meminfo here")
+	}
+	const extra = 768 << 20
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHeadroomRlimitChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "MEMCTL_RLIMIT_EXTRA="+strconv.Itoa(extra))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var got struct {
+		Bytes, Cap int64
+		By         Bound
+		Where      string
+	}
+	line := regexp.MustCompile(`headroom=(\{.*\})`).FindSubmatch(out)
+	if line == nil || json.Unmarshal(line[1], &got) != nil {
+		t.Fatalf("child printed no headroom:\n%s", out)
+	}
+	// The child sets the limit to its VmSize + extra; by the time it reads
+	// the headroom its runtime may have mapped a little more.
+	if got.By != ByRlimit || got.Bytes > extra || got.Bytes < extra/2 {
+		t.Fatalf("headroom under RLIMIT_AS = VmSize + %d MiB: %+v, want by RLIMIT_AS, within (%d, %d] MiB", extra>>20, got, extra>>21, extra>>20)
+	}
+	if !strings.Contains(got.Where, "RLIMIT_AS") || !strings.Contains(got.Where, "ulimit -v "+strconv.FormatInt(got.Cap>>10, 10)) {
+		t.Errorf("Where = %q, want RLIMIT_AS and the ulimit -v value named", got.Where)
+	}
+}
+
+// TestHeadroomRlimitChild is TestHeadroomRlimit's child: it lowers its own
+// soft RLIMIT_AS and prints Headroom as JSON.
+func TestHeadroomRlimitChild(t *testing.T) {
+	extra, err := strconv.ParseInt(os.Getenv("MEMCTL_RLIMIT_EXTRA"), 10, 64)
+	if err != nil {
+		t.Skip("child of TestHeadroomRlimit")
+	}
+	vm, ok := selfStatus("VmSize")
+	if !ok {
+		t.Fatal("no VmSize in /proc/self/status")
+	}
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Cur = uint64(vm + extra)
+	if err := syscall.Setrlimit(syscall.RLIMIT_AS, &r); err != nil {
+		t.Fatal(err)
+	}
+	l, ok := Headroom()
+	if !ok {
+		t.Fatal("no headroom")
+	}
+	b, _ := json.Marshal(map[string]any{"Bytes": l.Bytes, "Cap": l.Cap, "By": l.By, "Where": l.Where(func(b float64) string { return strconv.FormatFloat(b/1e9, 'f', 2, 64) + " GB" })})
+	fmt.Printf("headroom=%s\n", b)
 }
