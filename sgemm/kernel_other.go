@@ -8,19 +8,19 @@ const (
 	hasAVX512 = false
 )
 
-func kern6x16(kb int, a *float32, ars, aks int, b *float32, bks int, c *float32, ldc int, acc bool) {
+func kern6x16(kb int, a *float32, ars, aks, apan int, b *float32, bks int, c *float32, ldc, tiles int, acc bool) {
 	panic("sgemm: no assembly kernel")
 }
 
-func kern12x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool) {
+func kern12x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc, tiles int, acc bool) {
 	panic("sgemm: no assembly kernel")
 }
 
-func kern12x16(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool) {
+func kern12x16(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc, tiles int, acc bool) {
 	panic("sgemm: no assembly kernel")
 }
 
-func kern6x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool) {
+func kern6x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc, tiles int, acc bool) {
 	panic("sgemm: no assembly kernel")
 }
 
