@@ -30,9 +30,9 @@ type panel struct {
 // neighbouring B panels go to the kernel together when they live in the
 // same place (both in place, or both packed), else one at a time. For each
 // B panel (pair) one kernel call walks the strip of every whole A panel
-// (pair) of the block and stores straight into C; the tiles at the edges
-// (a last A panel of fewer than six rows, B columns past nb, C with a
-// column stride) go through tileAt one A panel at a time.
+// (pair) of the block and stores straight into C, or into w.strip first
+// when B has columns past nb or C a column stride; a last A panel of fewer
+// than six rows goes through tileAt.
 func macro(kern Kernel, w *work, a, b Strided, bp []float32, directB bool, c Strided, ic, mb, jc, nb, pc, kb int, acc bool) {
 	direct := a.Col == 1
 	full := mb / mr * mr // rows in whole panels
@@ -79,32 +79,35 @@ func macro(kern Kernel, w *work, a, b Strided, bp []float32, directB bool, c Str
 				nbp = 2
 			}
 		}
-		j0 := jc + jr
-		if c.Col != 1 || nb-jr < nbp*nr {
-			for ir := 0; ir < mb; ir += mr {
-				as[0] = aPanel(ir)
-				tileAt(kern, w, as[:1], bs[:nbp], c, ic+ir, j0, kb, acc)
-			}
-			jr += nbp * nr
-			continue
-		}
-		// Whole columns: strips of rp-panel tiles, then (rp = 2) one
-		// 6-row tile, straight into C; then the partial panel.
+		j0, tc := jc+jr, nbp*nr
+		cols := min(tc, nb-jr)
 		b0 := bs[0]
 		bv, bpan := b0.data[b0.off:], bs[nbp-1].off-b0.off
+		// Strips of rp-panel tiles, then (rp = 2) one 6-row tile: straight
+		// into C when every column is real and C's rows are contiguous,
+		// else into w.strip and from there into C.
 		for i, r := 0, rp; i < full; r = 1 {
-			if tiles := (full - i) / (r * mr); tiles > 0 {
+			tiles := (full - i) / (r * mr)
+			if tiles == 0 {
+				continue
+			}
+			rows := tiles * r * mr
+			if cols == tc && c.Col == 1 {
 				off := (ic+i)*c.Row + j0
 				kernel(kern, kb, ad[i/mr*apan:], ars, aks, apan, r, bv, b0.ks, bpan, nbp,
-					c.Data[off:off+(tiles*r*mr-1)*c.Row+nbp*nr], c.Row, tiles, acc)
-				i += tiles * r * mr
+					c.Data[off:off+(rows-1)*c.Row+tc], c.Row, tiles, acc)
+			} else {
+				w.strip = grow(w.strip, rows*tc)
+				kernel(kern, kb, ad[i/mr*apan:], ars, aks, apan, r, bv, b0.ks, bpan, nbp, w.strip, tc, tiles, false)
+				storeRows(c, w.strip, tc, ic+i, j0, rows, cols, acc)
 			}
+			i += rows
 		}
 		if full < mb {
 			as[0] = aPanel(full)
 			tileAt(kern, w, as[:1], bs[:nbp], c, ic+full, j0, kb, acc)
 		}
-		jr += nbp * nr
+		jr += tc
 	}
 }
 
@@ -114,18 +117,31 @@ func macro(kern Kernel, w *work, a, b Strided, bp []float32, directB bool, c Str
 func tileAt(kern Kernel, w *work, as, bs []panel, c Strided, i0, j0, kb int, acc bool) {
 	a0, b0 := as[0], bs[0]
 	tc := len(bs) * nr
-	rows, cols := a0.n, tc-nr+bs[len(bs)-1].n
 	bpan := bs[len(bs)-1].off - b0.off
 	kernel(kern, kb, a0.data[a0.off:], a0.rs, a0.ks, 0, 1, b0.data[b0.off:], b0.ks, bpan, len(bs), w.tile[:mr*tc], tc, 1, false)
+	storeRows(c, w.tile[:], tc, i0, j0, a0.n, tc-nr+bs[len(bs)-1].n, acc)
+}
+
+// storeRows stores (or, with acc, adds) rows×cols of t (rows ld apart) into
+// C from (i0, j0).
+func storeRows(c Strided, t []float32, ld, i0, j0, rows, cols int, acc bool) {
 	off := i0*c.Row + j0*c.Col
 	for i := range rows {
 		row := c.Data[off+i*c.Row:]
-		t := w.tile[i*tc : i*tc+cols]
-		if acc {
+		t := t[i*ld : i*ld+cols]
+		switch {
+		case c.Col == 1 && acc:
+			row = row[:cols]
+			for j, v := range t {
+				row[j] += v
+			}
+		case c.Col == 1:
+			copy(row[:cols], t)
+		case acc:
 			for j, v := range t {
 				row[j*c.Col] += v
 			}
-		} else {
+		default:
 			for j, v := range t {
 				row[j*c.Col] = v
 			}

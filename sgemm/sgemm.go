@@ -300,9 +300,10 @@ func newPlan(kern Kernel, batch, m, n, k, threads int, directB bool) plan {
 
 // work is one goroutine's packing space.
 type work struct {
-	a    []float32                // packed A block: mc×kc in panels of mr rows
-	b    []float32                // packed B block: kc×nc in panels of nr columns
-	tile [2 * mr * 2 * nr]float32 // the largest tile (12×32), row-major
+	a     []float32                // packed A block: mc×kc in panels of mr rows
+	b     []float32                // packed B block: kc×nc in panels of nr columns
+	strip []float32                // a strip of tiles bound for C through a copy
+	tile  [2 * mr * 2 * nr]float32 // the largest tile (12×32), row-major
 }
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
