@@ -46,3 +46,16 @@ func copyRows6(dst, src *float32, ld, n int)
 //
 //go:noescape
 func dot12(kb int, a *float32, aks int, b *float32, bcs int, c *float32)
+
+// outer, gemv96 and gemv8 are the logit layer's products (gemv_amd64.s;
+// AVX2/FMA): C(i, j) = a[i·ars]·b[j] for K = 1, and 96 (8) columns of a
+// one-row product, B's rows bks apart.
+//
+//go:noescape
+func outer(m, n int, a *float32, ars int, b *float32, c *float32, ldc int)
+
+//go:noescape
+func gemv96(kb int, a *float32, aks int, b *float32, bks int, c *float32)
+
+//go:noescape
+func gemv8(kb int, a *float32, aks int, b *float32, bks int, c *float32)

@@ -30,3 +30,15 @@ func copyRows6(dst, src *float32, ld, n int)  { panic("sgemm: no assembly kernel
 func dot12(kb int, a *float32, aks int, b *float32, bcs int, c *float32) {
 	panic("sgemm: no assembly kernel")
 }
+
+func outer(m, n int, a *float32, ars int, b *float32, c *float32, ldc int) {
+	panic("sgemm: no assembly kernel")
+}
+
+func gemv96(kb int, a *float32, aks int, b *float32, bks int, c *float32) {
+	panic("sgemm: no assembly kernel")
+}
+
+func gemv8(kb int, a *float32, aks int, b *float32, bks int, c *float32) {
+	panic("sgemm: no assembly kernel")
+}

@@ -87,6 +87,16 @@ func MultiplyWith(kern Kernel, batch, m, n, k int, a, b, c Strided, threads int)
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	if kern != KernelGo && useGEMV && n >= 8 {
+		switch {
+		case k == 1 && b.Col == 1 && c.Col == 1:
+			multiplyOuter(batch, m, n, a, b, c, threads)
+			return
+		case m == 1 && b.Col == 1:
+			multiplyRow(batch, n, k, a, b, c, threads)
+			return
+		}
+	}
 	if m == 1 && b.Row == 1 && n >= dotCols && kern != KernelGo && useDot {
 		multiplyDot(batch, n, k, a, b, c, threads)
 		return
