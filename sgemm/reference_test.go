@@ -63,6 +63,30 @@ func refMultiply(p problem) Strided {
 	return c
 }
 
+// defaultMC is the A block's rows chosen for this CPU (tests change mc
+// and put it back).
+var defaultMC = mc
+
+// TestMCFor: the A block fills half of L2 in whole 12-row tiles, within
+// [120, 1020] rows.
+func TestMCFor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		l2   int
+		want int
+	}{
+		{"unknown", 0, 120}, {"256 KiB", 256 << 10, 120}, {"512 KiB (Zen 3)", 512 << 10, 252},
+		{"1 MiB (Zen 5)", 1 << 20, 504}, {"1.25 MiB", 1280 << 10, 636}, {"2 MiB", 2 << 20, 1020}, {"32 MiB", 32 << 20, 1020},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := mcFor(tc.l2); got != tc.want {
+				t.Errorf("mcFor(%d) = %d, want %d", tc.l2, got, tc.want)
+			}
+		})
+	}
+	t.Logf("this CPU: L2 %d KiB, mc %d", l2Bytes()>>10, mc)
+}
+
 func TestFMA32(t *testing.T) {
 	one := float32(1)
 	eps := float32(math.Nextafter32(1, 2) - 1) // 2⁻²³
@@ -100,7 +124,9 @@ var referenceShapes = [][4]int{ // batch, m, n, k
 
 // TestKernelsMatchReference: every assembly kernel gives exactly
 // refMultiply's bits on every layout (A, B transposed or not, C with a
-// column stride), one thread and three. A kernel that reads a wrong panel,
+// column stride), one thread and several, with this CPU's A blocks (mc)
+// and with blocks of 30 and 12 rows (block edges inside every shape, a
+// 6-row tile after the 12-row strips). A kernel that reads a wrong panel,
 // drops a tile of a strip, splits K otherwise or rounds twice fails here;
 // so does a K = 1 product that multiplies without the FMA's + 0 (the sign
 // of a zero product).
@@ -120,14 +146,16 @@ func TestKernelsMatchReference(t *testing.T) {
 				if kern == KernelGo {
 					continue
 				}
-				for _, threads := range []int{1, 3} {
+				for _, run := range []struct{ threads, blockRows int }{{1, defaultMC}, {3, defaultMC}, {1, 30}, {2, 12}} {
 					for _, ct := range []bool{false, true} {
-						name := fmt.Sprintf("%v transposed %v %s threads=%d Cᵀ=%v", s, lay, kern, threads, ct)
+						name := fmt.Sprintf("%v transposed %v %s threads=%d mc=%d Cᵀ=%v", s, lay, kern, run.threads, run.blockRows, ct)
 						c := outC(p.batch, p.m, p.n)
 						if ct {
 							c = outC(p.batch, p.n, p.m).T()
 						}
-						MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, c, threads)
+						mc = run.blockRows
+						MultiplyWith(kern, p.batch, p.m, p.n, p.k, p.a, p.b, c, run.threads)
+						mc = defaultMC
 						if e, i, j, ok := firstDiff(c, want, p); !ok {
 							t.Errorf("%s: C[%d][%d,%d] = %g, reference %g", name, e, i, j, at(c, e, i, j), at(want, e, i, j))
 						}

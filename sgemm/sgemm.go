@@ -7,16 +7,30 @@ import (
 	"sync/atomic"
 )
 
-// Blocking of the algorithm, in elements. The A block (mc×kc, 120 KiB)
-// stays in L2 while the kernel streams it against one B panel (kc×16,
-// 16 KiB) that stays in L1; kc is the largest contraction chunk.
+// Blocking of the algorithm, in elements. The A block (mc×kc) stays in L2
+// while the kernel streams it against one B panel (kc×16, 16 KiB) that
+// stays in L1. kc is the largest contraction chunk: it sets where each
+// element's sum restarts, so it is part of the results and fixed (see
+// the package doc); mc only orders the work and is chosen at run time.
 const (
 	mr = 6    // rows of the micro-tile
 	nr = 16   // columns of the micro-tile (two ymm registers)
 	kc = 256  // largest contraction chunk
-	mc = 120  // rows of a packed A block (a multiple of mr)
 	nc = 4096 // columns of a packed B block (a multiple of nr)
 )
+
+// mc is the rows of an A block: mcFor this CPU's L2.
+var mc = mcFor(l2Bytes())
+
+// mcFor is the rows of an A block that fill half of an L2 cache of l2
+// bytes at the largest chunk (the other half holds the B panels streaming
+// through and C), a multiple of 12 (whole AVX-512 tiles), from 120 rows
+// (a 256 KiB L2, or an unknown one) to 1020 (a 2 MiB L2): 252 on a
+// 512 KiB L2 (AMD Zen 3), 504 on 1 MiB (Zen 4, Zen 5, Intel Xeon).
+func mcFor(l2 int) int {
+	const lo, hi = 120, 1020
+	return min(hi, max(lo, l2/2/(kc*4)/12*12))
+}
 
 // Strided is a batch of matrices stored in a flat slice: element (i, j) of
 // matrix p is Data[p·Batch + i·Row + j·Col]. Strides are in elements and
