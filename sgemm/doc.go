@@ -19,7 +19,12 @@
 // "Anatomy of high-performance matrix multiplication", ACM TOMS 34(3),
 // 2008): B is packed in blocks of KC×NC into panels of 16 columns, A in
 // blocks of MC×KC into panels of 6 rows, zero-padded at the edges, so the
-// micro-kernel reads both operands with unit stride whatever their layout.
+// micro-kernel reads both operands with unit stride whatever their layout
+// (an operand whose rows are already contiguous is read in place). One
+// assembly call walks a whole strip: every A panel of an MC-row block
+// against one B panel, prefetching each tile's C, so the Go code around
+// the kernel runs once per strip, not per tile. MC is half of the CPU's L2
+// (CPUID, at run time); KC is fixed, since it decides the chunks below.
 // Operands are strided views (any row, column and batch stride, including
 // transposes and broadcast batches), so callers never transpose first.
 //
