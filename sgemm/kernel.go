@@ -93,31 +93,40 @@ func (k Kernel) tile() (rp, cp int) {
 	return 1, 1
 }
 
-// kernel computes the (rp·mr)×(cp·nr) tile Σ_k A(i,k)·B(k,j) (k < kb, in k
-// order, fused multiply-adds from zero) and stores it to c[i·ldc+j], or
-// adds it there when acc. A(i,k) = a[(i/mr)·apan + (i%mr)·ars + k·aks],
-// B(k,j) = b[(j/nr)·bpan + k·bks + j%nr]; rp, cp ∈ {1, 2} (1 and 1 for the
-// go and avx2 kernels). The callers' slicing makes a, b and c long enough
-// (checked here once more before the assembly).
-func kernel(kern Kernel, kb int, a []float32, ars, aks, apan, rp int, b []float32, bks, bpan, cp int, c []float32, ldc int, acc bool) {
-	_ = a[(rp-1)*apan+(mr-1)*ars+(kb-1)*aks]
+// kernel computes a strip of tiles (rp·mr)×(cp·nr) tiles down C: tile t
+// is Σ_k A(t·rp·mr + i, k)·B(k, j) (k < kb, in k order, fused multiply-adds
+// from zero), stored to c[(t·rp·mr + i)·ldc + j], or added there when acc.
+// A's panels lie apan elements apart, A(i, k) = a[(i/mr)·apan + (i%mr)·ars
+// + k·aks]; B(k,j) = b[(j/nr)·bpan + k·bks + j%nr]; rp, cp ∈ {1, 2} (1 and
+// 1 for the go and avx2 kernels). One call walks every A panel of a block
+// against the same B panels (still in L1), so the Go bookkeeping is paid
+// per strip, not per tile. The callers' slicing makes a, b and c long
+// enough (checked here once more before the assembly).
+func kernel(kern Kernel, kb int, a []float32, ars, aks, apan, rp int, b []float32, bks, bpan, cp int, c []float32, ldc, tiles int, acc bool) {
+	if tiles <= 0 {
+		return
+	}
+	_ = a[(tiles*rp-1)*apan+(mr-1)*ars+(kb-1)*aks]
 	_ = b[(cp-1)*bpan+(kb-1)*bks+nr-1]
-	_ = c[(rp*mr-1)*ldc+cp*nr-1]
+	_ = c[(tiles*rp*mr-1)*ldc+cp*nr-1]
 	switch {
 	case kern == KernelGo:
-		for g := range rp {
-			for h := range cp {
-				kernelGo(kb, a[g*apan:], ars, aks, b[h*bpan:], bks, c[g*mr*ldc+h*nr:], ldc, acc)
+		for t := range tiles {
+			for g := range rp {
+				for h := range cp {
+					p := t*rp + g
+					kernelGo(kb, a[p*apan:], ars, aks, b[h*bpan:], bks, c[p*mr*ldc+h*nr:], ldc, acc)
+				}
 			}
 		}
 	case rp == 2 && cp == 2:
-		kern12x32(kb, &a[0], ars, aks, apan, &b[0], bks, bpan, &c[0], ldc, acc)
+		kern12x32(kb, &a[0], ars, aks, apan, &b[0], bks, bpan, &c[0], ldc, tiles, acc)
 	case rp == 2:
-		kern12x16(kb, &a[0], ars, aks, apan, &b[0], bks, bpan, &c[0], ldc, acc)
+		kern12x16(kb, &a[0], ars, aks, apan, &b[0], bks, bpan, &c[0], ldc, tiles, acc)
 	case cp == 2:
-		kern6x32(kb, &a[0], ars, aks, apan, &b[0], bks, bpan, &c[0], ldc, acc)
+		kern6x32(kb, &a[0], ars, aks, apan, &b[0], bks, bpan, &c[0], ldc, tiles, acc)
 	default:
-		kern6x16(kb, &a[0], ars, aks, &b[0], bks, &c[0], ldc, acc)
+		kern6x16(kb, &a[0], ars, aks, apan, &b[0], bks, &c[0], ldc, tiles, acc)
 	}
 }
 

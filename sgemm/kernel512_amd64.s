@@ -11,32 +11,71 @@
 //   A(i, k) = a + i·ars + k·aks for the first six rows; rows 6..11 start
 //   apan further (two A panels). B(k, j) = b + k·bks + j for j < 16, and
 //   B(k, 16+j) = b + bpan + k·bks + j (two B panels). C rows are ldc apart.
+//   Each call walks a strip of `tiles` tiles down C against the same B:
+//   tile t reads the A panels starting t·rp·apan after a (rp = 2 for the
+//   12-row tiles, 1 for 6×32) and writes C rows t·rp·6 on.
 //
 // Registers: CX steps left, SI/R10 rows 0 and 3 of A, R13/R14 rows 6 and 9,
-// R9 ars, R11 aks, DI B, AX bpan, R12 bks, DX C, R8 ldc.
+// R9 ars, R11 aks, DI B, AX bpan, R12 bks, DX C, R8 ldc, R15 the tile's A.
+// tiles+80(FP) counts the tiles left.
 
 #define LOADARGS \
-	MOVQ kb+0(FP), CX \
-	MOVQ a+8(FP), SI \
+	MOVQ a+8(FP), R15 \
 	MOVQ ars+16(FP), R9 \
 	SHLQ $2, R9 \
 	MOVQ aks+24(FP), R11 \
 	SHLQ $2, R11 \
-	MOVQ apan+32(FP), R13 \
-	SHLQ $2, R13 \
-	ADDQ SI, R13 \
-	MOVQ b+40(FP), DI \
 	MOVQ bks+48(FP), R12 \
 	SHLQ $2, R12 \
 	MOVQ bpan+56(FP), AX \
 	SHLQ $2, AX \
 	MOVQ c+64(FP), DX \
 	MOVQ ldc+72(FP), R8 \
-	SHLQ $2, R8 \
+	SHLQ $2, R8
+
+// The start of a tile: A's row pointers from R15, B and the step count
+// from the arguments.
+#define TILESTART \
+	MOVQ kb+0(FP), CX \
+	MOVQ b+40(FP), DI \
+	MOVQ R15, SI \
+	MOVQ apan+32(FP), R13 \
+	SHLQ $2, R13 \
+	ADDQ SI, R13 \
 	LEAQ (SI)(R9*2), R10 \
 	ADDQ R9, R10 \
 	LEAQ (R13)(R9*2), R14 \
 	ADDQ R9, R14
+
+// The end of a tile: R15 moves rp A panels on (DX is at the next tile's C
+// already); loop while tiles are left.
+#define TILENEXT(rp, label) \
+	MOVQ apan+32(FP), BX \
+	SHLQ $(2+rp-1), BX \
+	ADDQ BX, R15 \
+	DECQ tiles+80(FP) \
+	JNZ  label
+
+// Prefetch n rows of C from DX on (BX): 32 floats a row (128 bytes, two
+// or three cache lines) or 16 (one or two).
+#define PFROW32 \
+	PREFETCHT0 (BX) \
+	PREFETCHT0 64(BX) \
+	PREFETCHT0 124(BX) \
+	ADDQ R8, BX
+
+#define PFROW16 \
+	PREFETCHT0 (BX) \
+	PREFETCHT0 60(BX) \
+	ADDQ R8, BX
+
+#define PF6(row) \
+	row \
+	row \
+	row \
+	row \
+	row \
+	row
 
 // Three rows of A (at p, p+ars, p+2·ars) broadcast and multiplied into
 // two registers each (32 columns).
@@ -167,15 +206,22 @@ l1: \
 	VMOVUPS r, (DX) \
 	ADDQ R8, DX
 
-// func kern12x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool)
-TEXT ·kern12x32(SB), NOSPLIT, $0-81
+// func kern12x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc, tiles int, acc bool)
+TEXT ·kern12x32(SB), NOSPLIT, $0-89
 	LOADARGS
+	CMPQ tiles+80(FP), $0
+	JEQ  kern12x32done
+kern12x32tile:
+	TILESTART
+	MOVQ DX, BX
+	PF6(PFROW32)
+	PF6(PFROW32)
 	ZERO24
-	KLOOP(STEP12x32, k1232l4, k1232l1, k1232st)
-k1232st:
-	MOVBLZX acc+80(FP), BX
+	KLOOP(STEP12x32, kern12x32l4, kern12x32l1, kern12x32st)
+kern12x32st:
+	MOVBLZX acc+88(FP), BX
 	TESTL BX, BX
-	JNZ  k1232acc
+	JNZ  kern12x32acc
 	ST2(Z8, Z9)
 	ST2(Z10, Z11)
 	ST2(Z12, Z13)
@@ -188,9 +234,8 @@ k1232st:
 	ST2(Z26, Z27)
 	ST2(Z28, Z29)
 	ST2(Z30, Z31)
-	VZEROUPPER
-	RET
-k1232acc:
+	JMP  kern12x32next
+kern12x32acc:
 	AD2(Z8, Z9)
 	AD2(Z10, Z11)
 	AD2(Z12, Z13)
@@ -203,18 +248,28 @@ k1232acc:
 	AD2(Z26, Z27)
 	AD2(Z28, Z29)
 	AD2(Z30, Z31)
+kern12x32next:
+	TILENEXT(2, kern12x32tile)
 	VZEROUPPER
+kern12x32done:
 	RET
 
-// func kern12x16(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool)
-TEXT ·kern12x16(SB), NOSPLIT, $0-81
+// func kern12x16(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc, tiles int, acc bool)
+TEXT ·kern12x16(SB), NOSPLIT, $0-89
 	LOADARGS
+	CMPQ tiles+80(FP), $0
+	JEQ  kern12x16done
+kern12x16tile:
+	TILESTART
+	MOVQ DX, BX
+	PF6(PFROW16)
+	PF6(PFROW16)
 	ZERO12
-	KLOOP(STEP12x16, k1216l4, k1216l1, k1216st)
-k1216st:
-	MOVBLZX acc+80(FP), BX
+	KLOOP(STEP12x16, kern12x16l4, kern12x16l1, kern12x16st)
+kern12x16st:
+	MOVBLZX acc+88(FP), BX
 	TESTL BX, BX
-	JNZ  k1216acc
+	JNZ  kern12x16acc
 	ST1(Z8)
 	ST1(Z9)
 	ST1(Z10)
@@ -227,9 +282,8 @@ k1216st:
 	ST1(Z17)
 	ST1(Z18)
 	ST1(Z19)
-	VZEROUPPER
-	RET
-k1216acc:
+	JMP  kern12x16next
+kern12x16acc:
 	AD1(Z8)
 	AD1(Z9)
 	AD1(Z10)
@@ -242,32 +296,43 @@ k1216acc:
 	AD1(Z17)
 	AD1(Z18)
 	AD1(Z19)
+kern12x16next:
+	TILENEXT(2, kern12x16tile)
 	VZEROUPPER
+kern12x16done:
 	RET
 
-// func kern6x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc int, acc bool)
-TEXT ·kern6x32(SB), NOSPLIT, $0-81
+// func kern6x32(kb int, a *float32, ars, aks, apan int, b *float32, bks, bpan int, c *float32, ldc, tiles int, acc bool)
+TEXT ·kern6x32(SB), NOSPLIT, $0-89
 	LOADARGS
+	CMPQ tiles+80(FP), $0
+	JEQ  kern6x32done
+kern6x32tile:
+	TILESTART
+	MOVQ DX, BX
+	PF6(PFROW32)
 	ZERO12
-	KLOOP(STEP6x32, k632l4, k632l1, k632st)
-k632st:
-	MOVBLZX acc+80(FP), BX
+	KLOOP(STEP6x32, kern6x32l4, kern6x32l1, kern6x32st)
+kern6x32st:
+	MOVBLZX acc+88(FP), BX
 	TESTL BX, BX
-	JNZ  k632acc
+	JNZ  kern6x32acc
 	ST2(Z8, Z9)
 	ST2(Z10, Z11)
 	ST2(Z12, Z13)
 	ST2(Z14, Z15)
 	ST2(Z16, Z17)
 	ST2(Z18, Z19)
-	VZEROUPPER
-	RET
-k632acc:
+	JMP  kern6x32next
+kern6x32acc:
 	AD2(Z8, Z9)
 	AD2(Z10, Z11)
 	AD2(Z12, Z13)
 	AD2(Z14, Z15)
 	AD2(Z16, Z17)
 	AD2(Z18, Z19)
+kern6x32next:
+	TILENEXT(1, kern6x32tile)
 	VZEROUPPER
+kern6x32done:
 	RET

@@ -44,24 +44,56 @@
 	VMOVUPS hi, 32(DX) \
 	ADDQ R8, DX
 
-// func kern6x16(kb int, a *float32, ars, aks int, b *float32, bks int, c *float32, ldc int, acc bool)
-// A element (i, k) is at a + i·ars + k·aks (in elements); B's 16 floats of
-// row k start at b + k·bks; C rows are ldc apart.
-TEXT ·kern6x16(SB), NOSPLIT, $0-65
-	MOVQ kb+0(FP), CX
+// Prefetch the six rows of C's tile at DX (16 floats a row, which may
+// straddle two cache lines) while the contraction runs: AX, R8 ldc (bytes).
+#define PREFETCHC6 \
+	LEAQ (DX)(R8*2), AX \
+	ADDQ R8, AX \
+	PREFETCHT0 (DX) \
+	PREFETCHT0 60(DX) \
+	PREFETCHT0 (DX)(R8*1) \
+	PREFETCHT0 60(DX)(R8*1) \
+	PREFETCHT0 (DX)(R8*2) \
+	PREFETCHT0 60(DX)(R8*2) \
+	PREFETCHT0 (AX) \
+	PREFETCHT0 60(AX) \
+	PREFETCHT0 (AX)(R8*1) \
+	PREFETCHT0 60(AX)(R8*1) \
+	PREFETCHT0 (AX)(R8*2) \
+	PREFETCHT0 60(AX)(R8*2)
+
+// func kern6x16(kb int, a *float32, ars, aks, apan int, b *float32, bks int, c *float32, ldc, tiles int, acc bool)
+// A strip of `tiles` 6×16 tiles down C against one B panel: tile t's A
+// element (i, k) is at a + t·apan + i·ars + k·aks (in elements), B's 16
+// floats of row k at b + k·bks; it writes (or with acc adds to) C rows
+// 6t..6t+5, rows ldc apart. Registers: R14 tiles left, R13 the step from the end of
+// one tile's A to the start of the next (apan − kb·aks, bytes).
+TEXT ·kern6x16(SB), NOSPLIT, $0-81
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R9
 	SHLQ $2, R9
 	MOVQ aks+24(FP), R11
 	SHLQ $2, R11
-	MOVQ b+32(FP), DI
-	MOVQ bks+40(FP), R12
+	MOVQ apan+32(FP), R13
+	SHLQ $2, R13
+	MOVQ kb+0(FP), AX
+	IMULQ R11, AX
+	SUBQ AX, R13
+	MOVQ bks+48(FP), R12
 	SHLQ $2, R12
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), R8
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
 	SHLQ $2, R8
+	MOVQ tiles+72(FP), R14
+	TESTQ R14, R14
+	JZ   done
+
+tile:
+	MOVQ kb+0(FP), CX
+	MOVQ b+40(FP), DI
 	LEAQ (SI)(R9*2), R10
 	ADDQ R9, R10 // row 3
+	PREFETCHC6
 
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
@@ -100,7 +132,7 @@ loop1:
 	JNZ  loop1
 
 store:
-	MOVBLZX acc+64(FP), AX
+	MOVBLZX acc+80(FP), AX
 	TESTL AX, AX
 	JNZ  accumulate
 	STORE(Y4, Y5)
@@ -109,8 +141,7 @@ store:
 	STORE(Y10, Y11)
 	STORE(Y12, Y13)
 	STORE(Y14, Y15)
-	VZEROUPPER
-	RET
+	JMP  next
 
 accumulate:
 	ADDSTORE(Y4, Y5)
@@ -119,7 +150,14 @@ accumulate:
 	ADDSTORE(Y10, Y11)
 	ADDSTORE(Y12, Y13)
 	ADDSTORE(Y14, Y15)
+
+next:
+	ADDQ R13, SI // the next tile's A; DX is at its C already
+	DECQ R14
+	JNZ  tile
 	VZEROUPPER
+
+done:
 	RET
 
 // func copyRows16(dst, src *float32, ld, n int)

@@ -27,8 +27,12 @@ type panel struct {
 // of 16.
 //
 // The kernel's tile covers rp A panels and cp B panels (kern.tile); two
-// neighbouring panels go to the kernel together when they live in the same
-// place (both in place, or both packed), else one at a time.
+// neighbouring B panels go to the kernel together when they live in the
+// same place (both in place, or both packed), else one at a time. For each
+// B panel (pair) one kernel call walks the strip of every whole A panel
+// (pair) of the block and stores straight into C, or into w.strip first
+// when B has columns past nb or C a column stride; a last A panel of fewer
+// than six rows goes through tileAt.
 func macro(kern Kernel, w *work, a, b Strided, bp []float32, directB bool, c Strided, ic, mb, jc, nb, pc, kb int, acc bool) {
 	direct := a.Col == 1
 	full := mb / mr * mr // rows in whole panels
@@ -40,15 +44,20 @@ func macro(kern Kernel, w *work, a, b Strided, bp []float32, directB bool, c Str
 		w.a = grow(w.a, kb*mr)
 		packA(kern, w.a, a, ic+full, mb-full, pc, kb)
 	}
+	// The whole A panels: the first at ad, the next apan elements on.
+	ad, ars, aks, apan := w.a, 1, mr, mr*kb
+	if direct {
+		ad, ars, aks, apan = a.Data[ic*a.Row+pc*a.Col:], a.Row, a.Col, mr*a.Row
+	}
 	aPanel := func(ir int) panel {
-		rows := min(mr, mb-ir)
-		switch {
-		case !direct:
-			return panel{w.a, ir * kb, 1, mr, 1, rows}
-		case ir < full:
-			return panel{a.Data, (ic+ir)*a.Row + pc*a.Col, a.Row, a.Col, 0, mr}
+		if ir < full {
+			return panel{ad, ir / mr * apan, ars, aks, 0, mr}
 		}
-		return panel{w.a, 0, 1, mr, 1, rows}
+		off := full * kb // the last, partial panel, packed
+		if direct {
+			off = 0
+		}
+		return panel{w.a, off, 1, mr, 1, mb - full}
 	}
 	bPanel := func(jr int) panel {
 		cols := min(nr, nb-jr)
@@ -62,61 +71,77 @@ func macro(kern Kernel, w *work, a, b Strided, bp []float32, directB bool, c Str
 	}
 	rp, cp := kern.tile()
 	var as, bs [2]panel
-	for jr := 0; jr < nb; jr += cp * nr {
-		nbp := 1
+	for jr := 0; jr < nb; {
 		bs[0] = bPanel(jr)
+		nbp := 1
 		if cp == 2 && jr+nr < nb {
-			bs[1], nbp = bPanel(jr+nr), 2
-		}
-		for ir := 0; ir < mb; ir += rp * mr {
-			nap := 1
-			as[0] = aPanel(ir)
-			if rp == 2 && ir+mr < mb {
-				as[1], nap = aPanel(ir+mr), 2
-			}
-			for ai := 0; ai < nap; {
-				na := 1
-				if ai == 0 && nap == 2 && as[0].src == as[1].src {
-					na = 2
-				}
-				for bi := 0; bi < nbp; {
-					nbb := 1
-					if bi == 0 && nbp == 2 && bs[0].src == bs[1].src {
-						nbb = 2
-					}
-					tileAt(kern, w, as[ai:ai+na], bs[bi:bi+nbb], c, ic+ir+ai*mr, jc+jr+bi*nr, kb, acc)
-					bi += nbb
-				}
-				ai += na
+			if bs[1] = bPanel(jr + nr); bs[1].src == bs[0].src {
+				nbp = 2
 			}
 		}
+		j0, tc := jc+jr, nbp*nr
+		cols := min(tc, nb-jr)
+		b0 := bs[0]
+		bv, bpan := b0.data[b0.off:], bs[nbp-1].off-b0.off
+		// Strips of rp-panel tiles, then (rp = 2) one 6-row tile: straight
+		// into C when every column is real and C's rows are contiguous,
+		// else into w.strip and from there into C.
+		for i, r := 0, rp; i < full; r = 1 {
+			tiles := (full - i) / (r * mr)
+			if tiles == 0 {
+				continue
+			}
+			rows := tiles * r * mr
+			if cols == tc && c.Col == 1 {
+				off := (ic+i)*c.Row + j0
+				kernel(kern, kb, ad[i/mr*apan:], ars, aks, apan, r, bv, b0.ks, bpan, nbp,
+					c.Data[off:off+(rows-1)*c.Row+tc], c.Row, tiles, acc)
+			} else {
+				w.strip = grow(w.strip, rows*tc)
+				kernel(kern, kb, ad[i/mr*apan:], ars, aks, apan, r, bv, b0.ks, bpan, nbp, w.strip, tc, tiles, false)
+				storeRows(c, w.strip, tc, ic+i, j0, rows, cols, acc)
+			}
+			i += rows
+		}
+		if full < mb {
+			as[0] = aPanel(full)
+			tileAt(kern, w, as[:1], bs[:nbp], c, ic+full, j0, kb, acc)
+		}
+		jr += tc
 	}
 }
 
-// tileAt runs the kernel on A panels as (rows from i0) and B panels bs
-// (columns from j0), one or two of each, and stores (or, with acc, adds)
-// the real rows and columns into C: directly when the whole tile is real
-// and C's rows are contiguous, else through w.tile.
+// tileAt runs the kernel on one A panel as[0] (rows from i0) and the B
+// panels bs (columns from j0, one or two) into w.tile, and stores (or, with
+// acc, adds) the real rows and columns into C.
 func tileAt(kern Kernel, w *work, as, bs []panel, c Strided, i0, j0, kb int, acc bool) {
 	a0, b0 := as[0], bs[0]
-	tr, tc := len(as)*mr, len(bs)*nr
-	rows, cols := tr-mr+as[len(as)-1].n, tc-nr+bs[len(bs)-1].n
-	apan, bpan := as[len(as)-1].off-a0.off, bs[len(bs)-1].off-b0.off
-	a, bv := a0.data[a0.off:], b0.data[b0.off:]
+	tc := len(bs) * nr
+	bpan := bs[len(bs)-1].off - b0.off
+	kernel(kern, kb, a0.data[a0.off:], a0.rs, a0.ks, 0, 1, b0.data[b0.off:], b0.ks, bpan, len(bs), w.tile[:mr*tc], tc, 1, false)
+	storeRows(c, w.tile[:], tc, i0, j0, a0.n, tc-nr+bs[len(bs)-1].n, acc)
+}
+
+// storeRows stores (or, with acc, adds) rows×cols of t (rows ld apart) into
+// C from (i0, j0).
+func storeRows(c Strided, t []float32, ld, i0, j0, rows, cols int, acc bool) {
 	off := i0*c.Row + j0*c.Col
-	if rows == tr && cols == tc && c.Col == 1 {
-		kernel(kern, kb, a, a0.rs, a0.ks, apan, len(as), bv, b0.ks, bpan, len(bs), c.Data[off:off+(tr-1)*c.Row+tc], c.Row, acc)
-		return
-	}
-	kernel(kern, kb, a, a0.rs, a0.ks, apan, len(as), bv, b0.ks, bpan, len(bs), w.tile[:tr*tc], tc, false)
 	for i := range rows {
 		row := c.Data[off+i*c.Row:]
-		t := w.tile[i*tc : i*tc+cols]
-		if acc {
+		t := t[i*ld : i*ld+cols]
+		switch {
+		case c.Col == 1 && acc:
+			row = row[:cols]
+			for j, v := range t {
+				row[j] += v
+			}
+		case c.Col == 1:
+			copy(row[:cols], t)
+		case acc:
 			for j, v := range t {
 				row[j*c.Col] += v
 			}
-		} else {
+		default:
 			for j, v := range t {
 				row[j*c.Col] = v
 			}

@@ -7,16 +7,30 @@ import (
 	"sync/atomic"
 )
 
-// Blocking of the algorithm, in elements. The A block (mc×kc, 120 KiB)
-// stays in L2 while the kernel streams it against one B panel (kc×16,
-// 16 KiB) that stays in L1; kc is the largest contraction chunk.
+// Blocking of the algorithm, in elements. The A block (mc×kc) stays in L2
+// while the kernel streams it against one B panel (kc×16, 16 KiB) that
+// stays in L1. kc is the largest contraction chunk: it sets where each
+// element's sum restarts, so it is part of the results and fixed (see
+// the package doc); mc only orders the work and is chosen at run time.
 const (
 	mr = 6    // rows of the micro-tile
 	nr = 16   // columns of the micro-tile (two ymm registers)
 	kc = 256  // largest contraction chunk
-	mc = 120  // rows of a packed A block (a multiple of mr)
 	nc = 4096 // columns of a packed B block (a multiple of nr)
 )
+
+// mc is the rows of an A block: mcFor this CPU's L2.
+var mc = mcFor(l2Bytes())
+
+// mcFor is the rows of an A block that fill half of an L2 cache of l2
+// bytes at the largest chunk (the other half holds the B panels streaming
+// through and C), a multiple of 12 (whole AVX-512 tiles), from 120 rows
+// (a 256 KiB L2, or an unknown one) to 1020 (a 2 MiB L2): 252 on a
+// 512 KiB L2 (AMD Zen 3), 504 on 1 MiB (Zen 4, Zen 5, Intel Xeon).
+func mcFor(l2 int) int {
+	const lo, hi = 120, 1020
+	return min(hi, max(lo, l2/2/(kc*4)/12*12))
+}
 
 // Strided is a batch of matrices stored in a flat slice: element (i, j) of
 // matrix p is Data[p·Batch + i·Row + j·Col]. Strides are in elements and
@@ -86,6 +100,16 @@ func MultiplyWith(kern Kernel, batch, m, n, k int, a, b, c Strided, threads int)
 	}
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
+	}
+	if kern != KernelGo && useGEMV && n >= 8 {
+		switch {
+		case k == 1 && b.Col == 1 && c.Col == 1:
+			multiplyOuter(batch, m, n, a, b, c, threads)
+			return
+		case m == 1 && b.Col == 1:
+			multiplyRow(batch, n, k, a, b, c, threads)
+			return
+		}
 	}
 	if m == 1 && b.Row == 1 && n >= dotCols && kern != KernelGo && useDot {
 		multiplyDot(batch, n, k, a, b, c, threads)
@@ -300,9 +324,10 @@ func newPlan(kern Kernel, batch, m, n, k, threads int, directB bool) plan {
 
 // work is one goroutine's packing space.
 type work struct {
-	a    []float32                // packed A block: mc×kc in panels of mr rows
-	b    []float32                // packed B block: kc×nc in panels of nr columns
-	tile [2 * mr * 2 * nr]float32 // the largest tile (12×32), row-major
+	a     []float32                // packed A block: mc×kc in panels of mr rows
+	b     []float32                // packed B block: kc×nc in panels of nr columns
+	strip []float32                // a strip of tiles bound for C through a copy
+	tile  [2 * mr * 2 * nr]float32 // the largest tile (12×32), row-major
 }
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
