@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -54,6 +53,7 @@ var optionInMessage = regexp.MustCompile("`([a-z_]+)`")
 // flagError says a library error about one of a command's options (a
 // *config.FieldError) in flags: its key, and the options its message
 // names as `key`, become --key (_ as -), or the flag flags maps them to.
+// The result is a *usageError wrapping err (exit status 2).
 func flagError(err error, flags map[string]string) error {
 	var fe *config.FieldError
 	if !errors.As(err, &fe) {
@@ -66,5 +66,5 @@ func flagError(err error, flags map[string]string) error {
 		return "--" + strings.ReplaceAll(key, "_", "-")
 	}
 	msg := optionInMessage.ReplaceAllStringFunc(fe.Msg, func(m string) string { return flag(m[1 : len(m)-1]) })
-	return fmt.Errorf("%s: %s", flag(fe.Key), msg)
+	return &usageError{msg: flag(fe.Key) + ": " + msg, err: err}
 }

@@ -33,7 +33,9 @@ func newRootCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
 		Long: `train runs the labelprivacy pipeline from a config file: data, privatized
 labels (RR, LLP, LLP+Laplace, LLP+Geometric), training, audit and reports.
 
-With no arguments it runs the embedded default config (configs/quickstart.yaml).`,
+With no arguments it runs the embedded default config (configs/quickstart.yaml).
+
+` + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -55,6 +57,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.VersionLine()) }},
 	)
+	markRan(root)
 	return root
 }
 
@@ -269,7 +272,7 @@ func newReportCmd(ev *console.Events) *cobra.Command {
 			if len(o.Compare) == 1 && len(args) == 1 {
 				o.Compare = append(o.Compare, args[0]) // --compare A B
 			} else if len(args) > 0 {
-				return fmt.Errorf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])
+				return &usageError{msg: fmt.Sprintf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])}
 			}
 			o.Invocation = config.Invocation{Command: commandLine(cmd)}
 			if len(args) == 1 {
