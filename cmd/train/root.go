@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -33,12 +34,13 @@ func newRootCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
 		Long: `train runs the labelprivacy pipeline from a config file: data, privatized
 labels (RR, LLP, LLP+Laplace, LLP+Geometric), training, audit and reports.
 
-With no arguments it runs the embedded default config (configs/quickstart.yaml).
+With no arguments it runs the embedded default config (configs/quickstart.yaml);
+key=value arguments override its keys (train train.epochs=3), as --set does.
 
 ` + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          overrideArgs,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -48,7 +50,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		})
 	}
 	runCmd := stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll)
-	root.RunE = runCmd.RunE // the quickstart: no -c, no --set
+	root.RunE = runCmd.RunE // the quickstart: no -c, no --set (key=value arguments only)
 	root.AddCommand(runCmd,
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
@@ -61,17 +63,19 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 	return root
 }
 
-// configCmd is a command taking -c FILE and --set key=value flags.
+// configCmd is a command taking -c FILE and --set key=value flags; its
+// key=value arguments are --set overrides too, applied after the flags
+// (Hydra's habit: train run train.epochs=3).
 func configCmd(use, short string, required bool, lookup config.Env, fn func(*cobra.Command, *config.Config) error) *cobra.Command {
 	var file string
 	var sets []string
 	var prof profiles
 	cmd := &cobra.Command{
-		Use:   use + " -c FILE [--set key=value]...",
+		Use:   use + " -c FILE [--set key=value]... [key=value]...",
 		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: sets})
+		Args:  overrideArgs,
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: append(slices.Clone(sets), args...)}, args)
 			if err != nil {
 				return err
 			}
@@ -96,14 +100,18 @@ func configCmd(use, short string, required bool, lookup config.Env, fn func(*cob
 	return cmd
 }
 
-// configFor loads src for cmd, records cmd's command line in the
-// config's provenance and sets the environment its backend needs.
-func configFor(cmd *cobra.Command, src config.Source) (*config.Config, error) {
+// configFor loads src for cmd, records cmd's command line (with its
+// key=value arguments, overrides) in the config's provenance and sets the
+// environment its backend needs.
+func configFor(cmd *cobra.Command, src config.Source, overrides []string) (*config.Config, error) {
 	cfg, err := config.Load(src)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Invocation.Command = commandLine(cmd)
+	for _, o := range overrides {
+		cfg.Invocation.Command += " " + shellQuote(o)
+	}
 	applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 	return cfg, nil
 }
