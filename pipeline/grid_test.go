@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
 
 	"labelprivacy/config"
@@ -48,6 +49,18 @@ func TestNotices(t *testing.T) {
 	c.Train.BatchSize = 64
 	if n := notices(c, mustRuns(t, c, settings, "sha256:a")); len(n) != 0 {
 		t.Fatalf("notices %q", n)
+	}
+	// pets left out (the default, none alone) or listing none only: a note.
+	for _, p := range [][]config.PetConfig{config.Defaults().Pets, {{Mechanism: pets.None}}} {
+		c := *c
+		c.Pets = p
+		settings, err := expandSettings(c.Pets, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := notices(&c, mustRuns(t, &c, settings, "sha256:a")); len(n) != 1 || !strings.Contains(n[0], "pets lists no mechanism") {
+			t.Fatalf("pets %v: notices %q", p, n)
+		}
 	}
 	// A batch larger than the training rows is capped, and said once per setting.
 	c.Train.BatchSize = 1000
@@ -141,4 +154,14 @@ func mustBackend(t *testing.T, name string) model.BackendName {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// train data synth makes, by default, the test set a default config
+// synthesizes: room for the default audit set and η's calibration rows.
+func TestSynthDefaultsLeaveCalibrationRows(t *testing.T) {
+	d, o := config.Defaults(), NewDatasetOptions("synth").Synth
+	if o.TestRows != d.Data.Synth.TestRows || o.TestRows < d.Audit.Examples+d.Audit.CalibrationRows {
+		t.Fatalf("data synth's %d test rows; data.synth.test_rows %d; audit.examples %d + audit.calibration_rows %d",
+			o.TestRows, d.Data.Synth.TestRows, d.Audit.Examples, d.Audit.CalibrationRows)
+	}
 }

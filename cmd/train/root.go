@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 	"labelprivacy/config"
 	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
+	"labelprivacy/pets"
 	"labelprivacy/pipeline"
 )
 
@@ -203,6 +205,9 @@ leaves the machine.`,
 				o.Seed = &seed
 				fmt.Fprintln(stderr, "privatize: warning: "+pipeline.SeedWarning(seed))
 			}
+			if err := needsFlags(cmd, o.Params.Kind); err != nil {
+				return err
+			}
 			o.LookupEnv = lookup.LookupEnv
 			p, err := pipeline.Privatize(o)
 			if err != nil {
@@ -218,7 +223,8 @@ leaves the machine.`,
 	f := cmd.Flags()
 	f.StringVar(&o.In, "in", "", "input Arrow/Parquet file with a label column (e.g. DIR/train.arrow)")
 	f.StringVar(&o.Out, "out", "", "privatized Arrow file to write")
-	f.TextVar(&o.Params.Kind, "pet", o.Params.Kind, "mechanism: bot | rr | llp | llp_lap | llp_geom")
+	f.TextVar(&o.Params.Kind, "pet", o.Params.Kind, "`mechanism`: bot | rr | llp | llp_lap | llp_geom (required)")
+	f.Lookup("pet").DefValue = "" // no default: the zero kind (none) is refused
 	f.Float64Var(&o.Params.Epsilon, "epsilon", 0, "label-DP ε (rr, llp_lap, llp_geom)")
 	f.IntVar(&o.Params.K, "k", 0, "bag size (llp family)")
 	f.Uint64Var(&seed, "seed", 0, "make the release reproducible from this seed (default: crypto/rand; see above)")
@@ -232,6 +238,32 @@ leaves the machine.`,
 		cmd.MarkFlagRequired(name)
 	}
 	return cmd
+}
+
+// needsFlags refuses a privatize command line that leaves out a parameter
+// its mechanism takes (rr needs --epsilon, llp --k, llp_geom both), before
+// their zero values would be refused as out of range.
+func needsFlags(cmd *cobra.Command, kind pets.Kind) error {
+	var missing []string
+	if kind.NeedsK() && !cmd.Flags().Changed("k") {
+		missing = append(missing, "--k")
+	}
+	if kind.NeedsEpsilon() && !cmd.Flags().Changed("epsilon") {
+		missing = append(missing, "--epsilon")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &usageError{msg: fmt.Sprintf("%s: %s needs %s (e.g. --pet %s%s)", missing[0], kind, strings.Join(missing, " and "), kind, example(missing))}
+}
+
+// example is a command-line example of the flags.
+func example(flags []string) string {
+	var b strings.Builder
+	for _, f := range flags {
+		b.WriteString(" " + f + map[string]string{"--k": " 8", "--epsilon": " 1"}[f])
+	}
+	return b.String()
 }
 
 // privatizeFlagError names the flags of an error about privatize's options.
