@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -152,19 +153,30 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	emit := &cobra.Command{Use: "emit", Short: "Write a Slurm array script or a Kubernetes Indexed Job for a sweep"}
 	for _, kind := range []string{"slurm", "k8s"} {
 		var out string
-		var shards int
+		o := pipeline.EmitOptions{Kind: kind, AuditJob: true, Requeue: true, SignalLead: 5 * time.Minute}
 		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
 			true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
-				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Shards: shards, Out: out, Warn: func(msg string) { ev.Warn("emit", msg) }})
+				o.Out, o.Warn = out, func(msg string) { ev.Warn("emit", msg) }
+				b, err := pipeline.Emit(cfg, o)
 				if err == nil && out == "" {
 					_, err = cmd.OutOrStdout().Write(b)
 				} else if err == nil {
-					ev.Info("emit", fmt.Sprintf("wrote %s (%s)", out, english.Count(shards, "shard")))
+					ev.Info("emit", fmt.Sprintf("wrote %s (%s)", out, english.Count(o.Shards, "shard")))
 				}
-				return flagError(err, nil)
+				return flagError(err, map[string]string{"grace_period": "--grace-period", "signal_lead": "--signal-lead"})
 			})
-		c.Flags().IntVar(&shards, "shards", 1, "number of shards (array tasks / completions)")
-		c.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
+		f := c.Flags()
+		f.IntVar(&o.Shards, "shards", 1, "number of shards (array tasks / completions)")
+		f.StringVar(&out, "out", "", "file to write (default: stdout)")
+		if kind == "slurm" {
+			f.BoolVar(&o.AuditJob, "audit-job", true, "the first task submits the audit and report as a job that starts once every task has succeeded (afterok)")
+			f.BoolVar(&o.Requeue, "requeue", true, "a task signalled --signal-lead before its time limit checkpoints, stops and is requeued to resume (--signal=B:USR1, --requeue)")
+			f.DurationVar(&o.SignalLead, "signal-lead", o.SignalLead, "how long before the time limit (cluster.time) Slurm signals a task to checkpoint and requeue (Slurm may signal up to 1m earlier)")
+		} else {
+			f.BoolVar(&o.Requeue, "requeue", true, "a disrupted pod (evicted, preempted) is made again, resuming from its checkpoint, without counting against backoffLimit")
+			f.DurationVar(&o.SignalLead, "grace-period", o.SignalLead, "the pods' terminationGracePeriodSeconds: time from SIGTERM (a checkpoint is written) to SIGKILL")
+			o.AuditJob = false // a Job cannot start another: the manifest says how to run the audit
+		}
 		emit.AddCommand(c)
 	}
 	cmd.AddCommand(status, emit)
