@@ -20,6 +20,10 @@ import (
 	"labelprivacy/report"
 )
 
+// userHome is HOME before TestMain points it away: the go command a test
+// runs finds its build and module caches there.
+var userHome string
+
 // TestMain lets a test re-run this binary as the train CLI, exactly as main
 // runs it (for signal and exit-code tests): LABELPRIVACY_CLI_ARGS holds
 // the JSON-encoded arguments.
@@ -36,6 +40,7 @@ func TestMain(m *testing.M) {
 	// No test reaches the user's own default ledger: HOME and XDG_DATA_HOME
 	// point into a folder removed at the end (tests that privatize set
 	// their own, in t.TempDir()).
+	userHome = os.Getenv("HOME")
 	home, err := os.MkdirTemp("", "train-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
