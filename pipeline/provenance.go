@@ -33,7 +33,7 @@ func versionLine(rev string) string {
 	if rev != "" {
 		return Version + " (revision " + rev + ")"
 	}
-	return Version + " (" + report.NoRevision + ")"
+	return Version + ", " + report.NoRevision
 }
 
 func revisionOf(settings []debug.BuildSetting) string {
