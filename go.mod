@@ -4,7 +4,6 @@ go 1.26
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
-	github.com/go-viper/mapstructure/v2 v2.4.0
 	github.com/gomlx/gomlx v0.26.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
@@ -27,6 +26,7 @@ require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
 	github.com/fsnotify/fsnotify v1.9.0 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
+	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/goccy/go-json v0.10.6 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/gomlx/go-xla v0.1.4 // indirect

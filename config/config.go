@@ -211,7 +211,7 @@ type ClusterConfig struct {
 func Defaults() Config {
 	return Config{
 		Name: "run", Seed: 1, Backend: mustBackend(model.DefaultBackend), Output: "results/run",
-		Data:  DataConfig{Standardize: true, Synth: SynthConfig{Kind: data.SynthLogistic, Rows: 60000, TestRows: 10000, Features: 28}},
+		Data:  DataConfig{Standardize: true, Synth: SynthConfig{Kind: data.SynthLogistic, Rows: 60000, TestRows: 20000, Features: 28}},
 		Model: ModelConfig{Kind: model.KindMLP, Hidden: []int{64, 64}, Init: model.DefaultInit},
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
 			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch, RRPriorTargets: defaultPriorTargets,

@@ -182,3 +182,14 @@ func TestSyntheticBagColumnsNotListed(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The bare defaults measure η's calibration: the default synthetic test
+// set holds the audit set and the calibration rows after it (with 10,000
+// test rows and audit.examples 10,000 every default run warned that η's
+// calibration was not measured).
+func TestDefaultsLeaveCalibrationRows(t *testing.T) {
+	d := Defaults()
+	if a := d.Audit; a.CalibrationRows == 0 || d.Data.Synth.TestRows < a.Examples+a.CalibrationRows {
+		t.Fatalf("data.synth.test_rows %d < audit.examples %d + audit.calibration_rows %d", d.Data.Synth.TestRows, a.Examples, a.CalibrationRows)
+	}
+}

@@ -20,11 +20,12 @@ type DatasetOptions struct {
 
 // NewDatasetOptions are the defaults of source: the paper's 10,000 test rows
 // and 500,000 hash buckets; a logistic synthetic dataset of 28 features,
-// seed 1.
+// seed 1, with data.synth.test_rows' 20,000 test rows (the default audit
+// set and η's calibration rows, 10,000 each).
 func NewDatasetOptions(source string) DatasetOptions {
 	return DatasetOptions{Source: source,
 		Import: data.ImportOptions{TestRows: 10000, HashBuckets: data.DefaultHashBuckets},
-		Synth:  data.SynthOptions{Kind: data.SynthLogistic, TestRows: 10000, Features: 28, Seed: 1}}
+		Synth:  data.SynthOptions{Kind: data.SynthLogistic, TestRows: config.Defaults().Data.Synth.TestRows, Features: 28, Seed: 1}}
 }
 
 // MakeDataset writes the dataset o describes (a directory published whole,

@@ -8,7 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -24,18 +26,18 @@ const Version = "labelprivacy 0.2.0"
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func sweepArgs(config string, sets []string) []string {
-	args := []string{"sweep", "-c", config}
-	for _, s := range sets {
-		args = append(args, "--set", s)
-	}
-	return args
+	return append([]string{"sweep", "-c", config}, setArgs(sets)...)
 }
 
 // slurmScript is an sbatch script running the sweep of config (an absolute
 // path; sets are passed on to every task, env is exported in it) as an
 // array of shards tasks; the logs directory is created, since Slurm opens
-// --output before the script runs.
-func slurmScript(cfg *config.Config, config string, sets, env []string, shards int) ([]byte, error) {
+// --output before the script runs. With o.Requeue a task signalled
+// o.SignalLead before its time limit stops after its current step (a
+// checkpoint is written) and is requeued, to resume; with o.AuditJob the
+// first task submits the audit and report as a job that starts once every
+// task has succeeded (afterok).
+func slurmScript(cfg *config.Config, config string, sets, env []string, o EmitOptions) ([]byte, error) {
 	c := cfg.Cluster
 	bin := c.Binary
 	if bin == "" {
@@ -45,9 +47,12 @@ func slurmScript(cfg *config.Config, config string, sets, env []string, shards i
 		}
 		bin = exe
 	}
+	lead, err := signalLead(c.Time, o)
+	if err != nil {
+		return nil, err
+	}
 	wd := c.Workdir
 	if wd == "" {
-		var err error
 		if wd, err = os.Getwd(); err != nil {
 			return nil, err
 		}
@@ -60,24 +65,17 @@ func slurmScript(cfg *config.Config, config string, sets, env []string, shards i
 		return nil, fmt.Errorf("emit: logs directory: %w", err)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "#!/bin/bash\n# Sweep %q: %d array tasks, one shard each (emitted by %s).\n", cfg.Name, shards, Version)
+	fmt.Fprintf(&b, "#!/bin/bash\n# Sweep %q: %d array tasks, one shard each (emitted by %s).\n", cfg.Name, o.Shards, Version)
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(cfg.Name))
-	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", shards-1)
-	fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", c.CPUsPerTask)
-	if c.Mem != "" {
-		fmt.Fprintf(&b, "#SBATCH --mem=%s\n", c.Mem)
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", o.Shards-1)
+	resources := slurmResources(c, wd)
+	for _, r := range resources {
+		b.WriteString("#SBATCH " + r + "\n")
 	}
-	if c.Time != "" {
-		fmt.Fprintf(&b, "#SBATCH --time=%s\n", c.Time)
-	}
-	if c.Partition != "" {
-		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", c.Partition)
-	}
-	if c.GPUs > 0 {
-		fmt.Fprintf(&b, "#SBATCH --gres=gpu:%d\n", c.GPUs)
-	}
-	fmt.Fprintf(&b, "#SBATCH --chdir=%s\n", wd)
 	fmt.Fprintf(&b, "#SBATCH --output=%s/%%A_%%a.out\n", logs)
+	if o.Requeue {
+		fmt.Fprintf(&b, "#SBATCH --requeue\n#SBATCH --signal=B:USR1@%d\n#SBATCH --open-mode=append\n", lead)
+	}
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString("# The config as emitted: only the TRAIN_* overrides of the environment emit ran in, pinned\n")
 	b.WriteString("# below; any other TRAIN_ variable of the submitting shell (sbatch passes it on) is dropped.\n")
@@ -86,13 +84,169 @@ func slurmScript(cfg *config.Config, config string, sets, env []string, shards i
 		k, v, _ := strings.Cut(kv, "=")
 		b.WriteString("export " + k + "=" + shellQuote(v) + "\n")
 	}
-	b.WriteString("# The shard comes from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT.\n")
-	b.WriteString("exec " + shellQuote(bin))
-	for _, a := range sweepArgs(config, sets) {
-		b.WriteString(" " + shellQuote(a))
+	if o.AuditJob {
+		writeAuditJob(&b, cfg, commandLine(append([]string{bin, "audit", "-c", config}, setArgs(sets)...)), resources, logs)
 	}
-	b.WriteString("\n")
+	b.WriteString("# The shard comes from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT.\n")
+	sweep := shellWords(append([]string{bin}, sweepArgs(config, sets)...))
+	if !o.Requeue {
+		b.WriteString("exec " + sweep + "\n")
+		return b.Bytes(), nil
+	}
+	fmt.Fprintf(&b, `# Near its time limit Slurm sends USR1 to this shell (--signal, %d s before): it passes SIGTERM on to
+# train, which stops after its current step (a checkpoint is written) and exits 143; the task is then
+# requeued and resumes from the checkpoint. A SIGTERM of Slurm's own (scancel, the time limit) reaches
+# train directly; this shell waits for it to stop.
+requeue=
+trap 'requeue=1; kill -TERM "$pid" 2>/dev/null || true' USR1
+trap : TERM
+%s &
+pid=$!
+while :; do
+	wait "$pid" && rc=0 || rc=$?
+	kill -0 "$pid" 2>/dev/null || break # a trapped signal ended the wait, not train
+done
+if [ -n "$requeue" ] && [ "$rc" -eq 143 ]; then
+	echo "sweep: stopped ahead of the time limit; requeueing ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID} (restart ${SLURM_RESTART_COUNT:-0})" >&2
+	scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" && exit 0
+fi
+exit "$rc"
+`, lead, sweep)
 	return b.Bytes(), nil
+}
+
+// slurmResources are the sbatch options of cluster's resources shared by
+// the array and the audit job, and the working directory.
+func slurmResources(c config.ClusterConfig, wd string) []string {
+	out := []string{fmt.Sprintf("--cpus-per-task=%d", c.CPUsPerTask)}
+	if c.Mem != "" {
+		out = append(out, "--mem="+c.Mem)
+	}
+	if c.Time != "" {
+		out = append(out, "--time="+c.Time)
+	}
+	if c.Partition != "" {
+		out = append(out, "--partition="+c.Partition)
+	}
+	if c.GPUs > 0 {
+		out = append(out, fmt.Sprintf("--gres=gpu:%d", c.GPUs))
+	}
+	return append(out, "--chdir="+wd)
+}
+
+// writeAuditJob writes the lines by which the array's first task, on its
+// first start, submits audit (a shell command line) as a job that runs once
+// every task of the array has succeeded (afterok; cancelled, not left
+// pending, when one fails), with the array's resources, logging to logs.
+func writeAuditJob(b *bytes.Buffer, cfg *config.Config, audit string, resources []string, logs string) {
+	b.WriteString("# The audit and report: one job that starts once every array task has succeeded (afterok),\n")
+	b.WriteString("# submitted by the first task on its first start (never outside Slurm, never on a requeue).\n")
+	b.WriteString(`if [ -n "${SLURM_ARRAY_JOB_ID:-}" ] && [ "${SLURM_ARRAY_TASK_ID:-}" = "${SLURM_ARRAY_TASK_MIN:-0}" ] && [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then` + "\n")
+	b.WriteString("\tsbatch --parsable --dependency=afterok:\"$SLURM_ARRAY_JOB_ID\" --kill-on-invalid-dep=yes --export=ALL \\\n")
+	fmt.Fprintf(b, "\t\t--job-name=%s", jobName(cfg.Name+"-audit"))
+	for _, r := range resources {
+		b.WriteString(" " + shellQuote(r))
+	}
+	fmt.Fprintf(b, " --output=%s \\\n", shellQuote(logs+"/audit-%j.out"))
+	fmt.Fprintf(b, "\t\t--wrap=%s >&2 ||\n", shellQuote("exec "+audit))
+	b.WriteString("\t\techo \"sweep: warning: the audit job was not submitted: run train audit after the sweep\" >&2\n")
+	b.WriteString("fi\n")
+}
+
+// shellWords is words as one shell command line, each quoted.
+func shellWords(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = shellQuote(w)
+	}
+	return strings.Join(q, " ")
+}
+
+// commandLine is words as one shell command line, each quoted only when
+// it holds anything but letters, digits and -_./:=,+@%.
+func commandLine(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = w
+		if w == "" || strings.IndexFunc(w, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+		}) >= 0 {
+			q[i] = shellQuote(w)
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+// setArgs are sets as --set flags.
+func setArgs(sets []string) []string {
+	var out []string
+	for _, s := range sets {
+		out = append(out, "--set", s)
+	}
+	return out
+}
+
+// maxSignalLead is the longest lead sbatch --signal takes (its sig_time is
+// 16 bits, in seconds).
+const maxSignalLead = 65535 * time.Second
+
+// signalLead is o.SignalLead in whole seconds, checked against Slurm's
+// bound and the time limit (cluster.time: Slurm's forms, minutes, M:S,
+// H:M:S, D-H, D-H:M, D-H:M:S): the signal must come after the task starts.
+// Slurm may send it up to a minute early.
+func signalLead(limit string, o EmitOptions) (int, error) {
+	if !o.Requeue {
+		return 0, nil
+	}
+	lead := o.SignalLead
+	if lead < time.Second || lead > maxSignalLead {
+		return 0, &config.FieldError{Key: "signal_lead", Msg: fmt.Sprintf("must be in [1s, %v], got %v", maxSignalLead, lead)}
+	}
+	if limit == "" {
+		return int(lead / time.Second), nil
+	}
+	d, err := slurmDuration(limit)
+	if err != nil {
+		return 0, &config.FieldError{Key: "cluster.time", Msg: err.Error()}
+	}
+	if lead >= d {
+		return 0, &config.FieldError{Key: "signal_lead", Msg: fmt.Sprintf("%v is not shorter than the time limit cluster.time %s (%v): "+
+			"the signal would come before the task starts; a lead of a few minutes leaves time to checkpoint", lead, limit, d)}
+	}
+	return int(lead / time.Second), nil
+}
+
+// slurmDuration parses a Slurm time limit: minutes, M:S, H:M:S, D-H,
+// D-H:M or D-H:M:S.
+func slurmDuration(s string) (time.Duration, error) {
+	days, rest, hasDays := strings.Cut(s, "-")
+	if !hasDays {
+		rest, days = days, "0"
+	}
+	var f []int
+	for _, p := range append([]string{days}, strings.Split(rest, ":")...) {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%q is not a Slurm time limit (minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S)", s)
+		}
+		f = append(f, n)
+	}
+	d, v := time.Duration(f[0])*24*time.Hour, f[1:]
+	switch {
+	case hasDays && len(v) <= 3:
+		for i, unit := range []time.Duration{time.Hour, time.Minute, time.Second}[:len(v)] {
+			d += time.Duration(v[i]) * unit
+		}
+	case len(v) == 1:
+		d += time.Duration(v[0]) * time.Minute
+	case len(v) == 2:
+		d += time.Duration(v[0])*time.Minute + time.Duration(v[1])*time.Second
+	case len(v) == 3:
+		d += time.Duration(v[0])*time.Hour + time.Duration(v[1])*time.Minute + time.Duration(v[2])*time.Second
+	default:
+		return 0, fmt.Errorf("%q is not a Slurm time limit (minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S)", s)
+	}
+	return d, nil
 }
 
 // jobName is "lp-" + the config name as a DNS-1123 label (what Kubernetes
@@ -122,12 +276,16 @@ func jobName(name string) string {
 	return s
 }
 
-// k8sManifest is a Kubernetes Indexed Job running the sweep of config with
-// shards completions (JOB_COMPLETIONS is set for the shard, and env, the
+// k8sManifest is a Kubernetes Indexed Job running the sweep of cfgFile with
+// o.Shards completions (JOB_COMPLETIONS is set for the shard, and env, the
 // TRAIN_* overrides). The directory emit runs in (cwd) is the volume every
 // pod mounts at workdir: the config must lie under it, and the pods' -c is
-// its path there.
-func k8sManifest(cfg *config.Config, config, cwd string, sets, env []string, shards int, warn func(string)) ([]byte, error) {
+// its path there. With o.Requeue a pod has o.SignalLead to checkpoint after
+// SIGTERM, and a disrupted one is made again without counting as failed.
+// A Job cannot start another after it (Slurm's afterok): its header says
+// how to run the audit.
+func k8sManifest(cfg *config.Config, cfgFile, cwd string, sets, env []string, o EmitOptions, warn func(string)) ([]byte, error) {
+	shards := o.Shards
 	c := cfg.Cluster
 	if c.Image == "" {
 		return nil, fmt.Errorf("cluster.image: set the container image that holds the train binary")
@@ -140,10 +298,10 @@ func k8sManifest(cfg *config.Config, config, cwd string, sets, env []string, sha
 	if wd == "" {
 		wd = "/work"
 	}
-	rel, err := filepath.Rel(cwd, config)
+	rel, err := filepath.Rel(cwd, cfgFile)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, fmt.Errorf("emit k8s: the config %s is outside the current directory %s, which the pods see at workingDir %s "+
-			"(cluster.workdir): run emit from the shared directory that holds the config", config, cwd, wd)
+			"(cluster.workdir): run emit from the shared directory that holds the config", cfgFile, cwd, wd)
 	}
 	podConfig := path.Join(wd, filepath.ToSlash(rel))
 	for _, p := range []struct{ key, path string }{{"output", cfg.Output}, {"data.path", cfg.Data.Path}, {"privacy.ledger", cfg.Privacy.Ledger}} {
@@ -172,25 +330,37 @@ func k8sManifest(cfg *config.Config, config, cwd string, sets, env []string, sha
 	if c.GPUs > 0 {
 		container["resources"].(map[string]any)["limits"] = map[string]any{"nvidia.com/gpu": c.GPUs}
 	}
+	pod := map[string]any{"restartPolicy": "Never", "containers": []any{container}}
+	spec := map[string]any{
+		"completionMode": "Indexed",
+		"completions":    shards,
+		"parallelism":    shards,
+		"backoffLimit":   shards * 2,
+		"template":       map[string]any{"spec": pod},
+	}
+	if o.Requeue {
+		if o.SignalLead < time.Second {
+			return nil, &config.FieldError{Key: "grace_period", Msg: fmt.Sprintf("must be ≥ 1s, got %v", o.SignalLead)}
+		}
+		// SIGTERM, then this long to checkpoint before SIGKILL; an evicted or
+		// preempted pod is made again (resuming from the checkpoint) without
+		// counting as a failure.
+		pod["terminationGracePeriodSeconds"] = int(o.SignalLead / time.Second)
+		spec["podFailurePolicy"] = map[string]any{"rules": []any{map[string]any{
+			"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}}}}
+	}
 	job := map[string]any{
 		"apiVersion": "batch/v1",
 		"kind":       "Job",
 		"metadata":   map[string]any{"name": jobName(cfg.Name)},
-		"spec": map[string]any{
-			"completionMode": "Indexed",
-			"completions":    shards,
-			"parallelism":    shards,
-			"backoffLimit":   shards * 2,
-			"template": map[string]any{"spec": map[string]any{
-				"restartPolicy": "Never",
-				"containers":    []any{container},
-			}},
-		},
+		"spec":       spec,
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Sweep %q as a Kubernetes Indexed Job: %d completions, one shard each (emitted by %s).\n", cfg.Name, shards, Version)
 	fmt.Fprintf(&b, "# Mount the shared volume that holds %s (the config is %s there) at workingDir %s in every pod:\n", cwd, rel, wd)
 	b.WriteString("# the output directory must be on it too. TRAIN_* overrides emit ran with are set in env.\n")
+	b.WriteString("# A Job starts no job after it (Slurm's afterok): once it completes (kubectl wait --for=condition=complete\n")
+	b.WriteString("# job/" + jobName(cfg.Name) + "), run the audit and report in a pod that mounts the volume: " + commandLine(append([]string{bin, "audit", "-c", podConfig}, setArgs(sets)...)) + "\n")
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
 	if err := enc.Encode(job); err != nil {
@@ -256,6 +426,16 @@ type EmitOptions struct {
 	// Out is the file to write (atomically; an sbatch script executable);
 	// empty: only return the bytes.
 	Out string
+	// AuditJob (Slurm): the first array task submits `train audit` as a
+	// job that starts once every task has succeeded (afterok).
+	AuditJob bool
+	// Requeue: Slurm signals each task SignalLead before its time limit
+	// (--signal=B:USR1), the task checkpoints, stops and is requeued
+	// (--requeue), and resumes; Kubernetes gives a pod SignalLead between
+	// SIGTERM and SIGKILL (terminationGracePeriodSeconds) and does not count
+	// a disrupted pod (evicted, preempted) against the job's backoffLimit.
+	Requeue    bool
+	SignalLead time.Duration
 }
 
 // Emit writes the batch job running cfg's sweep in o.Shards shards and
@@ -284,14 +464,14 @@ func Emit(cfg *config.Config, o EmitOptions) ([]byte, error) {
 	mode := os.FileMode(0o644)
 	switch o.Kind {
 	case "slurm":
-		b, err = slurmScript(cfg, abs, inv.Sets, env, o.Shards)
+		b, err = slurmScript(cfg, abs, inv.Sets, env, o)
 		mode = 0o755
 	case "k8s":
 		cwd, werr := os.Getwd()
 		if werr != nil {
 			return nil, werr
 		}
-		b, err = k8sManifest(cfg, abs, cwd, inv.Sets, env, o.Shards, warn)
+		b, err = k8sManifest(cfg, abs, cwd, inv.Sets, env, o, warn)
 	default:
 		return nil, fmt.Errorf("emit: kind %q is neither slurm nor k8s", o.Kind)
 	}

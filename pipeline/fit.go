@@ -233,6 +233,9 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 			out = append(out, *res)
 		}
 	}
+	for _, n := range s.trainingNotes(out) {
+		s.ev.Warn("fit", n)
+	}
 	if failed > 0 {
 		return out, fmt.Errorf("%w: %d of %s (see %s/*.failed.json)", ErrFailedRuns, failed, english.Count(len(mineRuns), "run"), st.RunsDir())
 	}

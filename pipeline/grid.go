@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"labelprivacy/config"
@@ -411,11 +412,17 @@ func expandRuns(c *config.Config, settings []*setting, ds gridData) ([]*runSpec,
 }
 
 // notices lists what the runs' plans do that a reader of the config might
-// not expect (printed at the start of a run): batch sizes rounded down to
+// not expect (printed at the start of a run): a grid of the clean model
+// alone (pets left out: nothing to audit), batch sizes rounded down to
 // whole bags, or capped at the rows a run trains on. One line per bag size
 // (or per setting, for a cap).
 func notices(c *config.Config, runs []*runSpec) []string {
 	var out []string
+	if !slices.ContainsFunc(c.Pets, func(p config.PetConfig) bool { return p.Mechanism != pets.None }) {
+		out = append(out, "pets lists no mechanism, only none (the default when pets is left out or null): "+
+			"this trains the clean model alone and the audit measures no mechanism; list mechanisms under pets, "+
+			"e.g. pets: [{mechanism: none}, {mechanism: rr, epsilon: [1]}] (configs/quickstart.yaml shows each)")
+	}
 	seen := map[string]bool{}
 	for _, r := range runs {
 		p, want := r.Plan, c.Train.BatchSize

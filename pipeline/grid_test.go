@@ -1,7 +1,9 @@
 package pipeline
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"labelprivacy/config"
 	"labelprivacy/model"
@@ -48,6 +50,18 @@ func TestNotices(t *testing.T) {
 	c.Train.BatchSize = 64
 	if n := notices(c, mustRuns(t, c, settings, "sha256:a")); len(n) != 0 {
 		t.Fatalf("notices %q", n)
+	}
+	// pets left out (the default, none alone) or listing none only: a note.
+	for _, p := range [][]config.PetConfig{config.Defaults().Pets, {{Mechanism: pets.None}}} {
+		c := *c
+		c.Pets = p
+		settings, err := expandSettings(c.Pets, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := notices(&c, mustRuns(t, &c, settings, "sha256:a")); len(n) != 1 || !strings.Contains(n[0], "pets lists no mechanism") {
+			t.Fatalf("pets %v: notices %q", p, n)
+		}
 	}
 	// A batch larger than the training rows is capped, and said once per setting.
 	c.Train.BatchSize = 1000
@@ -141,4 +155,41 @@ func mustBackend(t *testing.T, name string) model.BackendName {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// train data synth makes, by default, the test set a default config
+// synthesizes: room for the default audit set and η's calibration rows.
+func TestSynthDefaultsLeaveCalibrationRows(t *testing.T) {
+	d, o := config.Defaults(), NewDatasetOptions("synth").Synth
+	if o.TestRows != d.Data.Synth.TestRows || o.TestRows < d.Audit.Examples+d.Audit.CalibrationRows {
+		t.Fatalf("data synth's %d test rows; data.synth.test_rows %d; audit.examples %d + audit.calibration_rows %d",
+			o.TestRows, d.Data.Synth.TestRows, d.Audit.Examples, d.Audit.CalibrationRows)
+	}
+}
+
+// Slurm's time limit forms, and the signal lead checked against them.
+func TestSlurmDuration(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want time.Duration // 0: refused
+	}{
+		{"30", 30 * time.Minute}, {"10:30", 10*time.Minute + 30*time.Second}, {"04:00:00", 4 * time.Hour},
+		{"2-3", 51 * time.Hour}, {"1-00:30", 24*time.Hour + 30*time.Minute}, {"1-02:03:04", 26*time.Hour + 3*time.Minute + 4*time.Second},
+		{"", 0}, {"1:2:3:4", 0}, {"x", 0}, {"1-1:2:3:4", 0}, {"-5", 0},
+	} {
+		got, err := slurmDuration(tc.in)
+		if (err != nil) != (tc.want == 0) || got != tc.want {
+			t.Errorf("%q: %v (%v), want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		limit string
+		lead  time.Duration
+		want  int // seconds; -1: refused
+	}{{"04:00:00", 5 * time.Minute, 300}, {"10", 10 * time.Minute, -1}, {"", 90 * time.Second, 90}, {"", 0, -1}, {"30-0", 20 * time.Hour, -1}, {"bad", time.Minute, -1}} {
+		got, err := signalLead(tc.limit, EmitOptions{Requeue: true, SignalLead: tc.lead})
+		if (err != nil) != (tc.want < 0) || err == nil && got != tc.want {
+			t.Errorf("limit %q, lead %v: %d (%v), want %d", tc.limit, tc.lead, got, err, tc.want)
+		}
+	}
 }

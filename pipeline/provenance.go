@@ -26,12 +26,14 @@ func Revision() string {
 }
 
 // VersionLine is what `train version` prints: Version, and the revision
-// when the build recorded one.
-func VersionLine() string {
-	if r := Revision(); r != "" {
-		return Version + " (revision " + r + ")"
+// or, when the build recorded none, why (report.NoRevision).
+func VersionLine() string { return versionLine(Revision()) }
+
+func versionLine(rev string) string {
+	if rev != "" {
+		return Version + " (revision " + rev + ")"
 	}
-	return Version
+	return Version + ", " + report.NoRevision
 }
 
 func revisionOf(settings []debug.BuildSetting) string {

@@ -80,3 +80,13 @@ func TestConfigKeysFollowFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// train version says the revision, or that the build recorded none.
+func TestVersionLine(t *testing.T) {
+	if got, want := versionLine("a4d8729eadd9"), Version+" (revision a4d8729eadd9)"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got := versionLine(""); !strings.Contains(got, "no VCS revision recorded") || !strings.Contains(got, "-buildvcs=false") {
+		t.Errorf("without VCS information: %q", got)
+	}
+}

@@ -39,13 +39,16 @@ func Report(s *Session, runs []report.Run, a *Audited) (*report.Summary, error) 
 	}
 	made := s.provenance()
 	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors, Calibration: a.Calibration},
-		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started})
+		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started, judge: s.trainingNotes})
 }
 
-// reportMeta is what report.md says made it.
+// reportMeta is what report.md says made it, and how it judges whether
+// its models trained (judge: the notes; nil: by their steps alone,
+// trainingNotes without chance, for result sets read from disk).
 type reportMeta struct {
 	made    *report.Provenance
 	started time.Time
+	judge   func([]report.Run) []string
 }
 
 // resultSet is one run directory's results, as `train report` reads them.
@@ -319,6 +322,13 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	}
 	md := report.Markdown{Title: title, Summary: sum, Audits: rs.Audits, Calibration: rs.Calibration,
 		Made: meta.made, Origins: report.Origins(counted)}
+	judge := meta.judge
+	if judge == nil {
+		judge = func(runs []report.Run) []string { return trainingNotes(runs, nil, false) }
+	}
+	for _, n := range judge(counted) {
+		md.Notes = append(md.Notes, "**Barely trained:** "+n+".")
+	}
 	figSets := figures.GroupSets(sum, rs.Posteriors)
 	if cmp != nil {
 		rows, err := report.Compare(cmp.sums[0], cmp.sums[1], report.CompareOptions{AllowMixed: cmp.allowMixed})

@@ -192,10 +192,7 @@ func WriteMarkdown(path string, md Markdown) error {
 // madeLine is report.md's first line under the title: tool, revision,
 // date, wall time and command.
 func madeLine(p *Provenance, wallS float64) string {
-	s := "*Made by " + p.Tool
-	if p.Revision != "" {
-		s += " (revision " + p.Revision + ")"
-	}
+	s := "*Made by " + p.Tool + " (" + revisionWords(p.Revision, false) + ")"
 	if p.Started != "" {
 		s += ", started " + p.Started
 	}
@@ -211,6 +208,25 @@ func madeLine(p *Provenance, wallS float64) string {
 		s += "."
 	}
 	return s
+}
+
+// NoRevision says why a build has no VCS revision: Go stamps one only
+// into a binary made by go build or go install inside a git checkout,
+// without -buildvcs=false.
+const NoRevision = "no VCS revision recorded (built by go run or go test, with -buildvcs=false, or outside a git checkout)"
+
+// revisionWords is "revision `rev`" (quoted as code when code), or says
+// that the build recorded none (NoRevision; its short form when !code).
+func revisionWords(rev string, code bool) string {
+	switch {
+	case rev != "" && code:
+		return "revision `" + rev + "`"
+	case rev != "":
+		return "revision " + rev
+	case code:
+		return NoRevision
+	}
+	return "no VCS revision recorded"
 }
 
 // fmtDuration formats seconds as "12.3 s", "4 min 5 s" or "2 h 3 min".
@@ -232,10 +248,7 @@ func writeProvenance(b *strings.Builder, md Markdown) {
 	}
 	b.WriteString("\n## Provenance\n\n")
 	if p := md.Made; p != nil {
-		fmt.Fprintf(b, "This report: %s", p.Tool)
-		if p.Revision != "" {
-			fmt.Fprintf(b, ", revision `%s`", p.Revision)
-		}
+		fmt.Fprintf(b, "This report: %s, %s", p.Tool, revisionWords(p.Revision, true))
 		if p.Started != "" {
 			fmt.Fprintf(b, ", started %s", p.Started)
 		}
@@ -252,10 +265,7 @@ func writeProvenance(b *strings.Builder, md Markdown) {
 				fmt.Fprintf(b, "- %s written before provenance was recorded.\n", english.Count(o.Runs, "run"))
 				continue
 			}
-			fmt.Fprintf(b, "- %s: %s", english.Count(o.Runs, "run"), o.Tool)
-			if o.Revision != "" {
-				fmt.Fprintf(b, " (revision `%s`)", o.Revision)
-			}
+			fmt.Fprintf(b, "- %s: %s (%s)", english.Count(o.Runs, "run"), o.Tool, revisionWords(o.Revision, false))
 			if o.Started != "" {
 				fmt.Fprintf(b, ", started %s", o.Started)
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,5 +168,53 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	if err := WriteMarkdown(filepath.Join(dir, "x.md"), Markdown{}); err == nil {
 		t.Fatal("nil summary: no error")
+	}
+}
+
+// Provenance says the revision, or why there is none: a build without VCS
+// information (go test, -buildvcs=false) says so wherever the revision
+// would stand, never a bare tool version.
+func TestProvenanceRevisionWords(t *testing.T) {
+	runs, _, sum, _ := goldenInputs(t)
+	cases := []struct {
+		name, rev string
+		has       []string
+		hasNot    []string
+	}{
+		{"recorded", "0123456789ab+modified",
+			[]string{"*Made by labelprivacy 0.2.0 (revision 0123456789ab+modified), started", "This report: labelprivacy 0.2.0, revision `0123456789ab+modified`,",
+				": labelprivacy 0.2.0 (revision 0123456789ab+modified)"},
+			[]string{"no VCS revision"}},
+		{"none recorded", "",
+			[]string{"*Made by labelprivacy 0.2.0 (no VCS revision recorded), started", "This report: labelprivacy 0.2.0, " + NoRevision + ",",
+				": labelprivacy 0.2.0 (no VCS revision recorded)"},
+			[]string{"revision `"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Provenance{Tool: "labelprivacy 0.2.0", Revision: tc.rev, Started: "2026-01-02T03:04:05Z", Command: "train run"}
+			rs := slices.Clone(runs)
+			for i := range rs {
+				rs[i].Provenance = &p
+			}
+			path := filepath.Join(t.TempDir(), "report.md")
+			if err := WriteMarkdown(path, Markdown{Summary: sum, Made: &p, WallS: 3, Origins: Origins(rs)}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.has {
+				if !strings.Contains(string(b), s) {
+					t.Errorf("report.md lacks %q:\n%s", s, b)
+				}
+			}
+			for _, s := range tc.hasNot {
+				if strings.Contains(string(b), s) {
+					t.Errorf("report.md holds %q", s)
+				}
+			}
+		})
 	}
 }

@@ -2,8 +2,12 @@
 # A real Slurm test: start a one-node Slurm cluster on this machine (munged,
 # slurmctld, slurmd with a generated slurm.conf: real hostname, CPUs and
 # memory), submit the array job that `train sweep emit slurm` writes for a
-# small sweep, wait for it, and check that `train report` sees every run of
-# the grid exactly once. Stops the daemons it started (by pid) at the end.
+# small sweep, wait for it and for the audit job it submits (afterok), and
+# check that `train report` sees every run of the grid exactly once; then
+# signal a training task as Slurm does ahead of its time limit (USR1 to the
+# batch shell) and check that it checkpoints, is requeued, resumes from its
+# checkpoint and finishes, and that its audit job runs after it. Stops the
+# daemons it started (by pid) at the end.
 #
 # Needs root (apt-get, daemons). Installs Debian's slurm-wlm and munge when
 # missing. Usage: scripts/slurm-test.sh   (SHARDS=3 by default)
@@ -123,19 +127,35 @@ pets:
 audit: {eta: true, examples: 800, label_draws: 2}
 cluster: {cpus_per_task: 1, mem: 1G, time: "00:10:00", binary: $WORK/train}
 YAML
+# waitjobs NAME SECONDS: wait until no job of that name is queued or running.
+waitjobs() {
+	for _ in $(seq $(( $2 * 5 ))); do
+		[ -z "$(squeue -h -n "$1" -o %i)" ] && return 0
+		sleep 0.2
+	done
+	log "jobs $1 still queued after $2 s:"; squeue; return 1
+}
 # A TRAIN_ override seen by emit only: the script must carry it (and drop
 # the stray one of the submitting shell).
 TRAIN_TRAIN_EPOCHS=2 ./train sweep emit slurm -c sweep.yaml --shards "$SHARDS" --out sweep.sbatch
 cat sweep.sbatch
-log "sbatch --wait (array of $SHARDS tasks)"
+for d in '#SBATCH --requeue' '#SBATCH --signal=B:USR1@300' '#SBATCH --open-mode=append' 'dependency=afterok'; do
+	grep -qF -- "$d" sweep.sbatch || { log "the emitted script lacks $d"; exit 1; }
+done
+log "sbatch --wait (array of $SHARDS tasks), then its audit job"
 TRAIN_TRAIN_BATCH_SIZE=64 sbatch --wait sweep.sbatch
+waitjobs lp-slurmtest-audit 300
 squeue || true
 export TRAIN_TRAIN_EPOCHS=2
 ./train sweep status -c sweep.yaml | tee status.txt
 # Every run of this config (2 epochs, batch 128: the stray batch size was dropped) is done.
 awk '$1 == "total" && $2 == 12 && $3 == 0 && $4 == 0 { ok = 1 } END { exit !ok }' status.txt ||
 	{ log "sweep status: not every run of the emitted config is done"; exit 1; }
-./train audit -c sweep.yaml >/dev/null
+# The audit job (afterok) audited and reported, once, with emit's override.
+n=$(ls out/logs/audit-*.out | wc -l)
+[ "$n" -eq 1 ] || { log "want 1 audit job log, found $n"; exit 1; }
+[ -s out/audit.csv ] && grep -q 'Command: `train audit --config' out/report.md ||
+	{ log "the audit job wrote no audit.csv or report.md"; cat out/logs/audit-*.out; exit 1; }
 ./train report --in out --out report | tee report.txt
 grep -q '3 settings from 12 runs;' report.txt
 n=$(ls out/runs/*.json | grep -vc failed)
@@ -145,4 +165,44 @@ n=$(grep -l '"epochs": 2,' out/runs/*.json | grep -vc failed || true)
 for i in $(seq 0 $((SHARDS - 1))); do
 	grep -h "sweep: shard $i/$SHARDS (from Slurm array task)" out/logs/*.out >/dev/null || { log "no log line from array task $i"; exit 1; }
 done
-log "PASS: $SHARDS array tasks trained 12 runs, each exactly once, with emit's TRAIN_ override; report sees all 12"
+log "$SHARDS array tasks trained 12 runs, each exactly once, with emit's TRAIN_ override; the audit job ran after them; report sees all 12"
+
+# Requeue ahead of the time limit: one long training task; once it has a
+# checkpoint, USR1 reaches its batch shell as --signal=B:USR1@120 would two
+# minutes before the limit. The task must stop after its step (checkpoint),
+# be requeued, resume from the checkpoint and finish; its audit job follows.
+unset TRAIN_TRAIN_EPOCHS
+cat >requeue.yaml <<YAML
+name: requeuetest
+seed: 7
+output: $WORK/rq
+data: {synth: {kind: logistic, rows: 2000, test_rows: 1000, features: 8}}
+model: {kind: mlp, hidden: [128, 128]}
+train: {epochs: 600, batch_size: 32, learning_rates: [0.001], trials: 1, checkpoint_every: 200}
+pets:
+  - {mechanism: rr, epsilon: [1]}
+audit: {eta: true, examples: 500, calibration_rows: 500, label_draws: 2}
+cluster: {cpus_per_task: 1, mem: 1G, time: "00:30:00", binary: $WORK/train}
+YAML
+./train sweep emit slurm -c requeue.yaml --shards 1 --signal-lead 2m --out requeue.sbatch
+grep -qF -- '#SBATCH --signal=B:USR1@120' requeue.sbatch || { log "--signal-lead 2m: no --signal=B:USR1@120"; exit 1; }
+JOB=$(sbatch --parsable requeue.sbatch)
+for _ in $(seq 1500); do
+	[ -n "$(find rq/checkpoints -type f 2>/dev/null | head -1)" ] && break
+	sleep 0.2
+done
+[ -n "$(find rq/checkpoints -type f 2>/dev/null | head -1)" ] || { log "no checkpoint of ${JOB}_0 after 300 s"; exit 1; }
+log "checkpoint written: USR1 to the batch shell of ${JOB}_0"
+scancel --batch --signal=USR1 "${JOB}_0"
+waitjobs lp-requeuetest 600
+waitjobs lp-requeuetest-audit 300
+TASKLOG=rq/logs/${JOB}_0.out
+grep -q "stopped ahead of the time limit; requeueing ${JOB}_0" "$TASKLOG" ||
+	{ log "task ${JOB}_0 was not requeued:"; cat "$TASKLOG"; exit 1; }
+grep -q 'resumed from its checkpoint at step' "$TASKLOG" ||
+	{ log "the requeued task did not resume from its checkpoint:"; cat "$TASKLOG"; exit 1; }
+n=$(ls rq/runs/*.json | grep -vc failed)
+[ "$n" -eq 1 ] || { log "want 1 run result after the requeue, found $n"; exit 1; }
+[ -s rq/audit.csv ] && [ "$(ls rq/logs/audit-*.out | wc -l)" -eq 1 ] ||
+	{ log "the audit job did not run once after the requeued task"; ls rq/logs; exit 1; }
+log "PASS: $SHARDS array tasks trained 12 runs, each exactly once, with emit's TRAIN_ override and an afterok audit job; report sees all 12; a task signalled ahead of its time limit checkpointed, was requeued, resumed and was audited"

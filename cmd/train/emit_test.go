@@ -3,33 +3,70 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
 
+// The sbatch script: the resources of cluster.*, by default a requeue ahead
+// of the time limit (--signal-lead) and the audit as a job after every task
+// (afterok), each turned off by its flag; a lead that does not fit in the
+// time limit is refused.
 func TestEmitSlurm(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := writeSweepConfig(t, out, "cluster: {cpus_per_task: 3, mem: 2G, time: \"01:00:00\", partition: gpu, gpus: 1, binary: /opt/bin/train}\n")
-	script, err := cli(t, nil, "sweep", "emit", "slurm", "-c", cfg, "--shards", "5", "--set", "train.trials=4")
-	if err != nil {
-		t.Fatal(err)
+	logs := filepath.Join(out, "logs")
+	resources := []string{"#SBATCH --cpus-per-task=3", "#SBATCH --mem=2G", "#SBATCH --time=01:00:00", "#SBATCH --partition=gpu", "#SBATCH --gres=gpu:1"}
+	requeue := []string{"#SBATCH --requeue\n", "#SBATCH --open-mode=append\n", `trap 'requeue=1; kill -TERM "$pid" 2>/dev/null || true' USR1`,
+		"'/opt/bin/train' 'sweep' '-c' '" + cfg + "' '--set' 'train.trials=4' &\n", `scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"`}
+	auditJob := []string{`sbatch --parsable --dependency=afterok:"$SLURM_ARRAY_JOB_ID" --kill-on-invalid-dep=yes`,
+		"--job-name=lp-sweeptest-audit '--cpus-per-task=3' '--mem=2G' '--time=01:00:00' '--partition=gpu' '--gres=gpu:1'",
+		"--output='" + logs + "/audit-%j.out'", "--wrap='exec /opt/bin/train audit -c " + cfg + " --set train.trials=4'",
+		`[ "${SLURM_ARRAY_TASK_ID:-}" = "${SLURM_ARRAY_TASK_MIN:-0}" ] && [ "${SLURM_RESTART_COUNT:-0}" = 0 ]`}
+	exec := "exec '/opt/bin/train' 'sweep' '-c' '" + cfg + "' '--set' 'train.trials=4'\n"
+	cases := []struct {
+		name        string
+		flags       []string
+		has, hasNot []string
+	}{
+		{"defaults", nil, append(append(append([]string{"#SBATCH --signal=B:USR1@300\n"}, requeue...), auditJob...), resources...), []string{exec}},
+		{"a lead of 90 s", []string{"--signal-lead", "90s"}, []string{"#SBATCH --signal=B:USR1@90\n"}, nil},
+		{"no requeue", []string{"--requeue=false"}, append([]string{exec}, auditJob...), append([]string{"--signal", "USR1"}, requeue...)},
+		{"no audit job", []string{"--audit-job=false"}, requeue, []string{"afterok", "sbatch --parsable"}},
 	}
-	for _, want := range []string{"#!/bin/bash", "#SBATCH --job-name=lp-sweeptest", "#SBATCH --array=0-4", "#SBATCH --cpus-per-task=3", "#SBATCH --mem=2G",
-		"#SBATCH --time=01:00:00", "#SBATCH --partition=gpu", "#SBATCH --gres=gpu:1",
-		"#SBATCH --output=" + filepath.Join(out, "logs") + "/%A_%a.out",
-		"exec '/opt/bin/train' 'sweep' '-c' '" + cfg + "' '--set' 'train.trials=4'"} {
-		if !strings.Contains(script, want) {
-			t.Fatalf("script lacks %q:\n%s", want, script)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			script, err := cli(t, nil, append([]string{"sweep", "emit", "slurm", "-c", cfg, "--shards", "5", "--set", "train.trials=4"}, tc.flags...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range append([]string{"#!/bin/bash", "#SBATCH --job-name=lp-sweeptest", "#SBATCH --array=0-4", "#SBATCH --output=" + logs + "/%A_%a.out"}, tc.has...) {
+				if !strings.Contains(script, want) {
+					t.Fatalf("script lacks %q:\n%s", want, script)
+				}
+			}
+			for _, not := range tc.hasNot {
+				if strings.Contains(script, not) {
+					t.Fatalf("script holds %q:\n%s", not, script)
+				}
+			}
+		})
 	}
-	if st, err := os.Stat(filepath.Join(out, "logs")); err != nil || !st.IsDir() {
+	if st, err := os.Stat(logs); err != nil || !st.IsDir() {
 		t.Fatalf("the logs directory Slurm writes to was not created: %v", err)
+	}
+	for _, lead := range []string{"1h", "2h", "0s", "20h"} {
+		if _, err := cli(t, nil, "sweep", "emit", "slurm", "-c", cfg, "--signal-lead", lead); err == nil || !strings.HasPrefix(err.Error(), "--signal-lead: ") {
+			t.Errorf("--signal-lead %s with a time limit of 1 h: err = %v", lead, err)
+		}
 	}
 }
 
@@ -71,6 +108,48 @@ func TestEmitK8s(t *testing.T) {
 		len(c[0].Env) != 1 || c[0].Env[0].Name != "JOB_COMPLETIONS" || c[0].Env[0].Value != "4" ||
 		c[0].Resources.Requests["memory"] != "4Gi" || c[0].Resources.Limits["nvidia.com/gpu"] != 1 {
 		t.Fatalf("manifest:\n%s", manifest)
+	}
+	// A pod has the grace period to checkpoint after SIGTERM; a disrupted one
+	// (evicted, preempted) does not count against backoffLimit; the header
+	// says how to run the audit after the Job (there is no afterok).
+	var policy struct {
+		Spec struct {
+			PodFailurePolicy struct {
+				Rules []struct {
+					Action          string
+					OnPodConditions []struct{ Type string } `yaml:"onPodConditions"`
+				}
+			} `yaml:"podFailurePolicy"`
+			Template struct {
+				Spec struct {
+					Grace *int `yaml:"terminationGracePeriodSeconds"`
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		flags []string
+		grace int // 0: none set, and no failure policy
+	}{{nil, 300}, {[]string{"--grace-period", "2m"}, 120}, {[]string{"--requeue=false"}, 0}} {
+		m, err := cli(t, nil, append([]string{"sweep", "emit", "k8s", "-c", cfg, "--shards", "4"}, tc.flags...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policy.Spec.Template.Spec.Grace, policy.Spec.PodFailurePolicy.Rules = nil, nil
+		if err := yaml.Unmarshal([]byte(m), &policy); err != nil {
+			t.Fatal(err)
+		}
+		rules, grace := policy.Spec.PodFailurePolicy.Rules, policy.Spec.Template.Spec.Grace
+		switch {
+		case tc.grace == 0 && (grace != nil || rules != nil):
+			t.Errorf("%q: grace period %v, failure policy %+v; want none", tc.flags, grace, rules)
+		case tc.grace > 0 && (grace == nil || *grace != tc.grace || len(rules) != 1 || rules[0].Action != "Ignore" ||
+			len(rules[0].OnPodConditions) != 1 || rules[0].OnPodConditions[0].Type != "DisruptionTarget"):
+			t.Errorf("%q: grace period %v, failure policy %+v; want %d s and Ignore on DisruptionTarget", tc.flags, grace, rules, tc.grace)
+		}
+		if !strings.Contains(m, "kubectl wait --for=condition=complete\n# job/lp-sweeptest), run the audit and report in a pod that mounts the volume: train audit -c /work/sweep.yaml\n") {
+			t.Errorf("the manifest does not say how to run the audit after the Job:\n%s", m)
+		}
 	}
 	if _, err := cli(t, nil, "sweep", "emit", "k8s", "-c", writeSweepConfig(t, "o", ""), "--shards", "2"); err == nil || !strings.Contains(err.Error(), "cluster.image") {
 		t.Fatalf("no image: err = %v", err)
@@ -285,5 +364,104 @@ func TestEmitOutShardCount(t *testing.T) {
 		if want := "wrote " + script + " " + tc.want; !strings.Contains(out, want) {
 			t.Errorf("--shards %s: stdout %q lacks %q", tc.shards, out, want)
 		}
+	}
+}
+
+// The emitted script's requeue and audit job, run by bash with stand-ins
+// for train, sbatch and scontrol: USR1 (Slurm's --signal, ahead of the
+// time limit) reaches train as one SIGTERM, and its exit 143 requeues the
+// task (exit 0); Slurm's own SIGTERM (the time limit, scancel) to the shell
+// and train stops train once and fails the task with 143, not requeued;
+// the first task submits the audit job afterok on its first start only.
+func TestEmitSlurmRequeueScript(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls.log")
+	write := func(name, body string) string {
+		p := filepath.Join(dir, "bin", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// train: says it started (and its pid), stops on SIGTERM with 143 as the
+	// real one does.
+	train := write("train", `echo "train $1 $$" >> `+log+`; trap 'echo "train got TERM" >> `+log+`; exit 143' TERM; while :; do sleep 0.02; done`+"\n")
+	write("sbatch", `echo "sbatch $*" >> `+log+"; echo 99\n")
+	write("scontrol", `echo "scontrol $*" >> `+log+"\n")
+	cfg := writeSweepConfig(t, filepath.Join(dir, "out"), "cluster: {binary: "+train+"}\n")
+	script, err := cli(t, nil, "sweep", "emit", "slurm", "-c", cfg, "--shards", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := filepath.Join(dir, "sweep.sbatch")
+	if err := os.WriteFile(sh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		env    []string
+		signal func(shell, train int)
+		rc     int
+		calls  []string // calls.log, line by line
+	}{
+		{"USR1 ahead of the time limit: requeued", []string{"SLURM_RESTART_COUNT=0"},
+			func(shell, _ int) { syscall.Kill(shell, syscall.SIGUSR1) }, 0,
+			[]string{"sbatch --parsable --dependency=afterok:7", "train sweep", "train got TERM", "scontrol requeue 7_0"}},
+		{"Slurm's SIGTERM to every process: failed, not requeued", []string{"SLURM_RESTART_COUNT=1"},
+			func(shell, train int) { syscall.Kill(shell, syscall.SIGTERM); syscall.Kill(train, syscall.SIGTERM) }, 143,
+			[]string{"train sweep", "train got TERM"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(log)
+			cmd := exec.Command(bash, sh)
+			cmd.Env = append(os.Environ(), append([]string{"PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH"),
+				"SLURM_ARRAY_JOB_ID=7", "SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_TASK_MIN=0", "SLURM_ARRAY_TASK_COUNT=2"}, tc.env...)...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var trainPID int
+			for deadline := time.Now().Add(30 * time.Second); trainPID == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("train never started:\n%s", out.String())
+				}
+				if b, _ := os.ReadFile(log); strings.Contains(string(b), "\n") {
+					_, after, _ := strings.Cut(string(b), "train sweep ")
+					fmt.Sscan(after, &trainPID)
+				}
+			}
+			tc.signal(cmd.Process.Pid, trainPID)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("the script did not end:\n%s", out.String())
+			}
+			if got := status(t, err); got != tc.rc {
+				t.Errorf("exit status %d, want %d:\n%s", got, tc.rc, out.String())
+			}
+			b, _ := os.ReadFile(log)
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			if len(lines) != len(tc.calls) {
+				t.Fatalf("calls %q, want %q", lines, tc.calls)
+			}
+			for i, want := range tc.calls {
+				if !strings.HasPrefix(lines[i], want) {
+					t.Errorf("call %d %q, want %q…", i, lines[i], want)
+				}
+			}
+		})
 	}
 }

@@ -54,6 +54,7 @@ var optionInMessage = regexp.MustCompile("`([a-z_]+)`")
 // flagError says a library error about one of a command's options (a
 // *config.FieldError) in flags: its key, and the options its message
 // names as `key`, become --key (_ as -), or the flag flags maps them to.
+// The result is a *usageError wrapping err (exit status 2).
 func flagError(err error, flags map[string]string) error {
 	var fe *config.FieldError
 	if !errors.As(err, &fe) {
@@ -66,5 +67,30 @@ func flagError(err error, flags map[string]string) error {
 		return "--" + strings.ReplaceAll(key, "_", "-")
 	}
 	msg := optionInMessage.ReplaceAllStringFunc(fe.Msg, func(m string) string { return flag(m[1 : len(m)-1]) })
-	return fmt.Errorf("%s: %s", flag(fe.Key), msg)
+	return &usageError{msg: flag(fe.Key) + ": " + msg, err: err}
+}
+
+// overrideKey is the key of a key=value argument: a dotted config key.
+var overrideKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*=`)
+
+// overrideArgs accepts the arguments of a command taking --set: each must be
+// key=value, an override like --set's (config.Load checks the key). Any
+// other is refused as an unknown subcommand (with cobra's suggestions) or
+// argument, naming the override forms.
+func overrideArgs(cmd *cobra.Command, args []string) error {
+	for _, a := range args {
+		if overrideKey.MatchString(a) {
+			continue
+		}
+		what := "argument"
+		if cmd.HasAvailableSubCommands() {
+			what = "command"
+		}
+		msg := fmt.Sprintf("unknown %s %q for %q; config overrides are key=value or --set key=value (e.g. train.epochs=3)", what, a, cmd.CommandPath())
+		if s := cmd.SuggestionsFor(a); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+		}
+		return errors.New(msg)
+	}
+	return nil
 }

@@ -11,12 +11,17 @@ import (
 	"labelprivacy/cmd/train/internal/console"
 )
 
-func main() {
+func main() { os.Exit(mainStatus(os.Args[1:])) }
+
+// mainStatus runs the command line args as the program does, Ctrl-C and
+// SIGTERM stopping it at the next step, and returns its exit status
+// (exitCode); an error is said on stderr.
+func mainStatus(args []string) int {
 	ctx, stop := console.Interruptible(context.Background(), "train")
-	err := run(ctx, os.Args[1:], os.Stdout)
+	err := run(ctx, args, os.Stdout)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "train:", err)
-		os.Exit(1)
 	}
+	return exitCode(ctx, err)
 }

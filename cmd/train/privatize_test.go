@@ -256,3 +256,38 @@ func TestPrivatizeRefusesLabelLike(t *testing.T) {
 		t.Fatalf("release metadata %v (%v): want label_like_columns_allowed = [\"y_copy\"]", md, err)
 	}
 }
+
+// A mechanism's parameter left out is named as missing (rr without
+// --epsilon said "must be in [1e-06, 100], got 0"); a value given and out
+// of range is still a range error; --pet's help shows no default (none is
+// refused). Nothing is written in any case.
+func TestPrivatizeNeedsParameters(t *testing.T) {
+	in := filepath.Join(synthDir(t, 50), data.TrainFile)
+	out := filepath.Join(t.TempDir(), "r.arrow")
+	cases := []struct {
+		name  string
+		flags []string
+		want  string
+	}{
+		{"rr without --epsilon", []string{"--pet", "rr"}, "--epsilon: rr needs --epsilon (e.g. --pet rr --epsilon 1)"},
+		{"llp_lap without --epsilon", []string{"--pet", "llp_lap", "--k", "4"}, "--epsilon: llp_lap needs --epsilon (e.g. --pet llp_lap --epsilon 1)"},
+		{"llp without --k", []string{"--pet", "llp"}, "--k: llp needs --k (e.g. --pet llp --k 8)"},
+		{"llp_geom without either", []string{"--pet", "llp_geom"}, "--k: llp_geom needs --k and --epsilon (e.g. --pet llp_geom --k 8 --epsilon 1)"},
+		{"--epsilon 0 given", []string{"--pet", "rr", "--epsilon", "0"}, "--epsilon: must be in [1e-06, 100], got 0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cli(t, userEnv(t), append([]string{"privatize", "--in", in, "--out", out}, tc.flags...)...)
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Fatal("a file was written")
+			}
+		})
+	}
+	help, err := cli(t, nil, "privatize", "--help")
+	if err != nil || !strings.Contains(help, "--pet mechanism") || strings.Contains(help, "(default none)") {
+		t.Fatalf("privatize --help (%v):\n%s", err, help)
+	}
+}

@@ -23,10 +23,11 @@ func TestProvenance(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	cfg := writeSweepConfig(t, out, "")
 	env := map[string]string{"TRAIN_SEED": "5"}
-	if _, err := cli(t, env, "fit", "-c", cfg, "--set", "train.trials=1", "--set", "pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]"); err != nil {
+	// pets as a key=value argument: applied, and in the command line as typed.
+	if _, err := cli(t, env, "fit", "-c", cfg, "--set", "train.trials=1", "pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]"); err != nil {
 		t.Fatal(err)
 	}
-	wantCmd := "train fit --config " + cfg + " --set train.trials=1 --set 'pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]'"
+	wantCmd := "train fit --config " + cfg + " --set train.trials=1 'pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]'"
 	recs, _ := filepath.Glob(filepath.Join(out, "runs", "*.json"))
 	if len(recs) != 4 {
 		t.Fatalf("%d run records, want 4", len(recs))

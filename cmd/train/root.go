@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +17,7 @@ import (
 	"labelprivacy/config"
 	"labelprivacy/internal/english"
 	"labelprivacy/ledger"
+	"labelprivacy/pets"
 	"labelprivacy/pipeline"
 )
 
@@ -33,10 +37,13 @@ func newRootCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
 		Long: `train runs the labelprivacy pipeline from a config file: data, privatized
 labels (RR, LLP, LLP+Laplace, LLP+Geometric), training, audit and reports.
 
-With no arguments it runs the embedded default config (configs/quickstart.yaml).`,
+With no arguments it runs the embedded default config (configs/quickstart.yaml);
+key=value arguments override its keys (train train.epochs=3), as --set does.
+
+` + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          overrideArgs,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -46,7 +53,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		})
 	}
 	runCmd := stage("run", "Run every stage of the pipeline for a config (default: the embedded quickstart)", false, pipeline.StageAll)
-	root.RunE = runCmd.RunE // the quickstart: no -c, no --set
+	root.RunE = runCmd.RunE // the quickstart: no -c, no --set (key=value arguments only)
 	root.AddCommand(runCmd,
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
@@ -55,20 +62,23 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.VersionLine()) }},
 	)
+	markRan(root)
 	return root
 }
 
-// configCmd is a command taking -c FILE and --set key=value flags.
+// configCmd is a command taking -c FILE and --set key=value flags; its
+// key=value arguments are --set overrides too, applied after the flags
+// (Hydra's habit: train run train.epochs=3).
 func configCmd(use, short string, required bool, lookup config.Env, fn func(*cobra.Command, *config.Config) error) *cobra.Command {
 	var file string
 	var sets []string
 	var prof profiles
 	cmd := &cobra.Command{
-		Use:   use + " -c FILE [--set key=value]...",
+		Use:   use + " -c FILE [--set key=value]... [key=value]...",
 		Short: short,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
-			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: sets})
+		Args:  overrideArgs,
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			cfg, err := configFor(cmd, config.Source{File: file, Env: lookup, Sets: append(slices.Clone(sets), args...)}, args)
 			if err != nil {
 				return err
 			}
@@ -93,14 +103,18 @@ func configCmd(use, short string, required bool, lookup config.Env, fn func(*cob
 	return cmd
 }
 
-// configFor loads src for cmd, records cmd's command line in the
-// config's provenance and sets the environment its backend needs.
-func configFor(cmd *cobra.Command, src config.Source) (*config.Config, error) {
+// configFor loads src for cmd, records cmd's command line (with its
+// key=value arguments, overrides) in the config's provenance and sets the
+// environment its backend needs.
+func configFor(cmd *cobra.Command, src config.Source, overrides []string) (*config.Config, error) {
 	cfg, err := config.Load(src)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Invocation.Command = commandLine(cmd)
+	for _, o := range overrides {
+		cfg.Invocation.Command += " " + shellQuote(o)
+	}
 	applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 	return cfg, nil
 }
@@ -139,19 +153,30 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	emit := &cobra.Command{Use: "emit", Short: "Write a Slurm array script or a Kubernetes Indexed Job for a sweep"}
 	for _, kind := range []string{"slurm", "k8s"} {
 		var out string
-		var shards int
+		o := pipeline.EmitOptions{Kind: kind, AuditJob: true, Requeue: true, SignalLead: 5 * time.Minute}
 		c := configCmd(kind, map[string]string{"slurm": "an sbatch script with --array=0-(N-1)", "k8s": "an Indexed Job manifest (YAML) with N completions"}[kind],
 			true, lookup, func(cmd *cobra.Command, cfg *config.Config) error {
-				b, err := pipeline.Emit(cfg, pipeline.EmitOptions{Kind: kind, Shards: shards, Out: out, Warn: func(msg string) { ev.Warn("emit", msg) }})
+				o.Out, o.Warn = out, func(msg string) { ev.Warn("emit", msg) }
+				b, err := pipeline.Emit(cfg, o)
 				if err == nil && out == "" {
 					_, err = cmd.OutOrStdout().Write(b)
 				} else if err == nil {
-					ev.Info("emit", fmt.Sprintf("wrote %s (%s)", out, english.Count(shards, "shard")))
+					ev.Info("emit", fmt.Sprintf("wrote %s (%s)", out, english.Count(o.Shards, "shard")))
 				}
-				return flagError(err, nil)
+				return flagError(err, map[string]string{"grace_period": "--grace-period", "signal_lead": "--signal-lead"})
 			})
-		c.Flags().IntVar(&shards, "shards", 1, "number of shards (array tasks / completions)")
-		c.Flags().StringVar(&out, "out", "", "file to write (default: stdout)")
+		f := c.Flags()
+		f.IntVar(&o.Shards, "shards", 1, "number of shards (array tasks / completions)")
+		f.StringVar(&out, "out", "", "file to write (default: stdout)")
+		if kind == "slurm" {
+			f.BoolVar(&o.AuditJob, "audit-job", true, "the first task submits the audit and report as a job that starts once every task has succeeded (afterok)")
+			f.BoolVar(&o.Requeue, "requeue", true, "a task signalled --signal-lead before its time limit checkpoints, stops and is requeued to resume (--signal=B:USR1, --requeue)")
+			f.DurationVar(&o.SignalLead, "signal-lead", o.SignalLead, "how long before the time limit (cluster.time) Slurm signals a task to checkpoint and requeue (Slurm may signal up to 1m earlier)")
+		} else {
+			f.BoolVar(&o.Requeue, "requeue", true, "a disrupted pod (evicted, preempted) is made again, resuming from its checkpoint, without counting against backoffLimit")
+			f.DurationVar(&o.SignalLead, "grace-period", o.SignalLead, "the pods' terminationGracePeriodSeconds: time from SIGTERM (a checkpoint is written) to SIGKILL")
+			o.AuditJob = false // a Job cannot start another: the manifest says how to run the audit
+		}
 		emit.AddCommand(c)
 	}
 	cmd.AddCommand(status, emit)
@@ -198,6 +223,9 @@ leaves the machine.`,
 				o.Seed = &seed
 				fmt.Fprintln(stderr, "privatize: warning: "+pipeline.SeedWarning(seed))
 			}
+			if err := needsFlags(cmd, o.Params.Kind); err != nil {
+				return err
+			}
 			o.LookupEnv = lookup.LookupEnv
 			p, err := pipeline.Privatize(o)
 			if err != nil {
@@ -213,7 +241,8 @@ leaves the machine.`,
 	f := cmd.Flags()
 	f.StringVar(&o.In, "in", "", "input Arrow/Parquet file with a label column (e.g. DIR/train.arrow)")
 	f.StringVar(&o.Out, "out", "", "privatized Arrow file to write")
-	f.TextVar(&o.Params.Kind, "pet", o.Params.Kind, "mechanism: bot | rr | llp | llp_lap | llp_geom")
+	f.TextVar(&o.Params.Kind, "pet", o.Params.Kind, "`mechanism`: bot | rr | llp | llp_lap | llp_geom (required)")
+	f.Lookup("pet").DefValue = "" // no default: the zero kind (none) is refused
 	f.Float64Var(&o.Params.Epsilon, "epsilon", 0, "label-DP ε (rr, llp_lap, llp_geom)")
 	f.IntVar(&o.Params.K, "k", 0, "bag size (llp family)")
 	f.Uint64Var(&seed, "seed", 0, "make the release reproducible from this seed (default: crypto/rand; see above)")
@@ -228,6 +257,32 @@ leaves the machine.`,
 		cmd.MarkFlagRequired(name)
 	}
 	return cmd
+}
+
+// needsFlags refuses a privatize command line that leaves out a parameter
+// its mechanism takes (rr needs --epsilon, llp --k, llp_geom both), before
+// their zero values would be refused as out of range.
+func needsFlags(cmd *cobra.Command, kind pets.Kind) error {
+	var missing []string
+	if kind.NeedsK() && !cmd.Flags().Changed("k") {
+		missing = append(missing, "--k")
+	}
+	if kind.NeedsEpsilon() && !cmd.Flags().Changed("epsilon") {
+		missing = append(missing, "--epsilon")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &usageError{msg: fmt.Sprintf("%s: %s needs %s (e.g. --pet %s%s)", missing[0], kind, strings.Join(missing, " and "), kind, example(missing))}
+}
+
+// example is a command-line example of the flags.
+func example(flags []string) string {
+	var b strings.Builder
+	for _, f := range flags {
+		b.WriteString(" " + f + map[string]string{"--k": " 8", "--epsilon": " 1"}[f])
+	}
+	return b.String()
 }
 
 // privatizeFlagError names the flags of an error about privatize's options.
@@ -296,7 +351,7 @@ func newReportCmd(ev *console.Events) *cobra.Command {
 			if len(o.Compare) == 1 && len(args) == 1 {
 				o.Compare = append(o.Compare, args[0]) // --compare A B
 			} else if len(args) > 0 {
-				return fmt.Errorf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])
+				return &usageError{msg: fmt.Sprintf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])}
 			}
 			o.Invocation = config.Invocation{Command: commandLine(cmd)}
 			if len(args) == 1 {

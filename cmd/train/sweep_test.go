@@ -20,8 +20,13 @@ import (
 	"labelprivacy/report"
 )
 
-// TestMain lets a test re-run this binary as the train CLI (for SIGKILL
-// tests): LABELPRIVACY_CLI_ARGS holds the JSON-encoded arguments.
+// userHome is HOME before TestMain points it away: the go command a test
+// runs finds its build and module caches there.
+var userHome string
+
+// TestMain lets a test re-run this binary as the train CLI, exactly as main
+// runs it (for signal and exit-code tests): LABELPRIVACY_CLI_ARGS holds
+// the JSON-encoded arguments.
 func TestMain(m *testing.M) {
 	if a := os.Getenv("LABELPRIVACY_CLI_ARGS"); a != "" {
 		// A child running the CLI: its environment is the test's.
@@ -30,15 +35,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if err := run(context.Background(), args, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "train:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(mainStatus(args)) // as main: signals, exit codes
 	}
 	// No test reaches the user's own default ledger: HOME and XDG_DATA_HOME
 	// point into a folder removed at the end (tests that privatize set
 	// their own, in t.TempDir()).
+	userHome = os.Getenv("HOME")
 	home, err := os.MkdirTemp("", "train-test-home-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

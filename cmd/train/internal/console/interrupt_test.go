@@ -24,4 +24,19 @@ func TestInterruptibleCancelsOnFirstSignal(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("SIGTERM did not cancel the context")
 	}
+	if i := Interrupted(ctx); i == nil || i.Signal != syscall.SIGTERM || i.ExitCode() != 143 {
+		t.Fatalf("Interrupted = %v, want SIGTERM with exit code 143", i)
+	}
+}
+
+// A context that stop cancelled, or its parent, was not interrupted.
+func TestInterruptedOnlyBySignal(t *testing.T) {
+	ctx, stop := Interruptible(context.Background(), "test")
+	stop()
+	if ctx.Err() == nil || Interrupted(ctx) != nil {
+		t.Fatalf("after stop: err %v, Interrupted %v", ctx.Err(), Interrupted(ctx))
+	}
+	if got := (&Interrupt{Signal: syscall.SIGINT}).ExitCode(); got != 130 {
+		t.Fatalf("SIGINT exit code %d, want 130", got)
+	}
 }
