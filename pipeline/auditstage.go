@@ -3,9 +3,12 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 
 	"labelprivacy/audit"
@@ -29,7 +32,8 @@ import (
 // trials, and fails when those releases disagree with the mechanism's
 // stated likelihood (audit.SamplerError). The next audit.calibration_rows
 // test rows measure η's calibration and recalibrate it. It writes
-// audit.csv, audit.parquet, posteriors.parquet and calibration.csv/.parquet,
+// audit.csv, audit.parquet, posteriors.parquet (and posteriors.csv, up to
+// maxPosteriorCSVRows rows) and calibration.csv/.parquet,
 // and returns them for Report.
 func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error) {
 	cfg := s.cfg.Audit
@@ -137,6 +141,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		func() error { return at.WriteCSV(s.Out("audit.csv")) },
 		func() error { return at.WriteParquet(s.Out("audit.parquet")) },
 		func() error { return report.PosteriorTable(post).WriteParquet(s.Out("posteriors.parquet")) },
+		func() error { return s.writePosteriorsCSV(post) },
 		func() error { return ct.WriteCSV(s.Out("calibration.csv")) },
 		func() error { return ct.WriteParquet(s.Out("calibration.parquet")) },
 	} {
@@ -144,8 +149,11 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 			return nil, err
 		}
 	}
-	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), s.Out("posteriors.parquet"),
-		s.Out("calibration.csv")))
+	posts := s.Out("posteriors.parquet")
+	if len(post) <= maxPosteriorCSVRows {
+		posts += ", " + s.Out("posteriors.csv")
+	}
+	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), posts, s.Out("calibration.csv")))
 	return &Audited{Audits: audits, Posteriors: post, Calibration: cals}, nil
 }
 
@@ -511,4 +519,31 @@ func normalizeRows(v []float64, w int) {
 			v[j] /= sum
 		}
 	}
+}
+
+// maxPosteriorCSVRows bounds posteriors.csv, the twin of posteriors.parquet
+// for readers without pyarrow. The table holds at most audit.samples rows
+// per setting (default 2,000; fewer when audit.examples is smaller) and is
+// built in memory before it is written; a row is about 140 bytes of CSV
+// (measured: 136 on the quickstart, whose 5 settings give 10,000 rows and
+// 1.4 MB, 4.7 times its Parquet file). 500,000 rows, 250 settings at the
+// default, are about 70 MB; above that only posteriors.parquet is written.
+const maxPosteriorCSVRows = 500_000
+
+// writePosteriorsCSV writes posteriors.csv when post has at most
+// maxPosteriorCSVRows rows; otherwise it removes a posteriors.csv an
+// earlier audit left (it would not match the Parquet file) and says why
+// there is none.
+func (s *Session) writePosteriorsCSV(post []report.Posterior) error {
+	path := s.Out("posteriors.csv")
+	if len(post) <= maxPosteriorCSVRows {
+		return report.PosteriorTable(post).WriteCSV(path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.ev.Warn("audit", fmt.Sprintf("posteriors.csv not written: %d sampled rows (about %d MB as CSV) are more than its bound of %d; "+
+		"posteriors.parquet holds them all (pandas reads it with pyarrow), or lower audit.samples (%d per setting)",
+		len(post), len(post)*140/1_000_000, maxPosteriorCSVRows, s.cfg.Audit.Samples))
+	return nil
 }

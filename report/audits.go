@@ -160,7 +160,7 @@ var posteriorSchema = schema[Posterior]{name: "posteriors", cols: []column[Poste
 	opt(strCol("config_id", func(p *Posterior) *string { return &p.ConfigID })),
 }}
 
-// PosteriorTable converts samples into posteriors.parquet, with
+// PosteriorTable converts samples into posteriors.parquet (and .csv), with
 // posteriorSchema's columns (the first format's first). abs_ma may be +Inf.
 func PosteriorTable(post []Posterior) *data.Table {
 	return posteriorSchema.toTable(post, map[string]string{})
