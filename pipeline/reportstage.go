@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,7 +200,7 @@ func ReportSets(o ReportOptions, ev Events) error {
 	}
 	var cmp *comparison
 	if len(o.Compare) == 2 {
-		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}, allowMixed: o.AllowMixed}
+		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}, allowMixed: o.AllowMixed, sidesOnly: len(o.In) == 0}
 		for i, d := range o.Compare {
 			set, in, err := load([]string{d})
 			if err != nil {
@@ -212,6 +211,7 @@ func ReportSets(o ReportOptions, ev Events) error {
 			}
 			cmp.post[i] = set.Posteriors
 		}
+		cmp.configDiff, cmp.configNote = configDiff(o.Compare[0], o.Compare[1])
 	}
 	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev,
 		reportMeta{made: made, started: started})
@@ -223,6 +223,45 @@ type comparison struct {
 	sums       [2]*report.Summary
 	post       [2][]report.Posterior
 	allowMixed bool
+	// sidesOnly: the report is of the two sides alone (no --in), whose
+	// Summary section shows each side.
+	sidesOnly bool
+	// configDiff lists every config key that differs between the sides'
+	// config.resolved.yaml (nil: one could not be read, configNote says
+	// which, and the keys the runs record are named instead).
+	configDiff []string
+	configNote string
+}
+
+// configDiff compares the config.resolved.yaml of two output directories,
+// key by key (config.Diff): every key whose value differs, an empty list
+// when none does, or nil and a note naming a side whose file is missing or
+// unreadable (a directory written by `train report`, or before configs
+// were written out).
+func configDiff(a, b string) ([]string, string) {
+	var cs [2]*config.Config
+	var missing []string
+	for i, d := range []string{a, b} {
+		path := filepath.Join(d, "config.resolved.yaml")
+		c, err := config.Load(config.Source{File: path})
+		if err != nil {
+			missing = append(missing, path)
+			continue
+		}
+		cs[i] = c
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Sprintf("No config to compare key by key in %s (a config.resolved.yaml is written by train run, fit, "+
+			"audit and sweep): only the keys the runs record are compared.", strings.Join(missing, " and "))
+	}
+	d, err := config.Diff(cs[0], cs[1])
+	if err != nil {
+		return nil, fmt.Sprintf("The configs could not be compared key by key (%v): only the keys the runs record are compared.", err)
+	}
+	if d == nil {
+		d = []string{}
+	}
+	return d, ""
 }
 
 // sets are the comparison's two sides as figure sets, A first (drawn
@@ -263,7 +302,7 @@ func (c *comparison) sets(rows []report.Comparison) []figures.Set {
 // ΔAUC of single trials (and a ΔE[adv] without audits) says nothing.
 func compareMessage(rows []report.Comparison) string {
 	both, tested, aucTested := 0, 0, 0
-	sig := 0
+	sig, sigMetric, sigEAdv := 0, 0, 0
 	for _, r := range rows {
 		if r.OnlyIn != report.InBoth {
 			continue
@@ -272,12 +311,22 @@ func compareMessage(rows []report.Comparison) string {
 		if r.Tested {
 			tested++
 		}
-		if !math.IsNaN(r.DAUCSE) {
+		if r.TestedMetric() {
 			aucTested++
 		}
-		if r.Significant {
+		if r.Significant() {
 			sig++
 		}
+		if r.SignificantMetric {
+			sigMetric++
+		}
+		if r.SignificantEAdv {
+			sigEAdv++
+		}
+	}
+	metric := "AUC"
+	if len(rows) > 0 && report.MetricFor(rows[0].Classes) == report.MetricAccuracy {
+		metric = "accuracy"
 	}
 	switch {
 	case both == 0:
@@ -287,19 +336,41 @@ func compareMessage(rows []report.Comparison) string {
 			"neither set is audited; train more trials (train.trials ≥ 2) or audit both sets", english.Count(both, "setting"))
 	}
 	msg := fmt.Sprintf("%d of %s differ by more than 2 SE", sig, english.Count(both, "setting"))
+	if sig > 0 {
+		msg += fmt.Sprintf(": %d in %s, %d in E[adv]", sigMetric, metric, sigEAdv)
+	}
 	var notes []string
 	if tested < both {
 		notes = append(notes, fmt.Sprintf("%d not testable: no standard error", both-tested))
 	}
 	if aucTested == 0 {
-		notes = append(notes, "E[adv] only: single trials give ΔAUC no standard error")
+		notes = append(notes, fmt.Sprintf("E[adv] only: single trials give Δ%s no standard error", metric))
 	} else if aucTested < both {
-		notes = append(notes, fmt.Sprintf("ΔAUC tested for %d, the others have a single trial", aucTested))
+		notes = append(notes, fmt.Sprintf("Δ%s tested for %d, the others have a single trial", metric, aucTested))
 	}
 	if len(notes) > 0 {
 		msg += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return msg
+}
+
+// significantLine is the console's line for a setting whose difference
+// in the reporting metric or in E[adv] is beyond 2 SE: each difference
+// with its SE, and which of the two is beyond.
+func significantLine(r report.Comparison) string {
+	name, beyond := "ΔAUC", []string{}
+	if report.MetricFor(r.Classes) == report.MetricAccuracy {
+		name = "Δaccuracy"
+	}
+	d, se := r.DMetric()
+	if r.SignificantMetric {
+		beyond = append(beyond, name)
+	}
+	if r.SignificantEAdv {
+		beyond = append(beyond, "ΔE[adv]")
+	}
+	return fmt.Sprintf("%-22s %s %+.4f ± %.4f  ΔE[adv] %+.4f ± %.4f  (beyond 2 SE: %s)", r.Setting, name, d, se, r.DEAdv, r.DEAdvSE,
+		strings.Join(beyond, " and "))
 }
 
 // writeReport summarizes rs and writes the report files under out.
@@ -333,12 +404,24 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 			return nil, err
 		}
 		md.Comparison, md.CompareNames = rows, cmp.names
-		for _, d := range report.ComparedConfigDiffs(rows) {
-			ev.Info("compare", "config keys that differ (A → B): "+d)
+		md.CompareConfigDiff, md.CompareConfigNote = cmp.configDiff, cmp.configNote
+		if cmp.sidesOnly {
+			md.CompareSides = cmp.sums
+		}
+		switch {
+		case cmp.configDiff == nil:
+			ev.Warn("compare", cmp.configNote)
+			for _, d := range report.ComparedConfigDiffs(rows) {
+				ev.Info("compare", "config keys that differ (A → B): "+d)
+			}
+		case len(cmp.configDiff) == 0:
+			ev.Info("compare", "the two configs (config.resolved.yaml) agree in every key")
+		default:
+			ev.Info("compare", "config keys that differ (A → B): "+strings.Join(cmp.configDiff, "; "))
 		}
 		for _, r := range rows {
-			if r.Significant {
-				ev.Info("compare", fmt.Sprintf("%-22s ΔAUC %+.4f ± %.4f  Δadvantage %+.4f ± %.4f  (> 2 SE)", r.Setting, r.DAUC, r.DAUCSE, r.DEAdv, r.DEAdvSE))
+			if r.Significant() {
+				ev.Info("compare", significantLine(r))
 			}
 		}
 		ev.Info("compare", compareMessage(rows))

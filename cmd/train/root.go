@@ -21,7 +21,7 @@ import (
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	root := newRootCmd(stdout, os.Stderr, config.OSEnv{})
-	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
+	setArgs(root, args)
 	return root.ExecuteContext(ctx)
 }
 
@@ -272,9 +272,6 @@ func newReportCmd(ev *console.Events) *cobra.Command {
 				return fmt.Errorf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])
 			}
 			o.Invocation = config.Invocation{Command: commandLine(cmd)}
-			if len(args) == 1 {
-				o.Invocation.Command += " " + shellQuote(args[0])
-			}
 			return flagError(pipeline.ReportSets(o, ev), nil)
 		},
 	}
