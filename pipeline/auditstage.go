@@ -39,6 +39,8 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 	cfg := s.cfg.Audit
 	n := min(cfg.Examples, s.test.Rows)
 	calN := min(cfg.CalibrationRows, s.test.Rows-n)
+	m := s.startMeter(Progress{Stage: "audit", What: fmt.Sprintf("η (%s) of %d rows", cfg.Eta, n+calN), Units: len(s.settings)})
+	defer m.Stop()
 	etaAll, source, err := s.auditEta(runs, n+calN)
 	if err != nil {
 		return nil, err
@@ -55,9 +57,9 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.settings)})
+		m.Unit(set.ID, i)
 		seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
-		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples}
+		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples, Progress: m}
 		part, err := s.mechanismAuditOptions(set, n, &opts)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
@@ -78,27 +80,28 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		// EAdv of the same partition (the same bags; rr_prior's same
 		// priors) under other η: exact, no sampler.
 		exact := audit.Options{Seed: seed, LabelDraws: 1, Bags: opts.Bags, Prior: opts.Prior}
-		other := func(e []float64) (float64, error) {
+		other := func(e []float64, which string) (float64, error) {
 			if e == nil {
 				return math.NaN(), nil
 			}
+			exact.Progress = taggedPasses{m, which}
 			r, err := runAudit(e, set.Mech, exact)
 			if err != nil {
 				return 0, fmt.Errorf("audit %s: %w", set.ID, err)
 			}
 			return r.EAdv, nil
 		}
-		if a.EAdvCalibrated, err = other(q.calibrated); err != nil {
+		if a.EAdvCalibrated, err = other(q.calibrated, "calibrated η"); err != nil {
 			return nil, err
 		}
-		if a.EAdvTrue, err = other(q.truth); err != nil {
+		if a.EAdvTrue, err = other(q.truth, "true η"); err != nil {
 			return nil, err
 		}
 		a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
 		if len(q.trials) > 1 {
 			a.EAdvTrialMin, a.EAdvTrialMax = math.Inf(1), math.Inf(-1)
-			for _, e := range q.trials {
-				v, err := other(e)
+			for t, e := range q.trials {
+				v, err := other(e, fmt.Sprintf("trial %d's η̂", t))
 				if err != nil {
 					return nil, err
 				}
@@ -200,7 +203,7 @@ func runAudit(eta []float64, m *pets.Mechanism, o audit.Options) (*audit.Result,
 		return audit.Run(eta, m, o)
 	}
 	oc := audit.OptionsC{Seed: o.Seed, LabelDraws: o.LabelDraws, MaxSamples: o.MaxSamples, Workers: o.Workers,
-		Draws: o.Draws, Canaries: o.Canaries, Bags: o.Bags, Prior: o.Prior}
+		Draws: o.Draws, Canaries: o.Canaries, Bags: o.Bags, Prior: o.Prior, Progress: o.Progress}
 	if o.Sampler != nil {
 		sc, ok := o.Sampler.(audit.SamplerC)
 		if !ok {

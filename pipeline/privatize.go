@@ -45,6 +45,9 @@ type PrivatizeOptions struct {
 	// LookupEnv reads the environment for the default ledger; nil:
 	// os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Events hears how far it has got (each step, the rows keyed to their
+	// people); nil: nothing.
+	Events Events
 }
 
 // Privatized describes a published release.
@@ -133,6 +136,8 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
+	prog := startMeter(&syncEvents{ev: orDiscard(o.Events)}, clockOf(o.Events), Progress{Stage: "privatize", What: "reading " + o.In})
+	defer prog.Stop()
 	in, ids, err := data.ReadFrameWithIDs(o.In, o.IDColumn)
 	if err != nil {
 		return nil, err
@@ -146,6 +151,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 			return nil, fmt.Errorf("privatize: %s has labels of %d classes: %w", o.In, c, paramField(err))
 		}
 	}
+	prog.Unit(fmt.Sprintf("checking %d rows' features", in.Rows), 0)
 	if err := checkFinite(o.In, in); err != nil {
 		return nil, err
 	}
@@ -164,6 +170,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		seed = *o.Seed
 		opts.Noise, opts.Seed = pets.NoiseSeeded, seed
 	}
+	prog.Unit("releasing the labels through "+m.String(), 0)
 	rel, err := release.Apply(in.Label, m, opts)
 	if err != nil {
 		return nil, err
@@ -175,11 +182,16 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	entry := rel.Entry(absOut, seed)
 	entry.Input, _ = filepath.Abs(o.In)
 	entry.Labels, entry.KeyCheck, entry.Identity = keys.Labels(in.Label), keys.Check(), rule
-	entry.People = coveredPeople(personKeys(keys, in, ids, rule), rel.Covered())
+	prog.Unit("keying rows to their people", 0)
+	prog.Pass("rows", in.Rows)
+	entry.People = coveredPeople(personKeysCounted(keys, in, ids, rule, prog.Done), rel.Covered())
+	prog.Pass("", 0)
+	prog.Unit("writing "+o.Out, 0)
 	f, err := rel.Ship(in)
 	if err != nil {
 		return nil, err
 	}
+	prog.Unit("recording the release in the ledger and writing "+o.Out, 0)
 	row, err := release.Publish(o.Out, f, rel.Meta(), l, entry)
 	if err != nil {
 		return nil, err

@@ -38,13 +38,15 @@ func Report(s *Session, runs []report.Run, a *Audited) (*report.Summary, error) 
 	}
 	made := s.provenance()
 	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors, Calibration: a.Calibration},
-		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started})
+		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started, clock: s.clock})
 }
 
-// reportMeta is what report.md says made it.
+// reportMeta is what report.md says made it, and the clock its progress
+// is reported with.
 type reportMeta struct {
 	made    *report.Provenance
 	started time.Time
+	clock   Clock
 }
 
 // resultSet is one run directory's results, as `train report` reads them.
@@ -171,7 +173,8 @@ func ReportSets(o ReportOptions, ev Events) error {
 	case len(o.In) == 0 && len(o.Compare) == 0:
 		return &config.FieldError{Key: "in", Msg: "give at least one run directory (or `compare` A B)"}
 	}
-	ev = orDiscard(ev)
+	clock := clockOf(ev)
+	ev = &syncEvents{ev: orDiscard(ev)}
 	started := time.Now()
 	made := &report.Provenance{Tool: Version, Revision: Revision(), Started: started.Format(time.RFC3339),
 		Command: o.Invocation.Command, Env: o.Invocation.Env}
@@ -214,7 +217,7 @@ func ReportSets(o ReportOptions, ev Events) error {
 		cmp.configDiff, cmp.configNote = configDiff(o.Compare[0], o.Compare[1])
 	}
 	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev,
-		reportMeta{made: made, started: started})
+		reportMeta{made: made, started: started, clock: clock})
 	return err
 }
 
@@ -354,6 +357,32 @@ func compareMessage(rows []report.Comparison) string {
 	return msg
 }
 
+// drawFigures writes the report's figures into dir: the result sets'
+// (figures.WriteSets), the learning curves of the runs counted and the
+// audit's self-checks, reporting the figures written as it goes.
+func drawFigures(dir string, sets []figures.Set, counted []report.Run, rs *resultSet, ev Events, clock Clock) ([]report.Figure, error) {
+	if clock == nil {
+		clock = wallClock{}
+	}
+	m := startMeter(ev, clock, Progress{Stage: "report", What: "drawing figures in " + dir})
+	defer m.Stop()
+	m.Pass("figures", 0)
+	var figs []report.Figure
+	for _, draw := range []func() ([]report.Figure, error){
+		func() ([]report.Figure, error) { return figures.WriteSets(dir, sets) },
+		func() ([]report.Figure, error) { return figures.WriteCurvePlots(dir, counted) },
+		func() ([]report.Figure, error) { return figures.WriteAuditPlots(dir, rs.Audits, rs.Calibration) },
+	} {
+		f, err := draw()
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f...)
+		m.Done(len(f))
+	}
+	return figs, nil
+}
+
 // significantLine is the console's line for a setting whose difference
 // in the reporting metric or in E[adv] is beyond 2 SE: each difference
 // with its SE, and which of the two is beyond.
@@ -434,20 +463,10 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
 		return nil, err
 	}
-	figs, err := figures.WriteSets(filepath.Join(out, "figures"), figSets)
+	figs, err := drawFigures(filepath.Join(out, "figures"), figSets, counted, rs, ev, meta.clock)
 	if err != nil {
 		return nil, err
 	}
-	cfigs, err := figures.WriteCurvePlots(filepath.Join(out, "figures"), counted)
-	if err != nil {
-		return nil, err
-	}
-	figs = append(figs, cfigs...)
-	afigs, err := figures.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
-	if err != nil {
-		return nil, err
-	}
-	figs = append(figs, afigs...)
 	md.Figures = figs
 	if !meta.started.IsZero() {
 		md.WallS = time.Since(meta.started).Seconds()

@@ -50,7 +50,7 @@ With no arguments it runs the embedded default config (configs/quickstart.yaml).
 	root.AddCommand(runCmd,
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.csv/.parquet", true, pipeline.StageAudit),
-		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
+		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, ev, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.VersionLine()) }},
@@ -158,7 +158,7 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	return cmd
 }
 
-func newPrivatizeCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
+func newPrivatizeCmd(stdout, stderr io.Writer, ev *console.Events, lookup config.Env) *cobra.Command {
 	var o pipeline.PrivatizeOptions
 	var seed uint64
 	cmd := &cobra.Command{
@@ -192,7 +192,7 @@ leaves the machine.`,
 				o.Seed = &seed
 				fmt.Fprintln(stderr, "privatize: warning: "+pipeline.SeedWarning(seed))
 			}
-			o.LookupEnv = lookup.LookupEnv
+			o.LookupEnv, o.Events = lookup.LookupEnv, ev
 			p, err := pipeline.Privatize(o)
 			if err != nil {
 				return privatizeFlagError(err)
