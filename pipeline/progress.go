@@ -67,10 +67,13 @@ type meter struct {
 	clock Clock
 	done  atomic.Int64
 
+	// lastSent is the time of the last report (Unix ns): a Done too soon
+	// after it returns without taking mu (workers call Done per unit).
+	lastSent atomic.Int64
+
 	mu        sync.Mutex
 	p         Progress
 	passStart time.Time
-	lastSent  time.Time
 	stopped   bool
 
 	stopTick func()
@@ -149,16 +152,16 @@ func (m *meter) unit() (i, n int) {
 // send reports the meter's progress when due: always (a heartbeat or a
 // new pass), else when meterSendEvery has passed since the last report.
 func (m *meter) send(always bool) {
+	now := m.clock.Now()
+	if !always && now.UnixNano()-m.lastSent.Load() < int64(meterSendEvery) {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped {
+	if m.stopped || !always && now.UnixNano()-m.lastSent.Load() < int64(meterSendEvery) {
 		return
 	}
-	now := m.clock.Now()
-	if !always && now.Sub(m.lastSent) < meterSendEvery {
-		return
-	}
-	m.lastSent = now
+	m.lastSent.Store(now.UnixNano())
 	p := m.p
 	p.Done = m.done.Load()
 	if p.Total > 0 {
