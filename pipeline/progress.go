@@ -9,8 +9,8 @@ import (
 // Every long stage reports through a meter: the work counts what it has
 // done (from any goroutine, an atomic add) or sets what it is doing, and
 // the meter sends Progress to the Events at most every meterSendEvery on
-// a change and, while the stage runs, at least every meterHeartbeat even
-// when nothing moved (a bag of C classes that takes minutes, a blocking
+// a count (every report a stage sets itself, every new unit) and, while the stage runs,
+// at least every meterHeartbeat even when nothing moved (a bag of C classes that takes minutes, a blocking
 // read). What a person sees of it is the Events' choice: the console draws
 // a bar on a terminal and writes a line a minute in a log.
 
@@ -124,13 +124,14 @@ func (m *meter) Done(n int) {
 }
 
 // Set replaces the report by p, from a stage that keeps its own counts
-// (fit's steps and ETA, an import's bytes read of its input's).
+// (fit's steps and ETA, an import's bytes read of its input's) and paces
+// its own reports: each is sent, as the stage made it.
 func (m *meter) Set(p Progress) {
 	m.mu.Lock()
 	m.p = p
 	m.done.Store(p.Done)
 	m.mu.Unlock()
-	m.send(false)
+	m.send(true)
 }
 
 // Unit moves the stage to its unit i (e.g. the i-th setting, 0-based) of
@@ -139,7 +140,7 @@ func (m *meter) Unit(what string, i int) {
 	m.mu.Lock()
 	m.p.What, m.p.UnitsDone = what, i
 	m.mu.Unlock()
-	m.send(false)
+	m.send(true)
 }
 
 // unit is the stage's unit and count of them.
