@@ -54,6 +54,33 @@ type Options struct {
 	// where rr_prior is RR). An example takes the argmax branch exactly when
 	// pets.Mechanism.PriorBranch(p_i) says so.
 	Prior []float64
+	// Progress, when set, hears how far the audit has got (nil: nothing).
+	Progress Progress
+}
+
+// Progress hears how far Run or RunC has got: each pass of the audit (the
+// exact pass over "bags" or "examples", then with a sampler the
+// "releases" of the realized attack and the rounds of "canary releases")
+// starts with Pass and its count of units, and Done counts the units
+// finished, from the workers' goroutines (at most a chunk's or a unit's
+// worth at a time). It never changes a result.
+type Progress interface {
+	Pass(of string, units int)
+	Done(n int)
+}
+
+// noProgress is the Progress of an audit without one.
+type noProgress struct{}
+
+func (noProgress) Pass(string, int) {}
+func (noProgress) Done(int)         {}
+
+// progressOf is p, or one that hears nothing.
+func progressOf(p Progress) Progress {
+	if p == nil {
+		return noProgress{}
+	}
+	return p
 }
 
 // Summary holds the audit figures of one PET setting on one audit set.

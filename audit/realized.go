@@ -208,7 +208,9 @@ func (r *runner) realize() error {
 	}
 	M := r.opts.Draws
 	draws := make([]releaseStats, M)
-	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, gameRealized, &draws[d]) })
+	prog := progressOf(r.opts.Progress)
+	prog.Pass("releases", M)
+	r.parallel(ws, M, func(w *rworker, d int) { w.release(d, gameRealized, &draws[d]); prog.Done(1) })
 
 	s := &r.sum
 	pitSum, pitSq, pitN, units, err := foldRealized(r.m, s, draws)
@@ -239,7 +241,8 @@ func (r *runner) realize() error {
 				for i := range outs {
 					outs[i].limit = need
 				}
-				r.parallel(ws, batch, func(w *rworker, i int) { w.release(next+i, gm, &outs[i]) })
+				prog.Pass("canary releases", batch)
+				r.parallel(ws, batch, func(w *rworker, i int) { w.release(next+i, gm, &outs[i]); prog.Done(1) })
 				for i := range outs {
 					o := &outs[i]
 					if err := r.releaseErr(o, next+i, "canary release"); err != nil {

@@ -178,7 +178,9 @@ func (r *runnerC) realize() error {
 	each := func(n int, fn func(w *rworkerC, i int)) { par.Each(n, len(ws), func(w, i int) { fn(ws[w], i) }) }
 	M := r.opts.Draws
 	draws := make([]releaseStats, M)
-	each(M, func(w *rworkerC, d int) { w.release(d, gameRealized, &draws[d]) })
+	prog := progressOf(r.opts.Progress)
+	prog.Pass("releases", M)
+	each(M, func(w *rworkerC, d int) { w.release(d, gameRealized, &draws[d]); prog.Done(1) })
 
 	s := &r.sum
 	pitSum, pitSq, pitN, units, err := foldRealized(r.m, s, draws)
@@ -202,7 +204,8 @@ func (r *runnerC) realize() error {
 			for i := range outs {
 				outs[i].limit = need
 			}
-			each(batch, func(w *rworkerC, i int) { w.release(next+i, gameControlled, &outs[i]) })
+			prog.Pass("canary releases", batch)
+			each(batch, func(w *rworkerC, i int) { w.release(next+i, gameControlled, &outs[i]); prog.Done(1) })
 			for i := range outs {
 				o := &outs[i]
 				if err := r.releaseErr(o, next+i, "canary release"); err != nil {

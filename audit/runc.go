@@ -42,6 +42,8 @@ type OptionsC struct {
 	// llp_geom's release space done per bag (0: DefaultExactWork; < 0:
 	// always estimate).
 	ExactWork float64
+	// Progress is Options.Progress.
+	Progress Progress
 }
 
 // DefaultBagDraws is OptionsC.BagDraws' default. EAdvSE is an SE over bags,
@@ -128,7 +130,7 @@ func runBinary(eta []float64, m *pets.Multiclass, opts OptionsC) (*Result, error
 		e1[i] = eta[2*i+1]
 	}
 	o := Options{Seed: opts.Seed, LabelDraws: opts.LabelDraws, MaxSamples: opts.MaxSamples, Workers: opts.Workers,
-		Draws: opts.Draws, Canaries: opts.Canaries, Bags: opts.Bags}
+		Draws: opts.Draws, Canaries: opts.Canaries, Bags: opts.Bags, Progress: opts.Progress}
 	if opts.Sampler != nil {
 		o.Sampler = binarySampler{s: opts.Sampler, m: m}
 	}

@@ -144,6 +144,12 @@ func (r *runnerC) run() error {
 	for i := range ws {
 		ws[i] = r.newWorker()
 	}
+	prog := progressOf(r.opts.Progress)
+	if r.bag {
+		prog.Pass("bags", r.units)
+	} else {
+		prog.Pass("examples", r.n)
+	}
 	par.Each(nChunks, len(ws), func(wi, ch int) {
 		w, st := ws[wi], &r.stats[ch]
 		w.bsum, w.est, w.nEst = 0, estBound{first: -1}, 0
@@ -151,8 +157,10 @@ func (r *runnerC) run() error {
 			w.src.Seed(r.opts.Seed^streamUnits, mix.SplitMix64(uint64(u)))
 			if r.bag {
 				st.add(w.doBag(u))
+				prog.Done(1)
 			} else {
 				w.doBlock(u, st)
+				prog.Done(min(blockSize, r.n-u*blockSize))
 			}
 		}
 		r.bsums[ch], r.ests[ch], r.nEst[ch] = w.bsum, w.est, w.nEst

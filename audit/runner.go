@@ -185,6 +185,12 @@ func (r *runner) run() error {
 	for wi := range ws {
 		ws[wi] = r.newWorker()
 	}
+	prog := progressOf(r.opts.Progress)
+	if r.bag != nil {
+		prog.Pass("bags", r.units)
+	} else {
+		prog.Pass("examples", len(r.eta))
+	}
 	par.Each(nChunks, len(ws), func(wi, c int) {
 		w, st := ws[wi], &r.stats[c]
 		w.bsum = 0
@@ -192,8 +198,10 @@ func (r *runner) run() error {
 			w.seedUnit(u)
 			if r.bag != nil {
 				st.add(w.doBag(u))
+				prog.Done(1)
 			} else {
 				w.doBlock(u, st)
+				prog.Done(min(blockSize, len(r.eta)-u*blockSize))
 			}
 		}
 		r.bsums[c] = w.bsum

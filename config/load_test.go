@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -316,5 +318,65 @@ func TestShippedConfigsLoad(t *testing.T) {
 				t.Errorf("higgs.yaml: %+v", cfg)
 			}
 		}
+	}
+}
+
+// Diff names every key whose value differs between two configs, each with
+// both values as config.resolved.yaml writes them; a pets entry one side
+// lacks reads (none); a config agrees with its own resolved file.
+func TestDiff(t *testing.T) {
+	base := Defaults()
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want []string
+	}{
+		{"same", func(*Config) {}, nil},
+		{"learning rates", func(c *Config) { c.Train.LearningRates = []float64{0.001, 0.003} },
+			[]string{"train.learning_rates: [0.001] → [0.001, 0.003]"}},
+		{"two keys, nested and top", func(c *Config) { c.Seed, c.Audit.Samples = 7, 10 },
+			[]string{"audit.samples: 2000 → 10", "seed: 1 → 7"}},
+		{"a pets entry more", func(c *Config) {
+			c.Pets = append(slices.Clone(c.Pets), PetConfig{Mechanism: pets.RR, Epsilon: []float64{1, 4}})
+		}, []string{fmt.Sprintf("pets[%d]: (none) → {mechanism: rr, epsilon: [1, 4]}", len(base.Pets))}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := Defaults(), Defaults()
+			a.Train.LearningRates = []float64{0.001}
+			b.Train.LearningRates = []float64{0.001}
+			tc.edit(&b)
+			got, err := Diff(&a, &b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("Diff = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// Every leaf key is in Flat, and a written config.resolved.yaml reads
+	// back to no difference.
+	c := Defaults()
+	c.Output = t.TempDir()
+	flat, err := c.Flat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range leafKeys() {
+		if _, ok := flat[k]; !ok && k != "pets" {
+			t.Errorf("Flat lacks %s", k)
+		}
+	}
+	path, err := c.WriteResolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(Source{File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := Diff(&c, back); err != nil || d != nil {
+		t.Fatalf("a config and its resolved file differ: %q, %v", d, err)
 	}
 }

@@ -3,9 +3,12 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 
@@ -30,12 +33,15 @@ import (
 // trials, and fails when those releases disagree with the mechanism's
 // stated likelihood (audit.SamplerError). The next audit.calibration_rows
 // test rows measure η's calibration and recalibrate it. It writes
-// audit.csv, audit.parquet, posteriors.parquet and calibration.csv/.parquet,
+// audit.csv, audit.parquet, posteriors.parquet (and posteriors.csv, up to
+// maxPosteriorCSVRows rows) and calibration.csv/.parquet,
 // and returns them for Report.
 func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error) {
 	cfg := s.cfg.Audit
 	n := min(cfg.Examples, s.test.Rows)
 	calN := min(cfg.CalibrationRows, s.test.Rows-n)
+	m := s.startMeter(Progress{Stage: "audit", What: fmt.Sprintf("η (%s) of %d rows", cfg.Eta, n+calN), Units: len(s.settings)})
+	defer m.Stop()
 	etaAll, source, err := s.auditEta(runs, n+calN)
 	if err != nil {
 		return nil, err
@@ -52,9 +58,9 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		s.ev.Progress(Progress{Stage: "audit", What: set.ID, UnitsDone: i, Units: len(s.settings)})
+		m.Unit(set.ID, i)
 		seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
-		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples}
+		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples, Progress: m}
 		part, err := s.mechanismAuditOptions(set, n, &opts)
 		if err != nil {
 			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
@@ -75,27 +81,28 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		// EAdv of the same partition (the same bags; rr_prior's same
 		// priors) under other η: exact, no sampler.
 		exact := audit.Options{Seed: seed, LabelDraws: 1, Bags: opts.Bags, Prior: opts.Prior}
-		other := func(e []float64) (float64, error) {
+		other := func(e []float64, which string) (float64, error) {
 			if e == nil {
 				return math.NaN(), nil
 			}
+			exact.Progress = taggedPasses{m, which}
 			r, err := runAudit(e, set.Mech, exact)
 			if err != nil {
 				return 0, fmt.Errorf("audit %s: %w", set.ID, err)
 			}
 			return r.EAdv, nil
 		}
-		if a.EAdvCalibrated, err = other(q.calibrated); err != nil {
+		if a.EAdvCalibrated, err = other(q.calibrated, "calibrated η"); err != nil {
 			return nil, err
 		}
-		if a.EAdvTrue, err = other(q.truth); err != nil {
+		if a.EAdvTrue, err = other(q.truth, "true η"); err != nil {
 			return nil, err
 		}
 		a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
 		if len(q.trials) > 1 {
 			a.EAdvTrialMin, a.EAdvTrialMax = math.Inf(1), math.Inf(-1)
-			for _, e := range q.trials {
-				v, err := other(e)
+			for t, e := range q.trials {
+				v, err := other(e, fmt.Sprintf("trial %d's η̂", t))
 				if err != nil {
 					return nil, err
 				}
@@ -138,6 +145,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		func() error { return at.WriteCSV(s.Out("audit.csv")) },
 		func() error { return at.WriteParquet(s.Out("audit.parquet")) },
 		func() error { return report.PosteriorTable(post).WriteParquet(s.Out("posteriors.parquet")) },
+		func() error { return s.writePosteriorsCSV(post) },
 		func() error { return ct.WriteCSV(s.Out("calibration.csv")) },
 		func() error { return ct.WriteParquet(s.Out("calibration.parquet")) },
 	} {
@@ -145,8 +153,11 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 			return nil, err
 		}
 	}
-	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), s.Out("posteriors.parquet"),
-		s.Out("calibration.csv")))
+	posts := s.Out("posteriors.parquet")
+	if len(post) <= maxPosteriorCSVRows {
+		posts += ", " + s.Out("posteriors.csv")
+	}
+	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), posts, s.Out("calibration.csv")))
 	return &Audited{Audits: audits, Posteriors: post, Calibration: cals}, nil
 }
 
@@ -193,7 +204,7 @@ func runAudit(eta []float64, m *pets.Mechanism, o audit.Options) (*audit.Result,
 		return audit.Run(eta, m, o)
 	}
 	oc := audit.OptionsC{Seed: o.Seed, LabelDraws: o.LabelDraws, MaxSamples: o.MaxSamples, Workers: o.Workers,
-		Draws: o.Draws, Canaries: o.Canaries, Bags: o.Bags, Prior: o.Prior}
+		Draws: o.Draws, Canaries: o.Canaries, Bags: o.Bags, Prior: o.Prior, Progress: o.Progress}
 	if o.Sampler != nil {
 		sc, ok := o.Sampler.(audit.SamplerC)
 		if !ok {
@@ -513,4 +524,31 @@ func normalizeRows(v []float64, w int) {
 			v[j] /= sum
 		}
 	}
+}
+
+// maxPosteriorCSVRows bounds posteriors.csv, the twin of posteriors.parquet
+// for readers without pyarrow. The table holds at most audit.samples rows
+// per setting (default 2,000; fewer when audit.examples is smaller) and is
+// built in memory before it is written; a row is about 140 bytes of CSV
+// (measured: 136 on the quickstart, whose 5 settings give 10,000 rows and
+// 1.4 MB, 4.7 times its Parquet file). 500,000 rows, 250 settings at the
+// default, are about 70 MB; above that only posteriors.parquet is written.
+const maxPosteriorCSVRows = 500_000
+
+// writePosteriorsCSV writes posteriors.csv when post has at most
+// maxPosteriorCSVRows rows; otherwise it removes a posteriors.csv an
+// earlier audit left (it would not match the Parquet file) and says why
+// there is none.
+func (s *Session) writePosteriorsCSV(post []report.Posterior) error {
+	path := s.Out("posteriors.csv")
+	if len(post) <= maxPosteriorCSVRows {
+		return report.PosteriorTable(post).WriteCSV(path)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	s.ev.Warn("audit", fmt.Sprintf("posteriors.csv not written: %d sampled rows (about %d MB as CSV) are more than its bound of %d; "+
+		"posteriors.parquet holds them all (pandas reads it with pyarrow), or lower audit.samples (%d per setting)",
+		len(post), len(post)*140/1_000_000, maxPosteriorCSVRows, s.cfg.Audit.Samples))
+	return nil
 }

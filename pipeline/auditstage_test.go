@@ -2,10 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +273,64 @@ func TestValidateAuditKeys(t *testing.T) {
 	}
 	if d := config.Defaults().Audit; d.RealizedDraws != 20 || d.Canaries != 10000 || d.CalibrationRows != 10000 {
 		t.Fatalf("defaults %+v", d)
+	}
+}
+
+// posteriors.csv is posteriors.parquet for readers without pyarrow: the
+// same columns and rows, every float to the bit. Above its bound it is not
+// written, a stale one goes, and a warning says why.
+func TestPosteriorsCSV(t *testing.T) {
+	c := auditConfig(t)
+	c.Data.Synth.TestRows, c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.Samples = 800, 800, 0, 300
+	s, rec := openRec(t, c)
+	if _, err := Audit(context.Background(), s, nil); err != nil {
+		t.Fatal(err)
+	}
+	pq, err := data.ReadTable(s.Out("posteriors.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(s.Out("posteriors.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != pq.Rows()+1 || pq.Rows() != 4*300 {
+		t.Fatalf("posteriors.csv has %d rows, posteriors.parquet %d (want 4 settings × 300)", len(recs)-1, pq.Rows())
+	}
+	for j, col := range pq.Columns {
+		if recs[0][j] != col.Name {
+			t.Fatalf("column %d: csv %q, parquet %q", j, recs[0][j], col.Name)
+		}
+		for i := range pq.Rows() {
+			got := recs[i+1][j]
+			switch v := col.Values.(type) {
+			case []float64:
+				if x, err := strconv.ParseFloat(got, 64); err != nil || math.Float64bits(x) != math.Float64bits(v[i]) {
+					t.Fatalf("%s row %d: csv %q, parquet %v", col.Name, i, got, v[i])
+				}
+			case []string:
+				if got != v[i] {
+					t.Fatalf("%s row %d: csv %q, parquet %q", col.Name, i, got, v[i])
+				}
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(rec.info, "\n"), "posteriors.csv") {
+		t.Errorf("the audit does not say it wrote posteriors.csv: %q", rec.info)
+	}
+
+	if err := s.writePosteriorsCSV(make([]report.Posterior, maxPosteriorCSVRows+1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Out("posteriors.csv")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("posteriors.csv above its bound: %v, want it removed", err)
+	}
+	if w := strings.Join(rec.warns, "\n"); !strings.Contains(w, "posteriors.csv not written") || !strings.Contains(w, "audit.samples") {
+		t.Errorf("warnings %q", rec.warns)
 	}
 }

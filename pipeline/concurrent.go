@@ -97,7 +97,8 @@ func (e *syncEvents) Progress(p Progress) {
 // summed, the longest ETA, and the stage's counts.
 type progressBoard struct {
 	ev    Events
-	slots int // groups at most at once
+	out   func(Progress) // where the merged report goes (nil: ev)
+	slots int            // groups at most at once
 	mu    sync.Mutex
 	order []*runGroup // running, by start
 	last  map[*runGroup]Progress
@@ -115,6 +116,10 @@ func (b *progressBoard) show(g *runGroup, p Progress) {
 	b.last[g] = p
 	merged := b.merged(p)
 	b.mu.Unlock()
+	if b.out != nil {
+		b.out(merged)
+		return
+	}
 	b.ev.Progress(merged)
 }
 

@@ -33,11 +33,18 @@ func NewDatasetOptions(source string) DatasetOptions {
 // import's progress (unless o.Import.Progress is set) and what it wrote
 // through ev (nil: nothing).
 func MakeDataset(ctx context.Context, o DatasetOptions, ev Events) (*data.Meta, error) {
-	ev = orDiscard(ev)
-	start := time.Now()
+	clock := clockOf(ev)
+	ev = &syncEvents{ev: orDiscard(ev)}
+	start := clock.Now()
 	if o.Import.Progress == nil {
+		m := startMeter(ev, clock, Progress{Stage: "import", What: o.Source + ": opening " + o.Import.In})
+		defer m.Stop()
 		o.Import.Progress = func(p data.ImportProgress) {
-			ev.Progress(Progress{Stage: "import", What: importStatus(o.Source, p, time.Since(start))})
+			q := Progress{Stage: "import", What: importStatus(o.Source, p, clock.Now().Sub(start))}
+			if p.InputSize > 0 { // the bar's fraction; the text says the rest
+				q.Done, q.Total = p.InputPos, p.InputSize
+			}
+			m.Set(q)
 		}
 	}
 	var m *data.Meta

@@ -39,6 +39,26 @@ type Progress struct {
 	// UnitsDone of Units (groups of the sweep), and the ETA of all of them.
 	UnitsDone, Units int
 	TotalETA         time.Duration
+	// Done of Total units of the current pass (Total 0: not known), named
+	// by Of ("bags", "releases", "canary releases", "rows", "figures";
+	// "": counts of no unit a person reads, e.g. an import's bytes, shown
+	// as a fraction only).
+	Done, Total int64
+	Of          string
+}
+
+// Fraction is how far the current work is, in [0, 1]: Done of Total, else
+// Step of Steps, else UnitsDone of Units; ok false when none is known.
+func (p Progress) Fraction() (f float64, ok bool) {
+	switch {
+	case p.Total > 0:
+		return math.Min(1, float64(p.Done)/float64(p.Total)), true
+	case p.Steps > 0:
+		return math.Min(1, float64(p.Step)/float64(p.Steps)), true
+	case p.Units > 0:
+		return math.Min(1, float64(p.UnitsDone)/float64(p.Units)), true
+	}
+	return 0, false
 }
 
 type discard struct{}
@@ -62,6 +82,13 @@ func (p Progress) String() string {
 	fmt.Fprintf(&b, "%s %s", p.Stage, p.What)
 	if p.Epochs > 0 {
 		fmt.Fprintf(&b, ": epoch %d/%d", p.Epoch, p.Epochs)
+	}
+	if p.Of != "" {
+		if p.Total > 0 {
+			fmt.Fprintf(&b, ": %s %d/%d (%.0f%%)", p.Of, p.Done, p.Total, 100*float64(p.Done)/float64(p.Total))
+		} else {
+			fmt.Fprintf(&b, ": %s %d", p.Of, p.Done)
+		}
 	}
 	if p.Step > 0 {
 		if p.Steps > 0 {

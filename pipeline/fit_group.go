@@ -28,6 +28,12 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 		return nil, fmt.Errorf("fit: %s: %w", g.Name(), err)
 	}
 	w := f.watch(job)
+	if f.board == nil { // until its first step: compiling, or resuming from a checkpoint
+		f.mu.Lock()
+		done := f.groups
+		f.mu.Unlock()
+		f.progress(Progress{Stage: "fit", What: g.Name() + ": preparing", UnitsDone: done, Units: todo})
+	}
 	outs, gs, err := exec.Execute(ctx, job)
 	f.board.done(g)
 	if err != nil {
@@ -182,7 +188,7 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 			f.board.show(g, p)
 			return
 		}
-		f.ev.Progress(p)
+		f.progress(p)
 	}
 	// Each release, and rr_prior's soft targets made from it, is read once
 	// for the group. Then every run's batch source is made and positioned at

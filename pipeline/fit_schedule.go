@@ -69,6 +69,9 @@ type fitter struct {
 	// line by board) when groups train at once.
 	ev    Events
 	board *progressBoard
+	// meter reports the groups' training while each runs them (nil
+	// outside: progress then goes to ev as it comes).
+	meter *meter
 	// mu guards what groups trained at once share: Fit's done map and
 	// counts, and groups and spent.
 	mu       sync.Mutex
@@ -88,7 +91,7 @@ func (f *fitter) executors(exec executor, n int) ([]executor, error) {
 		return execs, nil
 	}
 	f.ev = &syncEvents{ev: f.ev}
-	f.board = &progressBoard{ev: f.ev, slots: n}
+	f.board = &progressBoard{ev: f.ev, out: f.progress, slots: n}
 	me, ok := exec.(*modelExecutor)
 	if !ok {
 		for len(execs) < n {
@@ -119,6 +122,8 @@ func (f *fitter) executors(exec executor, n int) ([]executor, error) {
 // free. The first error stops the others (their groups checkpoint, as on
 // an interruption) and is returned.
 func (f *fitter) each(ctx context.Context, execs []executor, gs []*runGroup, fn func(context.Context, executor, *runGroup) error) error {
+	f.meter = startMeter(f.ev, f.s.clock, Progress{Stage: "fit", What: "starting", Units: len(gs)})
+	defer func() { f.meter.Stop(); f.meter = nil }()
 	if len(execs) == 1 {
 		for _, g := range gs {
 			if err := ctx.Err(); err != nil {
@@ -236,4 +241,15 @@ func (f *fitter) refresh(g *runGroup, done map[string]*report.Run) ([]*runSpec, 
 		pending = append(pending, r)
 	}
 	return pending, found, nil
+}
+
+// progress reports a group's progress: through the fit's meter while
+// each runs the groups (its heartbeat repeats the last report while a
+// group compiles or checkpoints), else straight to the events.
+func (f *fitter) progress(p Progress) {
+	if f.meter != nil {
+		f.meter.Set(p)
+		return
+	}
+	f.ev.Progress(p)
 }

@@ -8,6 +8,7 @@ import (
 	"labelprivacy/config"
 	"labelprivacy/model"
 	"labelprivacy/pets"
+	"labelprivacy/report"
 )
 
 func testConfig(out string) *config.Config {
@@ -191,5 +192,28 @@ func TestSlurmDuration(t *testing.T) {
 		if (err != nil) != (tc.want < 0) || err == nil && got != tc.want {
 			t.Errorf("limit %q, lead %v: %d (%v), want %d", tc.limit, tc.lead, got, err, tc.want)
 		}
+	}
+}
+
+// report.PriorParamsOf reads back what config.Setting.ID writes of
+// rr_prior's stage fraction and prior learning rate, the defaults
+// included, so that figures can name the parameter two settings differ in.
+func TestPriorParamsOfSettingIDs(t *testing.T) {
+	if report.DefaultStageFraction != config.DefaultStageFraction {
+		t.Fatalf("report.DefaultStageFraction %v, config's %v", report.DefaultStageFraction, config.DefaultStageFraction)
+	}
+	for _, s := range []config.Setting{
+		{Params: pets.Params{Kind: pets.RRPrior, Epsilon: 1}, StageFraction: config.DefaultStageFraction},
+		{Params: pets.Params{Kind: pets.RRPrior, Epsilon: 1}, StageFraction: 0.7},
+		{Params: pets.Params{Kind: pets.RRPrior, Epsilon: 0.5}, StageFraction: 0.3, PriorLR: 0.01},
+		{Params: pets.Params{Kind: pets.RRPrior, Epsilon: 2}, StageFraction: config.DefaultStageFraction, PriorLR: 1e-3},
+	} {
+		got, ok := report.PriorParamsOf(s.ID(), s.Kind)
+		if want := (report.PriorParams{StageFraction: s.StageFraction, PriorLR: s.PriorLR}); !ok || got != want {
+			t.Errorf("%s: %+v (%v), want %+v", s.ID(), got, ok, want)
+		}
+	}
+	if _, ok := report.PriorParamsOf("rr_eps1", pets.RR); ok {
+		t.Error("rr has prior parameters")
 	}
 }

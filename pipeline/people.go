@@ -42,15 +42,30 @@ func idColumnOf(ids *data.IDs) ledger.IDColumn {
 // columns reordered is the same people; sparse indices sorted). Rows are
 // hashed in parallel.
 func personKeys(k *ledger.Keys, f *data.Frame, ids *data.IDs, rule ledger.Identity) []uint64 {
+	return personKeysCounted(k, f, ids, rule, nil)
+}
+
+// personKeysCounted is personKeys telling done (when set, from the
+// workers) of every hashedPerReport rows hashed.
+func personKeysCounted(k *ledger.Keys, f *data.Frame, ids *data.IDs, rule ledger.Identity, done func(rows int)) []uint64 {
 	out := make([]uint64, f.Rows)
 	par.Ranges(f.Rows, max(1, min(runtime.GOMAXPROCS(0), f.Rows/4096)), func(_, lo, hi int) {
 		h := newRowHasher(k, f, ids, rule)
 		for i := lo; i < hi; i++ {
 			out[i] = h.key(i)
+			if done != nil && (i-lo+1)%hashedPerReport == 0 {
+				done(hashedPerReport)
+			}
+		}
+		if done != nil {
+			done((hi - lo) % hashedPerReport)
 		}
 	})
 	return out
 }
+
+// hashedPerReport is how many rows a worker hashes between two counts.
+const hashedPerReport = 1 << 16
 
 // rowHasher computes personKeys' key of one row at a time (one goroutine).
 type rowHasher struct {

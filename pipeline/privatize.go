@@ -53,6 +53,9 @@ type PrivatizeOptions struct {
 	// LookupEnv reads the environment for the default ledger; nil:
 	// os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Events hears how far it has got (each step, the rows keyed to their
+	// people); nil: nothing.
+	Events Events
 }
 
 // Privatized describes a published release.
@@ -148,6 +151,8 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if err != nil {
 		return nil, err
 	}
+	prog := startMeter(&syncEvents{ev: orDiscard(o.Events)}, clockOf(o.Events), Progress{Stage: "privatize", What: "reading " + o.In})
+	defer prog.Stop()
 	in, ids, err := readInput(o.In, o.IDColumn)
 	if err != nil {
 		return nil, err
@@ -162,6 +167,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 			return nil, fmt.Errorf("privatize: %s has labels of %d classes: %w", o.In, c, paramField(err))
 		}
 	}
+	prog.Unit(fmt.Sprintf("checking %d rows' features", in.Rows), 0)
 	if err := checkFinite(o.In, in); err != nil {
 		return nil, err
 	}
@@ -184,6 +190,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		seed = *o.Seed
 		opts.Noise, opts.Seed = pets.NoiseSeeded, seed
 	}
+	prog.Unit("releasing the labels through "+m.String(), 0)
 	rel, err := release.Apply(in.Label, m, opts)
 	if err != nil {
 		return nil, err
@@ -195,7 +202,10 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	entry := rel.Entry(absOut, seed)
 	entry.Input, _ = filepath.Abs(o.In)
 	entry.Labels, entry.KeyCheck, entry.Identity, entry.IDColumn = keys.Labels(in.Label), keys.Check(), rule, col
-	entry.People = coveredPeople(personKeys(keys, in, ids, rule), rel.Covered())
+	prog.Unit("keying rows to their people", 0)
+	prog.Pass("rows", in.Rows)
+	entry.People = coveredPeople(personKeysCounted(keys, in, ids, rule, prog.Done), rel.Covered())
+	prog.Pass("", 0)
 	ship, err := rel.ShipChunked(in) // a range of rows at a time: no second copy of the features
 	if err != nil {
 		return nil, err
@@ -205,6 +215,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	if len(allowed) > 0 {
 		md[MetaLabelLike] = labelLikeMeta(allowed)
 	}
+	prog.Unit("recording the release in the ledger and writing "+o.Out, 0)
 	row, err := release.PublishChunked(o.Out, ship, md, l, entry, release.Put(o.Force))
 	if err != nil {
 		return nil, err

@@ -198,7 +198,12 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 			aborted[e.ID] = true
 		}
 	}
+	m := s.startMeter(Progress{Stage: "release", Units: len(units)})
+	defer m.Stop()
+	s.releaseMeter.Store(m)
+	defer s.releaseMeter.CompareAndSwap(m, nil)
 	for i, u := range units {
+		m.Unit(u.s.ID, i)
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
@@ -233,7 +238,7 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 		if made != nil {
 			made(u)
 		}
-		s.ev.Progress(Progress{Stage: "release", What: u.s.ID, UnitsDone: i + 1, Units: len(units)})
+		m.Unit(u.s.ID, i+1)
 	}
 	return n, nil
 }

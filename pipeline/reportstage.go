@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +38,7 @@ func Report(s *Session, runs []report.Run, a *Audited) (*report.Summary, error) 
 	}
 	made := s.provenance()
 	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors, Calibration: a.Calibration},
-		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started, judge: s.trainingNotes})
+		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started, judge: s.trainingNotes, clock: s.clock})
 }
 
 // reportMeta is what report.md says made it, and how it judges whether
@@ -49,6 +48,7 @@ type reportMeta struct {
 	made    *report.Provenance
 	started time.Time
 	judge   func([]report.Run) []string
+	clock   Clock // progress is reported with it
 }
 
 // resultSet is one run directory's results, as `train report` reads them.
@@ -175,7 +175,8 @@ func ReportSets(o ReportOptions, ev Events) error {
 	case len(o.In) == 0 && len(o.Compare) == 0:
 		return &config.FieldError{Key: "in", Msg: "give at least one run directory (or `compare` A B)"}
 	}
-	ev = orDiscard(ev)
+	clock := clockOf(ev)
+	ev = &syncEvents{ev: orDiscard(ev)}
 	started := time.Now()
 	made := &report.Provenance{Tool: Version, Revision: Revision(), Started: started.Format(time.RFC3339),
 		Command: o.Invocation.Command, Env: o.Invocation.Env}
@@ -204,7 +205,7 @@ func ReportSets(o ReportOptions, ev Events) error {
 	}
 	var cmp *comparison
 	if len(o.Compare) == 2 {
-		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}, allowMixed: o.AllowMixed}
+		cmp = &comparison{names: [2]string{o.Compare[0], o.Compare[1]}, allowMixed: o.AllowMixed, sidesOnly: len(o.In) == 0}
 		for i, d := range o.Compare {
 			set, in, err := load([]string{d})
 			if err != nil {
@@ -215,9 +216,10 @@ func ReportSets(o ReportOptions, ev Events) error {
 			}
 			cmp.post[i] = set.Posteriors
 		}
+		cmp.configDiff, cmp.configNote = configDiff(o.Compare[0], o.Compare[1])
 	}
 	_, err = writeReport(o.Out, "labelprivacy report", rs, report.Options{InGrid: in, AllowMixed: o.AllowMixed}, cmp, ev,
-		reportMeta{made: made, started: started})
+		reportMeta{made: made, started: started, clock: clock})
 	return err
 }
 
@@ -226,6 +228,45 @@ type comparison struct {
 	sums       [2]*report.Summary
 	post       [2][]report.Posterior
 	allowMixed bool
+	// sidesOnly: the report is of the two sides alone (no --in), whose
+	// Summary section shows each side.
+	sidesOnly bool
+	// configDiff lists every config key that differs between the sides'
+	// config.resolved.yaml (nil: one could not be read, configNote says
+	// which, and the keys the runs record are named instead).
+	configDiff []string
+	configNote string
+}
+
+// configDiff compares the config.resolved.yaml of two output directories,
+// key by key (config.Diff): every key whose value differs, an empty list
+// when none does, or nil and a note naming a side whose file is missing or
+// unreadable (a directory written by `train report`, or before configs
+// were written out).
+func configDiff(a, b string) ([]string, string) {
+	var cs [2]*config.Config
+	var missing []string
+	for i, d := range []string{a, b} {
+		path := filepath.Join(d, "config.resolved.yaml")
+		c, err := config.Load(config.Source{File: path})
+		if err != nil {
+			missing = append(missing, path)
+			continue
+		}
+		cs[i] = c
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Sprintf("No config to compare key by key in %s (a config.resolved.yaml is written by train run, fit, "+
+			"audit and sweep): only the keys the runs record are compared.", strings.Join(missing, " and "))
+	}
+	d, err := config.Diff(cs[0], cs[1])
+	if err != nil {
+		return nil, fmt.Sprintf("The configs could not be compared key by key (%v): only the keys the runs record are compared.", err)
+	}
+	if d == nil {
+		d = []string{}
+	}
+	return d, ""
 }
 
 // sets are the comparison's two sides as figure sets, A first (drawn
@@ -266,7 +307,7 @@ func (c *comparison) sets(rows []report.Comparison) []figures.Set {
 // ΔAUC of single trials (and a ΔE[adv] without audits) says nothing.
 func compareMessage(rows []report.Comparison) string {
 	both, tested, aucTested := 0, 0, 0
-	sig := 0
+	sig, sigMetric, sigEAdv := 0, 0, 0
 	for _, r := range rows {
 		if r.OnlyIn != report.InBoth {
 			continue
@@ -275,12 +316,22 @@ func compareMessage(rows []report.Comparison) string {
 		if r.Tested {
 			tested++
 		}
-		if !math.IsNaN(r.DAUCSE) {
+		if r.TestedMetric() {
 			aucTested++
 		}
-		if r.Significant {
+		if r.Significant() {
 			sig++
 		}
+		if r.SignificantMetric {
+			sigMetric++
+		}
+		if r.SignificantEAdv {
+			sigEAdv++
+		}
+	}
+	metric := "AUC"
+	if len(rows) > 0 && report.MetricFor(rows[0].Classes) == report.MetricAccuracy {
+		metric = "accuracy"
 	}
 	switch {
 	case both == 0:
@@ -290,19 +341,67 @@ func compareMessage(rows []report.Comparison) string {
 			"neither set is audited; train more trials (train.trials ≥ 2) or audit both sets", english.Count(both, "setting"))
 	}
 	msg := fmt.Sprintf("%d of %s differ by more than 2 SE", sig, english.Count(both, "setting"))
+	if sig > 0 {
+		msg += fmt.Sprintf(": %d in %s, %d in E[adv]", sigMetric, metric, sigEAdv)
+	}
 	var notes []string
 	if tested < both {
 		notes = append(notes, fmt.Sprintf("%d not testable: no standard error", both-tested))
 	}
 	if aucTested == 0 {
-		notes = append(notes, "E[adv] only: single trials give ΔAUC no standard error")
+		notes = append(notes, fmt.Sprintf("E[adv] only: single trials give Δ%s no standard error", metric))
 	} else if aucTested < both {
-		notes = append(notes, fmt.Sprintf("ΔAUC tested for %d, the others have a single trial", aucTested))
+		notes = append(notes, fmt.Sprintf("Δ%s tested for %d, the others have a single trial", metric, aucTested))
 	}
 	if len(notes) > 0 {
 		msg += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return msg
+}
+
+// drawFigures writes the report's figures into dir: the result sets'
+// (figures.WriteSets), the learning curves of the runs counted and the
+// audit's self-checks, reporting the figures written as it goes.
+func drawFigures(dir string, sets []figures.Set, counted []report.Run, rs *resultSet, ev Events, clock Clock) ([]report.Figure, error) {
+	if clock == nil {
+		clock = wallClock{}
+	}
+	m := startMeter(ev, clock, Progress{Stage: "report", What: "drawing figures in " + dir})
+	defer m.Stop()
+	m.Pass("figures", 0)
+	var figs []report.Figure
+	for _, draw := range []func() ([]report.Figure, error){
+		func() ([]report.Figure, error) { return figures.WriteSets(dir, sets) },
+		func() ([]report.Figure, error) { return figures.WriteCurvePlots(dir, counted) },
+		func() ([]report.Figure, error) { return figures.WriteAuditPlots(dir, rs.Audits, rs.Calibration) },
+	} {
+		f, err := draw()
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f...)
+		m.Done(len(f))
+	}
+	return figs, nil
+}
+
+// significantLine is the console's line for a setting whose difference
+// in the reporting metric or in E[adv] is beyond 2 SE: each difference
+// with its SE, and which of the two is beyond.
+func significantLine(r report.Comparison) string {
+	name, beyond := "ΔAUC", []string{}
+	if report.MetricFor(r.Classes) == report.MetricAccuracy {
+		name = "Δaccuracy"
+	}
+	d, se := r.DMetric()
+	if r.SignificantMetric {
+		beyond = append(beyond, name)
+	}
+	if r.SignificantEAdv {
+		beyond = append(beyond, "ΔE[adv]")
+	}
+	return fmt.Sprintf("%-22s %s %+.4f ± %.4f  ΔE[adv] %+.4f ± %.4f  (beyond 2 SE: %s)", r.Setting, name, d, se, r.DEAdv, r.DEAdvSE,
+		strings.Join(beyond, " and "))
 }
 
 // writeReport summarizes rs and writes the report files under out.
@@ -343,12 +442,24 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 			return nil, err
 		}
 		md.Comparison, md.CompareNames = rows, cmp.names
-		for _, d := range report.ComparedConfigDiffs(rows) {
-			ev.Info("compare", "config keys that differ (A → B): "+d)
+		md.CompareConfigDiff, md.CompareConfigNote = cmp.configDiff, cmp.configNote
+		if cmp.sidesOnly {
+			md.CompareSides = cmp.sums
+		}
+		switch {
+		case cmp.configDiff == nil:
+			ev.Warn("compare", cmp.configNote)
+			for _, d := range report.ComparedConfigDiffs(rows) {
+				ev.Info("compare", "config keys that differ (A → B): "+d)
+			}
+		case len(cmp.configDiff) == 0:
+			ev.Info("compare", "the two configs (config.resolved.yaml) agree in every key")
+		default:
+			ev.Info("compare", "config keys that differ (A → B): "+strings.Join(cmp.configDiff, "; "))
 		}
 		for _, r := range rows {
-			if r.Significant {
-				ev.Info("compare", fmt.Sprintf("%-22s ΔAUC %+.4f ± %.4f  Δadvantage %+.4f ± %.4f  (> 2 SE)", r.Setting, r.DAUC, r.DAUCSE, r.DEAdv, r.DEAdvSE))
+			if r.Significant() {
+				ev.Info("compare", significantLine(r))
 			}
 		}
 		ev.Info("compare", compareMessage(rows))
@@ -361,20 +472,10 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
 		return nil, err
 	}
-	figs, err := figures.WriteSets(filepath.Join(out, "figures"), figSets)
+	figs, err := drawFigures(filepath.Join(out, "figures"), figSets, counted, rs, ev, meta.clock)
 	if err != nil {
 		return nil, err
 	}
-	cfigs, err := figures.WriteCurvePlots(filepath.Join(out, "figures"), counted)
-	if err != nil {
-		return nil, err
-	}
-	figs = append(figs, cfigs...)
-	afigs, err := figures.WriteAuditPlots(filepath.Join(out, "figures"), rs.Audits, rs.Calibration)
-	if err != nil {
-		return nil, err
-	}
-	figs = append(figs, afigs...)
 	md.Figures = figs
 	if !meta.started.IsZero() {
 		md.WallS = time.Since(meta.started).Seconds()

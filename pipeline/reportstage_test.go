@@ -71,9 +71,9 @@ func TestCompareMessage(t *testing.T) {
 	if m := compareMessage(auditOnly); m != "0 of 1 setting differ by more than 2 SE (E[adv] only: single trials give ΔAUC no standard error)" {
 		t.Fatalf("audited single trials: %q", m)
 	}
-	tested := []report.Comparison{{Setting: "a", DAUC: 0.1, DAUCSE: 0.01, Tested: true, Significant: true},
+	tested := []report.Comparison{{Setting: "a", DAUC: 0.1, DAUCSE: 0.01, Tested: true, SignificantMetric: true},
 		{Setting: "b", DAUC: 0.1, DAUCSE: nan, DEAdv: nan, DEAdvSE: nan}, {Setting: "c", OnlyIn: report.OnlyInB}}
-	if m := compareMessage(tested); m != "1 of 2 settings differ by more than 2 SE (1 not testable: no standard error; ΔAUC tested for 1, the others have a single trial)" {
+	if m := compareMessage(tested); m != "1 of 2 settings differ by more than 2 SE: 1 in AUC, 0 in E[adv] (1 not testable: no standard error; ΔAUC tested for 1, the others have a single trial)" {
 		t.Fatalf("partly tested: %q", m)
 	}
 }

@@ -126,7 +126,7 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 		SparseEmbedding: c.Train.SparseEmbedding,
 		Notices:         func(msg string) { s.ev.Warn("release", msg) },
 		Progress: func(mp model.Progress) {
-			s.ev.Progress(Progress{Stage: "release", What: name, Epoch: mp.Epoch, Epochs: mp.Epochs, Step: mp.Step,
+			s.releaseProgress(Progress{Stage: "release", What: name, Epoch: mp.Epoch, Epochs: mp.Epochs, Step: mp.Step,
 				Steps: mp.Steps, ExamplesPerS: mp.ExamplesPerS, ETA: mp.ETA})
 		},
 		Replicas: []model.Replica{{Name: name, Seed: plan.InitSeed, LR: lr, Params: plan.LossParams(nil), Source: bs}}}}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"labelprivacy/audit"
@@ -44,8 +45,15 @@ type Session struct {
 	runs        []*runSpec
 	configID    string
 
-	ev   Events
-	lock *flock.Lock
+	// ev is the caller's Events, serialized (a stage's meter reports from
+	// its own goroutine); clock the time its progress is reported with
+	// (the caller's Events' when Clocked).
+	ev    Events
+	clock Clock
+	// releaseMeter is the meter of the releases being made (makeUnits),
+	// which rr_prior's prior model reports its training through.
+	releaseMeter atomic.Pointer[meter]
+	lock         *flock.Lock
 	// staged: a synthetic dataset written by this open and not yet in place
 	// at <output>/data (published once every check passed).
 	staged *data.StagedDataset
@@ -100,7 +108,7 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	// Let about a tenth of the live heap (at least 64 MiB) pile up as
 	// garbage, not all of it (unless GOGC or GOMEMLIMIT says otherwise).
 	memctl.Start()
-	s := &Session{cfg: cfg, ev: orDiscard(ev), configID: configFingerprint(cfg), started: time.Now(), light: light}
+	s := &Session{cfg: cfg, ev: &syncEvents{ev: orDiscard(ev)}, clock: clockOf(ev), configID: configFingerprint(cfg), started: time.Now(), light: light}
 	ok := false
 	// A refusal (or any failure) in open leaves the output as it was: what
 	// this open made there (a staged dataset, the lock's file and holders

@@ -52,6 +52,20 @@ type Calibration struct {
 	audit.Calibration
 }
 
+// ClassesOf is the class count C of calibration table c: that of the
+// audits of its dataset and config (an audit of an earlier format, 0,
+// reads as 2). For C ≥ 3 the table is top-label: each row's η is the
+// probability of its most likely class, and a row counts as 1 when that
+// class is the label.
+func (c Calibration) ClassesOf(audits []Audit) int {
+	for _, a := range audits {
+		if (a.Dataset == c.Dataset || c.Dataset == "") && (a.ConfigID == c.ConfigID || c.ConfigID == "") {
+			return max(a.Classes, 2)
+		}
+	}
+	return 2
+}
+
 // Posterior is one audited example of a setting, kept for the scatter and
 // CDF figures (paper Figures 1 and 2). Sample.Label is the label the audit
 // drew from the prior η, never a dataset's raw label.
@@ -160,7 +174,7 @@ var posteriorSchema = schema[Posterior]{name: "posteriors", cols: []column[Poste
 	opt(strCol("config_id", func(p *Posterior) *string { return &p.ConfigID })),
 }}
 
-// PosteriorTable converts samples into posteriors.parquet, with
+// PosteriorTable converts samples into posteriors.parquet (and .csv), with
 // posteriorSchema's columns (the first format's first). abs_ma may be +Inf.
 func PosteriorTable(post []Posterior) *data.Table {
 	return posteriorSchema.toTable(post, map[string]string{})

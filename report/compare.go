@@ -70,23 +70,41 @@ type Comparison struct {
 	Classes                int
 	AccuracyA, AccuracyB   float64
 	DAccuracy, DAccuracySE float64
-	// Significant: |Δmetric| > 2·SE of the reporting rule's metric (AUC for
-	// binary labels, accuracy for C ≥ 3: MetricFor) or |DEAdv| > 2·DEAdvSE.
-	// A NaN difference or SE (no audit, a single trial) is never
-	// significant; an SE of 0 (an exact audit) makes any nonzero difference
-	// significant.
-	Significant bool
-	OnlyIn      Side
+	// SignificantMetric: |Δmetric| > 2·SE of the reporting rule's metric
+	// (DMetric: AUC for binary labels, accuracy for C ≥ 3);
+	// SignificantEAdv: |DEAdv| > 2·DEAdvSE. The two tests are apart: a
+	// row may differ in one and not the other. A NaN difference or SE (no
+	// audit, a single trial) is never significant; an SE of 0 (an exact
+	// audit) makes any nonzero difference significant.
+	SignificantMetric, SignificantEAdv bool
+	OnlyIn                             Side
 	// Tested: both sides have the setting and at least one of the two
 	// differences has a standard error (an exact audit, or ≥ 2 trials a
-	// side), so Significant says something; false for single trials
-	// without an audit, where nothing could be tested.
+	// side), so the flags say something; false for single trials without
+	// an audit, where nothing could be tested. TestedMetric and
+	// TestedEAdv say it per difference.
 	Tested bool
 	// ConfigNameA and ConfigNameB are the config names of the rows
 	// compared; ConfigDiff the config keys whose values differ between
-	// them, "key: a → b; …" ("" when they agree or are unknown).
+	// them, "key: a → b; …" ("" when they agree or are unknown): the keys
+	// config_id fingerprints (Row.Config) and train.learning_rates, the
+	// learning rates each side's best-LR rule chose among
+	// (Row.LearningRates).
 	ConfigNameA, ConfigNameB, ConfigDiff string
 }
+
+// Significant reports whether either difference is beyond 2 SE.
+func (c Comparison) Significant() bool { return c.SignificantMetric || c.SignificantEAdv }
+
+// TestedMetric reports whether the metric's difference (DMetric) has a
+// standard error, so that SignificantMetric says something.
+func (c Comparison) TestedMetric() bool { d, se := c.DMetric(); return testable(d, se) }
+
+// TestedEAdv reports whether ΔE[adv] has a standard error (both sides
+// audited), so that SignificantEAdv says something.
+func (c Comparison) TestedEAdv() bool { return testable(c.DEAdv, c.DEAdvSE) }
+
+func testable(d, se float64) bool { return !math.IsNaN(d) && !math.IsNaN(se) }
 
 // CompareOptions configure Compare.
 type CompareOptions struct {
@@ -165,10 +183,9 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 			c.DAccuracy, c.DAccuracySE = rb.AccuracyMean-ra.AccuracyMean, math.Hypot(ra.AccuracySE, rb.AccuracySE)
 			c.DEAdv, c.DEAdvSE = rb.EAdv-ra.EAdv, math.Hypot(ra.EAdvSE, rb.EAdvSE)
 			d, se := c.DMetric()
-			c.Significant = math.Abs(d) > 2*se || math.Abs(c.DEAdv) > 2*c.DEAdvSE
-			testable := func(d, se float64) bool { return !math.IsNaN(d) && !math.IsNaN(se) }
-			c.Tested = testable(d, se) || testable(c.DEAdv, c.DEAdvSE)
-			c.ConfigDiff = strings.Join(ConfigDiff(ra.Config, rb.Config), configSep)
+			c.SignificantMetric, c.SignificantEAdv = math.Abs(d) > 2*se, math.Abs(c.DEAdv) > 2*c.DEAdvSE
+			c.Tested = c.TestedMetric() || c.TestedEAdv()
+			c.ConfigDiff = strings.Join(ConfigDiff(withLRs(ra), withLRs(rb)), configSep)
 		}
 		out = append(out, c)
 	}
@@ -189,6 +206,20 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 			display.SettingOrder(x.Pet, x.K, x.Epsilon, x.Setting, y.Pet, y.K, y.Epsilon, y.Setting))
 	})
 	return out, nil
+}
+
+// withLRs is r's config (Row.Config) with train.learning_rates, the
+// learning rates its best-LR rule chose among ("" when the config is
+// unknown: a result written before configs were recorded).
+func withLRs(r Row) string {
+	if r.Config == "" {
+		return ""
+	}
+	m := ParseConfig(r.Config)
+	if len(r.LearningRates) > 0 {
+		m["train.learning_rates"] = formatFloats(r.LearningRates)
+	}
+	return FormatConfig(m)
 }
 
 // DMetric returns the difference B − A of the reporting rule's metric
@@ -240,7 +271,8 @@ var comparisonSchema = schema[Comparison]{name: "compare", cols: []column[Compar
 	f64Col("eadv_b", func(c *Comparison) *float64 { return &c.EAdvB }),
 	f64Col("d_eadv", func(c *Comparison) *float64 { return &c.DEAdv }),
 	f64Col("d_eadv_se", func(c *Comparison) *float64 { return &c.DEAdvSE }),
-	boolCol("significant", func(c *Comparison) *bool { return &c.Significant }),
+	boolCol("significant_metric", func(c *Comparison) *bool { return &c.SignificantMetric }),
+	boolCol("significant_eadv", func(c *Comparison) *bool { return &c.SignificantEAdv }),
 	mapCol("only_in", func(c *Comparison) *Side { return &c.OnlyIn }, Side.String, parseSide, nil),
 	strCol("dataset_a", func(c *Comparison) *string { return &c.DatasetA }),
 	strCol("config_id_a", func(c *Comparison) *string { return &c.ConfigIDA }),
@@ -263,7 +295,12 @@ var comparisonSchema = schema[Comparison]{name: "compare", cols: []column[Compar
 // config_id_b are each side's dataset and config ("" on the side without
 // the setting); classes, then accuracy_a, accuracy_b, d_accuracy and
 // d_accuracy_se, as auc_a … d_auc_se for test accuracy (auc_* hold the
-// macro one-vs-rest AUC for C ≥ 3, and significant uses accuracy there).
+// macro one-vs-rest AUC for C ≥ 3); significant_metric tests the reporting
+// rule's metric (ΔAUC for binary labels, Δaccuracy for C ≥ 3),
+// significant_eadv ΔE[adv].
 func ComparisonTable(cs []Comparison) *data.Table {
 	return comparisonSchema.toTable(cs, map[string]string{})
 }
+
+// ReadComparisons reads ComparisonTable's output back.
+func ReadComparisons(t *data.Table) ([]Comparison, error) { return comparisonSchema.fromTable(t) }

@@ -33,7 +33,7 @@ func TestCompare(t *testing.T) {
 	nan := math.NaN()
 	type want struct {
 		dAUC, dAUCse, dE, dEse float64
-		sig                    bool
+		sigAUC, sigEAdv        bool
 		onlyIn                 Side
 	}
 	rrRow := func(auc, aucSE, eadv, eadvSE float64) *Row {
@@ -47,22 +47,26 @@ func TestCompare(t *testing.T) {
 		want want
 	}{
 		{"AUC shift beyond 2 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.72, 0.004, 0.05, 0.001),
-			want{0.02, 0.005, 0, math.Sqrt2 * 0.001, true, InBoth}},
+			want{0.02, 0.005, 0, math.Sqrt2 * 0.001, true, false, InBoth}},
 		{"AUC shift within 2 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.705, 0.004, 0.05, 0.001),
-			want{0.005, 0.005, 0, math.Sqrt2 * 0.001, false, InBoth}},
+			want{0.005, 0.005, 0, math.Sqrt2 * 0.001, false, false, InBoth}},
 		// 1.9 and 2.1 SE: the 2-SE threshold is checked to within 5%.
 		{"AUC shift of 1.9 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.7095, 0.004, 0.05, 0.001),
-			want{0.0095, 0.005, 0, math.Sqrt2 * 0.001, false, InBoth}},
+			want{0.0095, 0.005, 0, math.Sqrt2 * 0.001, false, false, InBoth}},
 		{"AUC shift of 2.1 SE", rrRow(0.70, 0.003, 0.05, 0.001), rrRow(0.7105, 0.004, 0.05, 0.001),
-			want{0.0105, 0.005, 0, math.Sqrt2 * 0.001, true, InBoth}},
-		{"eadv shift alone is significant", rrRow(0.66, 0.01, 0.050, 0.001), rrRow(0.66, 0.01, 0.053, 0.001),
-			want{0, math.Sqrt2 * 0.01, 0.003, math.Sqrt2 * 0.001, true, InBoth}},
+			want{0.0105, 0.005, 0, math.Sqrt2 * 0.001, true, false, InBoth}},
+		// The line: ΔAUC +0.010 ± 0.019 beside a significant
+		// ΔE[adv] is not a significant ΔAUC.
+		{"eadv shift alone is significant, the AUC one not", rrRow(0.66, 0.0134, 0.050, 0.001), rrRow(0.67, 0.0134, 0.053, 0.001),
+			want{0.01, math.Sqrt2 * 0.0134, 0.003, math.Sqrt2 * 0.001, false, true, InBoth}},
+		{"both beyond 2 SE", rrRow(0.66, 0.003, 0.050, 0.001), rrRow(0.68, 0.003, 0.053, 0.001),
+			want{0.02, math.Sqrt2 * 0.003, 0.003, math.Sqrt2 * 0.001, true, true, InBoth}},
 		{"SE 0 (exact audit): any difference is significant", rrRow(0.5, 0.01, 0.05, 0), rrRow(0.5, 0.01, 0.0501, 0),
-			want{0, math.Sqrt2 * 0.01, 0.0001, 0, true, InBoth}},
+			want{0, math.Sqrt2 * 0.01, 0.0001, 0, false, true, InBoth}},
 		{"single trials and no audit (SE NaN): never significant", rrRow(0.70, nan, nan, nan), rrRow(0.75, nan, nan, nan),
-			want{0.05, nan, nan, nan, false, InBoth}},
-		{"only in a", rrRow(0.70, 0.01, 0.01, 0), nil, want{nan, nan, nan, nan, false, OnlyInA}},
-		{"only in b", nil, rrRow(0.70, 0.01, 0.01, 0), want{nan, nan, nan, nan, false, OnlyInB}},
+			want{0.05, nan, nan, nan, false, false, InBoth}},
+		{"only in a", rrRow(0.70, 0.01, 0.01, 0), nil, want{nan, nan, nan, nan, false, false, OnlyInA}},
+		{"only in b", nil, rrRow(0.70, 0.01, 0.01, 0), want{nan, nan, nan, nan, false, false, OnlyInB}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,10 +86,10 @@ func TestCompare(t *testing.T) {
 				t.Fatalf("rows %+v, want rr_eps1 then llp_k512", cs)
 			}
 			c := cs[0]
-			got := want{c.DAUC, c.DAUCSE, c.DEAdv, c.DEAdvSE, c.Significant, c.OnlyIn}
+			got := want{c.DAUC, c.DAUCSE, c.DEAdv, c.DEAdvSE, c.SignificantMetric, c.SignificantEAdv, c.OnlyIn}
 			approx := func(x, y float64) bool { return sameFloat(x, y) || math.Abs(x-y) < 1e-9 }
 			if !approx(got.dAUC, tc.want.dAUC) || !approx(got.dAUCse, tc.want.dAUCse) || !approx(got.dE, tc.want.dE) ||
-				!approx(got.dEse, tc.want.dEse) || got.sig != tc.want.sig || got.onlyIn != tc.want.onlyIn {
+				!approx(got.dEse, tc.want.dEse) || got.sigAUC != tc.want.sigAUC || got.sigEAdv != tc.want.sigEAdv || got.onlyIn != tc.want.onlyIn {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 			if tc.b == nil && (c.AUCA != tc.a.AUCMean || !math.IsNaN(c.AUCB)) {
@@ -94,7 +98,7 @@ func TestCompare(t *testing.T) {
 			if tc.a == nil && (c.AUCB != tc.b.AUCMean || !math.IsNaN(c.AUCA)) {
 				t.Fatalf("only-in-b row: auc_a %v auc_b %v", c.AUCA, c.AUCB)
 			}
-			if o := cs[1]; o.DAUC != 0 || o.Significant || o.OnlyIn != InBoth {
+			if o := cs[1]; o.DAUC != 0 || o.Significant() || o.OnlyIn != InBoth {
 				t.Fatalf("shared row %+v", o)
 			}
 		})
@@ -167,12 +171,12 @@ func TestComparisonTable(t *testing.T) {
 	tab := roundTrip(t, ComparisonTable(cs))
 	names := columnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "auc_a", "auc_b", "d_auc", "d_auc_se", "eadv_a", "eadv_b",
-		"d_eadv", "d_eadv_se", "significant", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b",
+		"d_eadv", "d_eadv_se", "significant_metric", "significant_eadv", "only_in", "dataset_a", "config_id_a", "dataset_b", "config_id_b",
 		"tested", "config_name_a", "config_name_b", "config_diff", "classes", "accuracy_a", "accuracy_b", "d_accuracy", "d_accuracy_se"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v", names)
 	}
-	if v := tab.Columns[13].Values.([]string)[0]; v != "a" {
+	if v := tab.Columns[14].Values.([]string)[0]; v != "a" {
 		t.Fatalf("only_in = %q", v)
 	}
 	back, err := comparisonSchema.fromTable(tab)
@@ -182,7 +186,7 @@ func TestComparisonTable(t *testing.T) {
 	if sprint(back) != sprint(cs) {
 		t.Fatalf("round trip %+v, want %+v", back, cs)
 	}
-	tab.Columns[13].Values = []string{"c"}
+	tab.Columns[14].Values = []string{"c"}
 	if _, err := comparisonSchema.fromTable(tab); err == nil {
 		t.Fatal("only_in \"c\" read without error")
 	}
@@ -216,8 +220,8 @@ func TestCompareNamesConfigKeys(t *testing.T) {
 	if c.ConfigDiff != "train.rr_loss: bce → debiased_bce" || c.ConfigNameA != "acceptance-bce" || c.ConfigNameB != "acceptance" {
 		t.Fatalf("config diff %q, names %q, %q", c.ConfigDiff, c.ConfigNameA, c.ConfigNameB)
 	}
-	if c.Tested || c.Significant {
-		t.Fatalf("single trials without an audit: tested %v, significant %v", c.Tested, c.Significant)
+	if c.Tested || c.Significant() {
+		t.Fatalf("single trials without an audit: tested %v, significant %v", c.Tested, c.Significant())
 	}
 	if got := ComparedConfigDiffs(rows); len(got) != 1 || got[0] != c.ConfigDiff {
 		t.Fatalf("ComparedConfigDiffs %q", got)
@@ -255,7 +259,7 @@ func TestCompareNamesConfigKeys(t *testing.T) {
 	sa2, _ := Summarize(a2, nil, Options{})
 	sb2, _ := Summarize(b2, nil, Options{})
 	rows2, err := Compare(sa2, sb2, CompareOptions{AllowMixed: true})
-	if err != nil || !rows2[0].Tested || !rows2[0].Significant {
+	if err != nil || !rows2[0].Tested || !rows2[0].SignificantMetric || rows2[0].TestedEAdv() || rows2[0].SignificantEAdv {
 		t.Fatalf("two trials a side: %+v, %v", rows2[0], err)
 	}
 }

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -164,4 +166,42 @@ func Origins(runs []Run) []Origin {
 		res[i] = *o
 	}
 	return res
+}
+
+// formatFloats writes a list of numbers as a config writes it,
+// "[0.001, 0.01]" (the shortest decimals that read back exactly); nil:
+// "".
+func formatFloats(v []float64) string {
+	if v == nil {
+		return ""
+	}
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// parseFloats reads formatFloats' form back ("" and "[]": nil).
+func parseFloats(s string) ([]float64, error) {
+	in, ok := strings.CutPrefix(s, "[")
+	if s == "" {
+		return nil, nil
+	}
+	in, ok2 := strings.CutSuffix(in, "]")
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("report: %q is not a list of numbers [a, b, …]", s)
+	}
+	if strings.TrimSpace(in) == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, p := range strings.Split(in, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return nil, fmt.Errorf("report: %q is not a list of numbers: %w", s, err)
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }

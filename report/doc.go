@@ -21,7 +21,7 @@
 // data.Table is only the file form: RunsTable/ReadRuns, AuditTable/
 // ReadAudits, PosteriorTable/ReadPosteriors, SummaryTable and
 // ComparisonTable write and read runs.csv/.parquet, audit.csv/.parquet,
-// posteriors.parquet, summary.csv/.parquet and compare.csv/.parquet. Each
+// posteriors.csv/.parquet, summary.csv/.parquet and compare.csv/.parquet. Each
 // table has one schema (its columns, in file order) from which both files
 // are written and read, and, for runs, the JSON record too; README lists
 // the columns (a test holds it to the schemas). Each keeps the columns of

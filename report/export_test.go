@@ -16,6 +16,3 @@ var (
 // ReadSummaryRows reads SummaryTable's rows back (the summary has no
 // public reader: nothing reads summary.csv back but tests).
 func ReadSummaryRows(t *data.Table) ([]Row, error) { return summarySchema.fromTable(t) }
-
-// ReadComparisonRows reads ComparisonTable's rows back.
-func ReadComparisonRows(t *data.Table) ([]Comparison, error) { return comparisonSchema.fromTable(t) }

@@ -29,8 +29,18 @@ type Markdown struct {
 	// CompareNames names Compare's a and b sides in the text (default
 	// "a", "b"), e.g. {"baseline", "this run"}.
 	CompareNames [2]string
-	Figures      []Figure
-	Notes        []string // extra paragraphs after the summary table
+	// CompareSides, when both are set, are the summaries of the two sides:
+	// the Summary section shows each (a, then b) in place of Summary's
+	// table.
+	CompareSides [2]*Summary
+	// CompareConfigDiff lists every config key whose value differs between
+	// the two sides' configs, "key: a → b" (nil: the keys the rows record,
+	// ComparedConfigDiffs, are named instead); CompareConfigNote says what
+	// it could not read (e.g. a side without config.resolved.yaml).
+	CompareConfigDiff []string
+	CompareConfigNote string
+	Figures           []Figure
+	Notes             []string // extra paragraphs after the summary table
 	// AuditHint is the command that adds audit results, shown once when
 	// settings are not audited; default "train audit -c CONFIG".
 	AuditHint string
@@ -95,10 +105,11 @@ func WriteMarkdown(path string, md Markdown) error {
 
 	b.WriteString("## Summary" + ClassesTitle(s.Classes) + "\n\n")
 	mixed := len(s.Datasets) > 1 || len(s.Configs) > 1
-	if !mixed && len(s.Rows) > 0 {
+	sides := md.CompareSides[0] != nil && md.CompareSides[1] != nil
+	if !mixed && !sides && len(s.Rows) > 0 {
 		b.WriteString(groupLine(s.Rows[0].Dataset, s.Rows[0].ConfigID))
 	}
-	if mixed {
+	if mixed && !sides {
 		fmt.Fprintf(&b, "**Several result groups** (%d datasets, %d model configs): runs of different datasets or "+
 			"configs are never averaged; each (dataset, config) has its own rows.\n\n", len(s.Datasets), len(s.Configs))
 	}
@@ -110,7 +121,19 @@ func WriteMarkdown(path string, md Markdown) error {
 			unaudited++
 		}
 	}
-	writeSummaryTable(&b, s, mixed, audited > 0)
+	if sides {
+		for i, side := range md.CompareSides {
+			sm := len(side.Datasets) > 1 || len(side.Configs) > 1
+			fmt.Fprintf(&b, "### %s\n\n", cell(compareName(md.CompareNames, i)))
+			if !sm && len(side.Rows) > 0 {
+				b.WriteString(groupLine(side.Rows[0].Dataset, side.Rows[0].ConfigID))
+			}
+			writeSummaryTable(&b, side, sm, slices.ContainsFunc(side.Rows, func(r Row) bool { return r.Audited }))
+			b.WriteString("\n")
+		}
+	} else {
+		writeSummaryTable(&b, s, mixed, audited > 0)
+	}
 	hint := md.AuditHint
 	if hint == "" {
 		hint = "train audit -c CONFIG"
@@ -133,36 +156,19 @@ func WriteMarkdown(path string, md Markdown) error {
 	writeEtaQuality(&b, md.Audits, md.Calibration)
 
 	if md.Comparison != nil {
-		na, nb := md.CompareNames[0], md.CompareNames[1]
-		if na == "" {
-			na = "a"
-		}
-		if nb == "" {
-			nb = "b"
-		}
+		na, nb := compareName(md.CompareNames, 0), compareName(md.CompareNames, 1)
 		cc := s.Classes
 		if len(md.Comparison) > 0 {
 			cc = md.Comparison[0].Classes
 		}
 		fmt.Fprintf(&b, "\n## Comparison: %s vs %s%s\n\n", na, nb, ClassesTitle(cc))
-		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). *Significant*: |Δ| > 2·SE for %s or E[adv] "+
-			"(never with a single trial, whose SE is unknown). "+
-			"Settings present on one side only are listed with the side that has them.\n\n", nb, na, na, nb, MetricFor(cc).Short())
+		mn := MetricFor(cc).Short()
+		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). Each difference is tested on its own: *%s > 2 SE* "+
+			"when |Δ%s| > 2·SE, *E[adv] > 2 SE* when |ΔE[adv]| > 2·SE (n/a with a single trial, whose SE is unknown, "+
+			"or without an audit). Settings present on one side only are listed with the side that has them.\n\n",
+			nb, na, na, nb, mn, mn)
 		writeSides(&b, md.Comparison, na, nb)
-		if diffs := ComparedConfigDiffs(md.Comparison); len(diffs) > 0 {
-			fmt.Fprintf(&b, "Config keys that differ (%s → %s): ", cell(na), cell(nb))
-			for i, d := range diffs {
-				if i > 0 {
-					b.WriteString("; and ")
-				}
-				parts := strings.Split(d, configSep)
-				for j, p := range parts {
-					parts[j] = code(p)
-				}
-				b.WriteString(strings.Join(parts, ", "))
-			}
-			b.WriteString(". The figures overlay both sides: " + cell(na) + " dashed with open markers, " + cell(nb) + " solid.\n\n")
-		}
+		writeConfigDiff(&b, md, na, nb)
 		writeComparisonTable(&b, md.Comparison, na, nb)
 	}
 
@@ -447,6 +453,48 @@ func writeSides(b *strings.Builder, cs []Comparison, na, nb string) {
 	b.WriteString("\n\n")
 }
 
+// compareName is side i's name in the text: CompareNames[i], else "a" or
+// "b".
+func compareName(names [2]string, i int) string {
+	if names[i] != "" {
+		return names[i]
+	}
+	return [2]string{"a", "b"}[i]
+}
+
+// writeConfigDiff names the config keys that differ between the sides:
+// every key of their configs (CompareConfigDiff) or, without those, the
+// keys the rows record, one group per pair of configs compared.
+func writeConfigDiff(b *strings.Builder, md Markdown, na, nb string) {
+	groups := [][]string{md.CompareConfigDiff}
+	if md.CompareConfigDiff == nil {
+		groups = nil
+		for _, d := range ComparedConfigDiffs(md.Comparison) {
+			groups = append(groups, strings.Split(d, configSep))
+		}
+	}
+	if len(groups) > 0 && len(groups[0]) > 0 {
+		fmt.Fprintf(b, "Config keys that differ (%s → %s): ", cell(na), cell(nb))
+		for i, g := range groups {
+			if i > 0 {
+				b.WriteString("; and ")
+			}
+			parts := make([]string, len(g))
+			for j, p := range g {
+				parts[j] = code(p)
+			}
+			b.WriteString(strings.Join(parts, ", "))
+		}
+		b.WriteString(". The figures overlay both sides: " + cell(na) + " dashed with open markers, " + cell(nb) + " solid.")
+		if md.CompareConfigNote != "" {
+			b.WriteString(" " + md.CompareConfigNote)
+		}
+		b.WriteString("\n\n")
+	} else if md.CompareConfigNote != "" {
+		b.WriteString(md.CompareConfigNote + "\n\n")
+	}
+}
+
 // writeComparisonTable writes the comparison's rows with their reporting
 // metric (accuracy for C ≥ 3 classes, AUC for binary labels).
 func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
@@ -457,20 +505,24 @@ func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
 		m = MetricFor(c.Classes)
 	}
 	mn := m.Short()
-	head := fmt.Sprintf("| setting | %s %s | %s %s | Δ%s ± SE | E[adv] %s | E[adv] %s | ΔE[adv] ± SE | significant | only in |",
-		mn, cell(na), mn, cell(nb), mn, cell(na), cell(nb))
-	align := "|---|--:|--:|--:|--:|--:|--:|:-:|---|"
+	head := fmt.Sprintf("| setting | %s %s | %s %s | Δ%s ± SE | %s > 2 SE | E[adv] %s | E[adv] %s | ΔE[adv] ± SE | E[adv] > 2 SE | only in |",
+		mn, cell(na), mn, cell(nb), mn, mn, cell(na), cell(nb))
+	align := "|---|--:|--:|--:|:-:|--:|--:|--:|:-:|---|"
 	if grouped {
 		head, align = "| dataset | config "+head, "|---|---"+align
 	}
 	b.WriteString(head + "\n" + align + "\n")
 	for _, c := range cs {
-		sig := ""
-		switch {
-		case c.Significant:
-			sig = "**yes**"
-		case c.OnlyIn == InBoth && !c.Tested:
-			sig = "n/a" // no standard error on either difference
+		flag := func(sig, tested bool) string {
+			switch {
+			case c.OnlyIn != InBoth:
+				return ""
+			case sig:
+				return "**yes**"
+			case !tested:
+				return "n/a" // no standard error on this difference
+			}
+			return "no"
 		}
 		only := ""
 		switch c.OnlyIn {
@@ -487,9 +539,9 @@ func writeComparisonTable(b *strings.Builder, cs []Comparison, na, nb string) {
 			va, vb = c.AccuracyA, c.AccuracyB
 		}
 		d, se := c.DMetric()
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			code(c.Setting), fmtFixed(va, 4), fmtFixed(vb, 4), fmtDelta(d, se, true),
-			fmtNum(c.EAdvA, 3), fmtNum(c.EAdvB, 3), fmtDelta(c.DEAdv, c.DEAdvSE, false), sig, only)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			code(c.Setting), fmtFixed(va, 4), fmtFixed(vb, 4), fmtDelta(d, se, true), flag(c.SignificantMetric, c.TestedMetric()),
+			fmtNum(c.EAdvA, 3), fmtNum(c.EAdvB, 3), fmtDelta(c.DEAdv, c.DEAdvSE, false), flag(c.SignificantEAdv, c.TestedEAdv()), only)
 	}
 }
 

@@ -243,7 +243,12 @@ func writeEtaQuality(b *strings.Builder, audits []Audit, cals []Calibration) {
 		}
 		fmt.Fprintf(b, "\n**%s** (`%s`) on %d calibration rows — test rows after the audit set, used neither for "+
 			"training nor for the audit: ECE %.4f, Brier %.4f.\n\n", title, c.EtaSource, c.N, c.ECE, c.Brier)
-		b.WriteString("| η bin | rows | mean η | fraction 1 | mean η − fraction |\n|---|--:|--:|--:|--:|\n")
+		if c.ClassesOf(audits) >= 3 {
+			b.WriteString("Top label: each row's η is the probability of its most likely class, counted as 1 when that class is the label.\n\n")
+			b.WriteString("| top-class η bin | rows | mean top-class η | fraction top class = label | mean η − fraction |\n|---|--:|--:|--:|--:|\n")
+		} else {
+			b.WriteString("| η bin | rows | mean η | fraction 1 | mean η − fraction |\n|---|--:|--:|--:|--:|\n")
+		}
 		for _, cb := range c.Bins {
 			gap := cb.MeanEta - cb.Rate
 			fmt.Fprintf(b, "| [%.1f, %.1f%s | %d | %s | %s | %s |\n", cb.Lo, cb.Hi, map[bool]string{true: "]", false: ")"}[cb.Hi >= 1],

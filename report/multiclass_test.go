@@ -180,11 +180,11 @@ func TestCompareMulticlass(t *testing.T) {
 		by[c.Setting] = c
 	}
 	seD := math.Sqrt(2) * 0.0030550504633038936
-	if c := by["llp_k8"]; c.Classes != 10 || !c.Significant || !c.Tested || math.Abs(c.DAccuracy-0.02) > 1e-12 ||
+	if c := by["llp_k8"]; c.Classes != 10 || !c.SignificantMetric || c.SignificantEAdv || !c.Tested || math.Abs(c.DAccuracy-0.02) > 1e-12 ||
 		math.Abs(c.DAccuracySE-seD) > 1e-12 || !reporttest.Near(c.AccuracyA, 0.622) {
 		t.Errorf("llp_k8: %+v", c)
 	}
-	if c := by["rr_eps4"]; c.Significant || math.Abs(c.DAUC-0.05) > 1e-12 || c.DAccuracy != 0 {
+	if c := by["rr_eps4"]; c.Significant() || math.Abs(c.DAUC-0.05) > 1e-12 || c.DAccuracy != 0 {
 		t.Errorf("rr_eps4 (Δ macro AUC only): %+v", c)
 	}
 	path := filepath.Join(t.TempDir(), "report.md")
@@ -192,14 +192,14 @@ func TestCompareMulticlass(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
-	for _, want := range []string{"## Comparison: a vs b (C = 10 classes)", "| setting | accuracy a | accuracy b | Δaccuracy ± SE |",
-		"| `llp_k8` | 0.6220 | 0.6420 | +0.0200 ± 0.0043 |", "*Significant*: |Δ| > 2·SE for accuracy or E[adv]"} {
+	for _, want := range []string{"## Comparison: a vs b (C = 10 classes)", "| setting | accuracy a | accuracy b | Δaccuracy ± SE | accuracy > 2 SE |",
+		"| `llp_k8` | 0.6220 | 0.6420 | +0.0200 ± 0.0043 | **yes** |", "*accuracy > 2 SE* when |Δaccuracy| > 2·SE"} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
 	tab := RoundTrip(t, ComparisonTable(cs))
-	back, err := ReadComparisonRows(tab)
+	back, err := ReadComparisons(tab)
 	if err != nil || sprint(back) != sprint(cs) {
 		t.Fatalf("compare table round trip: %v\n%+v\nwant %+v", err, back, cs)
 	}

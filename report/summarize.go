@@ -102,6 +102,11 @@ type Row struct {
 	MAP50, MAP90 float64
 	// MAMean is the mean |MA| (NaN when not audited or not recorded).
 	MAMean float64
+	// LearningRates are the learning rates at which the setting has runs
+	// with a metric (not NaN), in increasing order: the choice set of the
+	// best-LR rule (a config's train.learning_rates when every run
+	// finished and none diverged).
+	LearningRates []float64
 	// ConfigName is the name of the config(s) whose runs the row holds
 	// (several, comma-separated, when differently named configs share a
 	// config_id); Config the keys config_id fingerprints (Run.Config);
@@ -226,6 +231,9 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 			r.EAdvBound = a.EAdvBound
 		}
 		r.ConfigName, r.Config = joinNames(sr.names), sr.params.Config
+		if len(sr.byLR) > 0 {
+			r.LearningRates = sortedKeys(sr.byLR)
+		}
 		s.Rows = append(s.Rows, r)
 	}
 	configs := map[string]bool{}
@@ -446,6 +454,7 @@ var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	opt(classesCol("classes", func(r *Row) *int { return &r.Classes })),
 	opt(f64Col("test_accuracy_mean", func(r *Row) *float64 { return &r.AccuracyMean })),
 	opt(f64Col("test_accuracy_se", func(r *Row) *float64 { return &r.AccuracySE })),
+	opt(mapCol("learning_rates", func(r *Row) *[]float64 { return &r.LearningRates }, formatFloats, parseFloats, nil)),
 }}
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one

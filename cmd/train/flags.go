@@ -12,11 +12,36 @@ import (
 	"labelprivacy/config"
 )
 
-// commandLine is the command line that ran cmd, rebuilt from what cobra
-// parsed (so it is the same in-process and from a shell): the command
-// path, then every flag given, repeatable ones (--set) in their order,
-// each word shell-quoted.
+// typedArgs is the root command's annotation holding the arguments it was
+// given (setArgs), NUL-separated.
+const typedArgs = "typed-args"
+
+// setArgs gives root its arguments and records them, so that a result's
+// provenance is the command line as it was typed (commandLine).
+func setArgs(root *cobra.Command, args []string) {
+	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
+	if root.Annotations == nil {
+		root.Annotations = map[string]string{}
+	}
+	root.Annotations[typedArgs] = strings.Join(args, "\x00")
+}
+
+// commandLine is the command line that ran cmd as it was typed (setArgs:
+// the root's name, then every argument in its order, each word
+// shell-quoted), else rebuilt from what cobra parsed: the command path,
+// then every flag given, repeatable ones (--set) in their order.
 func commandLine(cmd *cobra.Command) string {
+	root := cmd.Root()
+	if typed, ok := root.Annotations[typedArgs]; ok {
+		words := []string{root.Name()}
+		if typed != "" {
+			words = append(words, strings.Split(typed, "\x00")...)
+		}
+		for i, w := range words {
+			words[i] = shellQuote(w)
+		}
+		return strings.Join(words, " ")
+	}
 	words := strings.Fields(cmd.CommandPath())
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if sv, ok := f.Value.(pflag.SliceValue); ok {

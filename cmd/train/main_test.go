@@ -37,7 +37,7 @@ func cli(t *testing.T, envm map[string]string, args ...string) (string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	root := newRootCmd(&out, &errb, mapEnv(envm))
-	root.SetArgs(append([]string{}, args...)) // non-nil: cobra reads os.Args when nil
+	setArgs(root, args)
 	err := root.ExecuteContext(context.Background())
 	return out.String(), err
 }

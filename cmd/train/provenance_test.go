@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/data"
 	"labelprivacy/pipeline"
 	"labelprivacy/report"
 )
@@ -27,7 +28,7 @@ func TestProvenance(t *testing.T) {
 	if _, err := cli(t, env, "fit", "-c", cfg, "--set", "train.trials=1", "pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]"); err != nil {
 		t.Fatal(err)
 	}
-	wantCmd := "train fit --config " + cfg + " --set train.trials=1 'pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]'"
+	wantCmd := "train fit -c " + cfg + " --set train.trials=1 'pets=[{mechanism: none}, {mechanism: rr, epsilon: 1}]'"
 	recs, _ := filepath.Glob(filepath.Join(out, "runs", "*.json"))
 	if len(recs) != 4 {
 		t.Fatalf("%d run records, want 4", len(recs))
@@ -98,5 +99,71 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// train report --compare A B: the config keys that differ are every key
+// of the two configs (train.learning_rates too, which changes the best-LR
+// rule's choice set: also in compare.csv's config_diff, per setting), the
+// two differences are tested apart, the Summary section shows both sides,
+// and the provenance is the command as typed.
+func TestCompareReport(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains small models")
+	}
+	dir := t.TempDir()
+	outA, outB, rep := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "cmp")
+	for _, side := range []struct{ out, lrs string }{{outA, "[0.01]"}, {outB, "[0.01, 0.003]"}} {
+		cfg := writeSweepConfig(t, side.out, "")
+		if _, err := cli(t, nil, "run", "-c", cfg, "--set", "pets=[{mechanism: none}, {mechanism: rr, epsilon: [1]}]",
+			"--set", "train.learning_rates="+side.lrs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := cli(t, nil, "report", "--compare", outA, outB, "--out", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"config keys that differ (A → B): ", "output: " + outA + " → " + outB,
+		"train.learning_rates: [0.01] → [0.01, 0.003]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console lacks %q:\n%s", want, out)
+		}
+	}
+	tab, err := data.ReadTable(filepath.Join(rep, "compare.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := report.ReadComparisons(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if !strings.Contains(r.ConfigDiff, "train.learning_rates: [0.01] → [0.003, 0.01]") {
+			t.Errorf("%s: config_diff %q lacks the learning rates", r.Setting, r.ConfigDiff)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(rep, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(md)
+	summary, comparison, ok := strings.Cut(text, "## Comparison")
+	if !ok {
+		t.Fatalf("report.md has no comparison:\n%s", text)
+	}
+	for _, side := range []string{outA, outB} {
+		_, table, ok := strings.Cut(summary, "### "+side+"\n")
+		if !ok || !strings.Contains(table, "| `rr_eps1` |") {
+			t.Errorf("the Summary section lacks side %s's table:\n%s", side, summary)
+		}
+	}
+	for _, want := range []string{"| AUC > 2 SE |", "| E[adv] > 2 SE |", "`train.learning_rates: [0.01] → [0.01, 0.003]`"} {
+		if !strings.Contains(comparison, want) {
+			t.Errorf("the comparison lacks %q", want)
+		}
+	}
+	if want := "Command: `train report --compare " + outA + " " + outB + " --out " + rep + "`"; !strings.Contains(text, want) {
+		t.Errorf("report.md lacks %q:\n%s", want, text)
 	}
 }

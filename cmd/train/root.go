@@ -25,7 +25,7 @@ import (
 // diagnostics to stderr.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	root := newRootCmd(stdout, os.Stderr, config.OSEnv{})
-	root.SetArgs(append([]string{}, args...)) // non-nil: cobra falls back to os.Args on nil
+	setArgs(root, args)
 	return root.ExecuteContext(ctx)
 }
 
@@ -56,8 +56,8 @@ key=value arguments override its keys (train train.epochs=3), as --set does.
 	root.RunE = runCmd.RunE // the quickstart: no -c, no --set (key=value arguments only)
 	root.AddCommand(runCmd,
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
-		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.parquet", true, pipeline.StageAudit),
-		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
+		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.csv/.parquet", true, pipeline.StageAudit),
+		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, ev, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
 		newBenchCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.VersionLine()) }},
@@ -112,8 +112,10 @@ func configFor(cmd *cobra.Command, src config.Source, overrides []string) (*conf
 		return nil, err
 	}
 	cfg.Invocation.Command = commandLine(cmd)
-	for _, o := range overrides {
-		cfg.Invocation.Command += " " + shellQuote(o)
+	if _, typed := cmd.Root().Annotations[typedArgs]; !typed { // as typed, they are in it already
+		for _, o := range overrides {
+			cfg.Invocation.Command += " " + shellQuote(o)
+		}
 	}
 	applyBackendEnv(cfg.Backend.String(), cmd.ErrOrStderr())
 	return cfg, nil
@@ -183,7 +185,7 @@ SLURM_ARRAY_TASK_COUNT), else a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, JO
 	return cmd
 }
 
-func newPrivatizeCmd(stdout, stderr io.Writer, lookup config.Env) *cobra.Command {
+func newPrivatizeCmd(stdout, stderr io.Writer, ev *console.Events, lookup config.Env) *cobra.Command {
 	var o pipeline.PrivatizeOptions
 	var seed uint64
 	cmd := &cobra.Command{
@@ -226,7 +228,7 @@ leaves the machine.`,
 			if err := needsFlags(cmd, o.Params.Kind); err != nil {
 				return err
 			}
-			o.LookupEnv = lookup.LookupEnv
+			o.LookupEnv, o.Events = lookup.LookupEnv, ev
 			p, err := pipeline.Privatize(o)
 			if err != nil {
 				return privatizeFlagError(err)
@@ -354,9 +356,6 @@ func newReportCmd(ev *console.Events) *cobra.Command {
 				return &usageError{msg: fmt.Sprintf("unexpected argument %q (directories go after --in, or --compare A B)", args[0])}
 			}
 			o.Invocation = config.Invocation{Command: commandLine(cmd)}
-			if len(args) == 1 {
-				o.Invocation.Command += " " + shellQuote(args[0])
-			}
 			return flagError(pipeline.ReportSets(o, ev), nil)
 		},
 	}

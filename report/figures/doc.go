@@ -37,8 +37,11 @@
 // figure of more than 6 curves or 24 settings becomes one panel per
 // mechanism (crowdedCurves, crowdedPoints); a scatter panel shows at most
 // 4 settings and a CDF row 4 (pickSettings); every curve has its own hue
-// (curveColors); markers that would hide one another are moved apart
-// (dodge). Several result sets (a comparison's sides, the groups of a
+// (curveColors); a marker that would hide another moves along the axis of
+// a parameter only, never along a measured one, and on a panel whose axes
+// are both measured stays at its values drawn open (dodge); settings that
+// differ only in rr_prior's stage fraction or prior learning rate are
+// curves of their own named by it (priorApart). Several result sets (a comparison's sides, the groups of a
 // mixed summary: Set, WriteSets) are overlaid in one figure, the last
 // solid with filled markers, the others dashed with open ones.
 //

@@ -189,7 +189,7 @@ func (p *panel) obstaclesOn(area vg.Rectangle, tx, ty func(float64) vg.Length) o
 				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: tx(q.X-e) + d.X, Y: pt.Y - capWidth/2}, Max: vg.Point{X: tx(q.X+e) + d.X, Y: pt.Y + capWidth/2}})
 			}
 			if sr.glyph != nil {
-				r := sr.glyph.Radius + 0.5
+				r := p.glyphOf(sr, i).Radius + 0.5
 				o.boxes = append(o.boxes, vg.Rectangle{Min: vg.Point{X: pt.X - r, Y: pt.Y - r}, Max: vg.Point{X: pt.X + r, Y: pt.Y + r}})
 			}
 		}

@@ -117,9 +117,32 @@ type panel struct {
 	drawn   drawCounts
 	obst    obstacles
 	legBox  []vg.Rectangle
-	// shift moves the markers that would otherwise hide one another (see
-	// dodge), by series and point; nil when none moved.
-	shift map[*series]map[int]vg.Point
+	// nudge is the axis along which dodge may move a marker: one that
+	// holds a parameter or a category (ε, k, the epoch, the learning
+	// rate), never one that holds a measurement. nudgeNone, the zero value,
+	// for panels whose axes both hold measurements.
+	nudge nudgeAxis
+	// shift is what dodge did to the markers that would otherwise hide one
+	// another, by series and point; nil when it did nothing.
+	shift map[*series]map[int]nudged
+}
+
+// nudgeAxis is the axis along which markers of a panel may be moved.
+type nudgeAxis uint8
+
+const (
+	nudgeNone nudgeAxis = iota // both axes are measured: markers stay where their values are
+	nudgeX                     // x holds a parameter or a category: markers may move along x only
+)
+
+// nudged is how dodge changed a marker: moved by d along the panel's
+// nudge axis or, where it could not move, drawn open (an outline) at its
+// own place, grow points larger when it would sit on another's centre (a
+// ring around it).
+type nudged struct {
+	d    vg.Point
+	open bool
+	grow vg.Length
 }
 
 // drawCounts is what the series plotter drew inside the data area.
@@ -127,15 +150,18 @@ type drawCounts struct {
 	segments, glyphs, xbars, ybars int
 	glyphAt                        []vg.Point // centres of the drawn markers
 	// marks are the drawn markers that must stay visible (not cloud or
-	// halo), with their radii; moved counts those dodge moved.
-	marks []mark
-	moved int
+	// halo), with their radii; moved counts those dodge moved, ringed
+	// those it drew open and larger in place.
+	marks         []mark
+	moved, ringed int
 }
 
-// mark is a drawn marker: its centre and radius.
+// mark is a drawn marker: its centre and radius, and whether it is drawn
+// open (an outline, which hides nothing beneath it).
 type mark struct {
-	at vg.Point
-	r  vg.Length
+	at   vg.Point
+	r    vg.Length
+	open bool
 }
 
 type figure struct {
@@ -413,7 +439,7 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 	n := &s.p.drawn
 	*n = drawCounts{}
 	in := func(pt vg.Point) bool { return c.Contains(pt) }
-	s.p.shift = dodge(s.p.series, tx, ty, c.Rectangle)
+	s.p.shift = dodge(s.p.series, tx, ty, c.Rectangle, s.p.nudge)
 	at := func(sr *series, i int) vg.Point { return s.p.at(sr, i, tx, ty) }
 	for _, sr := range s.p.series {
 		if sr.line == nil || len(sr.pts) < 2 {
@@ -439,7 +465,7 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 		for i, q := range sr.pts {
 			pt := at(sr, i)
 			px, py := pt.X, pt.Y
-			if d := pt.Sub(vg.Point{X: tx(q.X), Y: ty(q.Y)}); d.X != 0 || d.Y != 0 {
+			if d := s.p.shift[sr][i].d; d.X != 0 || d.Y != 0 {
 				// A moved marker keeps a hairline to its true position.
 				c.StrokeLine2(draw.LineStyle{Color: withAlpha(colNote, 150), Width: 0.5}, tx(q.X), ty(q.Y), px, py)
 				n.moved++
@@ -471,47 +497,113 @@ func (s *seriesPlotter) Plot(c draw.Canvas, pl *plot.Plot) {
 		for i := range sr.pts {
 			pt := at(sr, i)
 			if in(pt) {
-				c.DrawGlyph(*sr.glyph, pt)
+				g := s.p.glyphOf(sr, i)
+				c.DrawGlyph(g, pt)
 				n.glyphs++
 				n.glyphAt = append(n.glyphAt, pt)
+				if s.p.shift[sr][i].open {
+					n.ringed++
+				}
 				if !sr.cloud && !sr.halo {
-					n.marks = append(n.marks, mark{pt, sr.glyph.Radius})
+					n.marks = append(n.marks, mark{pt, g.Radius, isOpen(g.Shape)})
 				}
 			}
 		}
 	}
 }
 
-// at is where point i of sr is drawn: its position, moved by dodge.
+// at is where point i of sr is drawn: its position, moved by dodge along
+// the panel's nudge axis.
 func (p *panel) at(sr *series, i int, tx, ty func(float64) vg.Length) vg.Point {
 	q := sr.pts[i]
-	pt := vg.Point{X: tx(q.X), Y: ty(q.Y)}
-	if d, ok := p.shift[sr][i]; ok {
-		pt = pt.Add(d)
-	}
-	return pt
+	return vg.Point{X: tx(q.X), Y: ty(q.Y)}.Add(p.shift[sr][i].d)
 }
 
-// dodge moves markers apart so that none hides another: markers are taken
-// in drawing order, and one whose disc would overlap an earlier one's
-// (centres closer than the sum of the radii) moves to the nearest free
-// spot on rings around its position (at 1 to 5 marker widths, 8 to 40
-// directions), staying inside area. Point clouds and halo rings are left as
-// they are. Moves are a few points at most; a hairline joins a moved
-// marker to its true position.
-func dodge(ss []*series, tx, ty func(float64) vg.Length, area vg.Rectangle) map[*series]map[int]vg.Point {
-	var placed []mark
-	var out map[*series]map[int]vg.Point
+// glyphOf is point i of sr's marker as drawn: its series' (which has one),
+// open and larger where dodge ringed it.
+func (p *panel) glyphOf(sr *series, i int) draw.GlyphStyle {
+	g := *sr.glyph
+	if n := p.shift[sr][i]; n.open {
+		g.Radius += n.grow
+		g.Shape = openShape(g.Shape)
+	}
+	return g
+}
+
+// openShape is a marker shape's outline (a ring for a disc, a square for a
+// box, a triangle for a pyramid); outlines stay as they are.
+func openShape(s draw.GlyphDrawer) draw.GlyphDrawer {
+	switch s.(type) {
+	case draw.CircleGlyph:
+		return draw.RingGlyph{}
+	case draw.BoxGlyph:
+		return draw.SquareGlyph{}
+	case draw.PyramidGlyph:
+		return draw.TriangleGlyph{}
+	}
+	return s
+}
+
+// isOpen reports whether a marker shape is an outline, which hides nothing
+// under it but its thin line.
+func isOpen(s draw.GlyphDrawer) bool {
+	switch s.(type) {
+	case draw.CircleGlyph, draw.BoxGlyph, draw.PyramidGlyph:
+		return false
+	}
+	return true
+}
+
+// ringGrow is how much larger (points) an open marker is drawn than the
+// largest marker whose centre it sits on (within coincident), so that
+// concentric outlines stay apart.
+const (
+	ringGrow   = 2.5
+	coincident = 1.5
+)
+
+// dodge keeps markers from hiding one another without misplacing a
+// measurement: markers are taken in drawing order, and one whose disc
+// would overlap an earlier one's (centres closer than the sum of the
+// radii) moves along the panel's nudge axis only — the one holding a
+// parameter or a category — to the nearest free spot (1 to 6 marker widths
+// either way, inside area), its position on the measured axis unchanged; a
+// hairline joins it to its true position. Where no such axis exists (both
+// axes measured) or no spot is free, it stays at its values and is drawn
+// open: an outline hides nothing under it. An open marker on another's
+// centre (within coincident points) is also drawn ringGrow points larger
+// than the largest such, a ring around it. Point clouds and halo rings are
+// left as they are.
+func dodge(ss []*series, tx, ty func(float64) vg.Length, area vg.Rectangle, axis nudgeAxis) map[*series]map[int]nudged {
+	type placedMark struct {
+		mark
+		grow vg.Length
+	}
+	var placed []placedMark
+	var out map[*series]map[int]nudged
+	dist := func(a, b vg.Point) float64 { return math.Hypot(float64(a.X-b.X), float64(a.Y-b.Y)) }
+	overlaps := func(m mark) bool {
+		for _, o := range placed {
+			if dist(m.at, o.at) < float64(m.r+o.r+o.grow) {
+				return true
+			}
+		}
+		return false
+	}
 	free := func(m mark) bool {
 		if m.at.X < area.Min.X+m.r || m.at.X > area.Max.X-m.r || m.at.Y < area.Min.Y+m.r || m.at.Y > area.Max.Y-m.r {
 			return false
 		}
-		for _, o := range placed {
-			if math.Hypot(float64(m.at.X-o.at.X), float64(m.at.Y-o.at.Y)) < float64(m.r+o.r) {
-				return false
-			}
+		return !overlaps(m)
+	}
+	set := func(sr *series, i int, v nudged) {
+		if out == nil {
+			out = map[*series]map[int]nudged{}
 		}
-		return true
+		if out[sr] == nil {
+			out[sr] = map[int]nudged{}
+		}
+		out[sr][i] = v
 	}
 	for _, sr := range ss {
 		if sr.glyph == nil || sr.cloud || sr.halo {
@@ -519,33 +611,37 @@ func dodge(ss []*series, tx, ty func(float64) vg.Length, area vg.Rectangle) map[
 		}
 		r := sr.glyph.Radius + 0.5
 		for i, q := range sr.pts {
-			m := mark{vg.Point{X: tx(q.X), Y: ty(q.Y)}, r}
+			m := mark{at: vg.Point{X: tx(q.X), Y: ty(q.Y)}, r: r}
 			if m.at.X < area.Min.X || m.at.X > area.Max.X || m.at.Y < area.Min.Y || m.at.Y > area.Max.Y {
 				continue
 			}
-			if !free(m) {
-				found := false
-				for ring := 1; ring <= 5 && !found; ring++ {
-					dist := vg.Length(ring) * (2*r + 0.5)
-					n := 8 * ring
-					for k := range n {
-						a := float64(k) * 2 * math.Pi / float64(n)
-						try := mark{m.at.Add(vg.Point{X: dist * vg.Length(math.Cos(a)), Y: dist * vg.Length(math.Sin(a))}), r}
-						if free(try) {
-							if out == nil {
-								out = map[*series]map[int]vg.Point{}
-							}
-							if out[sr] == nil {
-								out[sr] = map[int]vg.Point{}
-							}
-							out[sr][i] = try.at.Sub(m.at)
-							m, found = try, true
+			var grow vg.Length
+			if overlaps(m) {
+				moved := false
+				for step := 1; axis == nudgeX && step <= 6 && !moved; step++ {
+					for _, sign := range []vg.Length{1, -1} {
+						d := vg.Point{X: sign * vg.Length(step) * (2*r + 0.5)}
+						if try := (mark{at: m.at.Add(d), r: r}); free(try) {
+							set(sr, i, nudged{d: d})
+							m, moved = try, true
 							break
 						}
 					}
 				}
+				if !moved {
+					on := false
+					for _, o := range placed {
+						if dist(m.at, o.at) < coincident {
+							on, grow = true, max(grow, o.grow)
+						}
+					}
+					if on {
+						grow += ringGrow
+					}
+					set(sr, i, nudged{open: true, grow: grow})
+				}
 			}
-			placed = append(placed, m)
+			placed = append(placed, placedMark{m, grow})
 		}
 	}
 	return out

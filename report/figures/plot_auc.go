@@ -143,19 +143,69 @@ func refLines(rows []report.Row, withBot bool, lk look, suffix string) ([]refLin
 }
 
 // curveKey identifies one curve: a mechanism, k for the two-parameter
-// mechanisms (one curve per k across ε) and the bag rule of the LLP family
-// (one curve per rule; curated ones dashed).
+// mechanisms (one curve per k across ε), the bag rule of the LLP family
+// (one curve per rule; curated ones dashed) and rr_prior's parameters
+// beyond ε (one curve per stage fraction and prior learning rate).
 type curveKey struct {
-	pet  pets.Kind
-	k    int
-	bags string
+	pet   pets.Kind
+	k     int
+	bags  string
+	prior report.PriorParams
 }
 
 func curveOf(r report.Row) curveKey {
+	prior, _ := report.PriorParamsOf(r.Setting, r.Pet)
 	if twoParams(r.Pet) {
-		return curveKey{r.Pet, r.K, r.Bags}
+		return curveKey{r.Pet, r.K, r.Bags, prior}
 	}
-	return curveKey{r.Pet, 0, r.Bags}
+	return curveKey{r.Pet, 0, r.Bags, prior}
+}
+
+// priorApart says, for each curve of keys, what sets it apart from the
+// other curves of its mechanism with its k and bag rule: rr_prior's stage
+// fraction and prior learning rate where they differ among them ("stage
+// fraction 0.7"; "" for a curve alone of its kind, or for other
+// mechanisms). Two settings that differ only there would otherwise read
+// alike ("ε=1" twice).
+func priorApart(keys []curveKey) map[curveKey]string {
+	out := map[curveKey]string{}
+	for _, a := range keys {
+		var sf, lr bool
+		for _, b := range keys {
+			if a.pet == b.pet && a.k == b.k && a.bags == b.bags {
+				sf = sf || a.prior.StageFraction != b.prior.StageFraction
+				lr = lr || a.prior.PriorLR != b.prior.PriorLR
+			}
+		}
+		out[a] = priorText(a.prior, sf, lr)
+	}
+	return out
+}
+
+// pointKey is the key of one setting for priorApart where settings, not
+// curves, are told apart (a point's label, a panel's title): its ε joins
+// its bag rule, so that only settings of equal k, ε and bag rule are
+// compared.
+func pointKey(setting string, pet pets.Kind, k int, bags string, eps float64) curveKey {
+	prior, _ := report.PriorParamsOf(setting, pet)
+	return curveKey{pet: pet, k: k, bags: bags + "@ε" + strconv.FormatFloat(eps, 'g', -1, 64), prior: prior}
+}
+
+// priorText names prior parameters: the stage fraction when sf, the prior
+// model's learning rate when lr (a default of 0 as "default").
+func priorText(p report.PriorParams, sf, lr bool) string {
+	var parts []string
+	if sf {
+		parts = append(parts, "stage fraction "+fmtParam(p.StageFraction))
+	}
+	if lr {
+		v := "default"
+		if p.PriorLR > 0 {
+			v = fmtParam(p.PriorLR)
+		}
+		parts = append(parts, "prior LR "+v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // curveColors gives each curve its colour: the first curve of each
@@ -223,14 +273,7 @@ func lookOf(i, n int) look {
 // glyph is g in the set's look (open instead of filled).
 func (l look) glyph(g draw.GlyphStyle) *draw.GlyphStyle {
 	if l.hollow {
-		switch g.Shape.(type) {
-		case draw.CircleGlyph:
-			g.Shape = draw.RingGlyph{}
-		case draw.BoxGlyph:
-			g.Shape = draw.SquareGlyph{}
-		case draw.PyramidGlyph:
-			g.Shape = draw.TriangleGlyph{}
-		}
+		g.Shape = openShape(g.Shape)
 	}
 	return &g
 }
@@ -355,6 +398,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 	}
 	keys := sortedCurveKeys(keyset)
 	cols := curveColors(keys)
+	apart := priorApart(keys)
 	title, xlabel := metricTitle(classes)+" vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
 	if m == metricMAP98 {
 		title, xlabel = metricTitle(classes)+" vs 98th-percentile multiplicative advantage", maAxisLabel(classes, true)
@@ -421,7 +465,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 					if m == metricEAdv {
 						s.xerr = append(s.xerr, r.EAdvSE)
 					}
-					l := curvePointLabel(ck, r, x, i, len(rs), clr)
+					l := curvePointLabel(ck, r, x, i, len(rs), clr, apart[ck])
 					l.of, l.idx = s, i
 					if !lk.primary {
 						l.prio += 3
@@ -484,6 +528,7 @@ func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) 
 // on x), where a curve of a two-parameter mechanism is one k.
 func curveLegend(keys []curveKey, cols map[curveKey]color.NRGBA, perSetting bool) []legendItem {
 	var items []legendItem
+	apart := priorApart(keys)
 	for _, ck := range keys {
 		g := draw.GlyphStyle{Color: cols[ck], Radius: glyphR, Shape: curveGlyph(ck)}
 		ln := &draw.LineStyle{Color: cols[ck], Width: 1.8, Dashes: bagDashes(ck.bags)}
@@ -498,6 +543,8 @@ func curveLegend(keys []curveKey, cols map[curveKey]color.NRGBA, perSetting bool
 			if perSetting && curated(ck.bags) || perSetting && ck.bags == "random" {
 				text = display.PetName(ck.pet) + ", " + ck.bags + " bags"
 			}
+		case apart[ck] != "":
+			text = display.PetName(ck.pet) + ", " + apart[ck] + " (ε varies)"
 		default:
 			text = display.PetName(ck.pet) + bagsText(ck.bags) + " (ε varies)"
 		}
@@ -509,7 +556,7 @@ func curveLegend(keys []curveKey, cols map[curveKey]color.NRGBA, perSetting bool
 // curvePointLabel labels point i of n on a curve: RR and LLP their ε or k
 // (the ends first), a two-parameter curve "k=…, ε=…" at its first point and
 // ε elsewhere, bot "bot".
-func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.Color) pointLabel {
+func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.Color, apart string) pointLabel {
 	l := pointLabel{x: x, y: metricMean(r), color: clr, prio: 3}
 	end := i == 0 || i == n-1
 	if end {
@@ -533,6 +580,9 @@ func curvePointLabel(ck curveKey, r report.Row, x float64, i, n int, clr color.C
 	}
 	if twoParams(ck.pet) && curated(ck.bags) && i == 0 {
 		l.text += ", " + ck.bags
+	}
+	if apart != "" {
+		l.text += ", " + apart
 	}
 	return l
 }
@@ -577,7 +627,8 @@ func sortedCurveKeys[V any](m map[curveKey]V) []curveKey {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b curveKey) int {
-		return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k), compareBags(a.bags, b.bags))
+		return cmp.Or(cmp.Compare(a.pet, b.pet), cmp.Compare(a.k, b.k), compareBags(a.bags, b.bags),
+			cmp.Compare(a.prior.StageFraction, b.prior.StageFraction), cmp.Compare(a.prior.PriorLR, b.prior.PriorLR))
 	})
 	return keys
 }

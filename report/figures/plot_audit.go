@@ -38,8 +38,15 @@ var auditJobs = []struct {
 			"for a bin of few rows, unlike ±1.96 SE). Points below y = x: η is too high there. The " +
 			"audit's figures are those of an attacker who believes η; eadv_calibrated repeats them with η " +
 			"Platt-recalibrated on these rows.",
-		func(_ []report.Audit, c []report.Calibration) (*figure, error) { return calibrationFigure(c) }},
+		func(a []report.Audit, c []report.Calibration) (*figure, error) { return calibrationFigure(c, a) }},
 }
+
+// calibrationCaptionC is the calibration figure's caption for C ≥ 3
+// classes, whose tables are top-label.
+const calibrationCaptionC = "The audit's η on test rows that are neither trained on nor audited, top-label: each row's " +
+	"probability of its most likely class, in 10 equal-width bins: x = mean top-class probability of the bin, y = fraction " +
+	"of rows whose label is that class, with its 95% Wilson score interval. Points below y = x: η is overconfident there. " +
+	"η is not recalibrated for C classes (Platt scaling is binary)."
 
 // WriteAuditPlots writes the figures of the audit's self-checks into dir
 // (NAME.png at 120 dpi and NAME.svg) and returns them for WriteMarkdown:
@@ -63,9 +70,23 @@ func WriteAuditPlots(dir string, audits []report.Audit, cals []report.Calibratio
 		if err := saveFigure(base, f); err != nil {
 			return figs, err
 		}
-		figs = append(figs, report.Figure{Path: base + ".png", Title: j.title, Caption: j.caption})
+		caption := j.caption
+		if j.name == "calibration" && allClassesC(cals, audits) {
+			caption = calibrationCaptionC
+		}
+		figs = append(figs, report.Figure{Path: base + ".png", Title: j.title, Caption: caption})
 	}
 	return figs, nil
+}
+
+// allClassesC reports whether every calibration table is of C ≥ 3 classes.
+func allClassesC(cals []report.Calibration, audits []report.Audit) bool {
+	for _, c := range cals {
+		if c.ClassesOf(audits) < 3 {
+			return false
+		}
+	}
+	return len(cals) > 0
 }
 
 // realizedFigure: one panel per (dataset, config), one point per audited setting with
@@ -131,13 +152,23 @@ func realizedFigure(audits []report.Audit) (*figure, error) {
 			lo, hi, pad = mn, mx, 0
 		}
 		p.series = append(p.series, &series{name: "y = x", pts: []xy{{lo - pad, lo - pad}, {hi + pad, hi + pad}}, line: &diagStyle})
+		key := func(a report.Audit) curveKey { return pointKey(a.Setting, a.Pet, a.K, "", a.Epsilon) }
+		var keys []curveKey
 		for _, a := range as {
+			keys = append(keys, key(a))
+		}
+		apart := priorApart(keys)
+		for _, a := range as {
+			label := paramLabel(a.Pet, a.K, a.Epsilon)
+			if t := apart[key(a)]; t != "" {
+				label += ", " + t
+			}
 			clr := petColor(a.Pet)
 			p.series = append(p.series, &series{name: a.Setting, pts: []xy{{a.EAdv, a.RealizedGain}},
 				glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)},
 				xerr:  []float64{z95 * a.EAdvSE}, yerr: []float64{z95 * a.RealizedGainSE}})
 			s := p.series[len(p.series)-1]
-			p.labels = append(p.labels, pointLabel{x: a.EAdv, y: a.RealizedGain, text: paramLabel(a.Pet, a.K, a.Epsilon), color: clr, prio: 1, of: s})
+			p.labels = append(p.labels, pointLabel{x: a.EAdv, y: a.RealizedGain, text: label, color: clr, prio: 1, of: s})
 			if !seenPet[a.Pet] {
 				seenPet[a.Pet] = true
 				items = append(items, legendItem{text: display.PetName(a.Pet), thumb: glyphThumb(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: petGlyph(a.Pet)})})
@@ -184,9 +215,10 @@ func finiteOr0(v float64) float64 {
 }
 
 // calibrationFigure: one reliability panel per table, the diagonal, each
-// non-empty bin at (mean η, rate) with ±1.96 binomial SE bars, labelled
-// with its row count.
-func calibrationFigure(cals []report.Calibration) (*figure, error) {
+// non-empty bin at (mean η, rate) with its 95% Wilson interval, labelled
+// with its row count. A table of C ≥ 3 classes (its audits' count) is
+// top-label, and its axes say so.
+func calibrationFigure(cals []report.Calibration, audits []report.Audit) (*figure, error) {
 	var panels []*panel
 	for _, c := range cals {
 		if c.N == 0 || len(c.Bins) == 0 {
@@ -213,8 +245,14 @@ func calibrationFigure(cals []report.Calibration) (*figure, error) {
 				break
 			}
 		}
-		p.x = axisSpec{label: "mean η in the bin (predicted P(y=1))", min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
-		p.y = axisSpec{label: "fraction labelled 1 (95% Wilson interval)", min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
+		xl, yl := "mean η in the bin (predicted P(y=1))", "fraction labelled 1 (95% Wilson interval)"
+		if classes := c.ClassesOf(audits); classes >= 3 {
+			xl = fmt.Sprintf("mean top-class η in the bin (predicted P(y = its most likely class), C = %d)", classes)
+			yl = "fraction whose label is that class (95% Wilson interval)"
+			p.title += ", top label"
+		}
+		p.x = axisSpec{label: xl, min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
+		p.y = axisSpec{label: yl, min: -0.03 * end, max: 1.03 * end, ticks: linTicks(0, end)}
 		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {end, end}}, line: &diagStyle})
 		s := &series{name: "bins", line: &draw.LineStyle{Color: colBlue, Width: 1.4},
 			glyph: &draw.GlyphStyle{Color: colBlue, Radius: glyphR, Shape: draw.CircleGlyph{}}}

@@ -56,7 +56,7 @@ func TestRealizedFigure(t *testing.T) {
 // TestCalibrationFigure: the non-empty bins at (mean η, rate) with
 // binomial bars, the diagonal, ECE and Brier in the title.
 func TestCalibrationFigure(t *testing.T) {
-	f, err := calibrationFigure(reporttest.CheckedCalibration())
+	f, err := calibrationFigure(reporttest.CheckedCalibration(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestCalibrationFigure(t *testing.T) {
 	render(t, f)
 	checkLayout(t, f)
 	keepExample(t, f, "calibration")
-	if _, err := calibrationFigure(nil); !errors.Is(err, ErrNoData) {
+	if _, err := calibrationFigure(nil, nil); !errors.Is(err, ErrNoData) {
 		t.Fatalf("no table: err %v", err)
 	}
 	dir := t.TempDir()

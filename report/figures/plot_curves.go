@@ -67,13 +67,24 @@ type curveSetting struct {
 	runs                []report.Run
 }
 
-// title names the setting by its mechanism's look and parameters.
-func (s *curveSetting) title() string {
+// title names the setting by its mechanism's look and parameters, and
+// what sets it apart from settings of the same parameters (apart:
+// priorApart's, e.g. rr_prior's stage fraction).
+func (s *curveSetting) title(apart map[curveKey]string) string {
 	r := s.run
 	if !r.Pet.Spec().Takes.K && !r.Pet.Spec().Takes.Epsilon {
 		return plainName(r.Pet)
 	}
-	return display.PetName(r.Pet) + " " + paramLabel(r.Pet, r.K, r.Epsilon) + bagsText(r.Bags)
+	t := display.PetName(r.Pet) + " " + paramLabel(r.Pet, r.K, r.Epsilon) + bagsText(r.Bags)
+	if a := apart[s.key()]; a != "" {
+		t += ", " + a
+	}
+	return t
+}
+
+// key is the setting's pointKey.
+func (s *curveSetting) key() curveKey {
+	return pointKey(s.id, s.run.Pet, s.run.K, s.run.Bags, s.run.Epsilon)
 }
 
 // curveAgg is the mean and its SE over trials (0 with one trial).
@@ -188,8 +199,13 @@ func learningCurvesFigure(runs []report.Run) (*figure, error) {
 	trialsMax := 0
 	offScale := false
 	var panels []*panel
+	var ckeys []curveKey
 	for _, s := range settings {
-		name := s.title()
+		ckeys = append(ckeys, s.key())
+	}
+	apart := priorApart(ckeys)
+	for _, s := range settings {
+		name := s.title(apart)
 		if len(datasets) > 1 {
 			name += " (" + shortDataset(s.dataset) + ")"
 		}
@@ -219,8 +235,9 @@ func learningCurvesFigure(runs []report.Run) (*figure, error) {
 				}
 			}
 		}, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
-		lossP := &panel{title: name + ": training loss", x: xspec}
-		metP := &panel{title: name + ": " + metric.String(), x: xspec}
+		// x is the epoch (or the learning rate): markers move along it only.
+		lossP := &panel{title: name + ": training loss", x: xspec, nudge: nudgeX}
+		metP := &panel{title: name + ": " + metric.String(), x: xspec, nudge: nudgeX}
 		// Series per learning rate, and the loss values in range.
 		var inRange []float64
 		type lrSeries struct {

@@ -116,14 +116,14 @@ func TestLearningCurvesFigure(t *testing.T) {
 				if len(r.Curve) == 0 {
 					continue
 				}
-				s := &curveSetting{run: r}
-				titles[r.Setting] = s.title()
+				s := &curveSetting{id: r.Setting, run: r}
+				titles[r.Setting] = s.title(nil)
 				for _, p := range r.Curve {
 					x := float64(p.Epoch)
 					if tc.oneEpoch {
 						x = r.LR
 					}
-					k := key{s.title(), "lr=" + fmtParam(r.LR), x}
+					k := key{s.title(nil), "lr=" + fmtParam(r.LR), x}
 					loss[k], auc[k] = append(loss[k], p.TrainLoss), append(auc[k], p.TestAUC)
 				}
 			}

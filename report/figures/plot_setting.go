@@ -72,6 +72,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 	}
 	keys := sortedCurveKeys(keyset)
 	cols := curveColors(keys)
+	apart := priorApart(keys)
 	items := setLegend(sets)
 	var refs []refLine
 	for i, s := range sets {
@@ -100,7 +101,7 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 				xs = append(xs, param(r))
 			}
 		}
-		p := &panel{title: familyTitle(pet, pkeys), refs: refs}
+		p := &panel{title: familyTitle(pet, pkeys), refs: refs, nudge: nudgeX} // x: the parameter
 		hasCurated := slices.ContainsFunc(pkeys, func(k curveKey) bool { return curated(k.bags) })
 		var rules []string // bag rules of the panel, in curve order
 		for _, ck := range pkeys {
@@ -129,7 +130,11 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 				cr := byCurve[ck]
 				slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(param(a), param(b)) })
 				clr := cols[ck]
-				s := &series{name: display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags) + setSuffix(sets, si),
+				name := display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags)
+				if apart[ck] != "" {
+					name += ", " + apart[ck]
+				}
+				s := &series{name: name + setSuffix(sets, si),
 					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
 				if len(cr) > 1 {
 					s.line = lk.line(draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)})
@@ -139,13 +144,18 @@ func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
 					s.yerr = append(s.yerr, metricSE(r))
 				}
 				p.series = append(p.series, s)
-				if ck.k != 0 || hasCurated { // one curve per k or bag rule: name it at its last point
+				// One curve per k, bag rule or prior parameters: name it at
+				// its last point.
+				if ck.k != 0 || hasCurated || apart[ck] != "" {
 					var parts []string
 					if ck.k != 0 {
 						parts = append(parts, "k="+strconv.Itoa(ck.k))
 					}
 					if hasCurated {
 						parts = append(parts, ck.bags)
+					}
+					if apart[ck] != "" {
+						parts = append(parts, apart[ck])
 					}
 					prio := 1
 					if !lk.primary {

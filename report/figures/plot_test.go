@@ -409,8 +409,13 @@ func checkNoHiddenMarkers(t *testing.T, f *figure) {
 		m := p.drawn.marks
 		for i := range m {
 			for j := range i {
-				if d := math.Hypot(float64(m[i].at.X-m[j].at.X), float64(m[i].at.Y-m[j].at.Y)); d < float64(m[i].r+m[j].r)-0.01 {
-					t.Errorf("%s: markers at %v and %v overlap (distance %.2f < %.2f)", p.title, m[i].at, m[j].at, d, m[i].r+m[j].r)
+				// Markers may overlap only when the later one is an outline
+				// (it hides nothing but its line), off the earlier's centre
+				// or larger than it (a ring around it).
+				d := math.Hypot(float64(m[i].at.X-m[j].at.X), float64(m[i].at.Y-m[j].at.Y))
+				if d < float64(m[i].r+m[j].r)-0.01 && !(m[i].open && (d >= coincident || m[i].r >= m[j].r+ringGrow-0.01)) {
+					t.Errorf("%s: markers at %v (r %.1f) and %v (r %.1f, open %v) overlap (distance %.2f < %.2f)",
+						p.title, m[j].at, m[j].r, m[i].at, m[i].r, m[i].open, d, m[i].r+m[j].r)
 				}
 			}
 		}

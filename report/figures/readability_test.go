@@ -7,17 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot/vg/draw"
-
 	"labelprivacy/pets"
 	"labelprivacy/report"
 	"labelprivacy/report/internal/reporttest"
 )
 
-// No marker is hidden under another: two settings at the same spot (the
-// quickstart's RR ε=1 and LLP k=8, both at E[adv] ≈ realized ≈ 0.040) are
-// drawn apart, one moved a few points with a hairline to its position, and
-// each keeps its label.
+// No marker is hidden under another, and none is misplaced: two settings
+// at the same spot of a figure whose axes are both measured (the
+// quickstart's RR ε=1 and LLP k=8, both at E[adv] ≈ realized ≈ 0.040) stay
+// at their values, the later drawn as an outline (a ring around the other
+// when on its centre), and each keeps its label.
 func TestMarkersNeverHidden(t *testing.T) {
 	as := reporttest.CheckedAudits()
 	var rr, llp int
@@ -38,8 +37,8 @@ func TestMarkersNeverHidden(t *testing.T) {
 	checkLayout(t, f)
 	checkNoHiddenMarkers(t, f)
 	p := f.panels[0]
-	if p.drawn.moved == 0 {
-		t.Fatal("two markers at one spot, none moved")
+	if p.drawn.moved != 0 || p.drawn.ringed == 0 {
+		t.Fatalf("two markers at one spot on measured axes: %d moved (want 0), %d drawn open (want 1)", p.drawn.moved, p.drawn.ringed)
 	}
 	for _, m := range p.drawn.marks {
 		if math.Hypot(float64(m.at.X), float64(m.at.Y)) == 0 {
@@ -155,20 +154,15 @@ func TestSetsOverlaid(t *testing.T) {
 	}
 }
 
-func isOpen(g draw.GlyphDrawer) bool {
-	switch g.(type) {
-	case draw.RingGlyph, draw.SquareGlyph, draw.TriangleGlyph, draw.CrossGlyph, draw.PlusGlyph:
-		return true
-	}
-	return false
-}
-
 // Every curve of a figure has its own colour, none of them near white:
 // the two-parameter mechanisms' k curves are distinct hues, not light and
 // dark shades of one.
 func TestCurveColoursDistinct(t *testing.T) {
-	keys := []curveKey{{pets.RR, 0, ""}, {pets.LLP, 0, "random"}, {pets.LLP, 0, "sorted:x3"}, {pets.LLPLap, 8, "random"},
-		{pets.LLPLap, 32, "random"}, {pets.LLPGeom, 8, "random"}, {pets.LLPGeom, 32, "random"}, {pets.RRPrior, 0, ""}}
+	keys := []curveKey{{pets.RR, 0, "", report.PriorParams{}}, {pets.LLP, 0, "random", report.PriorParams{}},
+		{pets.LLP, 0, "sorted:x3", report.PriorParams{}}, {pets.LLPLap, 8, "random", report.PriorParams{}},
+		{pets.LLPLap, 32, "random", report.PriorParams{}}, {pets.LLPGeom, 8, "random", report.PriorParams{}},
+		{pets.LLPGeom, 32, "random", report.PriorParams{}}, {pets.RRPrior, 0, "", report.PriorParams{StageFraction: 0.5}},
+		{pets.RRPrior, 0, "", report.PriorParams{StageFraction: 0.7}}}
 	cols := curveColors(keys)
 	seen := map[[3]uint8]bool{}
 	for _, k := range keys {

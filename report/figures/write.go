@@ -55,7 +55,8 @@ var multiclassWording = []string{
 }
 
 // crowdCaption is the captions' sentence on crowded grids and markers.
-const crowdCaption = " Markers that would hide one another are moved a few points apart (a hairline joins each to its true position)."
+const crowdCaption = " No marker leaves its measured value: one that would hide another moves along a parameter axis only " +
+	"(ε, k; a hairline joins it to its place) or, where both axes are measured, stays put and is drawn open (a ring around the other)."
 
 var figureJobs = []figureJob{
 	{"auc_by_setting", "Test AUC per privacy setting",

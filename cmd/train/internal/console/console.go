@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,22 +18,49 @@ import (
 )
 
 // Events prints the pipeline's events: Info to stdout, Warn and Error to
-// stderr, Progress as one rate-limited status line on a terminal (cut to its
-// width so it never wraps into stale lines) and, in a log (a batch job's
-// stderr), as a plain line once every logProgressEvery. A line written to
-// a log rather than a terminal starts with its time (ISO 8601, RFC 3339 to
-// the second), so a batch job's log says when each stage happened.
+// stderr, Progress as one rate-limited status line with a progress bar on
+// a terminal (cut to its width so it never wraps into stale lines) and, in
+// a log (a batch job's stderr), as a plain line once every
+// logProgressEvery. A line written to a log rather than a terminal starts
+// with its time (ISO 8601, RFC 3339 to the second), so a batch job's log
+// says when each stage happened. The stages report at least every second
+// while they work (their meters' heartbeat), so a log gets its line every
+// minute of a long stage. Its clock is the stages' too (pipeline.Clocked).
 type Events struct {
 	stdout, stderr io.Writer
 	status         *Status
+	clock          pipeline.Clock
 	// stampOut, stampErr: stdout, stderr are not terminals.
 	stampOut, stampErr bool
 }
 
 // New prints Info to stdout, the rest to stderr.
 func New(stdout, stderr io.Writer) *Events {
-	return &Events{stdout: stdout, stderr: stderr, status: NewStatus(stderr),
+	return &Events{stdout: stdout, stderr: stderr, status: NewStatus(stderr), clock: wallClock{},
 		stampOut: !isTerminal(stdout), stampErr: !isTerminal(stderr)}
+}
+
+// SetClock makes c the time of the lines and of the stages reporting to
+// e (tests drive stages past the log's interval with a fake clock).
+func (e *Events) SetClock(c pipeline.Clock) {
+	e.clock = c
+	e.status.mu.Lock()
+	e.status.now = c.Now
+	e.status.start = c.Now()
+	e.status.last = e.status.start
+	e.status.mu.Unlock()
+}
+
+// Clock is the clock of e's lines, which the stages report with.
+func (e *Events) Clock() pipeline.Clock { return e.clock }
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) Tick(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
 }
 
 func isTerminal(w io.Writer) bool {
@@ -67,8 +95,12 @@ func (e *Events) Error(stage, msg string) {
 	fmt.Fprintf(e.stderr, "%s%s: error: %s\n", e.stamp(e.stampErr), stage, msg)
 }
 
-// Progress updates the status line.
-func (e *Events) Progress(p pipeline.Progress) { e.status.Show(p.String()) }
+// Progress updates the status line: a bar and the report on a terminal,
+// the report in a log.
+func (e *Events) Progress(p pipeline.Progress) {
+	f, ok := p.Fraction()
+	e.status.Show(p.String(), f, ok)
+}
 
 // logProgressEvery is how often progress is written as a line where stderr
 // is not a terminal (a Slurm or Kubernetes log): often enough to see a job
@@ -98,8 +130,9 @@ func NewStatus(w io.Writer) *Status {
 }
 
 // Show prints msg plus the elapsed time: on a terminal at most 10 times a
-// second, in a log as a line at most once every logProgressEvery.
-func (s *Status) Show(msg string) {
+// second, after a bar of frac (when known, in [0, 1]); in a log as a line
+// at most once every logProgressEvery.
+func (s *Status) Show(msg string, frac float64, known bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -115,6 +148,9 @@ func (s *Status) Show(msg string) {
 	}
 	s.last = now
 	line := fmt.Sprintf("%s  [%s]", msg, now.Sub(s.start).Round(time.Second))
+	if known {
+		line = bar(frac) + " " + line
+	}
 	if w, _, err := term.GetSize(s.fd); err == nil && w > 1 {
 		line = truncateRunes(line, w-1)
 	}
@@ -130,6 +166,17 @@ func (s *Status) Clear() {
 		fmt.Fprint(s.w, "\r\033[K")
 		s.shown = false
 	}
+}
+
+// barWidth is the progress bar's width in cells.
+const barWidth = 20
+
+// bar draws frac (clamped to [0, 1]) as a bar of barWidth cells and a
+// percentage: "[██████░░░░░░░░░░░░░░]  30%".
+func bar(frac float64) string {
+	frac = min(1, max(0, frac))
+	full := int(frac*barWidth + 0.5)
+	return "[" + strings.Repeat("█", full) + strings.Repeat("░", barWidth-full) + "] " + fmt.Sprintf("%3.0f%%", 100*frac)
 }
 
 // truncateRunes cuts s to at most n runes (terminal columns, for the text

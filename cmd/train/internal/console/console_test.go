@@ -1,11 +1,17 @@
 package console
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"labelprivacy/config"
+	"labelprivacy/data"
+	"labelprivacy/pets"
 	"labelprivacy/pipeline"
 )
 
@@ -75,5 +81,105 @@ func TestProgressInLogs(t *testing.T) {
 	ev.Info("fit", "done")
 	if out.String() != "fit: done\n" {
 		t.Fatalf("info line on a terminal: %q", out.String())
+	}
+}
+
+// fakeClock moves step at every reading and never ticks: a stage's work
+// then takes step per report it considers, whatever the machine's speed.
+type fakeClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(c.step)
+	return c.t
+}
+
+func (c *fakeClock) Tick(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+
+// A long stage talks in a log: the audit, driven past many minutes by a
+// fake clock (a second per reading), writes a progress line every minute
+// (never more than a minute and a few readings apart), each naming the
+// setting and its bags or releases done of all, stamped with the clock's
+// time.
+func TestLongStageTalksInALog(t *testing.T) {
+	c := config.Defaults()
+	c.Name, c.Output = "log", filepath.Join(t.TempDir(), "out")
+	c.Data.Synth.Kind, c.Data.Synth.Rows, c.Data.Synth.TestRows, c.Data.Synth.Features = data.SynthUniform, 300, 5000, 4
+	c.Pets = []config.PetConfig{{Mechanism: pets.RR, Epsilon: []float64{1}}, {Mechanism: pets.LLP, K: []int{8}}}
+	c.Audit.Eta, c.Audit.Examples, c.Audit.CalibrationRows, c.Audit.RealizedDraws, c.Audit.Canaries = config.EtaTrue, 4000, 0, 4, 300
+	var out, log strings.Builder
+	ev := New(&out, &log)
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	ev.SetClock(&fakeClock{t: start, step: time.Second})
+	if err := pipeline.Run(context.Background(), &c, ev, pipeline.StageAudit); err != nil {
+		t.Fatal(err)
+	}
+	var stamps []time.Time
+	var lines []string
+	for _, l := range strings.Split(log.String(), "\n") {
+		ts, rest, ok := strings.Cut(l, " progress: ")
+		if !ok {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, ts)
+		if err != nil {
+			t.Fatalf("progress line %q: %v", l, err)
+		}
+		stamps, lines = append(stamps, at), append(lines, rest)
+	}
+	if len(stamps) < 5 {
+		t.Fatalf("%d progress lines in the log, want one a minute of a stage that ran past 5 fake minutes:\n%s", len(stamps), log.String())
+	}
+	prev := start
+	for i, at := range stamps {
+		if gap := at.Sub(prev); gap < time.Minute || gap > time.Minute+5*time.Second {
+			t.Errorf("line %d comes %v after the previous one, want a minute: %q", i, gap, lines[i])
+		}
+		prev = at
+	}
+	counted := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "audit llp_k8: bags ") || strings.HasPrefix(l, "audit rr_eps1: examples ") ||
+			strings.Contains(l, ": releases ") || strings.Contains(l, ": canary releases ") {
+			counted++
+		}
+		if strings.Contains(l, "\r") || strings.Contains(l, "█") {
+			t.Errorf("a log line with terminal drawing: %q", l)
+		}
+	}
+	if counted == 0 {
+		t.Errorf("no line counts bags, examples or releases done of all:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// On a terminal the status line starts with a bar of the work's fraction.
+func TestProgressBar(t *testing.T) {
+	for _, tc := range []struct {
+		frac float64
+		want string
+	}{
+		{0, "[░░░░░░░░░░░░░░░░░░░░]   0%"},
+		{0.3, "[██████░░░░░░░░░░░░░░]  30%"},
+		{1, "[████████████████████] 100%"},
+		{1.7, "[████████████████████] 100%"},
+	} {
+		if got := bar(tc.frac); got != tc.want {
+			t.Errorf("bar(%v) = %q, want %q", tc.frac, got, tc.want)
+		}
+	}
+	var w strings.Builder
+	s := NewStatus(&w)
+	s.fd = 1 << 20 // drawn as on a terminal (its width unknown: not cut)
+	s.last = s.start.Add(-time.Second)
+	p := pipeline.Progress{Stage: "audit", What: "llp_k8", Of: "bags", Done: 300, Total: 1000, Units: 3, UnitsDone: 1}
+	f, ok := p.Fraction()
+	s.Show(p.String(), f, ok)
+	if got := w.String(); !strings.HasPrefix(got, "\r\033[K[██████░░░░░░░░░░░░░░]  30% audit llp_k8: bags 300/1000 (30%)") {
+		t.Fatalf("status line %q", got)
 	}
 }
