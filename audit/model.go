@@ -516,9 +516,10 @@ func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
 		vars              float64 // Σ Var D_i
 		split             []split // the rows with g ≠ a
 	}
-	units := map[int]*unitSum{}
-	var order []int
-	seen := make(map[int]bool, len(g.Rows))
+	// Units by key (a unit number of the release, else the row): both
+	// dense, so a slice; visited in increasing key order.
+	units := make([]*unitSum, n)
+	seen := make([]bool, n)
 	res := &ModelAttackResult{Rows: len(g.Rows), Alpha: alpha, BayesAdv: math.NaN(), Expected: math.NaN(),
 		Excess: math.NaN(), Slack: math.NaN(), Z: math.NaN()}
 	var bayes float64
@@ -541,12 +542,14 @@ func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
 		key := i
 		if g.Release != nil {
 			key = g.Release.Unit[i]
+			if key < 0 || key >= n {
+				return nil, paramErr("release", fmt.Sprintf("row %d: unit %d out of 0..%d", i, key, n-1))
+			}
 		}
 		u := units[key]
 		if u == nil {
 			u = &unitSum{}
 			units[key] = u
-			order = append(order, key)
 		}
 		u.m++
 		cm, cp := b2f(gi == y), b2f(ai == y)
@@ -567,10 +570,15 @@ func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
 		}
 	}
 	N := float64(len(g.Rows))
+	var order []*unitSum
+	for _, u := range units {
+		if u != nil {
+			order = append(order, u)
+		}
+	}
 	res.Units = len(order)
 	var model, prior, d, mu, v, b float64
-	for _, k := range order {
-		u := units[k]
+	for _, u := range order {
 		model, prior, d, mu = model+u.model, prior+u.prior, d+u.d, mu+u.mu
 		v += unitVariance(g.Release, u.vars, u.sd, u.split)
 		b = max(b, u.disagreed-u.mu) // D_u − μ_u ≤ m_u − μ_u
@@ -579,8 +587,7 @@ func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
 	res.ModelAccSE, res.PriorAccSE, res.AdvSE = math.NaN(), math.NaN(), math.NaN()
 	if U := float64(len(order)); U > 1 {
 		var sm, sp, sd float64
-		for _, k := range order {
-			u := units[k]
+		for _, u := range order {
 			m := float64(u.m)
 			sm += (u.model - m*res.ModelAcc) * (u.model - m*res.ModelAcc)
 			sp += (u.prior - m*res.PriorAcc) * (u.prior - m*res.PriorAcc)

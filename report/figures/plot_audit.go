@@ -39,6 +39,8 @@ var auditJobs = []struct {
 			"audit's figures are those of an attacker who believes η; eadv_calibrated repeats them with η " +
 			"Platt-recalibrated on these rows.",
 		func(_ []report.Audit, c []report.Calibration) (*figure, error) { return calibrationFigure(c) }},
+	{"model_attack", "Model attack vs the release's advantage", modelCaption,
+		func(a []report.Audit, _ []report.Calibration) (*figure, error) { return modelAttackFigure(a) }},
 }
 
 // WriteAuditPlots writes the figures of the audit's self-checks into dir
@@ -46,6 +48,7 @@ var auditJobs = []struct {
 //
 //	realized_vs_predicted  E[adv] against the realized gain, 95% bars, y = x
 //	calibration            reliability diagram of η with the diagonal
+//	model_attack           the model attack against the release's advantage, y = x
 //
 // A figure with nothing to draw (no realized attack, no calibration rows)
 // is skipped. Several datasets get one panel each.
