@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"labelprivacy/pets"
 )
@@ -78,6 +79,10 @@ type ModelRelease struct {
 	Stage []uint8
 	Prior []float64
 	Sets  []pets.PriorSet
+	// Skip, when set, marks release rows whose own posterior is not
+	// wanted (a bag-mate of attacked rows): it keeps its prior, which
+	// saves the LLP family's O(k) per member.
+	Skip []bool
 }
 
 // Posteriors are the exact posteriors of rows given a release
@@ -98,9 +103,22 @@ type Posteriors struct {
 // bagPost is one binary bag as Pair needs it: its members' η, the law of
 // their sum and the likelihood of the bag's release given each sum.
 type bagPost struct {
-	eta []float64
-	p   []float64 // P(S = s), s = 0..n
-	lik []float64 // L(release | S = s), s = 0..n, up to a common factor
+	eta   []float64
+	p     []float64 // P(S = s), s = 0..n
+	noise pets.SumNoise
+	rate  float64 // the noise rate
+	t     float64 // the release in units of the sum
+	once  sync.Once
+	lik   []float64 // L(release | S = s), s = 0..n, up to a common factor (made on first use)
+}
+
+// likelihoods returns b.lik, made once (Pair may be called concurrently).
+func (b *bagPost) likelihoods() []float64 {
+	b.once.Do(func() {
+		w := newBagWork(len(b.eta), b.rate)
+		b.lik = w.sumLikelihoods(b.noise, b.t)
+	})
+	return b.lik
 }
 
 // Pair returns the joint posterior P(y_i = b, y_j = b' | release) at
@@ -113,6 +131,7 @@ func (ps *Posteriors) Pair(i, j int) ([4]float64, bool) {
 	}
 	b := ps.bags[ps.Unit[i]]
 	n := len(b.eta)
+	lik := b.likelihoods()
 	pi, pj := ps.pos[i], ps.pos[j]
 	q1 := make([]float64, n) // the law of the others' sum without i
 	leaveOneOut(q1, b.p, b.eta[pi])
@@ -131,7 +150,7 @@ func (ps *Posteriors) Pair(i, j int) ([4]float64, bool) {
 			}
 			v := 0.0
 			for s, q := range q2 {
-				v += q * b.lik[s+yi+yj]
+				v += q * lik[s+yi+yj]
 			}
 			out[2*yi+yj] = wi * wj * v
 			tot += out[2*yi+yj]
@@ -274,27 +293,27 @@ func rowPosteriors(m *pets.Mechanism, eta []float64, rel *ModelRelease, post []f
 				ExampleLikelihoodsC(lik, mc, s, z)
 			}
 		}
-		if err := posteriorInto(post[i*c:(i+1)*c], lik, fmt.Sprintf("row %d (released %d)", i, z)); err != nil {
-			return err
+		if !posteriorInto(post[i*c:(i+1)*c], lik) {
+			return &ReleaseError{What: fmt.Sprintf("row %d (released %d)", i, z)}
 		}
 	}
 	return nil
 }
 
 // posteriorInto turns the prior in dst into the posterior given the
-// likelihoods lik; a release of likelihood 0 under the prior is an error.
-func posteriorInto(dst, lik []float64, what string) error {
+// likelihoods lik; false for a release of likelihood 0 under the prior.
+func posteriorInto(dst, lik []float64) bool {
 	s := 0.0
 	for y, e := range dst {
 		s += e * lik[y]
 	}
 	if !(s > 0) {
-		return &ReleaseError{What: what}
+		return false
 	}
 	for y, e := range dst {
 		dst[y] = e * lik[y] / s
 	}
-	return nil
+	return true
 }
 
 // ReleaseError is a release that the stated law (with the given η) makes
@@ -369,16 +388,20 @@ func bagPosteriors(m *pets.Mechanism, eta []float64, rel *ModelRelease, ps *Post
 			b.eta[j-start] = eta[rel.Row[j]]
 		}
 		pbPMF(b.p, b.eta)
-		ps.bags = append(ps.bags, &bagPost{eta: slices.Clone(b.eta), p: slices.Clone(b.p), lik: b.sumLikelihoods(noise, t)})
+		ps.bags = append(ps.bags, &bagPost{eta: slices.Clone(b.eta), p: slices.Clone(b.p), noise: noise, rate: m.BagLaw().NoiseRate(), t: t})
 		for j := start; j < end; j++ {
 			i := rel.Row[j]
 			ps.pos[i] = j - start
+			unit[i] = u
+			if rel.Skip != nil && rel.Skip[j] {
+				continue
+			}
 			b.leaveOut(noise, b.eta[j-start])
 			l1, l0 := b.likelihoods(noise, t)
-			if err := posteriorInto(post[2*i:2*i+2], []float64{l0, l1}, fmt.Sprintf("bag %d (α = %v), row %d", id, alpha, i)); err != nil {
-				return err
+			lik := [2]float64{l0, l1}
+			if !posteriorInto(post[2*i:2*i+2], lik[:]) {
+				return &ReleaseError{What: fmt.Sprintf("bag %d (α = %v), row %d", id, alpha, i)}
 			}
-			unit[i] = u
 		}
 		u++
 		return nil
@@ -434,8 +457,8 @@ func bagPosteriorsC(m *pets.Multiclass, eta []float64, rel *ModelRelease, post [
 		}
 		for j := start; j < end; j++ {
 			i := rel.Row[j]
-			if err := posteriorInto(post[i*c:(i+1)*c], dst[(j-start)*c:(j-start+1)*c], fmt.Sprintf("bag %d, row %d", id, i)); err != nil {
-				return err
+			if !posteriorInto(post[i*c:(i+1)*c], dst[(j-start)*c:(j-start+1)*c]) {
+				return &ReleaseError{What: fmt.Sprintf("bag %d, row %d", id, i)}
 			}
 			unit[i] = u
 		}

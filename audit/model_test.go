@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"labelprivacy/internal/testutil"
@@ -326,6 +327,15 @@ func TestReleasePosteriorsBruteForce(t *testing.T) {
 					t.Fatal(err)
 				}
 				post, unit := ps.Post, ps.Unit
+				rel.Skip = make([]bool, n) // the first row's posterior unwanted: its prior, the others' unchanged
+				rel.Skip[0] = true
+				skipped, err := ReleasePosteriors(m, eta, rel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if skipped.Post[1] != eta[0] || !slices.Equal(skipped.Post[2:], post[2:]) {
+					t.Errorf("%s n=%d: Skip changed %v into %v", m, n, post, skipped.Post)
+				}
 				for i := range n {
 					want := brutePosterior(p.Kind, p.Epsilon, joint, i, alpha)
 					if math.Abs(post[2*i+1]-want) > 1e-9 || math.Abs(post[2*i]+post[2*i+1]-1) > 1e-12 || unit[i] != 0 {

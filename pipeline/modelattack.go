@@ -389,19 +389,37 @@ func fillModelRelease(rel *audit.ModelRelease, f *data.Frame, c int, probe []int
 		}
 	}
 	bags := f.BagID != nil
-	keepBag := map[int64]bool{}
+	keep := in // by row; for bags, every row of a bag holding a probe row
+	rows := len(probe)
 	if bags {
-		for j, r := range f.Row {
-			if in[r] {
-				keepBag[f.BagID[j]] = true
+		keep = make([]bool, n)
+		rows = 0
+		for start := 0; start < len(f.Row); {
+			end, any := start, false
+			for ; end < len(f.Row) && f.BagID[end] == f.BagID[start]; end++ {
+				any = any || in[f.Row[end]]
 			}
+			if any {
+				for j := start; j < end; j++ {
+					keep[f.Row[j]] = true
+				}
+				rows += end - start
+			}
+			start = end
 		}
 	}
+	rel.Row, rel.Skip = make([]int, 0, rows), make([]bool, 0, rows)
+	if bags {
+		rel.Bag, rel.Alpha = make([]int64, 0, rows), make([]float64, 0, rows*max(1, c-1))
+	} else {
+		rel.Label = make([]uint8, 0, rows)
+	}
 	for j, r := range f.Row {
-		if bags && !keepBag[f.BagID[j]] || !bags && !in[r] {
+		if !keep[r] {
 			continue
 		}
 		rel.Row = append(rel.Row, add(int(r)))
+		rel.Skip = append(rel.Skip, !in[r])
 		switch {
 		case bags && c >= 3:
 			rel.Bag = append(rel.Bag, f.BagID[j])

@@ -16,11 +16,15 @@ import (
 // attack, and the canaries through training beside the release's own.
 func writeModelAttacks(b *strings.Builder, audits []Audit) {
 	var as []Audit
-	canaries := false
+	rows, canaries := 0, 0
+	prior := ""
 	for _, a := range audits {
 		if a.ModelRuns > 0 || a.ModelCanaries > 0 {
 			as = append(as, a)
-			canaries = canaries || a.ModelCanaries > 0
+			rows, canaries = max(rows, a.ModelRows), max(canaries, a.ModelCanaries)
+			if prior == "" {
+				prior = a.ModelPrior
+			}
 		}
 	}
 	if len(as) == 0 {
@@ -41,12 +45,12 @@ func writeModelAttacks(b *strings.Builder, audits []Audit) {
 		"the very releases those models trained on, on the same rows (computed with the true η; — without it). It is the "+
 		"bracket: a model above it beyond chance (false-failure rate %g per model) fails the audit, since its trainer then "+
 		"read something its release does not carry. *E[adv]* is the audit's on the audit rows under the same η (the true "+
-		"one where the data has it: eadv_true), *realized* the audit's realized attack (under the audit's η).", as[0].ModelRows, as[0].ModelPrior, audit.GuardAlpha)
-	if canaries {
+		"one where the data has it: eadv_true), *realized* the audit's realized attack (under the audit's η).", rows, prior, audit.GuardAlpha)
+	if canaries > 0 {
 		fmt.Fprintf(b, " *ε ≥, model*: canaries through training — per setting one more model trained on a release of "+
 			"the training rows in which %d rows carry fair coins (the other labels drawn from the true η), each canary "+
 			"scored by that model's log-odds less η's, certified at 95%% by the same one-run bound as the release's own "+
-			"game (*ε ≥, release*).", as[0].ModelCanaries)
+			"game (*ε ≥, release*).", canaries)
 	}
 	b.WriteString("\n\n| setting | label-DP ε | model attack | ± SE | non-members | ± SE | release, same rows | E[adv] | realized | ε ≥, release | ε ≥, model |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
