@@ -296,3 +296,37 @@ func slicesEqual(a, b []int) bool {
 	}
 	return true
 }
+
+// The model attack and canaries through training on real models (backend
+// go): honest trainers pass the bracket on every setting and trial, their
+// advantage lies below the release's, and the canary model is trained and
+// scored. Skipped by -short.
+func TestModelAttackRealModels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains real models")
+	}
+	c := modelAttackConfig(t)
+	c.Train.Trials, c.Train.Epochs = 2, 3
+	c.Audit.ModelCanaries = 300
+	s, _ := openRec(t, c)
+	runs, err := Fit(context.Background(), s, FitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Audit(context.Background(), s, runs)
+	if err != nil {
+		t.Fatalf("honest models failed the audit: %v", err)
+	}
+	for _, x := range a.Audits {
+		if x.Setting == "bot" {
+			continue
+		}
+		if x.ModelRuns != 2 || math.IsNaN(x.ModelAdv) || x.ModelAdv > x.ModelReleaseAdv+4*x.ModelAdvSE {
+			t.Errorf("%s: model attack %d runs, %.4f ± %.4f against the release's %.4f", x.Setting, x.ModelRuns, x.ModelAdv, x.ModelAdvSE,
+				x.ModelReleaseAdv)
+		}
+		if x.ModelCanaries != 300 || !(x.EpsLowerModel >= 0) || math.IsNaN(x.ModelCanaryAUC) {
+			t.Errorf("%s: %d canaries through training, ε ≥ %v, AUC %v", x.Setting, x.ModelCanaries, x.EpsLowerModel, x.ModelCanaryAUC)
+		}
+	}
+}
