@@ -131,9 +131,11 @@ func (s *Session) newModelAttacker(eta []float64, source string) (*modelAttacker
 	for _, r := range s.runs {
 		a.specs[r.ID] = r
 	}
-	var err error
-	if a.trainEta, err = data.ReadEta(data.SplitFile(s.dataset.Dir, "train"), c); err != nil {
-		return nil, fmt.Errorf("audit: model attack: %w", err)
+	if s.dataset != nil && s.train != nil { // not a session made by hand in a test
+		var err error
+		if a.trainEta, err = data.ReadEta(data.SplitFile(s.dataset.Dir, "train"), c); err != nil {
+			return nil, fmt.Errorf("audit: model attack: %w", err)
+		}
 	}
 	truth := s.test.Eta
 	if c >= 3 {
@@ -503,10 +505,12 @@ func (m *modelAudit) setting(ctx context.Context, s *Session, set *setting, runs
 	a.ModelAdv, a.ModelAdvSE, a.ModelReleaseAdv, a.ModelAdvNonmember, a.ModelAdvNonmemberSE = math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	a.EpsLowerModel, a.ModelCanaryAUC = math.NaN(), math.NaN()
 	if m.attack != nil {
+		start := time.Now()
 		sum, err := m.attack.setting(set, runs)
 		if err != nil {
 			return err
 		}
+		took := time.Since(start).Seconds()
 		a.ModelRuns, a.ModelRows, a.ModelPrior = sum.runs, sum.rows, m.attack.prior
 		a.ModelAdv, a.ModelAdvSE, a.ModelReleaseAdv = sum.adv, sum.advSE, sum.releaseAdv
 		a.ModelAdvNonmember, a.ModelAdvNonmemberSE = sum.nonmember, sum.nonmemberSE
@@ -517,7 +521,7 @@ func (m *modelAudit) setting(ctx context.Context, s *Session, set *setting, runs
 				line += fmt.Sprintf("; the release gives the Bayes attacker %.5f on those rows (%d of %d models checked against it)",
 					sum.releaseAdv, sum.runsChecked, sum.runsAttacked)
 			}
-			s.ev.Info("audit", line)
+			s.ev.Info("audit", line+fmt.Sprintf("; %.2f s", took))
 		}
 		if sum.runsMissing > 0 && sum.runsAttacked == 0 && set.Trains() {
 			s.ev.Info("audit", fmt.Sprintf("%s: no model attack: its %d runs stored no predictions for it (trained with audit.model_attack off, "+
