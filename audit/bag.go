@@ -81,6 +81,11 @@ func (w *bagWork) member(noise pets.SumNoise, e float64) float64 {
 // hold the bag-sum law) and the tables likelihoods reads, in O(k).
 func (w *bagWork) leaveOut(noise pets.SumNoise, e float64) {
 	leaveOneOut(w.q, w.p, e)
+	w.tables(noise)
+}
+
+// tables fills the tables likelihoods reads from the leave-one-out law q.
+func (w *bagWork) tables(noise pets.SumNoise) {
 	switch noise {
 	case pets.SumGeometric:
 		w.fillFB()

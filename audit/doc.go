@@ -79,4 +79,13 @@
 // certifies ε from canaries that are coins between two classes (classes 1
 // and 2: a swap moves two released counts, the full Δ). Samples carry the
 // drawn label's prior and posterior probability.
+//
+// Attacks on trained models (model.go): ReleasePosteriors computes the
+// exact posteriors of training rows given the very release a model trained
+// on; ModelAttack scores the model's argmax guesses of those rows' labels
+// against the true ones over the prior-only attacker, and tests them
+// against the release (a model is post-processing of it, so given the
+// release its guesses are right with the posterior probability of what
+// they guess: Bernstein at a stated level); CanaryBound certifies ε from
+// canaries scored by a model (canaries through training).
 package audit

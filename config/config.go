@@ -177,6 +177,18 @@ type AuditConfig struct {
 	// Brier) and Platt-recalibrated (eadv_calibrated); fewer when the test
 	// set ends sooner, 0 for none.
 	CalibrationRows int `yaml:"calibration_rows"`
+	// ModelAttack: every trained model also predicts ModelRows of its
+	// training rows (a seeded choice that reads no label) and the audit
+	// rows; the audit scores its guesses of their labels against the true
+	// ones (model_adv, model_adv_nonmember) and, where the data's true η
+	// is known, fails a model that beats the release it trained on.
+	ModelAttack bool `yaml:"model_attack"`
+	ModelRows   int  `yaml:"model_rows"`
+	// ModelCanaries: canaries through training (eps_lower_model): per
+	// setting, one more model trained in the audit on a release of the
+	// training rows in which this many rows carry fair coins; 0: none.
+	// Synthetic data only (the other labels are drawn from the true η).
+	ModelCanaries int `yaml:"model_canaries"`
 }
 
 // PrivacyConfig holds release-wide settings.
@@ -216,8 +228,9 @@ func Defaults() Config {
 		Train: TrainConfig{Epochs: 2, BatchSize: 1024, LearningRates: []float64{0.001}, Trials: 1,
 			RRLoss: model.LossDebiasedBCE, LLPLoss: model.LossPropMatch, RRPriorTargets: defaultPriorTargets,
 			CheckpointEvery: model.DefaultCheckpointInterval, Replicas: Replicas{}, SparseEmbedding: true},
-		Pets:    []PetConfig{{Mechanism: pets.None}},
-		Audit:   AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000, RealizedDraws: 20, Canaries: 10000, CalibrationRows: 10000},
+		Pets: []PetConfig{{Mechanism: pets.None}},
+		Audit: AuditConfig{Eta: EtaCleanModel, Examples: 10000, LabelDraws: 10, Samples: 2000, KNNK: 100, KNNRows: 100000, RealizedDraws: 20, Canaries: 10000, CalibrationRows: 10000,
+			ModelAttack: true, ModelRows: 10000},
 		Privacy: PrivacyConfig{DeltaPrime: 1e-6},
 		Cluster: ClusterConfig{CPUsPerTask: 2, Mem: "8G", Time: "04:00:00"},
 	}
@@ -406,6 +419,10 @@ func (c *Config) Validate() error {
 		return bad("audit.canaries", "must be ≥ 0, got %d", a.Canaries)
 	case a.CalibrationRows < 0:
 		return bad("audit.calibration_rows", "must be ≥ 0, got %d", a.CalibrationRows)
+	case a.ModelRows < 1:
+		return bad("audit.model_rows", "must be ≥ 1, got %d", a.ModelRows)
+	case a.ModelCanaries < 0:
+		return bad("audit.model_canaries", "must be ≥ 0, got %d", a.ModelCanaries)
 	}
 	if c.Cluster.CPUsPerTask < 1 {
 		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)

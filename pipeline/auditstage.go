@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"time"
 
 	"labelprivacy/audit"
 	"labelprivacy/config"
@@ -52,6 +53,12 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 	if err != nil {
 		return nil, err
 	}
+	started := time.Now()
+	models, err := s.newModelAudit(eta, source)
+	if err != nil {
+		return nil, err
+	}
+	defer models.Close()
 	var audits []report.Audit
 	var post []report.Posterior
 	for i, set := range s.settings {
@@ -130,6 +137,9 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 			line += ")"
 		}
 		s.ev.Info("audit", line)
+		if err := models.setting(ctx, s, set, runs, &audits[len(audits)-1]); err != nil {
+			return nil, err
+		}
 		if sm.EpsLower > sm.Epsilon {
 			s.ev.Warn("audit", fmt.Sprintf("%s: the 95%% canary bound ε ≥ %.3g exceeds ε = %g, which a mechanism as tight as rr "+
 				"shows in just under 5%% of audits; the bound at confidence 1 − %g (the check that fails an audit) stays below ε",
@@ -158,6 +168,9 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		posts += ", " + s.Out("posteriors.csv")
 	}
 	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), posts, s.Out("calibration.csv")))
+	if err := models.finish(s, time.Since(started)); err != nil {
+		return nil, err
+	}
 	return &Audited{Audits: audits, Posteriors: post, Calibration: cals}, nil
 }
 

@@ -12,7 +12,9 @@
 //	Audit    the exact Bayes attacker's advantage per setting (Section 3,
 //	         package audit), with η from the best clean model, checked
 //	         against releases of the production sampler (release.Apply)
-//	         and η against held-out test rows                   → *Audited
+//	         and η against held-out test rows; the model attack
+//	         on every trained model, bracketed by its release
+//	         (modelattack.go), and canaries through training    → *Audited
 //	Report   summary tables (the paper's best-LR rule), figures, report.md,
 //	         from Fit's runs and Audit's result                 → *report.Summary
 //

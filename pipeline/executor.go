@@ -34,6 +34,10 @@ type groupJob struct {
 	runs []*runSpec
 	// Test holds the test features.
 	Test *data.Features
+	// Probe, when set, holds training rows every model of the group also
+	// predicts once trained (the model attack, audit.model_attack:
+	// outcome.ProbeProbs); its features only, like Group.Features.
+	Probe *data.Features
 	// EpochEnd, when set, observes every epoch trained (learning curves):
 	// its number (1-based), each replica's mean training loss over it and
 	// each replica's test-set predictions with the parameters at its end
@@ -45,9 +49,10 @@ type groupJob struct {
 
 // outcome is one run's result from the executor.
 type outcome struct {
-	Probs     []float32 // test-set predictions in row order: P(y=1) per row (binary), C probabilities per row (C ≥ 3; Group.Predict's layout)
-	FinalLoss float64   // mean training loss of the last epoch
-	Steps     int64
+	Probs      []float32 // test-set predictions in row order: P(y=1) per row (binary), C probabilities per row (C ≥ 3; Group.Predict's layout)
+	ProbeProbs []float32 // groupJob.Probe's predictions in its row order (Probs' layout); nil without a probe
+	FinalLoss  float64   // mean training loss of the last epoch
+	Steps      int64
 }
 
 // jobStats are figures of the whole group.
@@ -57,4 +62,5 @@ type jobStats struct {
 	CheckpointS  float64 // writing checkpoints
 	ExamplesPerS float64 // steady-state training examples/s of the whole group (first step excluded)
 	ResumedFrom  int64   // the step a checkpoint restored (0: none)
+	ProbeS       float64 // predicting groupJob.Probe (the model attack's cost in fit)
 }

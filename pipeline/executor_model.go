@@ -80,12 +80,23 @@ func (e *modelExecutor) Execute(ctx context.Context, job *groupJob) ([]outcome, 
 			return nil, jobStats{}, err
 		}
 	}
+	var probe [][]float32
+	probeStart := time.Now()
+	if job.Probe != nil { // not counted in e.predictions: a pass over training rows
+		if probe, err = g.Predict(job.Probe); err != nil {
+			return nil, jobStats{}, fmt.Errorf("model attack probe: %w", err)
+		}
+	}
+	probeS := time.Since(probeStart).Seconds()
 	outs := make([]outcome, len(g.Results))
 	for i, r := range g.Results {
 		outs[i] = outcome{Probs: probs[i], FinalLoss: r.FinalLoss, Steps: r.Steps}
+		if probe != nil {
+			outs[i].ProbeProbs = probe[i]
+		}
 	}
 	return outs, jobStats{WallS: time.Since(start).Seconds(), CompileS: g.CompileS, CheckpointS: g.CheckpointS,
-		ExamplesPerS: g.ExamplesPerS, ResumedFrom: g.ResumedFrom}, nil
+		ExamplesPerS: g.ExamplesPerS, ResumedFrom: g.ResumedFrom, ProbeS: probeS}, nil
 }
 
 // predict runs one prediction pass over test, counted.

@@ -64,6 +64,9 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw { // before its result: the audit reads it
 			errs[i] = f.st.PutEtaHat(r.ID, o.Probs, s.classes())
 		}
+		if o.ProbeProbs != nil && errs[i] == nil {
+			errs[i] = s.putModelHat(f.st, r.ID, o)
+		}
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -84,6 +87,7 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 	}
 	f.groups++
 	f.spent += time.Since(start)
+	f.probeS += gs.ProbeS
 	f.mu.Unlock()
 	return results, nil
 }
@@ -161,7 +165,7 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 		return nil, err
 	}
 	feats := s.train.FeaturesOnly()
-	job := &groupJob{runs: pending, Test: s.test.FeaturesOnly(), Group: model.GroupConfig{
+	job := &groupJob{runs: pending, Test: s.test.FeaturesOnly(), Probe: s.modelProbe().features(), Group: model.GroupConfig{
 		Name: g.Name(), Model: mc, Loss: g.Loss, Epochs: s.cfg.Train.Epochs, Features: feats,
 		CheckpointDir: f.st.CheckpointDir(groupID(pending)), CheckpointEvery: s.cfg.Train.CheckpointEvery,
 		SparseEmbedding: s.cfg.Train.SparseEmbedding,

@@ -77,7 +77,8 @@ type fitter struct {
 	mu       sync.Mutex
 	groups   int // groups trained so far
 	spent    time.Duration
-	examples int64 // training examples of the groups trained (steps run in this call × rows per step, every model)
+	examples int64   // training examples of the groups trained (steps run in this call × rows per step, every model)
+	probeS   float64 // the groups' time predicting the model attack's training rows
 }
 
 // executors returns the n executors groups train on at once: exec alone

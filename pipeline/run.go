@@ -52,7 +52,9 @@ func Run(ctx context.Context, cfg *config.Config, ev Events, stages Stages) erro
 	}
 	// Without fit, nothing trains: the training features stay on disk (the
 	// audit's η from k nearest neighbours reads its rows itself).
-	o := openOptions{access: Exclusive, light: stages&StageFit == 0, audit: stages&StageAudit != 0}
+	// Canaries through training (audit.model_canaries) train in the audit.
+	light := stages&StageFit == 0 && (stages&StageAudit == 0 || cfg.Audit.ModelCanaries == 0)
+	o := openOptions{access: Exclusive, light: light, audit: stages&StageAudit != 0}
 	return withSessionOf(ctx, cfg, ev, o, func(s *Session) error {
 		var runs []report.Run
 		var err error

@@ -66,6 +66,12 @@ type Session struct {
 	// newSampler, when set (by a test), makes the sampler the audit
 	// attacks instead of the production release path (auditSampler).
 	newSampler func(part llp.Partitioner, prior []float64) audit.Sampler
+	// probeState: the training rows the model attack asks every model to
+	// predict (modelProbe, made once).
+	probeState
+	// canaryExec, when set (by a test), trains the audit's canary models
+	// instead of a model executor for the configured backend.
+	canaryExec executor
 	// started is when Open was called (the command's start, for
 	// provenance and the report's wall time).
 	started time.Time

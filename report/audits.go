@@ -41,6 +41,31 @@ type Audit struct {
 	EAdvTrue                   float64
 	EtaTrials                  int
 	EAdvTrialMin, EAdvTrialMax float64
+
+	// The model attack (audit.model_attack; NaN when no run stored its
+	// predictions; model_attack.csv has every run): the trained models of
+	// the best learning rate guess their training labels by argmax.
+	// ModelAdv ± ModelAdvSE is their accuracy over the prior-only
+	// attacker's on ModelRows probed training rows, the mean over
+	// ModelRuns trials (ModelPrior names the prior's η); ModelReleaseAdv
+	// the exact advantage the Bayes attacker would get from the same
+	// releases on the same rows (NaN without the true η): the bracket
+	// ModelAdv ≤ ModelReleaseAdv. ModelAdvNonmember ± SE is the same
+	// attack on the audit rows, which no model trained on.
+	ModelRuns                              int
+	ModelRows                              int
+	ModelPrior                             string
+	ModelAdv, ModelAdvSE                   float64
+	ModelReleaseAdv                        float64
+	ModelAdvNonmember, ModelAdvNonmemberSE float64
+	// Canaries through training (audit.model_canaries): EpsLowerModel is
+	// the one-run bound at 95% certified by ModelCanaries canaries scored
+	// by a model trained on a release that holds them (NaN: not played);
+	// ModelCanaryAUC that model's test AUC (macro AUC for C ≥ 3), to set
+	// beside its twin run's in runs.csv.
+	ModelCanaries  int
+	EpsLowerModel  float64
+	ModelCanaryAUC float64
 }
 
 // Calibration is the reliability table of an audit's η on its calibration
@@ -125,6 +150,17 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	opt(classesCol("classes", func(a *Audit) *int { return &a.Summary.Classes })),
 	opt(boolCol("eadv_estimated", func(a *Audit) *bool { return &a.EAdvEstimated })),
 	opt(intCol("bag_draws", func(a *Audit) *int { return &a.BagDraws })),
+	opt(intCol("model_runs", func(a *Audit) *int { return &a.ModelRuns })),
+	opt(intCol("model_rows", func(a *Audit) *int { return &a.ModelRows })),
+	opt(strCol("model_prior", func(a *Audit) *string { return &a.ModelPrior })),
+	opt(f64Col("model_adv", func(a *Audit) *float64 { return &a.ModelAdv })),
+	opt(f64Col("model_adv_se", func(a *Audit) *float64 { return &a.ModelAdvSE })),
+	opt(f64Col("model_release_adv", func(a *Audit) *float64 { return &a.ModelReleaseAdv })),
+	opt(f64Col("model_adv_nonmember", func(a *Audit) *float64 { return &a.ModelAdvNonmember })),
+	opt(f64Col("model_adv_nonmember_se", func(a *Audit) *float64 { return &a.ModelAdvNonmemberSE })),
+	opt(intCol("model_canaries", func(a *Audit) *int { return &a.ModelCanaries })),
+	opt(f64Col("eps_lower_model", func(a *Audit) *float64 { return &a.EpsLowerModel })),
+	opt(f64Col("model_canary_auc", func(a *Audit) *float64 { return &a.ModelCanaryAUC })),
 }}
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,7 +53,9 @@ func fullAudit() Audit {
 			EAdvBound: math.NaN(), RealizedDraws: 20, RealizedGain: 0.0187, RealizedGainSE: 0.0009, RealizedZ: -0.4,
 			Canaries: 1200, EpsLower: 1.7, EpsLowerRealBags: 0.9},
 		CalibrationRows: 500, EtaECE: 0.021, EtaBrier: 0.18, EAdvCalibrated: 0.0171, EAdvTrue: 0.0175,
-		EtaTrials: 3, EAdvTrialMin: 0.0188, EAdvTrialMax: 0.0199}
+		EtaTrials: 3, EAdvTrialMin: 0.0188, EAdvTrialMax: 0.0199,
+		ModelRuns: 3, ModelRows: 1000, ModelPrior: "true", ModelAdv: 0.004, ModelAdvSE: 0.002, ModelReleaseAdv: 0.019,
+		ModelAdvNonmember: -0.001, ModelAdvNonmemberSE: 0.0021, ModelCanaries: 500, EpsLowerModel: 0.2, ModelCanaryAUC: 0.71}
 }
 
 func TestAuditTable(t *testing.T) {
@@ -71,7 +74,8 @@ func TestAuditTable(t *testing.T) {
 		"dataset", "label_dp_epsilon", "mechanism", "n_bags", "label_draws", "se_unit", "ma_count",
 		"eadv_bound", "realized_draws", "realized_gain", "realized_gain_se", "realized_z", "canaries", "eps_lower",
 		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags", "classes",
-		"eadv_estimated", "bag_draws"}
+		"eadv_estimated", "bag_draws", "model_runs", "model_rows", "model_prior", "model_adv", "model_adv_se", "model_release_adv",
+		"model_adv_nonmember", "model_adv_nonmember_se", "model_canaries", "eps_lower_model", "model_canary_auc"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
@@ -111,7 +115,7 @@ func TestAuditTable(t *testing.T) {
 	// The format before the real-bags canary game (through ma_mean) reads
 	// eps_lower_real_bags as NaN and keeps eps_lower.
 	prev := AuditTable(in[:1])
-	prev.Columns = prev.Columns[:len(prev.Columns)-4]
+	prev.Columns = prev.Columns[:slices.Index(columnNames(prev), "eps_lower_real_bags")]
 	if got, err = ReadAudits(prev); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +126,7 @@ func TestAuditTable(t *testing.T) {
 	// The format before classes (through eps_lower_real_bags) reads as
 	// binary: classes 2.
 	binary := AuditTable(in[2:])
-	binary.Columns = binary.Columns[:len(binary.Columns)-3]
+	binary.Columns = binary.Columns[:slices.Index(columnNames(binary), "classes")]
 	if got, err = ReadAudits(binary); err != nil || got[0].Classes != 2 || got[0].EAdvBound != 0.08 {
 		t.Fatalf("format before classes read as %+v, %v", got, err)
 	}
@@ -130,9 +134,18 @@ func TestAuditTable(t *testing.T) {
 	// The format before eadv_estimated and bag_draws (through classes)
 	// reads them as false and 0, keeping classes.
 	noEst := AuditTable(in[2:])
-	noEst.Columns = noEst.Columns[:len(noEst.Columns)-2]
+	noEst.Columns = noEst.Columns[:slices.Index(columnNames(noEst), "eadv_estimated")]
 	if got, err = ReadAudits(noEst); err != nil || got[0].Classes != 10 || got[0].EAdvEstimated || got[0].BagDraws != 0 {
 		t.Fatalf("format before eadv_estimated read as %+v, %v", got, err)
+	}
+
+	// The format before the model attack (through bag_draws) reads its
+	// figures as NaN and its counts as 0.
+	noModel := AuditTable(in[:1])
+	noModel.Columns = noModel.Columns[:slices.Index(columnNames(noModel), "model_runs")]
+	if got, err = ReadAudits(noModel); err != nil || got[0].ModelRuns != 0 || !math.IsNaN(got[0].ModelAdv) ||
+		!math.IsNaN(got[0].EpsLowerModel) || got[0].ModelPrior != "" || got[0].EpsLower != 1.7 {
+		t.Fatalf("format before the model attack read as %+v, %v", got, err)
 	}
 
 	bad := AuditTable(in)
@@ -261,5 +274,30 @@ func TestWriteEstimatedCounts(t *testing.T) {
 	}
 	if strings.Contains(got, "`c`") {
 		t.Errorf("note %q names c, whose E[adv] is exact", got)
+	}
+}
+
+func fullModelAttack() ModelAttack {
+	return ModelAttack{Dataset: "sha256:00aa", ConfigID: "cfg:0b", Setting: "rr_eps1", Pet: pets.RR, Epsilon: 1, RunID: "0123456789abcdef",
+		LR: 0.001, Trial: 2, Prior: "true", Rows: 1000, ModelAcc: 0.71, PriorAcc: 0.7, Adv: 0.01, AdvSE: 0.004, ReleaseAdv: 0.04,
+		Expected: 0.009, Excess: 0.001, Slack: 0.02, Z: 0.2, NonmemberRows: 500, NonmemberAcc: 0.69, NonmemberAdv: -0.002,
+		NonmemberAdvSE: 0.005}
+}
+
+// model_attack.csv has its schema's columns and reads back what it wrote
+// (NaN where the true η is missing; k of a kind without k empty).
+func TestModelAttackTable(t *testing.T) {
+	a, b := fullModelAttack(), fullModelAttack()
+	b.Setting, b.Pet, b.K, b.Epsilon, b.Prior, b.ReleaseAdv, b.Z = "llp_k8", pets.LLP, 8, 0, "knn(k=100 rows=1000)", math.NaN(), math.NaN()
+	tab := ModelAttackTable([]ModelAttack{a, b})
+	if names := columnNames(tab); !reflect.DeepEqual(names, modelAttackSchema.names()) || names[0] != "dataset" || names[len(names)-1] != "model_adv_nonmember_se" {
+		t.Fatalf("columns %v", names)
+	}
+	got, err := ReadModelAttacks(roundTrip(t, tab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalNaN(got, []ModelAttack{a, b}) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", got, []ModelAttack{a, b})
 	}
 }

@@ -9,6 +9,7 @@ import "labelprivacy/data"
 var (
 	FullRun     = fullRun
 	FullAudit   = fullAudit
+	FullModel   = fullModelAttack
 	RoundTrip   = roundTrip
 	ColumnNames = columnNames
 )

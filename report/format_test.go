@@ -47,6 +47,11 @@ func formatFixtures(t *testing.T) map[string]*data.Table {
 		"calibration": CalibrationTable([]Calibration{cal}),
 		"summary":     SummaryTable(sum),
 		"compare":     ComparisonTable(cmp),
+		"model_attack": ModelAttackTable([]ModelAttack{FullModel(), func() ModelAttack {
+			m := FullModel()
+			m.Prior, m.ReleaseAdv, m.Expected, m.Excess, m.Slack, m.Z = "clean_model(lr=0.001)", math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN()
+			return m
+		}()}),
 	}
 }
 

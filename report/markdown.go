@@ -153,6 +153,7 @@ func WriteMarkdown(path string, md Markdown) error {
 	}
 
 	writeAuditChecks(&b, md.Audits)
+	writeModelAttacks(&b, md.Audits)
 	writeEtaQuality(&b, md.Audits, md.Calibration)
 
 	if md.Comparison != nil {

@@ -73,7 +73,7 @@ func checkREADMEColumns(t testing.TB, readme string) {
 	schemas := map[string][]string{
 		"runs": runSchema.names(), "audit": auditSchema.names(), "posteriors": posteriorSchema.names(),
 		"calibration": calibrationSchema.names(), "summary": summarySchema.names(), "compare": comparisonSchema.names(),
-		"learning_curves": curveSchema.names(),
+		"learning_curves": curveSchema.names(), "model_attack": modelAttackSchema.names(),
 	}
 	full := map[string]bool{}
 	for _, l := range readmeLists(t, readme) {

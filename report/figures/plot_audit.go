@@ -39,6 +39,8 @@ var auditJobs = []struct {
 			"audit's figures are those of an attacker who believes η; eadv_calibrated repeats them with η " +
 			"Platt-recalibrated on these rows.",
 		func(a []report.Audit, c []report.Calibration) (*figure, error) { return calibrationFigure(c, a) }},
+	{"model_attack", "Model attack vs the release's advantage", modelCaption,
+		func(a []report.Audit, _ []report.Calibration) (*figure, error) { return modelAttackFigure(a) }},
 }
 
 // calibrationCaptionC is the calibration figure's caption for C ≥ 3
@@ -53,6 +55,7 @@ const calibrationCaptionC = "The audit's η on test rows that are neither traine
 //
 //	realized_vs_predicted  E[adv] against the realized gain, 95% bars, y = x
 //	calibration            reliability diagram of η with the diagonal
+//	model_attack           the model attack against the release's advantage, y = x
 //
 // A figure with nothing to draw (no realized attack, no calibration rows)
 // is skipped. Several datasets get one panel each.

@@ -2,7 +2,9 @@
 // one file OUT/runs/<run_id>.json (report.Run, validated when read), a
 // failed run OUT/runs/<run_id>.failed.json, the grid OUT/grid.json, the
 // clean models' test predictions OUT/eta_hat/<run_id>.parquet (the audit's
-// η̂) and each group's checkpoint directory. Files are written atomically,
+// η̂), every model's predictions for the model attack
+// OUT/model_hat/<run_id>.parquet (modelhat.go) and each group's checkpoint
+// directory. Files are written atomically,
 // so a rerun, a crashed sweep or another shard knows what is done by
 // looking.
 package store
