@@ -54,23 +54,45 @@ func (f *Features) Slice(i, j int) *Features {
 	return g
 }
 
+// resize returns s with length n, reusing its array when it has room (the
+// contents are to be overwritten).
+func resize[T any](s []T, n int) []T {
+	if s != nil && cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
 // Take returns new features holding the given rows in the given order
 // (copied onto the heap: they own nothing).
-func (f *Features) Take(rows []int) *Features {
+func (f *Features) Take(rows []int) *Features { return f.TakeInto(nil, rows) }
+
+// TakeInto is Take into dst's arrays when they have room (dst, which owns
+// nothing, a Take's or TakeInto's result, is overwritten and returned; nil:
+// new ones): a loop over ranges of rows allocates once.
+func (f *Features) TakeInto(dst *Features, rows []int) *Features {
 	f.checkMemory()
 	defer runtime.KeepAlive(f)
+	if dst == nil {
+		dst = &Features{}
+	} else if dst.mem != nil {
+		panic("data: TakeInto over features that share a frame's memory")
+	}
 	d := f.Dim()
-	g := &Features{Rows: len(rows), Names: f.Names, X: make([]float32, len(rows)*d)}
+	x, idx, off := dst.X, dst.Indices, dst.Offsets
+	g := dst
+	*g = Features{Rows: len(rows), Names: f.Names, X: resize(x, len(rows)*d)}
 	for r, src := range rows {
 		copy(g.X[r*d:(r+1)*d], f.X[src*d:(src+1)*d])
 	}
 	if f.Offsets != nil {
-		g.Offsets = make([]int64, len(rows)+1)
+		g.Offsets = resize(off, len(rows)+1)
+		g.Offsets[0] = 0
 		n := int64(0)
 		for _, src := range rows {
 			n += f.Offsets[src+1] - f.Offsets[src]
 		}
-		g.Indices = make([]uint32, 0, n) // their final size: no growth by doubling
+		g.Indices = resize(idx, int(n))[:0] // their final size: no growth by doubling
 		for r, src := range rows {
 			g.Indices = append(g.Indices, f.Indices[f.Offsets[src]:f.Offsets[src+1]]...)
 			g.Offsets[r+1] = int64(len(g.Indices))

@@ -15,7 +15,10 @@ import (
 // the same columns for every range (Chunk(0, 0) gives the schema);
 // written, it gives the bytes WriteFrame gives for the whole frame.
 type Chunked struct {
-	Rows  int
+	Rows int
+	// Chunk returns rows [lo, hi). Its consumer is done with a range
+	// before it asks for the next, so Chunk may make each range in the
+	// arrays of the last.
 	Chunk func(lo, hi int) *Frame
 }
 

@@ -188,17 +188,25 @@ func coveredBy(r *Release) *covered {
 		return c
 	}
 	// Several rows of some people: count them, by draw when draws are given.
-	distinct := make([]uint64, 0, len(keys))
+	// With draws, keys is this function's copy, compacted in place (8 bytes
+	// a row less at a KDD12-size release); without, it is the caller's
+	// People, which a caller may pass again: distinct is a new slice.
+	var distinct []uint64
+	if r.Draws != nil {
+		distinct = keys[:0]
+	} else {
+		distinct = make([]uint64, 0, len(keys))
+	}
 	var dups []uint64
 	for i := 0; i < len(keys); {
 		j := i + 1
 		for j < len(keys) && keys[j] == keys[i] {
 			j++
 		}
-		distinct = append(distinct, keys[i])
 		if j-i > 1 {
 			dups = append(dups, keys[i])
 		}
+		distinct = append(distinct, keys[i]) // at most at i: never over a key not yet read
 		i = j
 	}
 	c.keys = distinct

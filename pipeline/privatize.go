@@ -204,7 +204,10 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	entry.Labels, entry.KeyCheck, entry.Identity, entry.IDColumn = keys.Labels(in.Label), keys.Check(), rule, col
 	prog.Unit("keying rows to their people", 0)
 	prog.Pass("rows", in.Rows)
-	entry.People = coveredPeople(personKeysCounted(keys, in, ids, rule, prog.Done), rel.Covered())
+	entry.People = personKeysCounted(keys, in, ids, rule, prog.Done)
+	if !rel.InOrder() { // else every row, in order: the keys as they are (no 8 bytes a row twice more)
+		entry.People = coveredPeople(entry.People, rel.Covered())
+	}
 	prog.Pass("", 0)
 	ship, err := rel.ShipChunked(in) // a range of rows at a time: no second copy of the features
 	if err != nil {

@@ -252,14 +252,34 @@ func identity(n int) []int {
 
 // columns returns a frame of the release columns for the release rows at
 // the given positions.
-func (r *Release) columns(pos []int) *data.Frame {
+func (r *Release) columns(pos []int) *data.Frame { return r.columnsInto(&data.Frame{}, pos) }
+
+// columnsInto is columns into f's release columns, reusing their arrays
+// where they have room (f's other fields are kept).
+func (r *Release) columnsInto(f *data.Frame, pos []int) *data.Frame {
 	c := r.Classes()
-	return &data.Frame{Rows: len(pos), Classes: r.classes,
-		LabelRR: take(r.labelRR, pos), BagID: take(r.bagID, pos),
-		Alpha: take(r.alpha, pos), AlphaDebiased: take(r.debiased, pos),
-		Prior: take(r.prior, pos), Branch: take(r.branch, pos), Stage: take(r.stage, pos),
-		AlphaC: takeRows(r.alphaC, c-1, pos), AlphaDebiasedC: takeRows(r.debiasedC, c-1, pos),
-		PriorC: takeRows(r.priorC, c, pos), PriorSet: take(r.priorSet, pos), PriorSetSize: take(r.setSize, pos)}
+	f.Rows, f.Classes = len(pos), r.classes
+	f.LabelRR, f.BagID = takeInto(f.LabelRR, r.labelRR, 1, pos), takeInto(f.BagID, r.bagID, 1, pos)
+	f.Alpha, f.AlphaDebiased = takeInto(f.Alpha, r.alpha, 1, pos), takeInto(f.AlphaDebiased, r.debiased, 1, pos)
+	f.Prior, f.Branch, f.Stage = takeInto(f.Prior, r.prior, 1, pos), takeInto(f.Branch, r.branch, 1, pos), takeInto(f.Stage, r.stage, 1, pos)
+	f.AlphaC, f.AlphaDebiasedC = takeInto(f.AlphaC, r.alphaC, c-1, pos), takeInto(f.AlphaDebiasedC, r.debiasedC, c-1, pos)
+	f.PriorC, f.PriorSet, f.PriorSetSize = takeInto(f.PriorC, r.priorC, c, pos), takeInto(f.PriorSet, r.priorSet, 1, pos), takeInto(f.PriorSetSize, r.setSize, 1, pos)
+	return f
+}
+
+// takeInto is takeRows into dst's array when it has room.
+func takeInto[T any](dst, s []T, w int, pos []int) []T {
+	if s == nil {
+		return nil
+	}
+	out := dst[:0]
+	if out == nil || cap(out) < len(pos)*w { // never nil: a present column stays present at 0 rows
+		out = make([]T, 0, len(pos)*w)
+	}
+	for _, p := range pos {
+		out = append(out, s[p*w:(p+1)*w]...)
+	}
+	return out
 }
 
 // Ship returns the frame of a release meant to leave the machine: the
@@ -279,8 +299,9 @@ func (r *Release) Ship(features *data.Frame) (*data.Frame, error) {
 // writes 1M rows at a time): besides features it holds the rows' order (4
 // bytes a row) and one range's copy, not a shuffled copy of every row (a
 // KDD12-size release: 7.9 GB of sparse features). The ranges are copies
-// (their frames own nothing); features must stay open until the last
-// range is made.
+// (their frames own nothing) made into the same arrays each time (a
+// range's frame is valid until the next is asked for, as data.Chunked
+// allows); features must stay open until the last range is made.
 func (r *Release) ShipChunked(features *data.Frame) (data.Chunked, error) {
 	if features.Rows != r.Input {
 		return data.Chunked{}, fmt.Errorf("release: %d feature rows for a release of %d input rows", features.Rows, r.Input)
@@ -298,17 +319,20 @@ func (r *Release) ShipChunked(features *data.Frame) (data.Chunked, error) {
 		rng.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
 	}
 	x := features.FeaturesOnly()
+	var at, in []int
+	var feats *data.Features
+	cols := &data.Frame{}
 	chunk := func(lo, hi int) *data.Frame {
-		at, in := make([]int, hi-lo), make([]int, hi-lo)
-		for i, p := range pos[lo:hi] {
-			at[i], in[i] = int(p), r.row(int(p))
+		at, in = at[:0], in[:0]
+		for _, p := range pos[lo:hi] {
+			at, in = append(at, int(p)), append(in, r.row(int(p)))
 		}
-		f := data.FrameOf(x.Take(in)) // copied: f owns nothing of features'
-		c := r.columns(at)
-		f.LabelRR, f.BagID, f.Alpha, f.AlphaDebiased = c.LabelRR, c.BagID, c.Alpha, c.AlphaDebiased
-		f.Prior, f.Branch, f.Stage = c.Prior, c.Branch, c.Stage
-		f.Classes, f.AlphaC, f.AlphaDebiasedC, f.PriorC, f.PriorSet, f.PriorSetSize = c.Classes, c.AlphaC, c.AlphaDebiasedC, c.PriorC, c.PriorSet, c.PriorSetSize
-		return f
+		feats = x.TakeInto(feats, in) // copied: f owns nothing of features'
+		cols = r.columnsInto(cols, at)
+		f := *cols
+		g := data.FrameOf(feats)
+		f.Rows, f.Features, f.X, f.Indices, f.Offsets = g.Rows, g.Features, g.X, g.Indices, g.Offsets
+		return &f
 	}
 	return data.Chunked{Rows: n, Chunk: chunk}, nil
 }
