@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"labelprivacy/config"
+	"labelprivacy/data"
 )
 
 // araCLI runs `train ara states args…` with stdin, returning stdout,
@@ -167,5 +168,35 @@ func TestCLIAraStatesRefuses(t *testing.T) {
 	j, _ = araStatesJSON(t, "", "--trigger-data", "32", "--windows", "5", "--reports", "20", "--allow-above-cap")
 	if j.States.String() != "175142105857592248012292655" || j.InformationGainBits < 0 || j.FlipProbability <= 0.99 {
 		t.Errorf("C(180, 20) states: %+v", j)
+	}
+}
+
+// `train data synth --kind conversions --trigger-data T --windows W`
+// writes C = 1 + T·W classes with columns eta_0 … eta_{C−1}, most rows of
+// class 0; a product above 64 classes is refused, writing nothing.
+func TestCLIDataSynthConversions(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "conv")
+	if _, err := cli(t, nil, "data", "synth", "--out", out, "--kind", "conversions", "--trigger-data", "8", "--windows", "3",
+		"--rows", "3000", "--test-rows", "300", "--features", "4", "--seed", "7"); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ds.Meta
+	if m.Classes != 25 || m.TriggerData != 8 || m.Windows != 3 || m.ConversionRate != data.DefaultConversionRate || len(ds.Train.EtaC) != 25*3000 {
+		t.Fatalf("meta %+v", m)
+	}
+	if m.ClassRates[0] < 0.9 {
+		t.Errorf("class 0 (no report) is %.3f of the rows", m.ClassRates[0])
+	}
+	if _, err := cli(t, nil, "data", "synth", "--out", filepath.Join(dir, "big"), "--kind", "conversions", "--trigger-data", "8", "--windows", "8",
+		"--rows", "10"); err == nil || !strings.Contains(err.Error(), "at most 64") {
+		t.Fatalf("8 × 8: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "big")); err == nil {
+		t.Error("a refused synth wrote its directory")
 	}
 }
