@@ -173,17 +173,5 @@ func araError(err error, registration string) error {
 	case key == "":
 		key = "registration"
 	}
-	fe := &config.FieldError{Key: key, Msg: msg}
-	return &flagWords{msg: flagError(fe, nil).Error(), err: fe}
+	return flagError(&config.FieldError{Key: key, Msg: msg}, nil)
 }
-
-// flagWords is an error said in flags (flagError's words) that unwraps to
-// the config.FieldError it says, so that it is a usage error
-// (config.ErrConfig) whatever flagError returns.
-type flagWords struct {
-	msg string
-	err error
-}
-
-func (e *flagWords) Error() string { return e.msg }
-func (e *flagWords) Unwrap() error { return e.err }

@@ -114,7 +114,7 @@ func TestCLIAraStatesFigures(t *testing.T) {
 
 // A configuration above Chromium's limits is one error line naming the
 // parameter and --allow-above-cap, a usage error (config.ErrConfig: exit
-// status 2); with --allow-above-cap it is computed and warned of. Bad
+// status 2, TestCLIAraStatesExitCodes); with --allow-above-cap it is computed and warned of. Bad
 // flags and registrations name the flag (and the file's field).
 func TestCLIAraStatesRefuses(t *testing.T) {
 	dir := t.TempDir()
@@ -192,11 +192,40 @@ func TestCLIDataSynthConversions(t *testing.T) {
 	if m.ClassRates[0] < 0.9 {
 		t.Errorf("class 0 (no report) is %.3f of the rows", m.ClassRates[0])
 	}
+	synth, _, err := newRootCmd(&bytes.Buffer{}, &bytes.Buffer{}, mapEnv(nil)).Find([]string{"data", "synth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := synth.Flags().Lookup("conversion-rate").Usage; !strings.Contains(u, fmt.Sprintf("%v)", data.DefaultConversionRate)) {
+		t.Errorf("--conversion-rate says %q, the default is %v", u, data.DefaultConversionRate)
+	}
 	if _, err := cli(t, nil, "data", "synth", "--out", filepath.Join(dir, "big"), "--kind", "conversions", "--trigger-data", "8", "--windows", "8",
 		"--rows", "10"); err == nil || !strings.Contains(err.Error(), "at most 64") {
 		t.Fatalf("8 × 8: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "big")); err == nil {
 		t.Error("a refused synth wrote its directory")
+	}
+}
+
+// As a process: 0 when computed, 2 for a configuration above Chromium's
+// limits or a bad flag value (a usage error), with the one line on stderr.
+func TestCLIAraStatesExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		want int
+		says string
+	}{
+		{[]string{"ara", "states"}, 0, "2,925"},
+		{[]string{"ara", "states", "--windows", "4"}, 2, "train: --epsilon: the information gain of this navigation source, 12.5590 bits"},
+		{[]string{"ara", "states", "--windows", "4", "--allow-above-cap"}, 0, "warning: above Chromium's limits"},
+		{[]string{"ara", "states", "--reports", "-1"}, 2, "train: --reports: must be in [0, 100], got -1"},
+		{[]string{"ara", "states", "--windows", "two"}, 2, `invalid argument "two" for "--windows"`},
+	}
+	for _, tc := range cases {
+		cmd, out := child(t, tc.args...)
+		if got := status(t, cmd.Run()); got != tc.want || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%q: exit status %d, want %d; output (want %q in it):\n%s", tc.args, got, tc.want, tc.says, out)
+		}
 	}
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
-	"labelprivacy/data"
 	"labelprivacy/pipeline"
 )
 
@@ -67,7 +64,7 @@ func newSynthCmd(ev pipeline.Events) *cobra.Command {
 	f.IntVar(&s.Classes, "classes", 0, "multiclass: label classes C, 2..64")
 	f.IntVar(&s.TriggerData, "trigger-data", 0, "conversions: trigger-data values T (classes 1 + T·W ≤ 64: 0 no report, 1 + t·W + w a report of t in window w)")
 	f.IntVar(&s.Windows, "windows", 0, "conversions: reporting windows W")
-	f.Float64Var(&s.ConversionRate, "conversion-rate", 0, fmt.Sprintf("conversions: share of rows that convert, in (0, 1) (default %v)", data.DefaultConversionRate))
+	f.Float64Var(&s.ConversionRate, "conversion-rate", 0, "conversions: share of rows that convert, in (0, 1) (0: data.DefaultConversionRate, 0.05)")
 	f.IntVar(&s.Rows, "rows", 0, "training rows")
 	f.IntVar(&s.TestRows, "test-rows", s.TestRows, "test rows")
 	f.IntVar(&s.Features, "features", s.Features, "dense features")
