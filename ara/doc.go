@@ -16,7 +16,7 @@
 // and at most R reports, Chromium's defaults (Default), or a flexible-event
 // registration read from its JSON (ParseRegistration).
 //
-// Chromium's defaults at its ε = 14 (Table): a navigation source (8
+// Chromium's defaults at its ε = 14: a navigation source (8
 // trigger-data values, 3 windows, 3 reports) has k = C(27, 3) = 2,925
 // states, p = 0.24263% and 11.46 bits; an event source (2 values, 1
 // window, 1 report) k = 3, p ≈ 2.49×10⁻⁶ and 1.58 bits.

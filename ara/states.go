@@ -43,16 +43,29 @@ func binomial(n, k int64) *big.Int {
 
 // statesProduct is States by the generating function: the product over
 // every trigger-data value of its polynomial, truncated at degree R, then
-// the sum of its coefficients.
+// the sum of its coefficients. Values alike in windows and effective cap
+// (at most R) share one power, so the work is bounded by the number of
+// distinct (windows, cap) pairs — at most MaxWindows × (MaxReports + 1) —
+// whatever the number of specs.
 func (c Config) statesProduct() *big.Int {
 	r := c.MaxReports
-	prod := poly{big.NewInt(1)}
+	type shape struct{ windows, cap int }
+	values := map[shape]int{}
+	var order []shape
 	for _, s := range c.Specs {
-		f := make(poly, min(s.Reports, r)+1)
-		for j := range f {
-			f[j] = binomial(int64(j+s.Windows-1), int64(j))
+		k := shape{s.Windows, min(s.Reports, r)}
+		if _, ok := values[k]; !ok {
+			order = append(order, k)
 		}
-		prod = prod.mul(f.pow(s.TriggerData, r), r)
+		values[k] += s.TriggerData
+	}
+	prod := poly{big.NewInt(1)}
+	for _, k := range order {
+		f := make(poly, k.cap+1)
+		for j := range f {
+			f[j] = binomial(int64(j+k.windows-1), int64(j))
+		}
+		prod = prod.mul(f.pow(values[k], r), r)
 	}
 	k := new(big.Int)
 	for _, a := range prod {

@@ -162,7 +162,8 @@ func TestStarsAndBarsIsTheProduct(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []Config{Uniform(32, 5, 20), Uniform(1000, 7, 13), Uniform(MaxTriggerData, MaxWindows, MaxReports)} {
+	for _, c := range []Config{Uniform(32, 5, 20), Uniform(1000, 7, 13), Uniform(MaxTriggerData, MaxWindows, MaxReports),
+		{MaxReports: 13, Specs: slices.Repeat([]TriggerSpec{{1, 7, 13}}, 1000)}} { // one group's values as 1,000 specs
 		if a, b := c.States(), c.statesProduct(); a.Cmp(b) != 0 {
 			t.Fatalf("%v: closed form %v, product %v", c, a, b)
 		}
@@ -219,5 +220,22 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("error %v, want a *ParamError naming %s", err, tc.param)
 			}
 		})
+	}
+}
+
+// A registration of many specs costs what its distinct shapes cost: 50,000
+// one-value specs of 20 shapes at R = 100 (a 1 MiB registration's worth)
+// give the product of their groups.
+func TestStatesManySpecs(t *testing.T) {
+	c := Config{MaxReports: MaxReports}
+	want := Config{MaxReports: MaxReports}
+	for i := range 50000 {
+		c.Specs = append(c.Specs, TriggerSpec{TriggerData: 1, Windows: 1 + i%5, Reports: 1 + i%4})
+	}
+	for i := range 20 {
+		want.Specs = append(want.Specs, TriggerSpec{TriggerData: 2500, Windows: 1 + i%5, Reports: 1 + i%4})
+	}
+	if a, b := c.States(), want.States(); a.Cmp(b) != 0 {
+		t.Fatalf("50,000 specs: %v states, grouped %v", a, b)
 	}
 }
