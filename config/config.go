@@ -324,6 +324,8 @@ func (c *Config) Validate() error {
 			return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
 		case s.Groups < 0:
 			return bad("data.synth.groups", "must be ≥ 0, got %d", s.Groups)
+		case s.Kind == data.SynthConversions:
+			return bad("data.synth.kind", "conversions is made by `train data synth --kind conversions --trigger-data T --windows W`; give its directory as data.path (data.synth has no trigger_data and windows keys yet)")
 		case s.Kind == data.SynthMulticlass && (s.Classes < 2 || s.Classes > data.MaxClasses):
 			return bad("data.synth.classes", "must be in [2, %d] for kind multiclass, got %d", data.MaxClasses, s.Classes)
 		case s.Kind != data.SynthMulticlass && s.Classes != 0 && s.Classes != 2:

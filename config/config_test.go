@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"labelprivacy/data"
 	"labelprivacy/llp"
 	"labelprivacy/model"
 	"labelprivacy/pets"
@@ -79,6 +80,7 @@ func TestValidate(t *testing.T) {
 			}
 			c.Train.Trials = 300
 		}},
+		{"synthetic conversions (train data synth only)", "data.synth.kind", func(c *Config) { c.Data.Synth.Kind = data.SynthConversions }},
 		{"audit examples", "audit.examples", func(c *Config) { c.Audit.Examples = 0 }},
 		{"audit label draws", "audit.label_draws", func(c *Config) { c.Audit.LabelDraws = 0 }},
 		{"knn k", "audit.knn_k", func(c *Config) { c.Audit.KNNK = 0 }},

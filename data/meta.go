@@ -93,8 +93,18 @@ type Meta struct {
 	BayesAccuracy          *float64 `json:"bayes_accuracy,omitempty"`
 	BayesAccuracyEmpirical *float64 `json:"bayes_accuracy_empirical,omitempty"`
 	// ClassRates is the fraction of training labels in each class 0..C−1
-	// (recorded for C ≥ 3 and for kind multiclass).
+	// (recorded for C ≥ 3 and for kinds multiclass and conversions).
 	ClassRates []float64 `json:"class_rates,omitempty"`
+
+	// Kind conversions: the trigger-data values T and reporting windows W
+	// of its C = 1 + T·W classes (class 0 no report, class 1 + t·W + w one
+	// report of trigger data t in window w), the conversion rate asked for
+	// and the no-report logit added to class 0's that gives it (the rate
+	// drawn is 1 − ClassRates[0]).
+	TriggerData    int     `json:"trigger_data,omitempty"`
+	Windows        int     `json:"windows,omitempty"`
+	ConversionRate float64 `json:"conversion_rate,omitempty"`
+	NoReportLogit  float64 `json:"no_report_logit,omitempty"`
 
 	Tool string `json:"tool"`
 }

@@ -29,6 +29,16 @@ const (
 	// x ~ N(0, I_D), η(x) = softmax(W·x), W's rows of norm
 	// MulticlassLogitNorm (synth_multiclass.go).
 	SynthMulticlass
+	// SynthConversions: the conversion outcomes of attribution sources, as
+	// an event-level report of Chrome's Attribution Reporting API sees
+	// them: C = 1 + T·W classes for T trigger-data values
+	// (SynthOptions.TriggerData) and W reporting windows
+	// (SynthOptions.Windows), class 0 no report and class 1 + t·W + w one
+	// report with trigger data t in window w. SynthMulticlass's η with a
+	// no-report logit added to class 0, set so that about
+	// SynthOptions.ConversionRate of the rows convert
+	// (synth_conversions.go).
+	SynthConversions
 )
 
 // Logistic synthetic parameters: ‖w‖ = 2 gives a Bayes AUC ≈ 0.86 and
@@ -38,12 +48,13 @@ const (
 	LogisticBias = -0.5
 )
 
-var synthKinds = enum.New("synthetic kind", ErrInvalid, []string{"logistic", "beta", "uniform", "multiclass"},
-	[]SynthKind{SynthLogistic, SynthBeta, SynthUniform, SynthMulticlass})
+var synthKinds = enum.New("synthetic kind", ErrInvalid, []string{"logistic", "beta", "uniform", "multiclass", "conversions"},
+	[]SynthKind{SynthLogistic, SynthBeta, SynthUniform, SynthMulticlass, SynthConversions})
 
 func (k SynthKind) String() string { return synthKinds.String(k, "SynthKind") }
 
-// ParseSynthKind parses logistic | beta | uniform | multiclass (case-insensitive).
+// ParseSynthKind parses logistic | beta | uniform | multiclass | conversions
+// (case-insensitive).
 func ParseSynthKind(s string) (SynthKind, error) { return synthKinds.Parse(s) }
 
 // SynthOptions configures Synth.
@@ -62,8 +73,15 @@ type SynthOptions struct {
 	Groups int
 	// Classes is the number of label classes of kind multiclass, 2..64
 	// (MaxClasses; 2 writes a binary dataset: labels 0/1 and `eta` =
-	// η_1). The binary kinds take 0 or 2.
+	// η_1). The binary kinds take 0 or 2; kind conversions 0 or its
+	// 1 + TriggerData·Windows.
 	Classes int
+	// Kind conversions: TriggerData ≥ 1 trigger-data values and Windows ≥ 1
+	// reporting windows, 1 + TriggerData·Windows ≤ MaxClasses; about
+	// ConversionRate of the rows convert (in (0, 1); 0:
+	// DefaultConversionRate). The other kinds take none.
+	TriggerData, Windows int
+	ConversionRate       float64
 }
 
 // Independent PCG streams of one seed (math/rand/v2): changing the number of
@@ -72,6 +90,7 @@ const (
 	streamSynthParams = 0x5e11_0001
 	streamSynthTrain  = 0x5e11_0002
 	streamSynthTest   = 0x5e11_0003
+	streamSynthCalib  = 0x5e11_0004 // kind conversions: the rows that set the no-report logit
 )
 
 // synthModel maps features to η.
@@ -180,10 +199,10 @@ func addGroups(f *Frame, groups int) {
 	}
 }
 
-// Synth writes a synthetic dataset directory with an `eta` column (kind
-// multiclass with C ≥ 3: eta_0 … eta_{C−1}) and meta.json holding the
-// generating parameters and the Bayes-optimal test AUC (multiclass: the
-// Bayes accuracy).
+// Synth writes a synthetic dataset directory with an `eta` column (kinds
+// multiclass and conversions with C ≥ 3: eta_0 … eta_{C−1}) and meta.json
+// holding the generating parameters and the Bayes-optimal test AUC
+// (multiclass, conversions: the Bayes accuracy).
 func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 	st, err := SynthStaged(ctx, o)
 	if err != nil {
@@ -198,12 +217,15 @@ func Synth(ctx context.Context, o SynthOptions) (*Meta, error) {
 // SynthStaged is Synth writing the dataset next to o.Out, not yet in place
 // (StagedDataset): its caller checks it, then publishes or discards it.
 func SynthStaged(ctx context.Context, o SynthOptions) (*StagedDataset, error) {
+	if err := o.checkConversions(); err != nil {
+		return nil, err
+	}
 	switch {
-	case o.Kind < SynthLogistic || o.Kind > SynthMulticlass:
+	case o.Kind < SynthLogistic || o.Kind > SynthConversions:
 		return nil, fmt.Errorf("%w: synthetic kind %d", ErrInvalid, o.Kind)
 	case o.Kind == SynthMulticlass && (o.Classes < 2 || o.Classes > MaxClasses):
 		return nil, fmt.Errorf("%w: %s must be in [2, %d] for kind multiclass, got %d", ErrInvalid, MetaClasses, MaxClasses, o.Classes)
-	case o.Kind != SynthMulticlass && o.Classes != 0 && o.Classes != 2:
+	case o.Kind != SynthMulticlass && o.Kind != SynthConversions && o.Classes != 0 && o.Classes != 2:
 		return nil, fmt.Errorf("%w: %s %d: kind %s is binary (2 classes); use kind multiclass", ErrInvalid, MetaClasses, o.Classes, o.Kind)
 	case o.Rows < 1:
 		return nil, fmt.Errorf("%w: rows must be ≥ 1, got %d", ErrInvalid, o.Rows)
@@ -231,11 +253,17 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	names := SynthFeatureNames(o.Features)
 	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed, Groups: o.Groups}
 	var m synthGen
-	if o.Kind == SynthMulticlass {
+	switch o.Kind {
+	case SynthMulticlass:
 		mc := newMulticlassModel(o.Classes, o.Features, o.Seed)
 		meta.Classes, meta.ClassWeights, meta.LogitNorm = o.Classes, mc.weightRows(), MulticlassLogitNorm
 		m = mc
-	} else {
+	case SynthConversions:
+		mc := newConversionModel(o)
+		meta.Classes, meta.ClassWeights, meta.LogitNorm = mc.c, mc.weightRows(), MulticlassLogitNorm
+		meta.TriggerData, meta.Windows, meta.ConversionRate, meta.NoReportLogit = o.TriggerData, o.Windows, o.conversionRate(), mc.bias[0]
+		m = mc
+	default:
 		bm := newSynthModel(o.Kind, o.Features, o.Seed)
 		if o.Kind == SynthLogistic {
 			meta.Weights, meta.Bias = bm.w, bm.b
@@ -280,10 +308,10 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		meta.BayesAUC = finitePtr(stats.ExpectedAUC(test.Eta))
 		meta.BayesAUCEmpirical = finitePtr(stats.AUC(test.Eta, test.Label))
 	}
-	if o.Kind == SynthMulticlass {
+	if o.Kind == SynthMulticlass || o.Kind == SynthConversions {
 		exp, emp := BayesAccuracy(test)
 		meta.BayesAccuracy, meta.BayesAccuracyEmpirical = finitePtr(exp), finitePtr(emp)
-		meta.ClassRates = classRates(counts[:o.Classes], o.Rows)
+		meta.ClassRates = classRates(counts[:o.classes()], o.Rows)
 	}
 	meta.TrainRows, meta.TestRows = int64(o.Rows), int64(o.TestRows)
 	if meta.Classes < 3 {
@@ -308,8 +336,8 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 // padding; the schema and footer.
 func synthBytes(o SynthOptions) float64 {
 	etas := 1.0
-	if o.Kind == SynthMulticlass && o.Classes >= 3 {
-		etas = float64(o.Classes)
+	if c := o.classes(); c >= 3 {
+		etas = float64(c)
 	}
 	rows := float64(o.Rows) + float64(o.TestRows)
 	batches := float64(o.Rows)/chunkRows + 2

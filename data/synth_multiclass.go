@@ -22,6 +22,7 @@ const MulticlassLogitNorm = 5.0
 type multiclassModel struct {
 	c, d int
 	w    []float64 // C×D, row-major
+	bias []float64 // C logits added to W·x (kind conversions); nil: none
 }
 
 func newMulticlassModel(classes, d int, seed uint64) *multiclassModel {
@@ -59,6 +60,9 @@ func (m *multiclassModel) eta(x []float32, dst []float64) {
 		var t float64
 		for j, v := range x {
 			t += m.w[c*m.d+j] * float64(v)
+		}
+		if m.bias != nil {
+			t += m.bias[c]
 		}
 		dst[c] = t
 		mx = max(mx, t)

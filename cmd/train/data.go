@@ -52,16 +52,19 @@ func newImportCmd(kind string, ev pipeline.Events) *cobra.Command {
 func newSynthCmd(ev pipeline.Events) *cobra.Command {
 	o := pipeline.NewDatasetOptions("synth")
 	cmd := &cobra.Command{
-		Use:   "synth --out DIR --kind logistic|beta|uniform|multiclass [--classes C] --rows N --seed S",
-		Short: "Synthesize a dataset with known η(x) = P(y=1|x) (multiclass: η_c(x) = P(y=c|x))",
+		Use:   "synth --out DIR --kind logistic|beta|uniform|multiclass|conversions [--classes C | --trigger-data T --windows W] --rows N --seed S",
+		Short: "Synthesize a dataset with known η(x) = P(y=1|x) (multiclass, conversions: η_c(x) = P(y=c|x))",
 		Args:  cobra.NoArgs,
 		RunE:  datasetCmd(&o, ev),
 	}
 	s := &o.Synth
 	f := cmd.Flags()
 	f.StringVar(&s.Out, "out", "", "dataset directory to write")
-	f.TextVar(&s.Kind, "kind", s.Kind, "logistic | beta | uniform | multiclass")
+	f.TextVar(&s.Kind, "kind", s.Kind, "logistic | beta | uniform | multiclass | conversions")
 	f.IntVar(&s.Classes, "classes", 0, "multiclass: label classes C, 2..64")
+	f.IntVar(&s.TriggerData, "trigger-data", 0, "conversions: trigger-data values T (classes 1 + T·W ≤ 64: 0 no report, 1 + t·W + w a report of t in window w)")
+	f.IntVar(&s.Windows, "windows", 0, "conversions: reporting windows W")
+	f.Float64Var(&s.ConversionRate, "conversion-rate", 0, "conversions: share of rows that convert, in (0, 1) (0: data.DefaultConversionRate, 0.05)")
 	f.IntVar(&s.Rows, "rows", 0, "training rows")
 	f.IntVar(&s.TestRows, "test-rows", s.TestRows, "test rows")
 	f.IntVar(&s.Features, "features", s.Features, "dense features")

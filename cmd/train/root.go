@@ -58,7 +58,7 @@ key=value arguments override its keys (train train.epochs=3), as --set does.
 		stage("fit", "Privatize and train every PET setting × learning rate × trial; runs.csv/.parquet, summary.csv", true, pipeline.StageFit),
 		stage("audit", "Exact attack advantage of every PET setting (after fit or a sweep); audit.csv/.parquet, posteriors.csv/.parquet", true, pipeline.StageAudit),
 		newSweepCmd(ev, lookup), newDataCmd(ev), newPrivatizeCmd(stdout, stderr, ev, lookup), newLedgerCmd(stdout, lookup), newReportCmd(ev),
-		newBenchCmd(stdout, stderr),
+		newBenchCmd(stdout, stderr), newAraCmd(stdout, stderr),
 		&cobra.Command{Use: "version", Short: "Print the tool version", Args: cobra.NoArgs,
 			Run: func(*cobra.Command, []string) { fmt.Fprintln(stdout, pipeline.VersionLine()) }},
 	)
