@@ -380,10 +380,10 @@ func meanSE(v []float64) (mean, se float64) {
 // releases nothing of the label (rr_prior's argmax branch, which releases
 // the prior's argmax whatever the label).
 func (r *runner) canaryOK(i int) bool {
-	if r.opts.Prior == nil {
+	if r.chanAt == nil {
 		return true
 	}
-	return r.chans[r.ex.ChannelOf(r.opts.Prior[i])].informative
+	return r.chans[r.chanAt[i]].informative
 }
 
 // canaryRate is the probability that a position that may hold a canary

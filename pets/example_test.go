@@ -29,8 +29,10 @@ func ExampleMechanism_ReleaseBag() {
 	// A bag of 4 rows with 3 positive labels, and a kept remainder bag of 2.
 	fmt.Println(llp.ReleaseBag(3, 4, r), llp.ReleaseBag(1, 2, r))
 	for range 3 {
-		alpha := geom.ReleaseBag(3, 4, r)
-		fmt.Printf("released %.2f, debiased %.4f\n", alpha, geom.Debias(alpha, 4))
+		alpha := []float64{geom.ReleaseBag(3, 4, r)}
+		target := make([]float64, 1)
+		geom.BagLaw().Target(target, alpha, 4) // the bag's training target (alpha_debiased)
+		fmt.Printf("released %.2f, debiased %.4f\n", alpha[0], target[0])
 	}
 	// Output:
 	// 0.75 0.5
