@@ -204,7 +204,7 @@ func TestPlanForEveryKind(t *testing.T) {
 		}
 		s := &setting{Setting: config.Setting{Params: p}, Mech: m}
 		s.ID = s.Setting.ID()
-		plan, err := planFor(c, s, 0, 1, 600)
+		plan, err := planFor(c, s, 0, 1, 600, stageRun)
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}

@@ -152,13 +152,23 @@ func (t *TwoStage) rowsOf(stage uint8) []int {
 }
 
 // Stage1 returns stage 1's release for training the prior model: its
-// rows' `label_rr` and `row` (the input row), in input order. It carries
-// no raw label.
+// rows' `label_rr`, `row` (the input row) and the uniform prior they went
+// through (prior, or prior_0 … on C ≥ 3 classes), in input order. It
+// carries no raw label.
 func (t *TwoStage) Stage1() *data.Frame {
 	rows := t.rowsOf(1)
+	c := t.m.Classes()
 	f := &data.Frame{Rows: len(rows), LabelRR: make([]uint8, len(rows)), Row: make([]int64, len(rows)), Classes: classesOf(t.m)}
 	for i, row := range rows {
 		f.LabelRR[i], f.Row[i] = t.released[row], int64(row)
+	}
+	if u := pets.UniformPrior(c); c >= 3 {
+		f.PriorC = repeatRows(u, len(rows))
+	} else {
+		f.Prior = make([]float64, len(rows))
+		for i := range f.Prior {
+			f.Prior[i] = u[1]
+		}
 	}
 	return f
 }
