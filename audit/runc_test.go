@@ -13,11 +13,11 @@ import (
 	"labelprivacy/pets"
 )
 
-// mcSampler is a SamplerC over pets.Multiclass's own release functions (the
-// pipeline's implements it over the release package): rr and none
-// ReleaseRR, rr_prior ReleaseRRPrior with the audit's priors, the LLP
+// mcSampler is a SamplerC over the C-class laws' own release functions (the
+// pipeline's implements it over the release package): the per-example
+// kinds ExampleLaw.Release (rr_prior with the audit's priors), the LLP
 // family a random partition (llp.Partition, the remainder dropped unless
-// keep) and ReleaseBag per bag, bot rows only. epsScale ≠ 0 is the
+// keep) and BagLaw.ReleaseBag per bag, bot rows only. epsScale ≠ 0 is the
 // test-only hook that makes it release at epsScale·ε while the audit is
 // told ε.
 type mcSampler struct {
@@ -102,9 +102,9 @@ func mcAuditSet(n, c int, seed uint64) []float64 {
 }
 
 // binTwin is mcSampler's binary twin for TestRunCBinary: the same
-// partition and the same streams through pets.Mechanism's binary release
-// functions, which pets documents as equal bit for bit to Multiclass's at
-// C = 2.
+// partition and the same streams through the binary laws' release
+// functions, which pets tests equal bit for bit to the C-class ones at
+// C = 2 (TestMulticlassBinaryBitIdentical).
 type binTwin struct{ prior []float64 }
 
 func (s binTwin) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*Released, error) {
@@ -493,7 +493,7 @@ func TestRunCErrors(t *testing.T) {
 	}
 	// C > 64 cannot reach RunC: pets refuses the mechanism, and CheckEtaC
 	// the class count, both naming "classes".
-	_, err := pets.NewMulticlass(pets.Params{Kind: pets.RR, Epsilon: 1}, 65)
+	_, err := pets.New(pets.Params{Kind: pets.RR, Epsilon: 1, Classes: 65})
 	var pe *pets.ParamError
 	if !errors.As(err, &pe) || pe.Param != "classes" {
 		t.Errorf("C = 65 mechanism: %v", err)

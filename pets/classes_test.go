@@ -8,7 +8,7 @@ import (
 )
 
 // TestMechanismClasses: Params.Classes makes the mechanism value a C-class
-// one (its Multiclass, flip probability and name), 0 and 2 are the binary
+// one (its law on C classes, flip probability and name), 0 and 2 are the binary
 // mechanism, and a class count outside [2, 64] or a kind without a C-class
 // law is refused naming "classes".
 func TestMechanismClasses(t *testing.T) {
@@ -16,8 +16,8 @@ func TestMechanismClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Classes() != 10 || m.Multiclass() == nil || m.Multiclass().Classes() != 10 || m.Multiclass().Mechanism() != m {
-		t.Fatalf("classes %d, multiclass %v", m.Classes(), m.Multiclass())
+	if m.Classes() != 10 || view(m) == nil || view(m).Classes() != 10 || view(m).Mechanism() != m {
+		t.Fatalf("classes %d, multiclass %v", m.Classes(), view(m))
 	}
 	if got, want := m.FlipProb(), 9/(math.E+9); math.Abs(got-want) > 1e-15 {
 		t.Errorf("FlipProb = %v, want 9/(e+9) = %v", got, want)
@@ -84,7 +84,7 @@ func (s delegateScheme) Spec() Spec                { return s.sp }
 func (s delegateScheme) Law(p Params) (Law, error) { return s.law.Law(p) }
 
 // TestMechanismReleaseRRClasses: Mechanism.ReleaseRR on C classes is
-// Multiclass.ReleaseRR word for word, and at C = 2 Params.Classes changes
+// the k-ary law's release through the test view word for word, and at C = 2 Params.Classes changes
 // nothing.
 func TestMechanismReleaseRRClasses(t *testing.T) {
 	labels := make([]uint8, 5000)
@@ -94,7 +94,7 @@ func TestMechanismReleaseRRClasses(t *testing.T) {
 	m, _ := New(Params{Kind: RR, Epsilon: 1, Classes: 7})
 	a, b := make([]uint8, len(labels)), make([]uint8, len(labels))
 	releaseRR(m, a, labels, rand.NewPCG(1, 2))
-	m.Multiclass().ReleaseRR(b, labels, rand.NewPCG(1, 2))
+	view(m).ReleaseRR(b, labels, rand.NewPCG(1, 2))
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("row %d: %d vs %d", i, a[i], b[i])

@@ -41,6 +41,17 @@ func ExampleMechanism_ReleaseBag() {
 	// released 1.00, debiased 1.1455
 }
 
+func ExampleExampleLaw() {
+	m := must(pets.New(pets.Params{Kind: pets.RRPrior, Epsilon: 1, Classes: 4}))
+	ex := m.ExampleLaw()
+	// A prior confident in classes 2 and 0: RR over those two classes
+	// (k* = 2) releases the true label with probability 0.95·e/(e+1) ≈ 0.69,
+	// more than RR over one (0.6), three or four classes.
+	ch := ex.Channel(ex.ChannelOf([]float64{0.35, 0.03, 0.6, 0.02}))
+	fmt.Printf("releases %04b; keeps a label in them with probability %.4f\n", ch.Support(), ch.Prob(2, 2))
+	// Output: releases 0101; keeps a label in them with probability 0.7311
+}
+
 func ExampleCompose() {
 	// 40 releases of one person's label through rr(ε=0.1), at δ' = 1e-6.
 	steps := make([]pets.Step, 40)

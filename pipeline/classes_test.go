@@ -202,7 +202,7 @@ func checkReceivedC(t *testing.T, s *Session, out string, r *runSpec, got *recei
 // on their one-hot released classes, with the configured RR correction and
 // k-ary RR's flip probability; stage 2's priors and the test priors are
 // its predictions (renormalized in float64), and each stage-2 row went
-// through the set pets.Multiclass.PriorSet makes of its prior.
+// through the channel its prior chooses (RRWithPrior's set).
 func checkPriorModelC(t *testing.T, s *Session, out string, got *received, loss model.Loss, kary func(float64) float64) {
 	t.Helper()
 	const c = 4

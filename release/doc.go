@@ -44,7 +44,7 @@
 // releases the class by k-ary RR (label_rr); the LLP family releases each
 // bag's class counts as proportions of classes 1..C−1 (alpha_1 …
 // alpha_{C−1}, class 0's implied; with noise on each count calibrated to
-// the count vector's sensitivity Δ = 2, pets.Multiclass.Sensitivity) and,
+// the count vector's sensitivity Δ = 2, pets.BagLaw.Sensitivity) and,
 // for llp_geom, their debiased values (alpha_debiased_1 …); rr_prior's
 // stage 1 goes through the uniform prior (k-ary RR), stage 2 through
 // RRWithPrior's top-k set of each row's prior over the classes (prior_0 …

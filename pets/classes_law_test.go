@@ -11,8 +11,8 @@ import (
 	"labelprivacy/internal/oracle"
 )
 
-func mustMulti(p Params, c int) *Multiclass {
-	m, err := NewMulticlass(p, c)
+func mustMulti(p Params, c int) *mcView {
+	m, err := newView(p, c)
 	if err != nil {
 		panic(err)
 	}
@@ -38,7 +38,7 @@ func TestMulticlassValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewMulticlass(tc.p, tc.classes)
+			_, err := newView(tc.p, tc.classes)
 			var pe *ParamError
 			if !errors.As(err, &pe) || pe.Param != tc.param || !errors.Is(err, ErrInvalidParam) {
 				t.Fatalf("got %v, want a ParamError on %q", err, tc.param)
@@ -46,11 +46,11 @@ func TestMulticlassValidation(t *testing.T) {
 		})
 	}
 	// The same ε is fine for the grid sampler at C = 2 (Δ = 1).
-	if _, err := NewMulticlass(Params{Kind: LLPLap, K: 4, Epsilon: 0x1.8p-40, Secure: true}, 2); err != nil {
+	if _, err := newView(Params{Kind: LLPLap, K: 4, Epsilon: 0x1.8p-40, Secure: true}, 2); err != nil {
 		t.Fatalf("C=2: %v", err)
 	}
 	for _, c := range []int{2, 64} {
-		if _, err := NewMulticlass(Params{Kind: RRPrior, Epsilon: 1}, c); err != nil {
+		if _, err := newView(Params{Kind: RRPrior, Epsilon: 1}, c); err != nil {
 			t.Fatalf("C=%d: %v", c, err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestMulticlassValidation(t *testing.T) {
 	}
 }
 
-// TestMulticlassBinaryBitIdentical: at C = 2 every release of Multiclass is
+// TestMulticlassBinaryBitIdentical: at C = 2 every release of the C-class laws (mcView: rr_prior by its set rule) is
 // the binary Mechanism's bit for bit given the same Rand stream, and both
 // leave the stream in the same state (the next word agrees): rr (fast and
 // slow flip paths), rr_prior (priors on a grid and at the floats next to the
@@ -639,14 +639,4 @@ func TestMulticlassPanics(t *testing.T) {
 	if err := pr.CheckPrior([]float64{0.3, 0.3, math.NaN()}); err == nil || !errors.Is(err, ErrInvalidParam) {
 		t.Errorf("CheckPrior accepted NaN: %v", err)
 	}
-}
-
-func ExampleMulticlass_PriorSet() {
-	m, _ := NewMulticlass(Params{Kind: RRPrior, Epsilon: 1}, 4)
-	// A prior confident in classes 2 and 0: RR over those two classes
-	// (k* = 2) releases the true label with probability 0.95·e/(e+1) ≈ 0.69,
-	// more than RR over one (0.6), three or four classes.
-	s := m.PriorSet([]float64{0.35, 0.03, 0.6, 0.02})
-	fmt.Println(s.K, s.Members())
-	// Output: 2 [0 2]
 }
