@@ -58,6 +58,14 @@ func init() {
 
 func entries() []entry { return *registry.Load() }
 
+// builtinKind reports whether k is a built-in kind (its value is fixed).
+func builtinKind(k Kind) bool { return int(k) < len(builtins) }
+
+// Builtin reports whether k is a built-in kind, whose value is the same in
+// every process (None … RRPrior); a kind registered from outside gets the
+// next free value, which depends on registration order.
+func (k Kind) Builtin() bool { return builtinKind(k) }
+
 // Register adds a mechanism kind and returns its Kind, the next free value.
 // Its Spec must have a new lowercase name (letters, digits, '_') and a
 // consistent set of parameters and look (checkSpec), and every server of
