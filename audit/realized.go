@@ -222,7 +222,7 @@ func (r *runner) realize() error {
 	}
 	if C := r.opts.Canaries; C > 0 && r.canaryPositions() > 0 {
 		games := []game{gameControlled}
-		if r.bag != nil {
+		if r.bag != nil && !r.single { // bags of one have no bag-mates
 			games = append(games, gameRealBags)
 		}
 		trials := make([][]canaryTrial, len(games))
@@ -390,7 +390,7 @@ func (r *runner) canaryOK(i int) bool {
 // does in a canary release: 1 for rr, rr_prior and bot, canaryRate for the
 // LLP family.
 func (r *runner) canaryRate() float64 {
-	if r.bag != nil {
+	if r.bag != nil && !r.single {
 		return canaryRate(r.k, len(r.eta), r.opts.Canaries)
 	}
 	return 1
@@ -486,7 +486,7 @@ func (w *rworker) checkShape(rel *Released) string {
 	switch {
 	case w.r.ex != nil && w.r.shows() && len(rel.Label) != n:
 		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
-	case w.r.bag != nil && (len(rel.Bag) != n || len(rel.Alpha) != n):
+	case w.r.bag != nil && (len(rel.Bag) != n && !(w.r.single && rel.Bag == nil) || len(rel.Alpha) != n):
 		return fmt.Sprintf("%d bag ids and %d proportions for %d rows", len(rel.Bag), len(rel.Alpha), n)
 	}
 	clear(w.seen)

@@ -286,7 +286,7 @@ func (w *rworkerC) checkShape(rel *ReleasedC) string {
 	switch {
 	case r.shows() && len(rel.Label) != n:
 		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
-	case r.bag && (len(rel.Bag) != n || len(rel.Alpha) != n*(r.c-1)):
+	case r.bag && (len(rel.Bag) != n && !(r.single && rel.Bag == nil) || len(rel.Alpha) != n*(r.c-1)):
 		return fmt.Sprintf("%d bag ids and %d proportions for %d rows of %d classes (want %d and %d)", len(rel.Bag), len(rel.Alpha), n, r.c, n, n*(r.c-1))
 	}
 	clear(w.seen)

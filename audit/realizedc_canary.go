@@ -30,7 +30,7 @@ func (r *runnerC) canaryOK(i int) bool {
 
 // canaryRate is canary.go's rate for the LLP family, 1 otherwise.
 func (r *runnerC) canaryRate() float64 {
-	if r.bag {
+	if r.bag && !r.single {
 		return canaryRate(r.k, r.n, r.opts.Canaries)
 	}
 	return 1

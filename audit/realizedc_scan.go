@@ -134,11 +134,7 @@ func (w *rworkerC) scanBags(rel *ReleasedC, canary bool, out *releaseStats) {
 	nb := max(1, float64(len(rel.Row))/float64(r.k))
 	attackP := min(1, maxAttackWork/(nb*2*BagWorkC(c, r.k)))
 	for start := 0; start < len(rel.Row); {
-		id := rel.Bag[start]
-		end := start + 1
-		for end < len(rel.Row) && rel.Bag[end] == id {
-			end++
-		}
+		id, end := bagAt(rel.Bag, start)
 		if done[id] {
 			out.bad = r.mismatch("release", fmt.Sprintf("the rows of bag %d are not consecutive", id))
 			return

@@ -187,8 +187,11 @@ type runnerC struct {
 	isDP  bool
 	eps   float64
 
-	// The LLP family: the bags (random or given), the noise of the counts.
+	// The LLP family: the bags (random or given), the noise of the counts;
+	// single: a release of counts (pets.ReleaseCounts), each example a bag
+	// of one.
 	bag       bool
+	single    bool
 	law       pets.BagLaw
 	noise     pets.SumNoise
 	k         int
@@ -236,14 +239,15 @@ func newRunnerC(eta []float64, m *pets.Mechanism, opts OptionsC) (*runnerC, erro
 		}
 	}
 	r := &runnerC{eta: eta, c: c, n: n, m: m, sp: sp, opts: opts, eps: m.Epsilon(), maxMA: m.Epsilon() + DPTolerance,
-		isDP: sp.Privacy.DP(), bag: sp.Release.PerBag(), exactWork: opts.ExactWork, ex: m.ExampleLaw(), law: m.BagLaw()}
+		isDP: sp.Privacy.DP(), bag: sp.Release.Proportions(), single: sp.Release == pets.ReleaseCounts, exactWork: opts.ExactWork,
+		ex: m.ExampleLaw(), law: m.BagLaw()}
 	if r.bag {
 		r.noise = r.law.SumNoise()
 	}
 	r.bagDraws = cmp.Or(opts.BagDraws, DefaultBagDraws)
 	s := &r.sum
 	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws, s.Classes = m.String(), m.Kind(), m.K(), r.eps, opts.LabelDraws, c
-	if opts.Bags != nil && !r.bag {
+	if opts.Bags != nil && (!r.bag || r.single) {
 		return nil, paramErr("bags", "only the LLP family audits bags, not "+m.Kind().String())
 	}
 	if (opts.Prior != nil) != sp.Release.WithPrior() {
@@ -258,6 +262,17 @@ func newRunnerC(eta []float64, m *pets.Mechanism, opts OptionsC) (*runnerC, erro
 		}
 	}
 	switch {
+	case r.single:
+		// A release of counts: every example a bag of one through the bag
+		// law; the unit of the SE is the example.
+		if n == 0 {
+			return nil, paramErr("eta", "empty audit set")
+		}
+		r.k, r.units, r.bags = 1, n, llp.Singletons(n)
+		s.NExamples, s.SEUnit = n, "example"
+		if _, err := NewBagAuditorC(m, 1); err != nil {
+			return nil, err
+		}
 	case r.bag:
 		k := m.K()
 		r.k = k

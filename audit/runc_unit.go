@@ -157,7 +157,11 @@ func (w *workerC) doBag(u int) float64 {
 		w.bound(int(i), e, ie[j], exact)
 		if w.keep.wants(key, int(i)) {
 			y := labels[j]
-			w.keep.push(key, Sample{Index: int(i), Bag: u, Prior: e[y], Label: y, Release: classProportion(rel0, y),
+			bag := u
+			if r.single {
+				bag = -1 // bags of one are no bags
+			}
+			w.keep.push(key, Sample{Index: int(i), Bag: bag, Prior: e[y], Label: y, Release: classProportion(rel0, y),
 				Posterior: w.first[j], IEAdv: ie[j], AbsMA: w.firstM[j]})
 		}
 	}

@@ -64,6 +64,15 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		}
 	}
 	switch {
+	case r.bag != nil && !sp.Release.PerBag():
+		// A release of counts: every example is a bag of one through the
+		// bag law, and the unit of the SE is the example.
+		r.noise, r.k, r.single = r.bag.SumNoise(), 1, true
+		if n == 0 {
+			return nil, paramErr("eta", "empty audit set")
+		}
+		r.units, r.bags = n, llp.Singletons(n)
+		s.NExamples, s.SEUnit = n, "example"
 	case r.bag != nil && opts.Bags != nil:
 		r.noise = r.bag.SumNoise()
 		if err := r.givenBags(opts.Bags, n); err != nil {
@@ -117,6 +126,9 @@ type runner struct {
 	priors []float64
 	bag    pets.BagLaw
 	noise  pets.SumNoise
+	// single: a release of counts (pets.ReleaseCounts), each example a bag
+	// of one of bag's law, not bags of k.
+	single bool
 	opts   Options
 	k      int
 	bags   *llp.Bags // LLP family: the audit's partition into bags of k

@@ -14,12 +14,17 @@ import (
 // (Channel.Check) and a sampler that follows it: the frequency of every
 // release z among draws releases of each label y within 6 binomial SE of
 // P(z | y) (plus 1e-9), a false failure below 2e-9 per frequency; for a
-// BagLaw, releases of bags of 4 that lie on the grid of a discrete noise
-// law, finite targets and a sensitivity of 1 or more.
+// BagLaw, releases of bags of 4 (of one for ReleaseCounts) that lie on the
+// grid of a discrete noise law, finite targets and a sensitivity of 1 or
+// more.
 func CheckLaw(m *Mechanism, draws int, r Rand) error {
 	c := m.Classes()
 	if m.spec.Release.Proportions() {
-		return checkBagLaw(m.bag, c, r)
+		n := 4
+		if !m.spec.Release.PerBag() {
+			n = 1
+		}
+		return checkBagLaw(m.bag, c, n, r)
 	}
 	ex := m.ex
 	if ex == nil || m.bag != nil || ex.Classes() != c {
@@ -77,15 +82,14 @@ func CheckLaw(m *Mechanism, draws int, r Rand) error {
 	return nil
 }
 
-// checkBagLaw is CheckLaw for a BagLaw of c classes.
-func checkBagLaw(b BagLaw, c int, r Rand) error {
+// checkBagLaw is CheckLaw for a BagLaw of c classes on bags of n.
+func checkBagLaw(b BagLaw, c, n int, r Rand) error {
 	if b == nil || b.Classes() != c {
 		return fmt.Errorf("a kind released as proportions without a BagLaw of %d classes", c)
 	}
 	if b.Sensitivity() < 1 || !(b.NoiseRate() >= 0) || (b.SumNoise() != SumExact) != (b.NoiseRate() > 0) {
 		return fmt.Errorf("sensitivity %d, noise %v at rate %v", b.Sensitivity(), b.SumNoise(), b.NoiseRate())
 	}
-	const n = 4
 	counts, alpha, target := make([]int, c), make([]float64, c-1), make([]float64, c-1)
 	for i := range 1000 {
 		clear(counts)
@@ -95,7 +99,7 @@ func checkBagLaw(b BagLaw, c int, r Rand) error {
 		b.ReleaseBag(alpha, counts, r)
 		b.Target(target, alpha, n)
 		for j, a := range alpha {
-			if b.SumNoise().Discrete() && (a < 0 || a > 1 || a*n != math.Round(a*n)) {
+			if b.SumNoise().Discrete() && (a < 0 || a > 1 || a*float64(n) != math.Round(a*float64(n))) {
 				return fmt.Errorf("released proportion %v of class %d for a discrete noise law", a, j+1)
 			}
 			if math.IsNaN(a) || math.IsInf(a, 0) || math.IsNaN(target[j]) || math.IsInf(target[j], 0) {

@@ -133,18 +133,26 @@ func (m *Mechanism) Epsilon() float64 {
 
 // FlipProb returns the flip probability of the channel an example without
 // information goes through (the prior-free channel, or the uniform prior's
-// for a kind released with a prior: its first stage): Channel.Flip, the
-// probability that randomized response over every class releases another
-// class than the label — π = 1/(1+e^ε) on two classes, (C−1)/(e^ε+C−1) on
-// C (rr; rr_prior's first stage; Section 2). 0 for a kind without such a
+// for a kind released with a prior: its first stage) when that channel is
+// randomized response over every class: its Channel.Flip, the probability
+// that it releases another class than the label — π = 1/(1+e^ε) on two
+// classes, (C−1)/(e^ε+C−1) on C (rr; rr_prior's first stage; Section 2),
+// what the debiased losses correct for. 0 for a kind without such a
 // channel (no per-label flipping: none, bot, the LLP family, a channel of
-// no RR form).
+// no RR form or one that releases only some classes).
 func (m *Mechanism) FlipProb() float64 {
 	if m.ex == nil {
 		return 0
 	}
-	return m.FirstChannel().Flip
+	ch := m.FirstChannel()
+	if ch.Support() != allClasses(m.Classes()) {
+		return 0
+	}
+	return ch.Flip
 }
+
+// allClasses is the bit mask of classes 0..c−1.
+func allClasses(c int) uint64 { return ^uint64(0) >> (64 - c) }
 
 // FirstChannel returns the channel of an example without information: the
 // prior-free channel, or, for a kind released with a prior, the uniform

@@ -247,10 +247,11 @@ const (
 // with a prior, trained on its first stage, which went through the
 // uniform prior's channel (pets.Mechanism.FirstChannel): train.rr_loss on
 // the released labels where that channel is randomized response over
-// every class (rr_prior: its π corrects them), else BCE (ce) on the soft
-// targets the channel gives them (softTargets).
+// every class (pets.Mechanism.FlipProb > 0; rr_prior: its π corrects
+// them), else BCE (ce) on the soft targets the channel gives them
+// (softTargets).
 func stage1Train(m *pets.Mechanism) pets.Train {
-	if m.FirstChannel().Flip > 0 {
+	if m.FlipProb() > 0 {
 		return pets.Train{Loss: pets.LossFlipped, Target: pets.TargetLabelRR}
 	}
 	return pets.Train{Loss: pets.LossBCE, Target: pets.TargetSoft}
