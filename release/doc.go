@@ -34,11 +34,16 @@
 // or key values in, and the metadata records bag_rule. Nil keeps the
 // random bags, bit for bit.
 //
-// rr_prior (randomized response with a prior, Ghazi et al. 2021) is made in
-// two stages (StartRRPrior, Finish): stage 1's rows are released by RR(ε),
+// A kind released with a prior (rr_prior: randomized response with a
+// prior, Ghazi et al. 2021) is made in two stages (StartRRPrior, Finish):
+// stage 1's rows go through the uniform prior's channel (rr_prior: RR(ε)),
 // a model trained on that release gives the prior of stage 2's rows, which
-// are released by RRWithPrior; the release records each row's prior,
-// branch and stage (public quantities).
+// go through the channels of those priors (rr_prior: RRWithPrior); the
+// release records each row's prior and stage and what its channel shows
+// (its branch: whether it shows nothing, on two classes; the classes it
+// releases, on C), all public quantities. A release of counts
+// (ReleaseCounts) is each row's label through the kind's BagLaw as a bag of
+// one: alpha (alpha_1 …), no bag id, rows in input order.
 //
 // Labels of C ≥ 3 classes (the mechanism's Classes, from the dataset): rr
 // releases the class by k-ary RR (label_rr); the LLP family releases each
