@@ -138,7 +138,11 @@ func (c *Channel) Check() error {
 		keep, other := c.P[0], c.P[c.C]
 		for z := range c.Z {
 			for y := range c.C {
-				if want := map[bool]float64{true: keep, false: other}[z == y]; c.P[z*c.C+y] != want {
+				want := other
+				if z == y {
+					want = keep
+				}
+				if c.P[z*c.C+y] != want {
 					return fmt.Errorf("FormRR but P(%d | %d) = %v, not %v", z, y, c.P[z*c.C+y], want)
 				}
 			}
