@@ -48,11 +48,12 @@ type Options struct {
 	// error over bags. Nil: the audit draws a random partition into bags
 	// of k from Seed, dropping the remainder (the paper's random bags).
 	Bags *llp.Bags
-	// Prior, for rr_prior only (required, len(eta)), is each audit
-	// example's public prior p_i = P(y_i = 1 | x_i) as the mechanism sees
-	// it (the stage-1 model's prediction; ½ for an example in stage 1,
-	// where rr_prior is RR). An example takes the argmax branch exactly when
-	// pets.Mechanism.PriorBranch(p_i) says so.
+	// Prior, for a kind released with a prior only (rr_prior; required,
+	// len(eta)), is each audit example's public prior p_i = P(y_i = 1 | x_i)
+	// as the mechanism sees it (the stage-1 model's prediction; ½ for an
+	// example in stage 1, where rr_prior is RR). It chooses the example's
+	// channel (pets.ExampleLaw.ChannelOf of (1 − p_i, p_i)): rr_prior's
+	// argmax branch, which shows nothing, or RR.
 	Prior []float64
 	// Progress, when set, hears how far the audit has got (nil: nothing).
 	Progress Progress

@@ -64,7 +64,7 @@ func (w *worker) doBag(u int) float64 {
 			}
 		}
 		if w.keep.wants(key, int(idx[i])) {
-			w.keep.push(key, Sample{Index: int(idx[i]), Bag: u, Prior: e, Label: w.labels[i], Release: w.relOut[0],
+			w.keep.push(key, Sample{Index: int(idx[i]), Bag: r.sampleBag(u), Prior: e, Label: w.labels[i], Release: w.relOut[0],
 				Posterior: post, IEAdv: ie, AbsMA: first})
 		}
 	}
@@ -74,6 +74,29 @@ func (w *worker) doBag(u int) float64 {
 	return sum / float64(k)
 }
 
+// sampleBag is the Sample.Bag of bag u: −1 for a release of counts, whose
+// bags of one are no bags.
+func (r *runner) sampleBag(u int) int {
+	if r.single {
+		return -1
+	}
+	return u
+}
+
+// bagAt returns the id of the bag whose rows start at row start of a
+// release, and where its rows end: the run of equal ids in bag, or the row
+// alone when bag is nil (a release of counts: every row a bag of one).
+func bagAt(bag []int64, start int) (id int64, end int) {
+	if bag == nil {
+		return int64(start), start + 1
+	}
+	id, end = bag[start], start+1
+	for end < len(bag) && bag[end] == id {
+		end++
+	}
+	return id, end
+}
+
 // scanBags scans an LLP-family release: one unit per bag, the Bayes
 // posterior of each member computed on the bag the release made.
 func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *releaseStats) {
@@ -81,11 +104,7 @@ func (w *rworker) scanBags(rel *Released, eta []float64, canary bool, out *relea
 	done := map[int64]bool{}
 	attackP := min(1, float64(maxAttacked)/float64(max(1, len(rel.Row))))
 	for start := 0; start < len(rel.Row); {
-		id := rel.Bag[start]
-		end := start + 1
-		for end < len(rel.Row) && rel.Bag[end] == id {
-			end++
-		}
+		id, end := bagAt(rel.Bag, start)
 		if done[id] {
 			out.bad = r.mismatch("release", fmt.Sprintf("the rows of bag %d are not consecutive", id))
 			return

@@ -57,7 +57,7 @@ func ExampleRunC() {
 
 	// k-ary randomized response, ε = 1: the released class is right with
 	// probability e/(e+2), so EAdv = e/(e+2) − 1/3 and every |MA| is ε.
-	rr, err := audit.RunC(eta, mustC(pets.NewMulticlass(pets.Params{Kind: pets.RR, Epsilon: 1}, 3)), opts)
+	rr, err := audit.RunC(eta, mustC(pets.New(pets.Params{Kind: pets.RR, Epsilon: 1, Classes: 3})), opts)
 	if err != nil {
 		panic(err)
 	}
@@ -67,13 +67,13 @@ func ExampleRunC() {
 	// probability 1/3 + 2/3·1/2 (a pair of one class reveals it, two
 	// classes leave a coin), so EAdv = 2/3 − 1/3; every release rules a
 	// class out: |MA| = ∞.
-	llp, err := audit.RunC(eta, mustC(pets.NewMulticlass(pets.Params{Kind: pets.LLP, K: 2}, 3)), opts)
+	llp, err := audit.RunC(eta, mustC(pets.New(pets.Params{Kind: pets.LLP, K: 2, Classes: 3})), opts)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("%s: bags=%d EAdv=%.4f exact=%v ∞ fraction=%v\n", llp.Mechanism, llp.NBags, llp.EAdv, !llp.EAdvEstimated, llp.MAInfFrac)
 
-	_, err = audit.RunC([]float64{0.5, 0.5, 0.5}, mustC(pets.NewMulticlass(pets.Params{Kind: pets.Bot}, 3)), opts)
+	_, err = audit.RunC([]float64{0.5, 0.5, 0.5}, mustC(pets.New(pets.Params{Kind: pets.Bot, Classes: 3})), opts)
 	fmt.Println(err)
 	// Output:
 	// rr(ε=1, C=3): EAdv=0.2428 |MA| max=1 classes=3
@@ -82,7 +82,7 @@ func ExampleRunC() {
 }
 
 // mustC returns m, panicking on err.
-func mustC(m *pets.Multiclass, err error) *pets.Multiclass {
+func mustC(m *pets.Mechanism, err error) *pets.Mechanism {
 	if err != nil {
 		panic(err)
 	}

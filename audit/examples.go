@@ -26,52 +26,72 @@ type chanAudit struct {
 	pitLo, pitHi []float64
 }
 
-func newChanAudits(ex pets.ExampleLaw) []chanAudit {
-	chs := ex.Channels()
-	out := make([]chanAudit, len(chs))
-	for i := range chs {
-		c := &chs[i]
-		a := &out[i]
-		a.z, a.flip = c.Z, c.Flip
-		a.l1, a.l0, a.ma = make([]float64, c.Z), make([]float64, c.Z), make([]float64, c.Z)
-		for z := range c.Z {
-			a.l1[z], a.l0[z] = c.Prob(uint8(z), 1), c.Prob(uint8(z), 0)
-			a.ma[z] = math.Abs(logLR(a.l1[z], a.l0[z]))
-			a.informative = a.informative || a.l1[z] != a.l0[z]
+// setChannels finds the channel of each of the n examples (the same for
+// all without a prior; by its prior (1 − p, p) with one) and precomputes
+// each distinct channel once, in order of first use.
+func (r *runner) setChannels(n int) {
+	if r.opts.Prior == nil {
+		r.chans = []chanAudit{newChanAudit(r.ex.Channel(r.ex.ChannelOf(nil)))}
+		return
+	}
+	r.priors, r.chanAt = make([]float64, 2*n), make([]int32, n)
+	at := map[uint64]int32{}
+	for i, p := range r.opts.Prior {
+		v := r.priors[2*i : 2*i+2]
+		v[0], v[1] = 1-p, p
+		key := r.ex.ChannelOf(v)
+		j, ok := at[key]
+		if !ok {
+			j = int32(len(r.chans))
+			at[key] = j
+			r.chans = append(r.chans, newChanAudit(r.ex.Channel(key)))
 		}
-		a.pitLo, a.pitHi = make([]float64, 2*c.Z), make([]float64, 2*c.Z)
-		for y, l := range [2][]float64{a.l0, a.l1} {
-			order := make([]int, c.Z)
-			for z := range order {
-				order[z] = z
+		r.chanAt[i] = j
+	}
+}
+
+// newChanAudit precomputes what the audit needs of a binary channel.
+func newChanAudit(c pets.Channel) chanAudit {
+	var a chanAudit
+	a.z, a.flip = c.Z, c.Flip
+	a.l1, a.l0, a.ma = make([]float64, c.Z), make([]float64, c.Z), make([]float64, c.Z)
+	for z := range c.Z {
+		a.l1[z], a.l0[z] = c.Prob(uint8(z), 1), c.Prob(uint8(z), 0)
+		a.ma[z] = math.Abs(logLR(a.l1[z], a.l0[z]))
+		a.informative = a.informative || a.l1[z] != a.l0[z]
+	}
+	a.pitLo, a.pitHi = make([]float64, 2*c.Z), make([]float64, 2*c.Z)
+	for y, l := range [2][]float64{a.l0, a.l1} {
+		order := make([]int, c.Z)
+		for z := range order {
+			order[z] = z
+		}
+		// Insertion sort: Z is tiny.
+		for j := 1; j < len(order); j++ {
+			for k := j; k > 0 && l[order[k]] > l[order[k-1]]; k-- {
+				order[k], order[k-1] = order[k-1], order[k]
 			}
-			// Insertion sort: Z is tiny.
-			for j := 1; j < len(order); j++ {
-				for k := j; k > 0 && l[order[k]] > l[order[k-1]]; k-- {
-					order[k], order[k-1] = order[k-1], order[k]
-				}
+		}
+		last := 0 // the last release of positive probability: its interval ends at 1, whatever the rounding
+		for j, z := range order {
+			if l[z] > 0 {
+				last = j
 			}
-			last := 0 // the last release of positive probability: its interval ends at 1, whatever the rounding
-			for j, z := range order {
-				if l[z] > 0 {
-					last = j
-				}
+		}
+		lo := 0.0
+		for j, z := range order {
+			hi := lo + l[z]
+			switch {
+			case l[z] == 0:
+				hi = lo // never released given y: an empty interval
+			case j == last:
+				hi = 1
 			}
-			lo := 0.0
-			for j, z := range order {
-				hi := lo + l[z]
-				switch {
-				case l[z] == 0:
-					hi = lo // never released given y: an empty interval
-				case j == last:
-					hi = 1
-				}
-				a.pitLo[z*2+y], a.pitHi[z*2+y] = lo, hi
-				lo = hi
-			}
+			a.pitLo[z*2+y], a.pitHi[z*2+y] = lo, hi
+			lo = hi
 		}
 	}
-	return out
+	return a
 }
 
 // ieadv is the exact IEAdv of an example of prior e through the channel
@@ -107,13 +127,12 @@ func (a *chanAudit) pit(z, y uint8) (lo, hi float64) {
 }
 
 // chanOf returns example i's channel and, for a kind with a prior, its
-// prior in one (the argument Release takes; nil otherwise).
-func (r *runner) chanOf(i int, one *[1]float64) (*chanAudit, []float64) {
-	if r.opts.Prior == nil {
+// prior (1 − p, p) (the argument Release takes; nil otherwise).
+func (r *runner) chanOf(i int) (*chanAudit, []float64) {
+	if r.chanAt == nil {
 		return &r.chans[0], nil
 	}
-	one[0] = r.opts.Prior[i]
-	return &r.chans[r.ex.ChannelOf(one[0])], one[:]
+	return &r.chans[r.chanAt[i]], r.priors[2*i : 2*i+2]
 }
 
 // doBlock audits examples [u·blockSize, (u+1)·blockSize) of a per-example
@@ -123,10 +142,9 @@ func (w *worker) doBlock(u int, st *unitStat) {
 	R := r.opts.LabelDraws
 	lo, hi := u*blockSize, min((u+1)*blockSize, len(r.eta))
 	var one [1]uint8
-	var onePrior [1]float64
 	for i := lo; i < hi; i++ {
 		e := r.eta[i]
-		c, prior := r.chanOf(i, &onePrior)
+		c, prior := r.chanOf(i)
 		for d := range R {
 			y := uint8(0)
 			if w.rng.Float64() < e {
@@ -159,10 +177,9 @@ func (w *worker) doBlock(u int, st *unitStat) {
 // scanRows scans a release of a per-example kind: one unit per row.
 func (w *rworker) scanRows(rel *Released, eta []float64, canary bool, out *releaseStats) {
 	r := w.r
-	var onePrior [1]float64
 	for j, i := range rel.Row {
 		y := w.labels[i]
-		c, _ := r.chanOf(i, &onePrior)
+		c, _ := r.chanOf(i)
 		var z uint8 // a release of one value (bot) shows nothing: z = 0
 		if c.z > 1 {
 			z = rel.Label[j]

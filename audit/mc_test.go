@@ -95,7 +95,7 @@ func TestMonteCarloAttacker(t *testing.T) {
 					sRB += b
 				}
 				if !m.Kind().IsLLP() {
-					m.ReleaseRR(rel, y, r)
+					m.ExampleLaw().Release(rel, y, nil, r)
 					for i, e := range eta {
 						l1 := likelihood(m, float64(rel[i]), 1, 1)
 						l0 := likelihood(m, float64(rel[i]), 1, 0)

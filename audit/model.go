@@ -73,12 +73,11 @@ type ModelRelease struct {
 	// row (binary: of label 1) or C−1 (classes 1..C−1, not debiased).
 	Bag   []int64
 	Alpha []float64
-	// rr_prior: Stage (1: released by RR(ε); 2: through its public prior),
-	// and each stage-2 row's prior: Prior (binary, P(y = 1 | x)) or Sets
-	// (C ≥ 3, the row's pets.PriorSet).
-	Stage []uint8
+	// Prior, for a kind released with a prior (rr_prior), is each row's
+	// public prior, as its release recorded it (the uniform prior of its
+	// first stage included): P(y = 1 | x) on binary labels, C values a row
+	// on C ≥ 3 classes. Its channel is the law's ChannelOf of it.
 	Prior []float64
-	Sets  []pets.PriorSet
 	// Skip, when set, marks release rows whose own posterior is not
 	// wanted (a bag-mate of attacked rows): it keeps its prior, which
 	// saves the LLP family's O(k) per member.
@@ -207,10 +206,10 @@ func ReleasePosteriors(m *pets.Mechanism, eta []float64, rel *ModelRelease) (*Po
 	sp := m.Spec()
 	switch {
 	case sp.Release == pets.ReleaseNothing:
-	case sp.Release.PerBag() && c < 3:
+	case sp.Release.Proportions() && c < 3: // bags (or, ReleaseCounts, bags of one) of a BagLaw
 		err = bagPosteriors(m, eta, rel, ps)
-	case sp.Release.PerBag():
-		err = bagPosteriorsC(m.Multiclass(), eta, rel, post, unit)
+	case sp.Release.Proportions():
+		err = bagPosteriorsC(m, eta, rel, post, unit)
 	default:
 		err = rowPosteriors(m, eta, rel, post)
 	}
@@ -239,59 +238,46 @@ func priorVec(dst, eta []float64, i, c int) {
 	copy(dst, eta[i*c:(i+1)*c])
 }
 
-// rowPosteriors fills the posteriors of a per-example kind's release.
+// rowPosteriors fills the posteriors of a per-example kind's release:
+// each row's likelihoods are its channel's (the law's ChannelOf of its
+// prior, for a kind released with one).
 func rowPosteriors(m *pets.Mechanism, eta []float64, rel *ModelRelease, post []float64) error {
 	c := m.Classes()
 	if len(rel.Label) != len(rel.Row) {
 		return paramErr("release", fmt.Sprintf("%d released labels for %d rows", len(rel.Label), len(rel.Row)))
 	}
+	w := 1 // prior values a row
+	if c >= 3 {
+		w = c
+	}
 	withPrior := m.Spec().Release.WithPrior()
-	if withPrior && len(rel.Stage) != len(rel.Row) {
-		return paramErr("release", fmt.Sprintf("%s: %d stages for %d rows", m, len(rel.Stage), len(rel.Row)))
+	if withPrior && len(rel.Prior) != w*len(rel.Row) {
+		return paramErr("release", fmt.Sprintf("%s: %d prior values for %d rows of %d classes", m, len(rel.Prior), len(rel.Row), c))
 	}
-	lik := make([]float64, c)
-	var ex pets.ExampleLaw
-	var mc *pets.Multiclass
-	if c < 3 {
-		ex = m.ExampleLaw()
-	} else {
-		mc = m.Multiclass()
-	}
-	full := pets.PriorSet{Mask: 1<<uint(c) - 1, K: c} // rr_prior's stage 1: RR over every class
-	if c == 64 {
-		full.Mask = math.MaxUint64
-	}
+	ex := m.ExampleLaw()
+	chans := map[uint64]pets.Channel{}
+	lik, two := make([]float64, c), make([]float64, 2)
 	for j, i := range rel.Row {
 		z := rel.Label[j]
 		if int(z) >= c {
 			return paramErr("release", fmt.Sprintf("row %d: released label %d is not in 0..%d", i, z, c-1))
 		}
-		stage2 := withPrior && rel.Stage[j] == 2
-		if c < 3 {
-			ch := 0 // rr_prior's stage 1 and RR branch: channel 0
-			if stage2 {
-				if len(rel.Prior) != len(rel.Row) {
-					return paramErr("release", fmt.Sprintf("%s: %d priors for %d rows", m, len(rel.Prior), len(rel.Row)))
-				}
-				ch = ex.ChannelOf(rel.Prior[j])
-			}
-			chn := &ex.Channels()[ch]
-			lik[0], lik[1] = chn.Prob(z, 0), chn.Prob(z, 1)
-		} else {
-			s := full
-			if stage2 {
-				if len(rel.Sets) != len(rel.Row) {
-					return paramErr("release", fmt.Sprintf("%s: %d prior sets for %d rows", m, len(rel.Sets), len(rel.Row)))
-				}
-				s = rel.Sets[j]
-			}
-			if withPrior {
-				for y := range lik {
-					lik[y] = mc.RRPriorLikelihood(s, z, uint8(y))
-				}
-			} else {
-				ExampleLikelihoodsC(lik, mc, s, z)
-			}
+		var prior []float64
+		switch {
+		case withPrior && c < 3:
+			two[0], two[1] = 1-rel.Prior[j], rel.Prior[j]
+			prior = two
+		case withPrior:
+			prior = rel.Prior[j*c : (j+1)*c]
+		}
+		key := ex.ChannelOf(prior)
+		ch, ok := chans[key]
+		if !ok {
+			ch = ex.Channel(key)
+			chans[key] = ch
+		}
+		for y := range lik {
+			lik[y] = ch.Prob(z, uint8(y))
 		}
 		if !posteriorInto(post[i*c:(i+1)*c], lik) {
 			return &ReleaseError{What: fmt.Sprintf("row %d (released %d)", i, z)}
@@ -431,7 +417,7 @@ func (w *bagWork) sumLikelihoods(noise pets.SumNoise, t float64) []float64 {
 
 // bagPosteriorsC fills the posteriors of an LLP-family release on C ≥ 3
 // classes (BagAuditorC.Likelihoods, exact for every kind).
-func bagPosteriorsC(m *pets.Multiclass, eta []float64, rel *ModelRelease, post []float64, unit []int) error {
+func bagPosteriorsC(m *pets.Mechanism, eta []float64, rel *ModelRelease, post []float64, unit []int) error {
 	c := m.Classes()
 	auditors := map[int]*BagAuditorC{}
 	u := 0

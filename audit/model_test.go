@@ -58,7 +58,7 @@ func simulate(t testing.TB, tc modelCase, n int, seed uint64) *simulated {
 	p := tc.p
 	if c > 2 {
 		p.Classes = c
-		s.m = mcMech(tc.p, c).Mechanism()
+		s.m = mcMech(tc.p, c)
 		s.eta = mcAuditSet(n, c, seed)
 	} else {
 		s.m = testutil.MustNew(p)
@@ -94,7 +94,7 @@ func simulate(t testing.TB, tc modelCase, n int, seed uint64) *simulated {
 			if c == 2 {
 				alpha[0] = s.m.ReleaseBag(counts[1], len(idx), r)
 			} else {
-				s.m.Multiclass().ReleaseBag(alpha, counts, r)
+				s.m.BagLaw().ReleaseBag(alpha, counts, r)
 			}
 			for _, i := range idx {
 				rel.Row = append(rel.Row, int(i))
@@ -103,48 +103,37 @@ func simulate(t testing.TB, tc modelCase, n int, seed uint64) *simulated {
 			}
 		}
 	case sp.Release.WithPrior():
-		rel.Label, rel.Stage = make([]uint8, n), make([]uint8, n)
-		rrp := p
-		rrp.Kind = pets.RR
-		var rrm *pets.Mechanism
-		if c == 2 {
-			rrm = testutil.MustNew(rrp)
-			rel.Prior = make([]float64, n)
-		} else {
-			rrm = mcMech(rrp, c).Mechanism()
-			rel.Sets = make([]pets.PriorSet, n)
-		}
+		// A third of the rows in the first stage (the uniform prior: RR
+		// over every class), the others with a prior of their own.
+		rel.Label, rel.Prior = make([]uint8, n), make([]float64, 0, n*max(1, c-1))
+		ex := s.m.ExampleLaw()
 		for i := range n {
 			rel.Row = append(rel.Row, i)
-			one, out := s.labels[i:i+1], rel.Label[i:i+1]
-			if i < n/3 {
-				rel.Stage[i] = 1
-				if c == 2 {
-					rrm.ReleaseRR(out, one, r)
-				} else {
-					rrm.Multiclass().ReleaseRR(out, one, r)
+			prior := make([]float64, c)
+			switch {
+			case i < n/3:
+				for y := range prior {
+					prior[y] = 1 / float64(c)
 				}
-				continue
+			case c == 2:
+				p := r.Float64()
+				prior[0], prior[1] = 1-p, p
+			default:
+				prior = mcEta(r, c, 1, false)
 			}
-			rel.Stage[i] = 2
 			if c == 2 {
-				rel.Prior[i] = r.Float64()
-				s.m.ReleaseRRPrior(out, one, rel.Prior[i:i+1], make([]bool, 1), r)
+				rel.Prior = append(rel.Prior, prior[1])
 			} else {
-				prior := mcEta(r, c, 1, false)
-				s.m.Multiclass().ReleaseRRPrior(out, one, prior, rel.Sets[i:i+1], r)
+				rel.Prior = append(rel.Prior, prior...)
 			}
+			ex.Release(rel.Label[i:i+1], s.labels[i:i+1], prior, r)
 		}
 	default:
 		rel.Label = make([]uint8, n)
 		for i := range n {
 			rel.Row = append(rel.Row, i)
 		}
-		if c == 2 {
-			s.m.ReleaseRR(rel.Label, s.labels, r)
-		} else {
-			s.m.Multiclass().ReleaseRR(rel.Label, s.labels, r)
-		}
+		s.m.ExampleLaw().Release(rel.Label, s.labels, nil, r)
 	}
 	s.rel = rel
 	var err error
@@ -350,7 +339,7 @@ func TestReleasePosteriorsBruteForce(t *testing.T) {
 		mc := mcMech(p, c)
 		for _, n := range []int{1, 2, 4} {
 			eta := mcBag(r, c, n)
-			joint, _ := mcBrute(eta, c, n, mc.NoiseRate())
+			joint, _ := mcBrute(eta, c, n, mc.BagLaw().NoiseRate())
 			counts := make([]int, c)
 			for range 10 {
 				clear(counts)
@@ -358,7 +347,7 @@ func TestReleasePosteriorsBruteForce(t *testing.T) {
 					counts[drawClass(eta[i*c:(i+1)*c], r)]++
 				}
 				alpha := make([]float64, c-1)
-				mc.ReleaseBag(alpha, counts, r)
+				mc.BagLaw().ReleaseBag(alpha, counts, r)
 				z := 0
 				for cl := c - 1; cl >= 1; cl-- {
 					z = z*(n+1) + int(math.Round(alpha[cl-1]*float64(n)))
@@ -367,7 +356,7 @@ func TestReleasePosteriorsBruteForce(t *testing.T) {
 				for i := range n {
 					rel.Row, rel.Bag, rel.Alpha = append(rel.Row, i), append(rel.Bag, 0), append(rel.Alpha, alpha...)
 				}
-				ps, err := ReleasePosteriors(mc.Mechanism(), eta, rel)
+				ps, err := ReleasePosteriors(mc, eta, rel)
 				if err != nil {
 					t.Fatal(err)
 				}

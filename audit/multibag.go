@@ -10,7 +10,7 @@ import (
 )
 
 // The exact audit of a bag of n labels over C classes (llp, llp_geom,
-// llp_lap of pets.Multiclass: the bag releases its counts of classes
+// llp_lap (their pets.BagLaw): the bag releases its counts of classes
 // 1..C−1, exactly or with independent noise of rate λ = ε/Δ on each).
 //
 // Member i's view. The other n−1 labels are independent with laws η_j, so
@@ -23,7 +23,7 @@ import (
 //
 // L the mechanism's law of the release given the counts: 1{z = counts}
 // for llp; Π_{c≥1} g(z_c | n_c) for llp_geom, g the clipped two-sided
-// geometric pmf with a = e^{−λ} (pets.Multiclass.ReleaseBag); Π_{c≥1}
+// geometric pmf with a = e^{−λ} (pets.BagLaw.ReleaseBag); Π_{c≥1}
 // (λ/2)e^{−λ|z_c − n_c|} for llp_lap (z in count units, z_c = α_c·n).
 //
 // States. The count vectors of j labels over C classes number
@@ -227,7 +227,8 @@ type BagResultC struct {
 // the LLP family. Not safe for concurrent use: give each goroutine its own
 // (they may share nothing else).
 type BagAuditorC struct {
-	m      *pets.Multiclass
+	m      *pets.Mechanism
+	law    pets.BagLaw
 	noise  pets.SumNoise
 	c, n   int
 	x      *countIndex
@@ -258,12 +259,14 @@ type BagAuditorC struct {
 	downY   []uint8
 }
 
-// NewBagAuditorC returns an auditor for bags of n ≥ 1 labels under m (llp,
-// llp_geom or llp_lap on C classes). It refuses, with a *ParamError naming
-// "k", a (C, n) whose BagWorkC exceeds MaxBagWork.
-func NewBagAuditorC(m *pets.Multiclass, n int) (*BagAuditorC, error) {
-	if !m.Kind().IsLLP() {
-		return nil, paramErr("mechanism", fmt.Sprintf("%v is not a bag mechanism", m))
+// NewBagAuditorC returns an auditor for bags of n ≥ 1 labels under m, a
+// mechanism released as proportions on C classes (its BagLaw: llp,
+// llp_geom, llp_lap; a bag of one per example for ReleaseCounts). It
+// refuses, with a *ParamError naming "k", a (C, n) whose BagWorkC exceeds
+// MaxBagWork.
+func NewBagAuditorC(m *pets.Mechanism, n int) (*BagAuditorC, error) {
+	if m.BagLaw() == nil {
+		return nil, paramErr("mechanism", fmt.Sprintf("%v is not released as proportions", m))
 	}
 	c := m.Classes()
 	if n < 1 {
@@ -274,7 +277,8 @@ func NewBagAuditorC(m *pets.Multiclass, n int) (*BagAuditorC, error) {
 			"bags of %d labels over %d classes need %.3g operations per bag in the exact count-vector audit (%.0f count vectors; limit %d): use smaller bags or fewer classes",
 			n, c, w, stateCount(n, c), MaxBagWork))
 	}
-	a := &BagAuditorC{m: m, noise: m.Mechanism().BagLaw().SumNoise(), c: c, n: n, x: newCountIndex(c, n), lambda: m.NoiseRate()}
+	law := m.BagLaw()
+	a := &BagAuditorC{m: m, law: law, noise: law.SumNoise(), c: c, n: n, x: newCountIndex(c, n), lambda: law.NoiseRate()}
 	s1, s := a.x.size[n-1], a.x.size[n]
 	a.q = make([]float64, n*s1)
 	a.b0, a.b1 = make([]float64, s1), make([]float64, s1)
@@ -449,7 +453,7 @@ func (a *BagAuditorC) fillFrom(i, r int, prod float64) {
 }
 
 // setRelease fills a.tab (and a.w) from a release rel (proportions of
-// classes 1..C−1 as pets.Multiclass.ReleaseBag wrote them). For llp it
+// classes 1..C−1 as pets.BagLaw.ReleaseBag wrote them). For llp it
 // returns the released count vector in a.tcounts instead and ok = false if
 // it is not a count vector of the bag.
 func (a *BagAuditorC) setRelease(rel []float64) (ok bool) {
@@ -496,7 +500,7 @@ func (a *BagAuditorC) setRelease(rel []float64) (ok bool) {
 // P(rel | y_i = y) at dst[i·C+y], up to a positive factor common to every
 // member and class (for llp_lap a density in count units), for the bag
 // whose members have class probabilities eta; rel holds the released
-// proportions of classes 1..C−1 as pets.Multiclass.ReleaseBag writes
+// proportions of classes 1..C−1 as pets.BagLaw.ReleaseBag writes
 // them. Posteriors follow with PosteriorC and the multiplicative advantage
 // with MultAdvC. An llp release that is not a count vector of the bag is
 // an error.
@@ -546,7 +550,7 @@ func (a *BagAuditorC) llpLik(dst []float64) {
 // class probabilities eta (flat n·C): exact for llp, for llp_geom when the
 // release space is small enough (opts.ExactWork) and for llp_lap at C = 2;
 // otherwise estimated from opts.Draws releases drawn with rng (labels from
-// η, releases from pets.Multiclass.ReleaseBag). rng is not used when the
+// η, releases from pets.BagLaw.ReleaseBag). rng is not used when the
 // result is exact.
 func (a *BagAuditorC) Audit(eta []float64, opts BagOptionsC, rng *rand.Rand) (*BagResultC, error) {
 	if err := a.Prepare(eta); err != nil {

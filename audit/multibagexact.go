@@ -196,7 +196,7 @@ func (a *BagAuditorC) estimate(res *BagResultC, R int, rng *rand.Rand) {
 		for i := range n {
 			a.counts[drawClass(a.eta[i*c:(i+1)*c], rng)]++
 		}
-		a.m.ReleaseBag(a.rel, a.counts, rng)
+		a.law.ReleaseBag(a.rel, a.counts, rng)
 		a.setRelease(a.rel)
 		a.memberLik()
 		dm := 0.0

@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"labelprivacy/pets"
@@ -102,7 +101,7 @@ func normalizeEtaC(eta []float64, c int) []float64 {
 //	IEAdvBoundC(η, ε) = max_{k=1..C} M_k·e^ε/(e^ε+k−1) − M_1,
 //
 // M_k the sum of the k largest η_y. It is attained by RRWithPrior with the
-// prior η (pets.Multiclass.PriorSet), and at C = 2 it is IEAdvBound
+// prior η (RRWithPrior's set of rr_prior), and at C = 2 it is IEAdvBound
 // (Theorem 3.5's (min(η,1−η) − π)⁺). ε = +Inf gives 1 − M_1, ε = 0 gives 0.
 // It is evaluated in tail form, T_1 − T_k·u_k − (k−1)/(e^ε+k−1) with
 // T_k = 1 − M_k and u_k = e^ε/(e^ε+k−1), so small advantages are not lost
@@ -176,23 +175,23 @@ func argmax(v []float64) (int, float64) {
 	return bi, bv
 }
 
-// IEAdvRRC returns the exact IEAdv of k-ary randomized response (rr on C
-// classes; none's, 1 − max η, at u = 1, v = 0) for an example with class probabilities eta
-// (len C): with u = e^ε/(e^ε+C−1), v = 1/(e^ε+C−1), y* = argmax η and
-// M_1 = η_{y*},
+// IEAdvRRC returns the exact IEAdv of randomized response over every class
+// (a channel of pets.FormRR: rr on C classes, none's identity) for an
+// example with class probabilities eta (len C): with u = P(y | y) (rr:
+// e^ε/(e^ε+C−1); none: 1), v = P(z | y) for z ≠ y (rr: 1/(e^ε+C−1);
+// none: 0), y* = argmax η and M_1 = η_{y*},
 //
 //	IEAdv = Σ_z max_y η_y·P(z|y) − M_1 = Σ_{z ≠ y*} (u·η_z − v·M_1)⁺,
 //
 // because max_y η_y·P(z|y) = max(u·η_z, v·M_1) for z ≠ y* and u·M_1 for
 // z = y*, and M_1 − u·M_1 = (C−1)·v·M_1. Terms are non-negative, so there is
 // no cancellation. At C = 2 it is Theorem 3.5, (min(η,1−η) − π)⁺.
-// Panics if m is not rr or none (pets.Multiclass.RRLikelihood) or
-// len(eta) ≠ C.
-func IEAdvRRC(eta []float64, m *pets.Multiclass) float64 {
-	if len(eta) != m.Classes() {
-		panic(fmt.Sprintf("audit: IEAdvRRC: %v with %d class probabilities", m, len(eta)))
+// Panics if ch is not of pets.FormRR or len(eta) ≠ C.
+func IEAdvRRC(eta []float64, ch *pets.Channel) float64 {
+	if ch.Form != pets.FormRR || len(eta) != ch.C {
+		panic(fmt.Sprintf("audit: IEAdvRRC: a channel of form %d on %d classes with %d class probabilities", ch.Form, ch.C, len(eta)))
 	}
-	u, v := m.RRLikelihood(0, 0), m.RRLikelihood(1, 0)
+	u, v := ch.Prob(0, 0), ch.Prob(1, 0)
 	ys, m1 := argmax(eta)
 	s := 0.0
 	for z, e := range eta {
@@ -203,26 +202,23 @@ func IEAdvRRC(eta []float64, m *pets.Multiclass) float64 {
 	return s
 }
 
-// IEAdvRRPriorC returns the exact IEAdv of rr_prior (RRWithPrior) for an
-// example with class probabilities eta (len C) whose public prior gave the
-// set s (m.PriorSet(prior)): Σ_{z∈Y} max_y η_y·P(z|y) − max_y η_y, with
-// P(z|y) of pets.Multiclass.RRPriorLikelihood (releases outside Y have
-// probability 0). O(C·k). A set of size 1 (the argmax branch) gives 0.
-// Panics if m is not rr_prior or len(eta) ≠ C.
-func IEAdvRRPriorC(eta []float64, m *pets.Multiclass, s pets.PriorSet) float64 {
-	if !m.Mechanism().Spec().Release.WithPrior() || len(eta) != m.Classes() {
-		panic(fmt.Sprintf("audit: IEAdvRRPriorC: %v with %d class probabilities", m, len(eta)))
-	}
-	if s.K == 1 {
-		return 0
+// IEAdvChannelC returns the exact IEAdv of an example with class
+// probabilities eta (len C) released through the channel ch (any
+// pets.Channel: rr_prior's RR within the prior's set, bot's, a kind's
+// table): Σ_z max_y η_y·P(z|y) − max_y η_y, floored at 0 (rounding).
+// Releases no label releases add 0, so a set of k classes costs O(C·k) in
+// effect; a channel that shows nothing (bot; a set of one, rr_prior's
+// argmax branch) gives 0. Panics if len(eta) ≠ C.
+func IEAdvChannelC(eta []float64, ch *pets.Channel) float64 {
+	if len(eta) != ch.C {
+		panic(fmt.Sprintf("audit: IEAdvChannelC: a channel of %d classes with %d class probabilities", ch.C, len(eta)))
 	}
 	_, m1 := argmax(eta)
 	tot := 0.0
-	for mask := s.Mask; mask != 0; mask &= mask - 1 {
-		z := uint8(bits.TrailingZeros64(mask))
+	for z := range ch.Z {
 		best := 0.0
 		for y, e := range eta {
-			best = max(best, e*m.RRPriorLikelihood(s, z, uint8(y)))
+			best = max(best, e*ch.P[z*ch.C+y])
 		}
 		tot += best
 	}
@@ -230,11 +226,10 @@ func IEAdvRRPriorC(eta []float64, m *pets.Multiclass, s pets.PriorSet) float64 {
 }
 
 // ExampleLikelihoodsC writes P(z | y) for y = 0..C−1 into dst (len C) for a
-// released label z of rr (s ignored) or rr_prior (s the row's PriorSet)
-// (pets.Multiclass.Likelihood). Panics for the LLP family.
-func ExampleLikelihoodsC(dst []float64, m *pets.Multiclass, s pets.PriorSet, z uint8) {
+// release z through the channel ch.
+func ExampleLikelihoodsC(dst []float64, ch *pets.Channel, z uint8) {
 	for y := range dst {
-		dst[y] = m.Likelihood(s, z, uint8(y))
+		dst[y] = ch.P[int(z)*ch.C+y]
 	}
 }
 

@@ -11,8 +11,9 @@ import (
 	"labelprivacy/pets"
 )
 
-func mcMech(p pets.Params, c int) *pets.Multiclass {
-	m, err := pets.NewMulticlass(p, c)
+func mcMech(p pets.Params, c int) *pets.Mechanism {
+	p.Classes = c
+	m, err := pets.New(p)
 	if err != nil {
 		panic(err)
 	}
@@ -101,12 +102,12 @@ func TestIEAdvBoundC(t *testing.T) {
 				eta := mcEta(r, c, []float64{0.2, 1, 5}[r.IntN(3)], r.IntN(2) == 0)
 				b := IEAdvBoundC(eta, eps)
 				m := mcMech(pets.Params{Kind: pets.RRPrior, Epsilon: eps}, c)
-				s := m.PriorSet(eta)
-				got := channelIEAdv(eta, c, func(z, y int) float64 { return m.RRPriorLikelihood(s, uint8(z), uint8(y)) })
+				s := chanOf(m, eta)
+				got := channelIEAdv(eta, c, func(z, y int) float64 { return s.Prob(uint8(z), uint8(y)) })
 				if math.Abs(got-b) > 1e-12 {
 					t.Fatalf("C=%d ε=%v η=%v: RRWithPrior IEAdv %.17g, bound %.17g", c, eps, eta, got, b)
 				}
-				if fast := IEAdvRRPriorC(eta, m, s); math.Abs(fast-b) > 1e-12 {
+				if fast := IEAdvChannelC(eta, s); math.Abs(fast-b) > 1e-12 {
 					t.Fatalf("C=%d ε=%v: IEAdvRRPriorC %.17g, bound %.17g", c, eps, fast, b)
 				}
 				// A random ε-DP channel with c+2 releases.
@@ -163,7 +164,7 @@ func TestIEAdvRRC(t *testing.T) {
 			var sumFast, sumOracle float64
 			for range 200 {
 				eta := mcEta(r, c, []float64{0.3, 1, 10}[r.IntN(3)], r.IntN(3) == 0)
-				fast := IEAdvRRC(eta, m)
+				fast := IEAdvRRC(eta, chanOf(m, nil))
 				want := channelIEAdv(eta, c, lik)
 				if math.Abs(fast-want) > 1e-12 {
 					t.Fatalf("C=%d ε=%v η=%v: closed form %.17g, oracle %.17g", c, eps, eta, fast, want)
@@ -183,7 +184,7 @@ func TestIEAdvRRC(t *testing.T) {
 		m := mcMech(pets.Params{Kind: pets.RR, Epsilon: eps}, 2)
 		for i := 0; i <= 400; i++ {
 			e := float64(i) / 400
-			if got, want := IEAdvRRC([]float64{1 - e, e}, m), thm35(e, flipProb(eps)); math.Abs(got-want) > 1e-15 {
+			if got, want := IEAdvRRC([]float64{1 - e, e}, chanOf(m, nil)), thm35(e, flipProb(eps)); math.Abs(got-want) > 1e-15 {
 				t.Fatalf("C=2 ε=%v η=%v: %v, Theorem 3.5 %v", eps, e, got, want)
 			}
 		}
@@ -201,9 +202,9 @@ func TestIEAdvRRPriorC(t *testing.T) {
 			for range 200 {
 				prior := mcEta(r, c, []float64{0.1, 0.5, 3}[r.IntN(3)], false)
 				eta := mcEta(r, c, []float64{0.3, 1, 10}[r.IntN(3)], r.IntN(3) == 0)
-				s := m.PriorSet(prior)
-				got := IEAdvRRPriorC(eta, m, s)
-				want := channelIEAdv(eta, c, func(z, y int) float64 { return m.RRPriorLikelihood(s, uint8(z), uint8(y)) })
+				s := chanOf(m, prior)
+				got := IEAdvChannelC(eta, s)
+				want := channelIEAdv(eta, c, func(z, y int) float64 { return s.Prob(uint8(z), uint8(y)) })
 				if math.Abs(got-want) > 1e-12 {
 					t.Fatalf("C=%d ε=%v: %.17g, oracle %.17g", c, eps, got, want)
 				}
@@ -221,12 +222,12 @@ func TestIEAdvRRPriorC(t *testing.T) {
 			p := float64(i) / 100
 			for j := 0; j <= 20; j++ {
 				e := float64(j) / 20
-				s := m.PriorSet([]float64{1 - p, p})
+				s := chanOf(m, []float64{1 - p, p})
 				want := thm35(e, flipProb(eps))
-				if _, am := bm.PriorBranch(p); am {
+				if !chanOf(bm, []float64{1 - p, p}).Informative() {
 					want = 0
 				}
-				if got := IEAdvRRPriorC([]float64{1 - e, e}, m, s); math.Abs(got-want) > 1e-12 {
+				if got := IEAdvChannelC([]float64{1 - e, e}, s); math.Abs(got-want) > 1e-12 {
 					t.Fatalf("C=2 ε=%v p=%v η=%v: %v, binary %v", eps, p, e, got, want)
 				}
 			}
@@ -246,16 +247,15 @@ func TestMultAdvC(t *testing.T) {
 			p := mcMech(pets.Params{Kind: pets.RRPrior, Epsilon: eps}, c)
 			lik := make([]float64, c)
 			for z := range uint8(c) {
-				ExampleLikelihoodsC(lik, m, pets.PriorSet{}, z)
+				ExampleLikelihoodsC(lik, chanOf(m, nil), z)
 				if ma := MultAdvC(nil, lik); math.Abs(ma-eps) > 1e-12*eps {
 					t.Fatalf("rr C=%d ε=%v z=%d: MA %v", c, eps, z, ma)
 				}
 				for k := 1; k <= c; k++ {
-					s := pets.PriorSet{Mask: 1<<k - 1, K: k}
-					if !s.Contains(z) {
+					if z >= uint8(k) {
 						continue
 					}
-					ExampleLikelihoodsC(lik, p, s, z)
+					ExampleLikelihoodsC(lik, setChan(p, 1<<k-1), z)
 					want := eps
 					if k == 1 {
 						want = 0
@@ -436,7 +436,7 @@ func TestBagAuditCBruteForce(t *testing.T) {
 				if !res.Exact {
 					t.Fatalf("%v n=%d: not exact", m, n)
 				}
-				joint, nz := mcBrute(eta, c, n, m.NoiseRate())
+				joint, nz := mcBrute(eta, c, n, m.BagLaw().NoiseRate())
 				for i := range n {
 					lik := func(z, y int) float64 {
 						if eta[i*c+y] == 0 {
@@ -580,7 +580,7 @@ func TestBagAuditCBinary(t *testing.T) {
 						for i := range n {
 							counts[drawClass(eta[2*i:2*i+2], r)]++
 						}
-						m.ReleaseBag(rel, counts, r)
+						m.BagLaw().ReleaseBag(rel, counts, r)
 						if err := a.Likelihoods(dst, eta, rel); err != nil {
 							t.Fatal(err)
 						}
@@ -670,7 +670,7 @@ func TestBagAuditCLapQuadrature(t *testing.T) {
 	const n, c, eps = 2, 3, 4.0
 	r := rand.New(rand.NewPCG(13, 14))
 	m := mcMech(pets.Params{Kind: pets.LLPLap, K: n, Epsilon: eps}, c)
-	lam := m.NoiseRate()
+	lam := m.BagLaw().NoiseRate()
 	a, err := NewBagAuditorC(m, n)
 	if err != nil {
 		t.Fatal(err)
@@ -745,18 +745,15 @@ func TestMulticlassRealizedDP(t *testing.T) {
 				m := mcMech(pets.Params{Kind: kind, Epsilon: eps}, c)
 				lik := make([]float64, c)
 				labels, dst := make([]uint8, 1), make([]uint8, 1)
-				sets := make([]pets.PriorSet, 1)
 				for range 500 {
 					eta := mcEta(r, c, 0.5, false)
 					labels[0] = uint8(drawClass(eta, r))
-					var s pets.PriorSet
-					if kind == pets.RR {
-						m.ReleaseRR(dst, labels, r)
-					} else {
-						m.ReleaseRRPrior(dst, labels, mcEta(r, c, 0.5, false), sets, r)
-						s = sets[0]
+					var prior []float64
+					if kind == pets.RRPrior {
+						prior = mcEta(r, c, 0.5, false)
 					}
-					ExampleLikelihoodsC(lik, m, s, dst[0])
+					m.ExampleLaw().Release(dst, labels, prior, r)
+					ExampleLikelihoodsC(lik, chanOf(m, prior), dst[0])
 					if ma := MultAdvC(nil, lik); ma > eps+DPTolerance {
 						t.Fatalf("%v: realized MA %v > ε", m, ma)
 					}
@@ -787,7 +784,7 @@ func TestMulticlassRealizedDP(t *testing.T) {
 						for i := range n {
 							counts[drawClass(eta[i*c:(i+1)*c], r)]++
 						}
-						m.ReleaseBag(rel, counts, r)
+						m.BagLaw().ReleaseBag(rel, counts, r)
 						if err := a.Likelihoods(dst, eta, rel); err != nil {
 							t.Fatal(err)
 						}
@@ -865,7 +862,7 @@ func TestBagAuditorLimits(t *testing.T) {
 }
 
 func ExampleBagAuditorC_Audit() {
-	m, _ := pets.NewMulticlass(pets.Params{Kind: pets.LLP, K: 3}, 3)
+	m, _ := pets.New(pets.Params{Kind: pets.LLP, K: 3, Classes: 3})
 	a, _ := NewBagAuditorC(m, 3)
 	// Three members; the first is unsure between classes 0 and 1, the
 	// others are certain of class 2: the released counts reveal the first.

@@ -224,7 +224,7 @@ func (r *runner) realize() error {
 	}
 	if C := r.opts.Canaries; C > 0 && r.canaryPositions() > 0 {
 		games := []game{gameControlled}
-		if r.bag != nil {
+		if r.bag != nil && !r.single { // bags of one have no bag-mates
 			games = append(games, gameRealBags)
 		}
 		trials := make([][]canaryTrial, len(games))
@@ -383,17 +383,17 @@ func meanSE(v []float64) (mean, se float64) {
 // releases nothing of the label (rr_prior's argmax branch, which releases
 // the prior's argmax whatever the label).
 func (r *runner) canaryOK(i int) bool {
-	if r.opts.Prior == nil {
+	if r.chanAt == nil {
 		return true
 	}
-	return r.chans[r.ex.ChannelOf(r.opts.Prior[i])].informative
+	return r.chans[r.chanAt[i]].informative
 }
 
 // canaryRate is the probability that a position that may hold a canary
 // does in a canary release: 1 for rr, rr_prior and bot, canaryRate for the
 // LLP family.
 func (r *runner) canaryRate() float64 {
-	if r.bag != nil {
+	if r.bag != nil && !r.single {
 		return canaryRate(r.k, len(r.eta), r.opts.Canaries)
 	}
 	return 1
@@ -489,7 +489,7 @@ func (w *rworker) checkShape(rel *Released) string {
 	switch {
 	case w.r.ex != nil && w.r.shows() && len(rel.Label) != n:
 		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
-	case w.r.bag != nil && (len(rel.Bag) != n || len(rel.Alpha) != n):
+	case w.r.bag != nil && (len(rel.Bag) != n && !(w.r.single && rel.Bag == nil) || len(rel.Alpha) != n):
 		return fmt.Sprintf("%d bag ids and %d proportions for %d rows", len(rel.Bag), len(rel.Alpha), n)
 	}
 	clear(w.seen)

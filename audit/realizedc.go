@@ -96,7 +96,7 @@ type SamplerC interface {
 	// audit order) under m with the randomness of seed (bags, noise) and
 	// returns what the release shows. rr_prior's sampler holds the audit
 	// examples' public priors (OptionsC.Prior).
-	ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*ReleasedC, error)
+	ReleaseC(labels []uint8, m *pets.Mechanism, seed uint64) (*ReleasedC, error)
 }
 
 // ReleasedC is what a release of C classes shows, one entry per release
@@ -105,13 +105,13 @@ type ReleasedC struct {
 	// Row is the audit example (index into the labels) of each row; an
 	// example appears at most once (an LLP remainder may be left out).
 	Row []int
-	// Label is the released class per row: rr, rr_prior (within the row's
-	// set, a function of its prior), none; nil for the other kinds.
+	// Label is the released class per row of a per-example kind (rr,
+	// rr_prior within the row's set, none); nil for the other kinds.
 	Label []uint8
 	// Bag and Alpha, for the LLP family: each row's bag (the rows of one
 	// bag consecutive) and its bag's released proportions of classes
 	// 1..C−1, C−1 per row: Alpha[j·(C−1) + c−1] for row j and class c
-	// (pets.Multiclass.ReleaseBag's output, not debiased).
+	// (pets.BagLaw.ReleaseBag's output, not its target).
 	Bag   []int64
 	Alpha []float64
 }
@@ -289,7 +289,7 @@ func (w *rworkerC) checkShape(rel *ReleasedC) string {
 	switch {
 	case r.shows() && len(rel.Label) != n:
 		return fmt.Sprintf("%d released labels for %d rows", len(rel.Label), n)
-	case r.bag && (len(rel.Bag) != n || len(rel.Alpha) != n*(r.c-1)):
+	case r.bag && (len(rel.Bag) != n && !(r.single && rel.Bag == nil) || len(rel.Alpha) != n*(r.c-1)):
 		return fmt.Sprintf("%d bag ids and %d proportions for %d rows of %d classes (want %d and %d)", len(rel.Bag), len(rel.Alpha), n, r.c, n, n*(r.c-1))
 	}
 	clear(w.seen)

@@ -2,30 +2,35 @@ package audit
 
 import (
 	"math"
-	"math/bits"
 
 	"labelprivacy/pets"
 )
 
 // canaryPair returns the two classes of a canary coin at position i:
-// (1, 2), or rr_prior's set's two smallest classes.
+// (1, 2), or for a kind with a prior the two smallest classes its channel
+// releases (rr_prior's set's).
 func (r *runnerC) canaryPair(i int) (a, b uint8) {
-	if r.sets == nil {
+	if r.chanAt == nil {
 		return 1, 2
 	}
-	m := r.sets[i].Mask
-	a = uint8(bits.TrailingZeros64(m))
-	b = uint8(bits.TrailingZeros64(m &^ (1 << a)))
-	return a, b
+	ch, _ := r.chanOf(i)
+	return ch.pair[0], ch.pair[1]
 }
 
-// canaryOK reports whether position i may hold a canary (not an rr_prior
-// row whose set has one class).
-func (r *runnerC) canaryOK(i int) bool { return r.sets == nil || r.sets[i].K >= 2 }
+// canaryOK reports whether position i may hold a canary: not for a kind
+// with a prior where the channel shows nothing (rr_prior's set of one
+// class).
+func (r *runnerC) canaryOK(i int) bool {
+	if r.chanAt == nil {
+		return true
+	}
+	ch, _ := r.chanOf(i)
+	return ch.informative
+}
 
 // canaryRate is canary.go's rate for the LLP family, 1 otherwise.
 func (r *runnerC) canaryRate() float64 {
-	if r.bag {
+	if r.bag && !r.single {
 		return canaryRate(r.k, r.n, r.opts.Canaries)
 	}
 	return 1
@@ -111,7 +116,7 @@ func (w *rworkerC) scoreCanaries(out *releaseStats, members []int, alpha []float
 // density (λ/2)·e^{−λ|t−v|}.
 func (w *rworkerC) bagLogF(t float64, v, n int) float64 {
 	r := w.r
-	lam := r.m.NoiseRate()
+	lam := r.law.NoiseRate()
 	switch r.noise {
 	case pets.SumExact:
 		if math.Round(t) == float64(v) {

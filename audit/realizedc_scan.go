@@ -7,8 +7,19 @@ import (
 	"labelprivacy/pets"
 )
 
-// shows reports whether a release shows a class per row.
-func (r *runnerC) shows() bool { return !r.bag && r.sp.Release != pets.ReleaseNothing }
+// shows reports whether a release shows a class per row: a per-example
+// kind with a channel of more than one release.
+func (r *runnerC) shows() bool {
+	if r.bag {
+		return false
+	}
+	for _, ch := range r.chans {
+		if ch.ch.Z > 1 {
+			return true
+		}
+	}
+	return false
+}
 
 // addPIT adds a randomized PIT value v = lo + V·(hi − lo).
 func (w *rworkerC) addPIT(out *releaseStats, lo, hi float64) {
@@ -57,12 +68,9 @@ func (w *rworkerC) scanRows(rel *ReleasedC, canary bool, out *releaseStats) {
 				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not in 0..%d", i, z, c-1))
 				return
 			}
-			var s pets.PriorSet
-			if r.sets != nil {
-				s = r.sets[i]
-			}
+			ch, _ := r.chanOf(i)
 			for x := range c {
-				w.col[x] = r.m.Likelihood(s, uint8(x), y)
+				w.col[x] = ch.ch.Prob(uint8(x), y)
 			}
 			lo, hi := pitOfClass(w.col, z)
 			if hi <= lo {
@@ -126,11 +134,7 @@ func (w *rworkerC) scanBags(rel *ReleasedC, canary bool, out *releaseStats) {
 	nb := max(1, float64(len(rel.Row))/float64(r.k))
 	attackP := min(1, maxAttackWork/(nb*2*BagWorkC(c, r.k)))
 	for start := 0; start < len(rel.Row); {
-		id := rel.Bag[start]
-		end := start + 1
-		for end < len(rel.Row) && rel.Bag[end] == id {
-			end++
-		}
+		id, end := bagAt(rel.Bag, start)
 		if done[id] {
 			out.bad = r.mismatch("release", fmt.Sprintf("the rows of bag %d are not consecutive", id))
 			return
@@ -213,7 +217,7 @@ func (w *rworkerC) predict(a *BagAuditorC, eta []float64, n int) []float64 {
 	for j := range n {
 		w.counts[drawClass(eta[j*c:(j+1)*c], w.rng)]++
 	}
-	r.m.ReleaseBag(w.rel2, w.counts, w.rng)
+	r.law.ReleaseBag(w.rel2, w.counts, w.rng)
 	dst := w.dst2[:n*c]
 	if err := a.Likelihoods(dst, eta, w.rel2); err != nil {
 		panic("audit: pets' own bag release refused: " + err.Error())
@@ -233,7 +237,7 @@ func (w *rworkerC) predict(a *BagAuditorC, eta []float64, n int) []float64 {
 func (w *rworkerC) bagPIT(out *releaseStats, alpha []float64, n int) bool {
 	r := w.r
 	fn := float64(n)
-	lam := r.m.NoiseRate()
+	lam := r.law.NoiseRate()
 	for x, al := range alpha {
 		cnt := w.counts[x+1]
 		t := al * fn

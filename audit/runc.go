@@ -27,10 +27,11 @@ type OptionsC struct {
 	Draws    int
 	Canaries int
 	Bags     *llp.Bags
-	// Prior, for rr_prior only (required), is each audit example's public
-	// prior over the C classes as the mechanism sees it, n×C row-major
-	// (Prior[i·C+y]); each row must pass pets.Multiclass.CheckPrior. The
-	// row's set (pets.Multiclass.PriorSet) decides its release.
+	// Prior, for a kind released with a prior only (rr_prior; required),
+	// is each audit example's public prior over the C classes as the
+	// mechanism sees it, n×C row-major (Prior[i·C+y]); each row must pass
+	// pets.CheckPrior. It chooses the row's channel (ExampleLaw.ChannelOf:
+	// rr_prior's RR within the prior's set).
 	Prior []float64
 	// BagDraws ≥ 2 (0: DefaultBagDraws) is the number of releases drawn
 	// per bag of the LLP family whose IEAdv cannot be computed exactly at
@@ -64,9 +65,10 @@ const DefaultBagDraws = 32
 // means what it means for Run, read for C classes as follows (multiclass.go
 // has the formulas and the proofs):
 //
-//   - IEAdv_i = E_z[max_y P(y_i = y | z)] − max_y η_iy, exact: rr (and
-//     none: 1 − max_y η_iy, |MA| = ∞) by IEAdvRRC, rr_prior by
-//     IEAdvRRPriorC on the example's set from OptionsC.Prior, bot 0; the
+//   - IEAdv_i = E_z[max_y P(y_i = y | z)] − max_y η_iy, exact, from the
+//     example's channel: rr (and none: 1 − max_y η_iy, |MA| = ∞) by
+//     IEAdvRRC, the others (rr_prior on the example's set from
+//     OptionsC.Prior, bot 0) by IEAdvChannelC; the
 //     LLP family per bag by BagAuditorC (the
 //     exact dynamic program over the count vectors of the other members,
 //     exact enumeration of the release space for llp and small llp_geom),
@@ -95,7 +97,7 @@ const DefaultBagDraws = 32
 //
 // At C = 2 RunC is Run on η_i1 (and priors p_i = Prior[2i+1], the sampler
 // adapted): the same Result bit for bit, Classes = 2.
-func RunC(eta []float64, m *pets.Multiclass, opts OptionsC) (*Result, error) {
+func RunC(eta []float64, m *pets.Mechanism, opts OptionsC) (*Result, error) {
 	if m == nil {
 		return nil, paramErr("mechanism", "nil")
 	}
@@ -121,7 +123,7 @@ func RunC(eta []float64, m *pets.Multiclass, opts OptionsC) (*Result, error) {
 }
 
 // runBinary is RunC at C = 2: Run on class 1's probabilities.
-func runBinary(eta []float64, m *pets.Multiclass, opts OptionsC) (*Result, error) {
+func runBinary(eta []float64, m *pets.Mechanism, opts OptionsC) (*Result, error) {
 	if err := CheckEtaC(eta, 2); err != nil {
 		return nil, err
 	}
@@ -140,13 +142,13 @@ func runBinary(eta []float64, m *pets.Multiclass, opts OptionsC) (*Result, error
 		}
 		o.Prior = make([]float64, len(e1))
 		for i := range o.Prior {
-			if err := m.CheckPrior(opts.Prior[2*i : 2*i+2]); err != nil {
+			if err := pets.CheckPrior(opts.Prior[2*i:2*i+2], 2); err != nil {
 				return nil, paramErr("prior", fmt.Sprintf("example %d: %v", i, err))
 			}
 			o.Prior[i] = opts.Prior[2*i+1]
 		}
 	}
-	res, err := Run(e1, m.Mechanism(), o)
+	res, err := Run(e1, m, o)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +159,7 @@ func runBinary(eta []float64, m *pets.Multiclass, opts OptionsC) (*Result, error
 // rows, labels, bags and proportions: C − 1 = 1 proportion per row).
 type binarySampler struct {
 	s SamplerC
-	m *pets.Multiclass
+	m *pets.Mechanism
 }
 
 func (b binarySampler) Release(labels []uint8, _ *pets.Mechanism, seed uint64) (*Released, error) {
@@ -172,16 +174,27 @@ func (b binarySampler) Release(labels []uint8, _ *pets.Mechanism, seed uint64) (
 type runnerC struct {
 	eta  []float64 // n×C
 	c, n int
-	m    *pets.Multiclass
+	m    *pets.Mechanism
 	sp   pets.Spec
 	opts OptionsC
+
+	// The kinds released per example: their law, the distinct channels
+	// the examples go through (chanAt[i] is example i's; nil: every one
+	// goes through chans[0]).
+	ex     pets.ExampleLaw
+	chans  []chanC
+	chanAt []int32
 
 	maxMA float64 // ε + DPTolerance
 	isDP  bool
 	eps   float64
 
-	// The LLP family: the bags (random or given), the noise of the counts.
+	// The LLP family: the bags (random or given), the noise of the counts;
+	// single: a release of counts (pets.ReleaseCounts), each example a bag
+	// of one.
 	bag       bool
+	single    bool
+	law       pets.BagLaw
 	noise     pets.SumNoise
 	k         int
 	bags      *llp.Bags
@@ -189,8 +202,6 @@ type runnerC struct {
 	bagTot    []float64 // given bags: each bag's IEAdv sum
 	bagDraws  int
 	exactWork float64
-
-	sets []pets.PriorSet // rr_prior: each example's set
 
 	units   int
 	stats   []unitStat
@@ -201,7 +212,7 @@ type runnerC struct {
 	samples []Sample
 }
 
-func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, error) {
+func newRunnerC(eta []float64, m *pets.Mechanism, opts OptionsC) (*runnerC, error) {
 	c := m.Classes()
 	if c < 3 || c > pets.MaxClasses {
 		return nil, paramErr("classes", fmt.Sprintf("must be in [3, %d] here, got %d", pets.MaxClasses, c))
@@ -220,7 +231,7 @@ func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, err
 	}
 	eta = normalizeEtaC(eta, c)
 	n := len(eta) / c
-	sp := m.Mechanism().Spec()
+	sp := m.Spec()
 	if opts.Sampler != nil && sp.Release != pets.ReleaseRaw {
 		if opts.Draws < 1 {
 			return nil, paramErr("draws", fmt.Sprintf("must be ≥ 1 with a sampler, got %d", opts.Draws))
@@ -230,35 +241,42 @@ func newRunnerC(eta []float64, m *pets.Multiclass, opts OptionsC) (*runnerC, err
 		}
 	}
 	r := &runnerC{eta: eta, c: c, n: n, m: m, sp: sp, opts: opts, eps: m.Epsilon(), maxMA: m.Epsilon() + DPTolerance,
-		isDP: sp.Privacy.DP(), bag: sp.Release.PerBag(), exactWork: opts.ExactWork}
+		isDP: sp.Privacy.DP(), bag: sp.Release.Proportions(), single: sp.Release == pets.ReleaseCounts, exactWork: opts.ExactWork,
+		ex: m.ExampleLaw(), law: m.BagLaw()}
 	if r.bag {
-		r.noise = m.Mechanism().BagLaw().SumNoise()
+		r.noise = r.law.SumNoise()
 	}
 	r.bagDraws = cmp.Or(opts.BagDraws, DefaultBagDraws)
 	s := &r.sum
-	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws, s.Classes = m.String(), m.Kind(), m.Mechanism().K(), r.eps, opts.LabelDraws, c
-	if opts.Bags != nil && !r.bag {
+	s.Mechanism, s.Kind, s.K, s.Epsilon, s.LabelDraws, s.Classes = m.String(), m.Kind(), m.K(), r.eps, opts.LabelDraws, c
+	if opts.Bags != nil && (!r.bag || r.single) {
 		return nil, paramErr("bags", "only the LLP family audits bags, not "+m.Kind().String())
 	}
 	if (opts.Prior != nil) != sp.Release.WithPrior() {
 		return nil, paramErr("prior", fmt.Sprintf("%s: only a mechanism whose release depends on a public prior (rr_prior) takes one prior per example, and it needs them", m.Kind()))
 	}
-	if opts.Prior != nil {
-		if len(opts.Prior) != n*c {
-			return nil, paramErr("prior", fmt.Sprintf("%d prior values for %d examples of %d classes (want %d)", len(opts.Prior), n, c, n*c))
-		}
-		r.sets = make([]pets.PriorSet, n)
-		for i := range n {
-			p := opts.Prior[i*c : (i+1)*c]
-			if err := m.CheckPrior(p); err != nil {
-				return nil, paramErr("prior", fmt.Sprintf("example %d: %v", i, err))
-			}
-			r.sets[i] = m.PriorSet(p)
+	if opts.Prior != nil && len(opts.Prior) != n*c {
+		return nil, paramErr("prior", fmt.Sprintf("%d prior values for %d examples of %d classes (want %d)", len(opts.Prior), n, c, n*c))
+	}
+	if r.ex != nil {
+		if err := r.setChannels(); err != nil {
+			return nil, err
 		}
 	}
 	switch {
+	case r.single:
+		// A release of counts: every example a bag of one through the bag
+		// law; the unit of the SE is the example.
+		if n == 0 {
+			return nil, paramErr("eta", "empty audit set")
+		}
+		r.k, r.units, r.bags = 1, n, llp.Singletons(n)
+		s.NExamples, s.SEUnit = n, "example"
+		if _, err := NewBagAuditorC(m, 1); err != nil {
+			return nil, err
+		}
 	case r.bag:
-		k := m.Mechanism().K()
+		k := m.K()
 		r.k = k
 		if opts.Bags != nil {
 			b := opts.Bags

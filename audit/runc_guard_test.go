@@ -316,7 +316,7 @@ func TestCanaryScoreC(t *testing.T) {
 					}
 					counts[w.labels[i]]++
 				}
-				m.ReleaseBag(alpha, counts, r)
+				m.BagLaw().ReleaseBag(alpha, counts, r)
 				out := releaseStats{limit: 100}
 				w.scoreCanaries(&out, members, alpha)
 				if len(out.trials) != j {
@@ -383,14 +383,19 @@ func TestRunCSamples(t *testing.T) {
 				}
 				continue
 			}
-			var set pets.PriorSet
+			var set *pets.Channel
 			var wantIE float64
 			switch p.Kind {
 			case pets.RRPrior:
-				set = m.PriorSet(prior[s.Index*c : (s.Index+1)*c])
-				wantIE = IEAdvRRPriorC(e, m, set)
+				set = chanOf(m, prior[s.Index*c:(s.Index+1)*c])
+			default:
+				set = chanOf(m, nil)
+			}
+			switch p.Kind {
+			case pets.RRPrior:
+				wantIE = IEAdvChannelC(e, set)
 			case pets.RR:
-				wantIE = IEAdvRRC(e, m)
+				wantIE = IEAdvRRC(e, set)
 			}
 			if p.Kind == pets.Bot {
 				clear(lik)
@@ -398,7 +403,7 @@ func TestRunCSamples(t *testing.T) {
 					lik[y] = 1
 				}
 			} else {
-				ExampleLikelihoodsC(lik, m, set, uint8(s.Release))
+				ExampleLikelihoodsC(lik, set, uint8(s.Release))
 			}
 			PosteriorC(post, e, lik)
 			if s.Bag != -1 || s.IEAdv != wantIE || math.Abs(s.Posterior-post[s.Label]) > 1e-15 || s.AbsMA != MultAdvC(nil, lik) {

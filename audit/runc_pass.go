@@ -7,7 +7,6 @@ import (
 
 	"labelprivacy/internal/mix"
 	"labelprivacy/internal/par"
-	"labelprivacy/pets"
 )
 
 // chunkBagsC is the number of bags per chunk of RunC's exact pass.
@@ -46,8 +45,7 @@ type workerC struct {
 
 	lik, post []float64 // C
 	one, out  []uint8   // 1
-	set       [1]pets.PriorSet
-	labels    []uint8 // LabelDraws (per example) or k (bags: the first draw's)
+	labels    []uint8   // LabelDraws (per example) or k (bags: the first draw's)
 	zs        []uint8
 	rel       []float64 // bags: 2·(C−1), the first draw's release and the current one
 

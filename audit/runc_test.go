@@ -13,11 +13,11 @@ import (
 	"labelprivacy/pets"
 )
 
-// mcSampler is a SamplerC over pets.Multiclass's own release functions (the
-// pipeline's implements it over the release package): rr and none
-// ReleaseRR, rr_prior ReleaseRRPrior with the audit's priors, the LLP
+// mcSampler is a SamplerC over the C-class laws' own release functions (the
+// pipeline's implements it over the release package): the per-example
+// kinds ExampleLaw.Release (rr_prior with the audit's priors), the LLP
 // family a random partition (llp.Partition, the remainder dropped unless
-// keep) and ReleaseBag per bag, bot rows only. epsScale ≠ 0 is the
+// keep) and BagLaw.ReleaseBag per bag, bot rows only. epsScale ≠ 0 is the
 // test-only hook that makes it release at epsScale·ε while the audit is
 // told ε.
 type mcSampler struct {
@@ -26,19 +26,19 @@ type mcSampler struct {
 	keep     bool
 }
 
-func (s mcSampler) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*ReleasedC, error) {
+func (s mcSampler) ReleaseC(labels []uint8, m *pets.Mechanism, seed uint64) (*ReleasedC, error) {
 	if s.epsScale != 0 && m.Kind().NeedsEpsilon() {
-		p := m.Mechanism().Params()
+		p := m.Params()
 		p.Epsilon *= s.epsScale
 		m = mcMech(p, m.Classes())
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	n, c := len(labels), m.Classes()
-	sp := m.Mechanism().Spec()
+	sp := m.Spec()
 	out := &ReleasedC{Row: make([]int, 0, n)}
 	switch {
 	case sp.Release.PerBag():
-		bags, err := llp.Partition(n, m.Mechanism().K(), rng, s.keep)
+		bags, err := llp.Partition(n, m.K(), rng, s.keep)
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +50,7 @@ func (s mcSampler) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*R
 			for _, i := range idx {
 				counts[labels[i]]++
 			}
-			m.ReleaseBag(alpha, counts, rng)
+			m.BagLaw().ReleaseBag(alpha, counts, rng)
 			for _, i := range idx {
 				out.Row = append(out.Row, int(i))
 				out.Bag = append(out.Bag, int64(b))
@@ -64,9 +64,9 @@ func (s mcSampler) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*R
 	default:
 		out.Label = make([]uint8, n)
 		if sp.Release.WithPrior() {
-			m.ReleaseRRPrior(out.Label, labels, s.prior, make([]pets.PriorSet, n), rng)
+			m.ExampleLaw().Release(out.Label, labels, s.prior, rng)
 		} else {
-			m.ReleaseRR(out.Label, labels, rng)
+			m.ExampleLaw().Release(out.Label, labels, nil, rng)
 		}
 		for i := range n {
 			out.Row = append(out.Row, i)
@@ -81,7 +81,7 @@ type lyingSamplerC struct {
 	damage func(rel *ReleasedC, r *rand.Rand)
 }
 
-func (s lyingSamplerC) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*ReleasedC, error) {
+func (s lyingSamplerC) ReleaseC(labels []uint8, m *pets.Mechanism, seed uint64) (*ReleasedC, error) {
 	rel, err := s.inner.ReleaseC(labels, m, seed)
 	if err != nil {
 		return nil, err
@@ -102,9 +102,9 @@ func mcAuditSet(n, c int, seed uint64) []float64 {
 }
 
 // binTwin is mcSampler's binary twin for TestRunCBinary: the same
-// partition and the same streams through pets.Mechanism's binary release
-// functions, which pets documents as equal bit for bit to Multiclass's at
-// C = 2.
+// partition and the same streams through the binary laws' release
+// functions, which pets tests equal bit for bit to the C-class ones at
+// C = 2 (TestMulticlassBinaryBitIdentical).
 type binTwin struct{ prior []float64 }
 
 func (s binTwin) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*Released, error) {
@@ -138,9 +138,9 @@ func (s binTwin) Release(labels []uint8, m *pets.Mechanism, seed uint64) (*Relea
 	default:
 		out.Label = make([]uint8, n)
 		if sp.Release.WithPrior() {
-			m.ReleaseRRPrior(out.Label, labels, s.prior, make([]bool, n), rng)
+			m.ExampleLaw().Release(out.Label, labels, binaryPriors(s.prior), rng)
 		} else {
-			m.ReleaseRR(out.Label, labels, rng)
+			m.ExampleLaw().Release(out.Label, labels, nil, rng)
 		}
 		for i := range n {
 			out.Row = append(out.Row, i)
@@ -179,7 +179,7 @@ func TestRunCBinary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := Run(e1, m.Mechanism(), ob)
+			want, err := Run(e1, m, ob)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +282,7 @@ func TestRunCBagsBruteForce(t *testing.T) {
 				for _, x := range xs {
 					bag = append(bag, eta[x.Index*c:(x.Index+1)*c]...)
 				}
-				joint, nz := mcBrute(bag, c, k, m.NoiseRate())
+				joint, nz := mcBrute(bag, c, k, m.BagLaw().NoiseRate())
 				bm := 0.0
 				for i, x := range xs {
 					lik := func(z, y int) float64 {
@@ -455,7 +455,7 @@ func TestRunCErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, param string
 		eta         []float64
-		m           *pets.Multiclass
+		m           *pets.Mechanism
 		o           OptionsC
 	}{
 		{"nil mechanism", "mechanism", eta, nil, OptionsC{LabelDraws: 1}},
@@ -493,7 +493,7 @@ func TestRunCErrors(t *testing.T) {
 	}
 	// C > 64 cannot reach RunC: pets refuses the mechanism, and CheckEtaC
 	// the class count, both naming "classes".
-	_, err := pets.NewMulticlass(pets.Params{Kind: pets.RR, Epsilon: 1}, 65)
+	_, err := pets.New(pets.Params{Kind: pets.RR, Epsilon: 1, Classes: 65})
 	var pe *pets.ParamError
 	if !errors.As(err, &pe) || pe.Param != "classes" {
 		t.Errorf("C = 65 mechanism: %v", err)
@@ -589,7 +589,7 @@ func TestRunCGivenBags(t *testing.T) {
 					pos = j
 				}
 			}
-			joint, nz := mcBrute(bag, c, len(idx), m.NoiseRate())
+			joint, nz := mcBrute(bag, c, len(idx), m.BagLaw().NoiseRate())
 			want := channelIEAdv(bag[pos*c:(pos+1)*c], nz, func(z, y int) float64 {
 				if bag[pos*c+y] == 0 {
 					return 0

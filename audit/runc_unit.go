@@ -2,51 +2,37 @@ package audit
 
 import (
 	"fmt"
+	"math/bits"
 
 	"labelprivacy/pets"
 )
 
 // likelihoods writes P(z | y_i = y) for y = 0..C−1 into dst for a per-example
-// kind's release z of example i: bot's release shows nothing (every
-// likelihood 1).
+// kind's release z of example i, from its channel (bot's release shows
+// nothing: every likelihood 1).
 func (r *runnerC) likelihoods(dst []float64, i int, z uint8) {
-	if r.sp.Release == pets.ReleaseNothing {
-		for y := range dst {
-			dst[y] = 1
-		}
-		return
-	}
-	var s pets.PriorSet
-	if r.sets != nil {
-		s = r.sets[i]
-	}
-	ExampleLikelihoodsC(dst, r.m, s, z)
+	ch, _ := r.chanOf(i)
+	ExampleLikelihoodsC(dst, &ch.ch, z)
 }
 
-// ieadv is the exact IEAdv of example i of a per-example kind.
+// ieadv is the exact IEAdv of example i of a per-example kind: IEAdvRRC's
+// closed form for randomized response over every class, IEAdvChannelC
+// from the channel otherwise.
 func (r *runnerC) ieadv(i int, e []float64) float64 {
-	switch {
-	case r.sp.Release == pets.ReleaseNothing:
-		return 0
-	case r.sets != nil:
-		return IEAdvRRPriorC(e, r.m, r.sets[i])
+	ch, _ := r.chanOf(i)
+	if ch.ch.Form == pets.FormRR {
+		return IEAdvRRC(e, &ch.ch)
 	}
-	return IEAdvRRC(e, r.m)
+	return IEAdvChannelC(e, &ch.ch)
 }
 
-// release draws example i's release of label y (bot: 0, nothing).
+// release draws example i's release of label y through the law (bot's
+// shows 0 and draws nothing).
 func (w *workerC) release(i int, y uint8) uint8 {
 	r := w.r
 	w.one[0] = y
-	switch {
-	case r.sp.Release == pets.ReleaseNothing:
-		return 0
-	case r.sets != nil:
-		c := r.c
-		r.m.ReleaseRRPrior(w.out, w.one, r.opts.Prior[i*c:(i+1)*c], w.set[:], w.rng)
-	default:
-		r.m.ReleaseRR(w.out, w.one, w.rng)
-	}
+	_, prior := r.chanOf(i)
+	r.ex.Release(w.out, w.one, prior, w.rng)
 	return w.out[0]
 }
 
@@ -125,7 +111,7 @@ func (w *workerC) doBag(u int) float64 {
 		if d == 0 {
 			rel = rel0
 		}
-		r.m.ReleaseBag(rel, w.counts, w.rng)
+		r.law.ReleaseBag(rel, w.counts, w.rng)
 		if err := a.Likelihoods(dst, eta, rel); err != nil {
 			panic("audit: pets' own bag release refused: " + err.Error())
 		}
@@ -171,7 +157,11 @@ func (w *workerC) doBag(u int) float64 {
 		w.bound(int(i), e, ie[j], exact)
 		if w.keep.wants(key, int(i)) {
 			y := labels[j]
-			w.keep.push(key, Sample{Index: int(i), Bag: u, Prior: e[y], Label: y, Release: classProportion(rel0, y),
+			bag := u
+			if r.single {
+				bag = -1 // bags of one are no bags
+			}
+			w.keep.push(key, Sample{Index: int(i), Bag: bag, Prior: e[y], Label: y, Release: classProportion(rel0, y),
 				Posterior: w.first[j], IEAdv: ie[j], AbsMA: w.firstM[j]})
 		}
 	}
@@ -208,4 +198,57 @@ func classProportion(alpha []float64, y uint8) float64 {
 		s -= a
 	}
 	return s
+}
+
+// chanC is what RunC precomputes of one channel of a per-example kind.
+type chanC struct {
+	ch          pets.Channel
+	informative bool
+	pair        [2]uint8 // the two smallest classes of its support (a kind with a prior: its canary coin)
+}
+
+// setChannels finds the channel of each example (the prior-free one, or
+// the one its prior chooses) and precomputes each distinct channel once,
+// in order of first use.
+func (r *runnerC) setChannels() error {
+	c := r.c
+	add := func(key uint64) chanC {
+		x := chanC{ch: r.ex.Channel(key)}
+		x.informative = x.ch.Informative()
+		s := x.ch.Support()
+		x.pair[0] = uint8(bits.TrailingZeros64(s))
+		x.pair[1] = uint8(bits.TrailingZeros64(s &^ (1 << x.pair[0])))
+		return x
+	}
+	if r.opts.Prior == nil {
+		r.chans = []chanC{add(r.ex.ChannelOf(nil))}
+		return nil
+	}
+	r.chanAt = make([]int32, r.n)
+	at := map[uint64]int32{}
+	for i := range r.n {
+		p := r.opts.Prior[i*c : (i+1)*c]
+		if err := pets.CheckPrior(p, c); err != nil {
+			return paramErr("prior", fmt.Sprintf("example %d: %v", i, err))
+		}
+		key := r.ex.ChannelOf(p)
+		j, ok := at[key]
+		if !ok {
+			j = int32(len(r.chans))
+			at[key] = j
+			r.chans = append(r.chans, add(key))
+		}
+		r.chanAt[i] = j
+	}
+	return nil
+}
+
+// chanOf returns example i's channel and its prior (nil for a kind without
+// one), as the law takes it.
+func (r *runnerC) chanOf(i int) (*chanC, []float64) {
+	if r.chanAt == nil {
+		return &r.chans[0], nil
+	}
+	c := r.c
+	return &r.chans[r.chanAt[i]], r.opts.Prior[i*c : (i+1)*c]
 }

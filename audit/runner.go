@@ -64,6 +64,15 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		}
 	}
 	switch {
+	case r.bag != nil && !sp.Release.PerBag():
+		// A release of counts: every example is a bag of one through the
+		// bag law, and the unit of the SE is the example.
+		r.noise, r.k, r.single = r.bag.SumNoise(), 1, true
+		if n == 0 {
+			return nil, paramErr("eta", "empty audit set")
+		}
+		r.units, r.bags = n, llp.Singletons(n)
+		s.NExamples, s.SEUnit = n, "example"
 	case r.bag != nil && opts.Bags != nil:
 		r.noise = r.bag.SumNoise()
 		if err := r.givenBags(opts.Bags, n); err != nil {
@@ -89,7 +98,7 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		}
 		r.units = (n + blockSize - 1) / blockSize
 		s.NExamples, s.SEUnit = n, "example"
-		r.chans = newChanAudits(r.ex)
+		r.setChannels(n)
 	}
 	return r, nil
 }
@@ -106,19 +115,27 @@ type unitStat struct {
 type runner struct {
 	eta []float64
 	m   *pets.Mechanism
-	// The mechanism's law: ex (and chans, per channel) for the kinds
-	// released per example, bag and its sum noise for the LLP family.
-	ex    pets.ExampleLaw
-	chans []chanAudit
-	bag   pets.BagLaw
-	noise pets.SumNoise
-	opts  Options
-	k     int
-	bags  *llp.Bags // LLP family: the audit's partition into bags of k
-	units int
-	maxMA float64 // ε + DPTolerance: the largest |MA| an ε-DP kind may realize (+Inf for llp)
-	piDP  float64 // π = 1/(1+e^ε) of the label-DP ε, for IEAdvBound (ε-DP kinds and bot)
-	isDP  bool    // rr, rr_prior, llp_geom, llp_lap, bot: IEAdv_i is checked against IEAdvBound
+	// The mechanism's law: ex for the kinds released per example, with the
+	// distinct channels its examples go through (chans; chanAt[i] is
+	// example i's, nil when all go through chans[0]) and, for a kind with a
+	// prior, each example's prior as the law takes it (priors, (1 − p, p)
+	// a row); bag and its sum noise for the LLP family.
+	ex     pets.ExampleLaw
+	chans  []chanAudit
+	chanAt []int32
+	priors []float64
+	bag    pets.BagLaw
+	noise  pets.SumNoise
+	// single: a release of counts (pets.ReleaseCounts), each example a bag
+	// of one of bag's law, not bags of k.
+	single bool
+	opts   Options
+	k      int
+	bags   *llp.Bags // LLP family: the audit's partition into bags of k
+	units  int
+	maxMA  float64 // ε + DPTolerance: the largest |MA| an ε-DP kind may realize (+Inf for llp)
+	piDP   float64 // π = 1/(1+e^ε) of the label-DP ε, for IEAdvBound (ε-DP kinds and bot)
+	isDP   bool    // rr, rr_prior, llp_geom, llp_lap, bot: IEAdv_i is checked against IEAdvBound
 	// bagTot[u] is bag u's IEAdv sum when the bags were given (sizes may
 	// differ): the example-weighted EAdv and its SE come from it.
 	bagTot []float64

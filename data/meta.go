@@ -37,6 +37,11 @@ type Meta struct {
 	// means 2. Binary imports leave it out (their meta.json is what it was
 	// before labels could have more classes); kind multiclass records it.
 	Classes int `json:"classes,omitempty"`
+	// Labels is the kind of the labels (LabelKind): absent for binary
+	// labels and for classes (Classes ≥ 3), as every meta.json written so
+	// far; "values" (conversion values) is reserved, and every stage
+	// refuses it.
+	Labels LabelKind `json:"labels,omitempty"`
 
 	HashBuckets     uint32 `json:"hash_buckets,omitempty"`
 	Hash            string `json:"hash,omitempty"`                // the index hash (HashIndex)
@@ -193,6 +198,9 @@ func ReadMeta(dir string) (*Meta, error) {
 		return nil, inFile(filepath.Join(dir, MetaFile), err)
 	}
 	if err := CheckClasses(m.Classes); err != nil {
+		return nil, inFile(filepath.Join(dir, MetaFile), err)
+	}
+	if err := m.checkLabelKind(); err != nil {
 		return nil, inFile(filepath.Join(dir, MetaFile), err)
 	}
 	return &m, nil

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -24,7 +23,7 @@ type stepCount struct {
 // history is an interned history.
 type history struct {
 	releases int
-	steps    []stepCount // by (kind, ε)
+	steps    []stepCount // by pets.CompareSteps
 	comp     *pets.Composition
 	compAt   float64 // δ' of comp
 }
@@ -74,16 +73,13 @@ func histKey(releases int, steps []stepCount) string {
 	return b.String()
 }
 
-func sortSteps(steps []stepCount) {
-	slices.SortFunc(steps, func(a, b stepCount) int {
-		if c := cmp.Compare(a.s.Kind, b.s.Kind); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.s.Epsilon, b.s.Epsilon)
-	})
-}
+// sortSteps orders a history's steps by pets.CompareSteps: the same order
+// in every process, whatever order kinds were registered in.
+func sortSteps(steps []stepCount) { slices.SortFunc(steps, compareStepCounts) }
 
-// intern returns the id of the history (steps sorted by (kind, ε), each
+func compareStepCounts(a, b stepCount) int { return pets.CompareSteps(a.s, b.s) }
+
+// intern returns the id of the history (steps sorted by sortSteps, each
 // step once).
 func (h *histories) intern(releases int, steps []stepCount) int32 {
 	k := histKey(releases, steps)

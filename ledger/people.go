@@ -18,7 +18,9 @@ import (
 // The people file (PeoplePath) holds every person the ledger has seen, in
 // history classes, as an append-only log of records after a 12-byte
 // header ("LPPEOPLE", uint32 LE version 3; version 2 went with the previous
-// ledger format, whose rows lacked the id column):
+// ledger format, whose rows lacked the id column and whose snapshots stored
+// kinds by registry value: such a ledger is refused at its CSV and key file,
+// and this reader still reads a version-2 file that names built-in kinds only):
 //
 //	byte   type          'S' snapshot, 'R' release, 'A' abort
 //	uint64 LE length     of the payload
@@ -33,7 +35,7 @@ import (
 // (rolled forward) by the next writer. Payloads (uv: unsigned varint):
 //
 //	S   uv row, uv len, line            (row 0, empty line: none)
-//	    uv H, H × (uv releases, uv n, n × (byte kind, [8] ε bits LE, uv count))
+//	    uv H, H × (uv releases, uv n, n × (uv len, kind name, [8] ε bits LE, uv count))
 //	    uv C, C × (uv history, uv people)
 //	    uv N, N × (uv key delta, uv class)   keys ascending (first delta from 0)
 //	R   uv row, uv len, line            the release's row
@@ -56,13 +58,25 @@ import (
 // exceed a quarter of it (or 4,096 records follow it), the file is
 // rewritten as one snapshot (temporary file, fsync, rename), merging equal
 // histories.
+//
+// A history's steps name their mechanism as the CSV does, by its name
+// (an R record's step is its row's mechanism), never by its place in the
+// registry, which depends on the order a process registered kinds in; they
+// are ordered by pets.CompareSteps, the same in every process. Version 2
+// stored the kind's registry value as one byte: it is read as long as
+// every value is a built-in kind's (fixed), and refused otherwise, with
+// what to do; a version-2 file takes records as it is and becomes version 3
+// at its next snapshot.
 
 const (
-	peopleMagic     = "LPPEOPLE"
-	peopleVersion   = 3
-	peopleHeaderLen = len(peopleMagic) + 4
-	recHeaderLen    = 1 + 8
-	macLen          = 32
+	peopleMagic   = "LPPEOPLE"
+	peopleVersion = 3
+	// peopleVersionIndex is the version whose snapshots store kinds by
+	// registry value (readSteps).
+	peopleVersionIndex = 2
+	peopleHeaderLen    = len(peopleMagic) + 4
+	recHeaderLen       = 1 + 8
+	macLen             = 32
 )
 
 const (
@@ -121,6 +135,7 @@ type people struct {
 	lastMAC  [macLen]byte
 	lastRow  int
 	lastLine []byte
+	version  uint32 // the file's format version (peopleVersion, or peopleVersionIndex)
 }
 
 func peopleErr(path, format string, args ...any) error {
@@ -151,9 +166,12 @@ func recordMAC(k *Keys, prev [macLen]byte, typ byte) hash.Hash {
 	return m
 }
 
-// newPeopleHeader is the first bytes of every people file.
-func newPeopleHeader() []byte {
-	return binary.LittleEndian.AppendUint32([]byte(peopleMagic), peopleVersion)
+// newPeopleHeader is the first bytes of every people file written.
+func newPeopleHeader() []byte { return peopleHeader(peopleVersion) }
+
+// peopleHeader is the header of a people file of the given version.
+func peopleHeader(version uint32) []byte {
+	return binary.LittleEndian.AppendUint32([]byte(peopleMagic), version)
 }
 
 // openPeople reads a people file's records (all but the snapshot's
@@ -192,7 +210,8 @@ func (p *people) read(k *Keys) error {
 	if _, err := p.f.ReadAt(head[:], 0); err != nil || string(head[:8]) != peopleMagic {
 		return peopleErr(p.path, "not a people file of a privacy ledger")
 	}
-	if v := binary.LittleEndian.Uint32(head[8:]); v != peopleVersion {
+	p.version = binary.LittleEndian.Uint32(head[8:])
+	if v := p.version; v != peopleVersion && v != peopleVersionIndex {
 		return peopleErr(p.path, "version %d, want %d (a people file of an earlier format: move the ledger aside)", v, peopleVersion)
 	}
 	type exception struct {
@@ -338,11 +357,14 @@ func (p *people) readSnapshot(start, end int64) error {
 		}
 		steps := make([]stepCount, 0, ns)
 		for range ns {
-			kind := d.byte1()
+			kind, err := p.readKind(d)
+			if err != nil {
+				return err
+			}
 			bits := d.u64()
 			cnt := d.uv()
-			s := pets.Step{Kind: pets.Kind(kind), Epsilon: math.Float64frombits(bits)}
-			if d.err == nil && (!s.Kind.Valid() || !(s.Epsilon >= 0) || cnt == 0 || cnt > 1<<31) {
+			s := pets.Step{Kind: kind, Epsilon: math.Float64frombits(bits)}
+			if d.err == nil && (!(s.Epsilon >= 0) || cnt == 0 || cnt > 1<<31) {
 				return fail(fmt.Errorf("history %d: invalid step", i))
 			}
 			steps = append(steps, stepCount{s, int(cnt)})
@@ -350,12 +372,7 @@ func (p *people) readSnapshot(start, end int64) error {
 		if d.err != nil {
 			return fail(d.err)
 		}
-		if releases > 1<<31 || !slices.IsSortedFunc(steps, func(a, b stepCount) int {
-			if c := cmp.Compare(a.s.Kind, b.s.Kind); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.s.Epsilon, b.s.Epsilon)
-		}) {
+		if releases > 1<<31 || !slices.IsSortedFunc(steps, compareStepCounts) {
 			return fail(fmt.Errorf("history %d out of order", i))
 		}
 		ids[i] = p.h.intern(int(releases), steps)
@@ -385,6 +402,41 @@ func (p *people) readSnapshot(start, end int64) error {
 	}
 	p.base = &snapshot{head: head, persons: start + consumed, end: end, n: np, classes: len(p.classes)}
 	return nil
+}
+
+// readKind reads the mechanism of a snapshot step: its name (version 3),
+// or (version 2) its registry value, which only a built-in kind's value
+// names the same in every process.
+func (p *people) readKind(d *streamDec) (pets.Kind, error) {
+	if p.version == peopleVersionIndex {
+		v := d.byte1()
+		k := pets.Kind(v)
+		if d.err == nil && !k.Builtin() {
+			return 0, peopleErr(p.path, "version %d stores mechanism kinds by their place in the registry, and its "+
+				"snapshot names kind %d, which is no built-in kind: the program that wrote it registered it from outside, "+
+				"and another order of registration makes it another kind. It cannot be read correctly: move the ledger aside "+
+				"(its CSV, %s, keeps every row, by mechanism name) and start a new one, or open it with the version that wrote it",
+				peopleVersionIndex, v, File)
+		}
+		return k, nil
+	}
+	n := d.uv()
+	if d.err == nil && n > 64 {
+		d.err = errors.New("kind name too long")
+	}
+	name := make([]byte, n)
+	if d.err == nil {
+		_, d.err = io.ReadFull(d.r, name)
+	}
+	if d.err != nil {
+		return 0, nil
+	}
+	k, err := pets.ParseKind(string(name))
+	if err != nil {
+		return 0, peopleErr(p.path, "a history names mechanism %q, which this program has not registered: "+
+			"register it (pets.Register) before opening the ledger", name)
+	}
+	return k, nil
 }
 
 // replay applies an R record's ops to the classes and returns the people

@@ -48,14 +48,14 @@ type snapshotWriter struct {
 	buf     []byte
 }
 
-func newSnapshotWriter(path string, k *Keys, head []byte, persons uint64) (*snapshotWriter, error) {
+func newSnapshotWriter(path string, k *Keys, head []byte, persons uint64, version uint32) (*snapshotWriter, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	sw := &snapshotWriter{path: path, tmp: tmp, mac: recordMAC(k, [macLen]byte{}, recSnapshot), want: persons}
 	sw.w = bufio.NewWriterSize(tmp, 1<<16)
-	hdr := append(newPeopleHeader(), recSnapshot)
+	hdr := append(peopleHeader(version), recSnapshot)
 	hdr = binary.LittleEndian.AppendUint64(hdr, 0) // the length, filled in by commit
 	sw.w.Write(hdr)
 	head = binary.AppendUvarint(head, persons)

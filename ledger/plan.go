@@ -298,23 +298,13 @@ func (pl *plan) writeSnapshot(ld *loaded, line []byte, persons uint64) error {
 		remap[i] = nc
 	}
 	head := (&dec{}).appendRow(pl.row, line)
-	head = binary.AppendUvarint(head, uint64(len(hists)))
-	for _, id := range hists {
-		x := h.list[id]
-		head = binary.AppendUvarint(head, uint64(x.releases))
-		head = binary.AppendUvarint(head, uint64(len(x.steps)))
-		for _, sc := range x.steps {
-			head = append(head, byte(sc.s.Kind))
-			head = binary.LittleEndian.AppendUint64(head, math.Float64bits(sc.s.Epsilon))
-			head = binary.AppendUvarint(head, uint64(sc.n))
-		}
-	}
+	head = appendHistories(head, h, hists, snapshotVersion)
 	head = binary.AppendUvarint(head, uint64(len(classes)))
 	for _, c := range classes {
 		head = binary.AppendUvarint(head, histIdx[c.hist])
 		head = binary.AppendUvarint(head, c.size)
 	}
-	sw, err := newSnapshotWriter(p.path, ld.keys, head, persons)
+	sw, err := newSnapshotWriter(p.path, ld.keys, head, persons, snapshotVersion)
 	if err != nil {
 		return err
 	}
@@ -326,6 +316,35 @@ func (pl *plan) writeSnapshot(ld *loaded, line []byte, persons uint64) error {
 		return err
 	}
 	return sw.commit()
+}
+
+// snapshotVersion is the version of the people files snapshots write:
+// peopleVersion (tests write peopleVersionIndex files with it).
+var snapshotVersion uint32 = peopleVersion
+
+// appendHistories appends the histories hists of h to a snapshot's head
+// in the encoding of a people file of the given version: each step's
+// mechanism by name (peopleVersion) or, for peopleVersionIndex files (the
+// tests write them), by registry value.
+func appendHistories(head []byte, h *histories, hists []int32, version uint32) []byte {
+	head = binary.AppendUvarint(head, uint64(len(hists)))
+	for _, id := range hists {
+		x := h.list[id]
+		head = binary.AppendUvarint(head, uint64(x.releases))
+		head = binary.AppendUvarint(head, uint64(len(x.steps)))
+		for _, sc := range x.steps {
+			if version == peopleVersionIndex {
+				head = append(head, byte(sc.s.Kind))
+			} else {
+				name := sc.s.Kind.String()
+				head = binary.AppendUvarint(head, uint64(len(name)))
+				head = append(head, name...)
+			}
+			head = binary.LittleEndian.AppendUint64(head, math.Float64bits(sc.s.Epsilon))
+			head = binary.AppendUvarint(head, uint64(sc.n))
+		}
+	}
+	return head
 }
 
 // weighted is n people going from history from to history hist.

@@ -102,3 +102,17 @@ func (b *Bags) Sums(labels []uint8, dst []int) []int {
 	}
 	return dst
 }
+
+// Singletons returns the n rows each in a bag of its own, in row order: the
+// bags of a release of one value per row through a bag law (pets'
+// ReleaseCounts). n must be ≥ 1.
+func Singletons(n int) *Bags {
+	if n < 1 || n > 1<<31-1 {
+		panic(fmt.Sprintf("llp: Singletons(%d)", n))
+	}
+	b := &Bags{N: n, K: 1, NumBags: n, Order: make([]int32, n), BagOf: make([]int32, n)}
+	for i := range b.Order {
+		b.Order[i], b.BagOf[i] = int32(i), int32(i)
+	}
+	return b
+}

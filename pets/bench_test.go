@@ -33,7 +33,7 @@ func BenchmarkReleaseRR(b *testing.B) {
 				r = NewSecureRand()
 			}
 			for b.Loop() {
-				m.ReleaseRR(dst, benchLabels, r)
+				releaseRR(m, dst, benchLabels, r)
 			}
 			reportRows(b, benchRows)
 		})

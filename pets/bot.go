@@ -15,19 +15,24 @@ func (botScheme) Spec() Spec {
 		Look: Look{Name: "bot", Plain: "nothing released", Color: RGB{0x99, 0x99, 0x99}, Marker: MarkerRing}}
 }
 
-func (botScheme) Law(Params) (Law, error) { return silentLaw{}, nil }
+func (botScheme) Law(p Params) (Law, error) {
+	c := max(p.Classes, 2)
+	ch := Channel{C: c, Z: 1, P: make([]float64, c)}
+	for y := range ch.P {
+		ch.P[y] = 1
+	}
+	return &silentLaw{ch: ch}, nil
+}
 
 // silentLaw shows one value whatever the label: P(0 | y) = 1.
-type silentLaw struct{}
+type silentLaw struct{ ch Channel }
 
-var silentChannel = []Channel{{C: 2, Z: 1, P: []float64{1, 1}}}
-
-func (silentLaw) Classes() int          { return 2 }
-func (silentLaw) Channels() []Channel   { return silentChannel }
-func (silentLaw) ChannelOf(float64) int { return 0 }
+func (l *silentLaw) Classes() int               { return l.ch.C }
+func (l *silentLaw) ChannelOf([]float64) uint64 { return 0 }
+func (l *silentLaw) Channel(uint64) Channel     { return l.ch }
 
 // Release writes 0 for every label, drawing nothing.
-func (silentLaw) Release(dst, labels []uint8, _ []float64, _ Rand) {
-	checkBinary(labels)
+func (l *silentLaw) Release(dst, labels []uint8, _ []float64, _ Rand) {
+	checkLabels(labels, l.ch.C)
 	clear(dst[:len(labels)])
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // TestMechanismClasses: Params.Classes makes the mechanism value a C-class
-// one (its Multiclass, flip probability and name), 0 and 2 are the binary
+// one (its law on C classes, flip probability and name), 0 and 2 are the binary
 // mechanism, and a class count outside [2, 64] or a kind without a C-class
 // law is refused naming "classes".
 func TestMechanismClasses(t *testing.T) {
@@ -16,8 +16,8 @@ func TestMechanismClasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Classes() != 10 || m.Multiclass() == nil || m.Multiclass().Classes() != 10 || m.Multiclass().Mechanism() != m {
-		t.Fatalf("classes %d, multiclass %v", m.Classes(), m.Multiclass())
+	if m.Classes() != 10 || view(m) == nil || view(m).Classes() != 10 || view(m).Mechanism() != m {
+		t.Fatalf("classes %d, multiclass %v", m.Classes(), view(m))
 	}
 	if got, want := m.FlipProb(), 9/(math.E+9); math.Abs(got-want) > 1e-15 {
 		t.Errorf("FlipProb = %v, want 9/(e+9) = %v", got, want)
@@ -36,9 +36,6 @@ func TestMechanismClasses(t *testing.T) {
 		if b.Classes() != 2 || b.FlipProb() != 1/(1+math.E) || b.String() != "rr(ε=1)" {
 			t.Errorf("classes %d: C=%d π=%v %q", c, b.Classes(), b.FlipProb(), b)
 		}
-		if b.Multiclass().FlipProb() != b.FlipProb() {
-			t.Errorf("classes %d: Multiclass π %v != binary π %v", c, b.Multiclass().FlipProb(), b.FlipProb())
-		}
 	}
 	for _, p := range []Params{{Kind: RR, Epsilon: 1, Classes: 1}, {Kind: RR, Epsilon: 1, Classes: 65},
 		{Kind: LLP, K: 4, Classes: -3}} {
@@ -47,14 +44,15 @@ func TestMechanismClasses(t *testing.T) {
 			t.Errorf("%+v: %v, want a ParamError on classes", p, err)
 		}
 	}
-	// A kind registered from outside has no C-class law: binary only.
+	// A kind registered from outside takes classes when its Spec says so
+	// and its law serves them; one that does not is refused C ≥ 3.
 	sp := rrScheme{}.Spec()
 	sp.Name, sp.Takes.Classes = "binary_only_rr", false
 	k, err := Register(fixedScheme{sp})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := New(Params{Kind: k, Epsilon: 1, Classes: 2}); err != nil || b.Multiclass() != nil {
+	if b, err := New(Params{Kind: k, Epsilon: 1, Classes: 2}); err != nil || b.Classes() != 2 {
 		t.Fatalf("binary: %v, %v", b, err)
 	}
 	_, err = New(Params{Kind: k, Epsilon: 1, Classes: 3})
@@ -62,14 +60,31 @@ func TestMechanismClasses(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Param != "classes" {
 		t.Fatalf("C=3 on a binary-only kind: %v", err)
 	}
-	sp.Name, sp.Takes.Classes = "claims_classes", true
-	if _, err := Register(fixedScheme{sp}); !errors.Is(err, ErrInvalidParam) {
-		t.Fatalf("a registered kind claiming a C-class law: %v", err)
+	sp.Name, sp.Takes.Classes = "outside_kary_rr", true
+	k, err = Register(delegateScheme{sp, rrScheme{}})
+	if err != nil {
+		t.Fatalf("a registered kind with a C-class law: %v", err)
+	}
+	m2, err := New(Params{Kind: k, Epsilon: 1, Classes: 5})
+	if err != nil || m2.Classes() != 5 {
+		t.Fatalf("C=5 on an outside kind that takes classes: %v, %v", m2, err)
+	}
+	if err := CheckLaw(m2, 20_000, newRand(3)); err != nil {
+		t.Fatal(err)
 	}
 }
 
+// delegateScheme is a scheme with a given spec and another scheme's law.
+type delegateScheme struct {
+	sp  Spec
+	law Scheme
+}
+
+func (s delegateScheme) Spec() Spec                { return s.sp }
+func (s delegateScheme) Law(p Params) (Law, error) { return s.law.Law(p) }
+
 // TestMechanismReleaseRRClasses: Mechanism.ReleaseRR on C classes is
-// Multiclass.ReleaseRR word for word, and at C = 2 Params.Classes changes
+// the k-ary law's release through the test view word for word, and at C = 2 Params.Classes changes
 // nothing.
 func TestMechanismReleaseRRClasses(t *testing.T) {
 	labels := make([]uint8, 5000)
@@ -78,8 +93,8 @@ func TestMechanismReleaseRRClasses(t *testing.T) {
 	}
 	m, _ := New(Params{Kind: RR, Epsilon: 1, Classes: 7})
 	a, b := make([]uint8, len(labels)), make([]uint8, len(labels))
-	m.ReleaseRR(a, labels, rand.NewPCG(1, 2))
-	m.Multiclass().ReleaseRR(b, labels, rand.NewPCG(1, 2))
+	releaseRR(m, a, labels, rand.NewPCG(1, 2))
+	view(m).ReleaseRR(b, labels, rand.NewPCG(1, 2))
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("row %d: %d vs %d", i, a[i], b[i])
@@ -91,8 +106,8 @@ func TestMechanismReleaseRRClasses(t *testing.T) {
 	}
 	m0, _ := New(Params{Kind: RR, Epsilon: 1})
 	m2, _ := New(Params{Kind: RR, Epsilon: 1, Classes: 2})
-	m0.ReleaseRR(a, bin, rand.NewPCG(3, 4))
-	m2.ReleaseRR(b, bin, rand.NewPCG(3, 4))
+	releaseRR(m0, a, bin, rand.NewPCG(3, 4))
+	releaseRR(m2, b, bin, rand.NewPCG(3, 4))
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("C=2, row %d: %d vs %d", i, a[i], b[i])

@@ -1,6 +1,7 @@
 package pets
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -19,6 +20,29 @@ type Step struct {
 
 // StepOf returns the step of a release through m.
 func StepOf(m *Mechanism) Step { return Step{Kind: m.Kind(), Epsilon: m.Epsilon()} }
+
+// CompareSteps orders steps the same way in every process, whatever order
+// kinds were registered in: by kind (the built-in kinds by their fixed
+// values, then the others by name), then by ε. Histories sorted by it
+// compose the same everywhere (Compose sums in their order).
+func CompareSteps(a, b Step) int {
+	if a.Kind != b.Kind {
+		ab, bb := builtinKind(a.Kind), builtinKind(b.Kind)
+		switch {
+		case ab && bb:
+			return cmp.Compare(a.Kind, b.Kind)
+		case ab != bb:
+			if ab {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.Kind.String(), b.Kind.String()); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(a.Epsilon, b.Epsilon)
+}
 
 // Group returns the step that charges rows ≥ 1 labels of one person
 // released through a single draw of s's mechanism (rows of one person in

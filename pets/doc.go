@@ -6,7 +6,7 @@
 //     baseline of the uninformed adversary.
 //   - rr (Definition 2.1 and the text after it, Section 2): randomized
 //     response, each binary label flipped independently with probability
-//     π = 1/(1+e^ε); ε-label-DP.
+//     π = 1/(1+e^ε); ε-label-DP. On C classes k-ary RR.
 //   - llp (Section 2): label proportions; rows are partitioned at random into
 //     bags of k and only the proportion α = (sum of labels)/k of each bag is
 //     released. Not differentially private (ε = +Inf).
@@ -17,43 +17,48 @@
 //     (success probability 1−e^{−ε}), clipped to [0, k] and released as a
 //     proportion; ε-label-DP, and identical in distribution to rr(ε) at k = 1.
 //   - rr_prior (beyond the paper: RRWithPrior of Ghazi et al., "Deep
-//     Learning with Label Differential Privacy", NeurIPS 2021, two classes):
-//     given a public prior p = P(y=1|x) that does not depend on the row's
-//     label, release the prior's argmax label when max(p, 1−p) ≥
-//     e^ε/(1+e^ε), RR(ε) otherwise (PriorBranch, ReleaseRRPrior); ε-label-DP.
-//     The prior comes from a model trained on an earlier stage's release
-//     (package release, StartRRPrior).
-//   - C classes (Params.Classes, 3..MaxClasses, for the kinds whose Spec
-//     takes them: every built-in kind): the Mechanism's Multiclass law —
-//     k-ary rr, RRWithPrior over the prior's top-k classes, bags of class
-//     counts with noise calibrated to their sensitivity Δ = 2 — answers its
-//     releases and flip probability; at C = 2 the binary releases bit for
-//     bit.
+//     Learning with Label Differential Privacy", NeurIPS 2021): given a
+//     public prior that does not depend on the row's label, RR within the
+//     prior's top-k classes (on two classes: the prior's argmax label when
+//     it is confident enough, RR(ε) otherwise); ε-label-DP. The prior comes
+//     from a model trained on an earlier stage's release (package release,
+//     StartRRPrior).
 //
-// A mechanism is one value. Each kind above is one type in one file
-// (none.go, bot.go, rr.go, llp.go, llplap.go, llpgeom.go, rrprior.go)
-// implementing Scheme: its Spec says what the kind is for the rest of the
-// program — its parameters (Takes), label-DP ε and how it composes
-// (Privacy), what a release shows and writes (Release), how a model
-// learns from it (Train: a loss family and a target column), how tables
-// and figures show it (Look) — and its Law, built by New from validated
-// Params, is how it releases and what the audit computes from: an
-// ExampleLaw (the channels P(z | y), y ∈ [0, C), it draws each example
-// through, chosen by a public prior for rr_prior) or a BagLaw (the law of
-// the noise on a bag's sum: exact, clipped two-sided geometric or
-// Laplace). Each file declares its Kind and registers its Scheme; the
-// registry (kind.go, Register for kinds from outside) lists them; ParseKind,
-// Kinds and Kind.Spec go through it, so that no package above switches
-// on a kind. Curated bags (llp.Sorted, llp.Keyed) are a parameter of the
-// release, not kinds: a bag's law given its labels does not depend on how
-// it was formed.
+// Each kind takes labels of C classes (Params.Classes, 2..MaxClasses; every
+// built-in kind takes C ≥ 3): k-ary RR, RRWithPrior over the prior's top-k
+// set, bags of class counts with noise calibrated to their sensitivity
+// Δ = 2; at C = 2 each is the binary mechanism bit for bit.
+//
+// A mechanism is one value, and a kind is one Scheme: its Spec says what
+// the kind is — its parameters (Takes), label-DP ε and how it composes
+// (Privacy), the shape of its release (Release), how a model learns from
+// it (Train: a loss family and a target), how tables and figures show it
+// (Look) — and its Law, made by New from validated Params on the
+// Params.Classes classes, is how it releases and all that the rest of the
+// program computes of it: an ExampleLaw (per example: the channel P(z | y)
+// each example goes through, keyed by its public prior for a kind released
+// with one, and the sampler; a channel may declare a closed form, Form) or
+// a BagLaw (proportions: the law of the noise on each released count, its
+// sensitivity, the sampler and the training target of a release). The
+// built-in kinds are one file each (none.go, bot.go, rr.go, rrprior.go,
+// llp.go, llplap.go, llpgeom.go), declaring their Kind and registering
+// their Scheme; a kind from outside is one Register call. The packages
+// above serve the values of this package's vocabulary (Release, Train,
+// Privacy, Form, SumNoise, Look) and say which they serve (Serve: release,
+// audit, pipeline, report and its figures), so Register refuses a kind one
+// of them cannot serve with its sentence. No package above switches on a
+// kind; CheckLaw checks a law against what it states. Curated bags
+// (llp.Sorted, llp.Keyed) are a parameter of the release, not kinds: a
+// bag's law given its labels does not depend on how it was formed. Files
+// (ledgers, releases) name a kind by its name, never by its Kind value,
+// which for a kind registered from outside depends on registration order.
 //
 // Every per-bag function takes the bag's actual size n (1 ≤ n), because a
 // kept remainder bag may be smaller than k: noise scales and clipping use n.
 //
-// Besides sampling, the package provides the debiasing used for training
-// (Debias: E[α_noise | α_clip] of LLP+Geom, Appendix C, which makes the
-// released proportion mean-zero noisy as Theorems D.1/D.2 of Appendix D
+// Besides sampling, the package provides the training targets of bags
+// (BagLaw.Target: E[α_noise | α_clip] of LLP+Geom, Appendix C, which makes
+// the released proportion mean-zero noisy as Theorems D.1/D.2 of Appendix D
 // require) and privacy accounting of a person's history of releases
 // (Compose: basic, advanced and privacy-loss-distribution composition;
 // Step.Group charges several rows of one person in one draw). The

@@ -29,14 +29,27 @@ func ExampleMechanism_ReleaseBag() {
 	// A bag of 4 rows with 3 positive labels, and a kept remainder bag of 2.
 	fmt.Println(llp.ReleaseBag(3, 4, r), llp.ReleaseBag(1, 2, r))
 	for range 3 {
-		alpha := geom.ReleaseBag(3, 4, r)
-		fmt.Printf("released %.2f, debiased %.4f\n", alpha, geom.Debias(alpha, 4))
+		alpha := []float64{geom.ReleaseBag(3, 4, r)}
+		target := make([]float64, 1)
+		geom.BagLaw().Target(target, alpha, 4) // the bag's training target (alpha_debiased)
+		fmt.Printf("released %.2f, debiased %.4f\n", alpha[0], target[0])
 	}
 	// Output:
 	// 0.75 0.5
 	// released 0.75, debiased 0.7500
 	// released 0.75, debiased 0.7500
 	// released 1.00, debiased 1.1455
+}
+
+func ExampleExampleLaw() {
+	m := must(pets.New(pets.Params{Kind: pets.RRPrior, Epsilon: 1, Classes: 4}))
+	ex := m.ExampleLaw()
+	// A prior confident in classes 2 and 0: RR over those two classes
+	// (k* = 2) releases the true label with probability 0.95·e/(e+1) ≈ 0.69,
+	// more than RR over one (0.6), three or four classes.
+	ch := ex.Channel(ex.ChannelOf([]float64{0.35, 0.03, 0.6, 0.02}))
+	fmt.Printf("releases %04b; keeps a label in them with probability %.4f\n", ch.Support(), ch.Prob(2, 2))
+	// Output: releases 0101; keeps a label in them with probability 0.7311
 }
 
 func ExampleCompose() {

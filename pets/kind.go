@@ -58,11 +58,22 @@ func init() {
 
 func entries() []entry { return *registry.Load() }
 
+// builtinKind reports whether k is a built-in kind (its value is fixed).
+func builtinKind(k Kind) bool { return int(k) < len(builtins) }
+
+// Builtin reports whether k is a built-in kind, whose value is the same in
+// every process (None … RRPrior); a kind registered from outside gets the
+// next free value, which depends on registration order.
+func (k Kind) Builtin() bool { return builtinKind(k) }
+
 // Register adds a mechanism kind and returns its Kind, the next free value.
 // Its Spec must have a new lowercase name (letters, digits, '_') and a
-// consistent release and training plan; the registry never forgets a kind.
-// Call it before the kind is used (e.g. from init or a test): lookups see
-// it from then on.
+// consistent set of parameters and look (checkSpec), and every server of
+// the program (Serve: release, audit, pipeline, report) must serve it: a
+// kind one of them cannot serve is refused here, with its sentence (an
+// *UnsupportedError), never met as a panic in a run. The registry never
+// forgets a kind. Call it before the kind is used (e.g. from init or a
+// test): lookups see it from then on.
 func Register(s Scheme) (Kind, error) {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -74,15 +85,17 @@ func Register(s Scheme) (Kind, error) {
 	if err := checkSpec(sp, old); err != nil {
 		return 0, err
 	}
-	if sp.Takes.Classes {
-		return 0, &ParamError{Param: "mechanism", Msg: fmt.Sprintf("%q: only the built-in kinds have C-class laws (Takes.Classes: Multiclass knows them)", sp.Name)}
+	if err := served(sp); err != nil {
+		return 0, err
 	}
 	es := append(old[:len(old):len(old)], entry{s, sp})
 	registry.Store(&es)
 	return Kind(len(old)), nil
 }
 
-// checkSpec validates a spec against the kinds registered before it.
+// checkSpec validates what a spec says of itself against the kinds
+// registered before it: its name, parameters and look. What the packages
+// above make of its release and training is theirs to accept (Serve).
 func checkSpec(sp Spec, before []entry) error {
 	bad := func(format string, args ...any) error {
 		return &ParamError{Param: "mechanism", Msg: fmt.Sprintf("%q: ", sp.Name) + fmt.Sprintf(format, args...)}
@@ -99,27 +112,13 @@ func checkSpec(sp Spec, before []entry) error {
 		return bad("no display name (Look.Name)")
 	}
 	switch {
-	case sp.Privacy > DPLaplace || sp.Release > ReleaseBags || sp.Train.Loss > LossProportion ||
-		sp.Train.Target > TargetSoft || sp.Look.Marker > MarkerTriangle:
+	case sp.Privacy > DPLaplace || sp.Release > ReleaseCounts || sp.Train.Loss > LossProportion || sp.Train.Target > TargetSoft:
 		return bad("an enum of its Spec is out of range")
 	case sp.Privacy.DP() && sp.Privacy != Silent && !sp.Takes.Epsilon,
 		sp.Takes.Epsilon && (sp.Privacy == NotDP || sp.Privacy == Silent):
 		return bad("takes ε exactly when its privacy is ε-label-DP")
 	case sp.Release.PerBag() != sp.Takes.K:
-		return bad("takes a bag size exactly when it releases per bag")
-	case sp.Release.PerBag() != sp.Train.Loss.PerBag():
-		return bad("trains per bag exactly when it releases per bag")
-	case sp.Release.PerBag() != (sp.Train.Target == TargetAlpha || sp.Train.Target == TargetAlphaDebiased):
-		return bad("trains on a proportion exactly when it releases per bag")
-	case (sp.Train.Loss == LossNone) != (sp.Train.Target == TargetNone):
-		return bad("trains nothing exactly when it has no target")
-	case (sp.Release == ReleaseRaw) != (sp.Train.Target == TargetLabel):
-		return bad("trains on the raw label exactly when it releases none")
-	case sp.Release == ReleaseNothing && sp.Train.Loss != LossNone:
-		return bad("releases nothing, so it trains nothing")
-	case sp.Train.Target == TargetLabelRR && sp.Release != ReleaseLabels,
-		sp.Train.Target == TargetSoft && sp.Release != ReleaseLabelsWithPrior:
-		return bad("trains on a column its release does not write")
+		return bad("takes a bag size exactly when it releases per bag (Params.K is the bag size)")
 	}
 	if f := sp.Look.Family; f != "" && f != sp.Name && !nameIn(f, before) {
 		return bad("its family %q is not registered", f)

@@ -6,8 +6,12 @@ import "math"
 // (Section 4 "Mechanisms", Appendix C "Training with LLP+Geom"): the
 // integer sum plus Z = G⁺ − G⁻ (success probability 1−e^{−ε}), clipped to
 // [0, n] and released as a proportion; ε-label-DP, and identical in
-// distribution to rr(ε) at k = 1. The clipping biases α, so the model
-// trains on Debias(α) (alpha_debiased), which is unbiased (Theorem D.2).
+// distribution to rr(ε) at k = 1. On C ≥ 3 classes each released count
+// n_c (c = 1..C−1) gets independent noise of rate λ = ε/Δ, Δ = 2
+// (countSensitivity; the proof of llp_lap's ReleaseBag holds for the
+// two-sided geometric pmf on ℤ, and clipping is post-processing). The
+// clipping biases α, so the model trains on Target(α) (alpha_debiased),
+// which is unbiased (Theorem D.2).
 type llpGeomScheme struct{}
 
 // LLPGeom is LLP with clipped two-sided geometric noise on the sum.
@@ -22,53 +26,67 @@ func (llpGeomScheme) Spec() Spec {
 }
 
 func (llpGeomScheme) Law(p Params) (Law, error) {
-	return geomBags{eps: p.Epsilon, overshoot: 1 / math.Expm1(p.Epsilon)}, nil
+	c := max(p.Classes, 2)
+	delta := countSensitivity(c)
+	lambda := p.Epsilon / float64(delta) // Δ = 1: ε bit for bit
+	return geomBags{lambda: lambda, overshoot: 1 / math.Expm1(lambda), c: c, delta: delta}, nil
 }
 
-// geomBags adds clipped two-sided geometric noise to each bag's sum.
+// geomBags adds clipped two-sided geometric noise to each released count.
 type geomBags struct {
-	eps       float64
-	overshoot float64 // E[overshoot past a clip, in sum units] = 1/(e^ε−1)
+	lambda    float64 // ε/Δ
+	overshoot float64 // E[overshoot past a clip, in count units] = 1/(e^λ−1)
+	c, delta  int
 }
 
-func (geomBags) Classes() int         { return 2 }
+func (g geomBags) Classes() int       { return g.c }
 func (geomBags) SumNoise() SumNoise   { return SumGeometric }
-func (g geomBags) NoiseRate() float64 { return g.eps }
+func (g geomBags) NoiseRate() float64 { return g.lambda }
+func (g geomBags) Sensitivity() int   { return g.delta }
 
-// ReleaseBag returns clip(sum+Z, 0, n)/n (no overflow: Z is compared with
-// the distances to the clip points).
-func (g geomBags) ReleaseBag(sum, n int, r Rand) float64 {
-	z := TwoSidedGeometric(r, g.eps)
-	switch {
-	case z >= int64(n-sum):
-		return 1
-	case z <= -int64(sum):
-		return 0
+// ReleaseBag writes clip(counts[c] + Z_c, 0, n)/n for c = 1..C−1 in
+// increasing order, Z_c two-sided geometric with a = e^{−λ}, independent
+// (no overflow: Z is compared with the distances to the clip points).
+func (g geomBags) ReleaseBag(dst []float64, counts []int, r Rand) {
+	n := bagSize(dst, counts, g.c)
+	fn := float64(n)
+	for c := 1; c < g.c; c++ {
+		s := counts[c]
+		z := TwoSidedGeometric(r, g.lambda)
+		switch {
+		case z >= int64(n-s):
+			dst[c-1] = 1
+		case z <= -int64(s):
+			dst[c-1] = 0
+		default:
+			dst[c-1] = float64(s+int(z)) / fn
+		}
 	}
-	return float64(sum+int(z)) / float64(n)
 }
 
-// Debias returns E[α_noise | α_clip], which is an unbiased estimate of the
-// true proportion (E over the noise = sum/n): with c = α·n the clipped sum
-// and a = e^{−ε}, memorylessness of the geometric tails gives, in units of
-// the sum,
+// Target returns E[α_noise | α_clip] coordinate by coordinate, an unbiased
+// estimate of the true proportion (E over the noise = n_c/n): with
+// t = round(α·n) the clipped count and memorylessness of the geometric
+// tails, in count units,
 //
-//	E[sum+Z | c] = c                       for 0 < c < n,
-//	E[sum+Z | c] = −a/(1−a) = −1/(e^ε−1)   for c = 0,
-//	E[sum+Z | c] = n + 1/(e^ε−1)           for c = n,
+//	E[n_c+Z | t] = t                       for 0 < t < n,
+//	E[n_c+Z | t] = −1/(e^λ−1)              for t = 0,
+//	E[n_c+Z | t] = n + 1/(e^λ−1)           for t = n,
 //
-// independent of the true sum; Debias returns that divided by n. The
+// independent of the true count; Target returns that divided by n. The
 // paper's formula (Appendix C, "Training with LLP+Geom") gives −1/(e^ε−1)
 // and 1 + 1/(e^ε−1) in units of the proportion: it omits the 1/k, since the
 // noise Z/k lives on the grid of step 1/k. The two agree only at k = 1.
-func (g geomBags) Debias(alpha float64, n int) float64 {
+func (g geomBags) Target(dst, alpha []float64, n int) {
 	fn := float64(n)
-	c := math.Round(alpha * fn)
-	switch {
-	case c <= 0:
-		return -g.overshoot / fn
-	case c >= fn:
-		return 1 + g.overshoot/fn
+	for i, a := range alpha {
+		c := math.Round(a * fn)
+		switch {
+		case c <= 0:
+			a = -g.overshoot / fn
+		case c >= fn:
+			a = 1 + g.overshoot/fn
+		}
+		dst[i] = a
 	}
-	return alpha
 }

@@ -7,14 +7,13 @@ import (
 )
 
 // Mechanism is a validated, immutable PET: its parameters and the law its
-// kind's Scheme made of them. Safe for concurrent use (the Rand passed to
-// the release methods is not).
+// kind's Scheme made of them on its classes. Safe for concurrent use (the
+// Rand passed to the release methods is not).
 type Mechanism struct {
 	p    Params
 	spec Spec
-	ex   ExampleLaw  // per-example kinds: the binary law
-	bag  BagLaw      // per-bag kinds: the binary law
-	mc   *Multiclass // kinds that take classes: the law on Classes() classes
+	ex   ExampleLaw // kinds released one label per example
+	bag  BagLaw     // kinds released as proportions
 }
 
 // MaxEpsilon is the largest ε a mechanism accepts: up to about 709 the
@@ -63,18 +62,14 @@ func New(p Params) (*Mechanism, error) {
 	}
 	m := &Mechanism{p: p, spec: sp}
 	var ok bool
-	if sp.Release.PerBag() {
+	if sp.Release.Proportions() {
 		m.bag, ok = law.(BagLaw)
 	} else {
 		m.ex, ok = law.(ExampleLaw)
 	}
-	if !ok || law.Classes() != 2 {
-		panic(fmt.Sprintf("pets: %s's Scheme.Law returned %T, not the binary law its release needs", k, law)) // the registry test catches it
-	}
-	if sp.Takes.Classes {
-		if m.mc, err = newMulticlass(m); err != nil {
-			return nil, err
-		}
+	if !ok || law.Classes() != m.Classes() {
+		// A programmer bug of the kind's file; the registry test catches it.
+		panic(fmt.Sprintf("pets: %s's Scheme.Law returned %T, not the law of %d classes its release needs", k, law, m.Classes()))
 	}
 	return m, nil
 }
@@ -82,11 +77,6 @@ func New(p Params) (*Mechanism, error) {
 // Classes returns the number of label classes C the mechanism releases:
 // Params.Classes, or 2 when it is 0.
 func (m *Mechanism) Classes() int { return max(m.p.Classes, 2) }
-
-// Multiclass returns the mechanism's law on Classes() classes (at C = 2 the
-// binary law's releases bit for bit); nil for a kind that does not take
-// classes (Takes.Classes: a kind registered from outside).
-func (m *Mechanism) Multiclass() *Multiclass { return m.mc }
 
 // Params returns the parameters the mechanism was built from.
 func (m *Mechanism) Params() Params { return m.p }
@@ -97,11 +87,12 @@ func (m *Mechanism) Kind() Kind { return m.p.Kind }
 // Spec returns what the mechanism's kind is (Kind.Spec).
 func (m *Mechanism) Spec() Spec { return m.spec }
 
-// ExampleLaw returns the law of a kind released per example (nil for the
-// LLP family).
+// ExampleLaw returns the law of a kind released one label per example, on
+// its classes (nil for the kinds released as proportions).
 func (m *Mechanism) ExampleLaw() ExampleLaw { return m.ex }
 
-// BagLaw returns the law of a kind released per bag (nil for the others).
+// BagLaw returns the law of a kind released as proportions (the LLP
+// family, ReleaseCounts), on its classes (nil for the others).
 func (m *Mechanism) BagLaw() BagLaw { return m.bag }
 
 // K returns the bag size (0 outside the LLP family).
@@ -140,59 +131,44 @@ func (m *Mechanism) Epsilon() float64 {
 	return m.p.Epsilon
 }
 
-// FlipProb returns the flip probability π = 1/(1+e^ε) ∈ (0, 1/2) of the
-// randomized-response channel of a per-example kind (rr; rr_prior's RR
-// branch; Section 2); 0 for a kind without one (no per-label flipping).
-// On C ≥ 3 classes it is k-ary RR's (C−1)/(e^ε+C−1), the probability of
-// releasing another class than the label (rr; rr_prior's RR over all C
-// classes, its first stage): Multiclass.FlipProb.
+// FlipProb returns the flip probability of the channel an example without
+// information goes through (the prior-free channel, or the uniform prior's
+// for a kind released with a prior: its first stage) when that channel is
+// randomized response over every class: its Channel.Flip, the probability
+// that it releases another class than the label — π = 1/(1+e^ε) on two
+// classes, (C−1)/(e^ε+C−1) on C (rr; rr_prior's first stage; Section 2),
+// what the debiased losses correct for. 0 for a kind without such a
+// channel (no per-label flipping: none, bot, the LLP family, a channel of
+// no RR form or one that releases only some classes).
 func (m *Mechanism) FlipProb() float64 {
-	if m.p.Classes >= 3 {
-		return m.mc.FlipProb()
+	if m.ex == nil {
+		return 0
 	}
-	if m.ex != nil {
-		for _, c := range m.ex.Channels() {
-			if c.Flip > 0 {
-				return c.Flip
-			}
-		}
+	ch := m.FirstChannel()
+	if ch.Support() != allClasses(m.Classes()) {
+		return 0
 	}
-	return 0
+	return ch.Flip
 }
 
-// ReleaseRR writes the released per-example labels into dst through the
-// kind's law: for rr each label flipped independently with probability π,
-// for none a copy. Labels must be 0 or 1 and len(dst) == len(labels); dst
-// may alias labels. rr consumes one word of r per label (rarely more when
-// π < 2^-11, i.e. ε > 7.62). On C ≥ 3 classes it is Multiclass.ReleaseRR
-// (k-ary RR; labels 0..C−1). Panics for kinds not released one label per
-// row without a prior.
-func (m *Mechanism) ReleaseRR(dst, labels []uint8, r Rand) {
-	if len(dst) != len(labels) {
-		panic(fmt.Sprintf("pets: ReleaseRR: len(dst)=%d != len(labels)=%d", len(dst), len(labels)))
+// allClasses is the bit mask of classes 0..c−1.
+func allClasses(c int) uint64 { return ^uint64(0) >> (64 - c) }
+
+// FirstChannel returns the channel of an example without information: the
+// prior-free channel, or, for a kind released with a prior, the uniform
+// prior's (UniformPrior), through which its first stage is released.
+// Panics for a kind released as proportions.
+func (m *Mechanism) FirstChannel() Channel {
+	var prior []float64
+	if m.spec.Release.WithPrior() {
+		prior = UniformPrior(m.Classes())
 	}
-	if rel := m.spec.Release; rel != ReleaseRaw && rel != ReleaseLabels {
-		panic("pets: ReleaseRR on " + m.p.Kind.String())
-	}
-	if m.p.Classes >= 3 {
-		m.mc.ReleaseRR(dst, labels, r)
-		return
-	}
-	m.ex.Release(dst, labels, nil, r)
+	return m.ex.Channel(m.ex.ChannelOf(prior))
 }
 
-// checkBinary panics on a label that is not 0 or 1.
-func checkBinary(labels []uint8) {
-	for i, y := range labels {
-		if y > 1 {
-			panic(fmt.Sprintf("pets: label %d at row %d is not 0/1", y, i))
-		}
-	}
-}
-
-// ReleaseBag releases one bag of n ≥ 1 rows whose labels sum to sum
+// ReleaseBag releases one bag of n ≥ 1 binary labels whose sum is sum
 // (0 ≤ sum ≤ n) through the kind's BagLaw and returns the released
-// proportion α:
+// proportion α (its ReleaseBag on the counts (n − sum, sum)):
 //   - llp: the exact mean sum/n.
 //   - llp_lap: sum/n + Lap(1/(nε)), unclipped (so E[α] = sum/n). With
 //     Secure, (sum + g·Z)/n where g·Z = SecureLaplace noise of scale 1/ε in
@@ -202,24 +178,17 @@ func checkBinary(labels []uint8) {
 //
 // n is the bag's actual size (a kept remainder bag may be smaller than k);
 // the noise is calibrated to n, so each bag is ε-label-DP. Panics for
-// kinds outside the LLP family or invalid sum, n.
+// kinds not released as proportions, on C ≥ 3 classes (BagLaw().ReleaseBag
+// takes the class counts), or for an invalid sum, n.
 func (m *Mechanism) ReleaseBag(sum, n int, r Rand) float64 {
 	if n < 1 || sum < 0 || sum > n {
 		panic(fmt.Sprintf("pets: ReleaseBag: need 0 ≤ sum ≤ n, n ≥ 1; got sum=%d n=%d", sum, n))
 	}
-	if m.bag == nil || m.p.Classes >= 3 {
-		panic("pets: ReleaseBag on " + m.String() + " (C ≥ 3 classes: Multiclass().ReleaseBag)")
+	if m.bag == nil || m.Classes() != 2 {
+		panic("pets: ReleaseBag on " + m.String() + " (C ≥ 3 classes: BagLaw().ReleaseBag)")
 	}
-	return m.bag.ReleaseBag(sum, n, r)
-}
-
-// Debias maps a released proportion of a bag of size n to the training
-// target of Appendix C (BagLaw.Debias; see llp_geom's in llpgeom.go). For
-// every kind with an unbiased release (llp: exact; llp_lap; none, rr) it is
-// the identity.
-func (m *Mechanism) Debias(alpha float64, n int) float64 {
-	if m.bag == nil {
-		return alpha
-	}
-	return m.bag.Debias(alpha, n)
+	counts := [2]int{n - sum, sum}
+	var alpha [1]float64
+	m.bag.ReleaseBag(alpha[:], counts[:], r)
+	return alpha[0]
 }

@@ -3,7 +3,7 @@ package pets
 // none is no PET: the clean labels (the utility ceiling; label-DP
 // ε = +Inf). Its "release" is the raw labels, which never leave as a
 // release: the clean model trains on the dataset's label column, and the
-// audit sees each label revealed (IEAdv = min(η, 1−η), |MA| = ∞).
+// audit sees each label revealed (IEAdv = 1 − max_y η_y, |MA| = ∞).
 type noneScheme struct{}
 
 // None is clean labels.
@@ -17,18 +17,23 @@ func (noneScheme) Spec() Spec {
 		Look:  Look{Name: "no PET", Plain: "clean labels", Marker: MarkerSquare}} // black
 }
 
-func (noneScheme) Law(Params) (Law, error) { return identityLaw{}, nil }
+func (noneScheme) Law(p Params) (Law, error) {
+	c := max(p.Classes, 2)
+	ch := Channel{C: c, Z: c, P: make([]float64, c*c), Form: FormRR}
+	for y := range c {
+		ch.P[y*c+y] = 1
+	}
+	return &identityLaw{ch: ch}, nil
+}
 
 // identityLaw releases every label as it is: P(z | y) = 1{z = y}.
-type identityLaw struct{}
+type identityLaw struct{ ch Channel }
 
-var identityChannel = []Channel{{C: 2, Z: 2, P: []float64{1, 0, 0, 1}}}
+func (l *identityLaw) Classes() int               { return l.ch.C }
+func (l *identityLaw) ChannelOf([]float64) uint64 { return 0 }
+func (l *identityLaw) Channel(uint64) Channel     { return l.ch }
 
-func (identityLaw) Classes() int          { return 2 }
-func (identityLaw) Channels() []Channel   { return identityChannel }
-func (identityLaw) ChannelOf(float64) int { return 0 }
-
-func (identityLaw) Release(dst, labels []uint8, _ []float64, _ Rand) {
-	checkBinary(labels)
+func (l *identityLaw) Release(dst, labels []uint8, _ []float64, _ Rand) {
+	checkLabels(labels, l.ch.C)
 	copy(dst, labels)
 }

@@ -19,10 +19,10 @@ func validParams(k Kind) Params {
 }
 
 // The registry test: every registered kind answers everything the program
-// asks of it, so that no caller meets a missing case at run time. Its law
-// has the shape its release says, binary labels, channels that are
-// probability laws and samplers that follow them (each frequency within 6
-// binomial SE of 20,000 draws: false failure < 1e-8 per check).
+// asks of it, so that no caller meets a missing case at run time: its law
+// on two classes (and five, when it takes classes) passes CheckLaw (each
+// release frequency within 6 binomial SE of 20,000 draws: false failure
+// < 2e-9 per frequency).
 func TestRegistryEveryKind(t *testing.T) {
 	for _, k := range Kinds() {
 		t.Run(k.String(), func(t *testing.T) {
@@ -54,78 +54,29 @@ func TestRegistryEveryKind(t *testing.T) {
 					t.Fatalf("ε = %v, configured 1", eps)
 				}
 			}
-			r := newRand(5)
-			if sp.Release.PerBag() {
-				b := m.BagLaw()
-				if b == nil || m.ExampleLaw() != nil {
-					t.Fatal("a per-bag kind without a BagLaw")
-				}
-				for range 1000 {
-					a := m.ReleaseBag(3, 4, r)
-					if b.SumNoise().Discrete() && (a < 0 || a > 1 || a*4 != math.Round(a*4)) {
-						t.Fatalf("released α = %v for a discrete sum law", a)
-					}
-				}
-				return
+			// Its law on two classes and, when it takes them, on five.
+			cs := []int{2}
+			if sp.Takes.Classes {
+				cs = append(cs, 5)
 			}
-			ex := m.ExampleLaw()
-			if ex == nil || m.BagLaw() != nil {
-				t.Fatal("a per-example kind without an ExampleLaw")
-			}
-			chs := ex.Channels()
-			for ci, ch := range chs {
-				if ch.C != 2 || len(ch.P) != ch.Z*ch.C {
-					t.Fatalf("channel %d: C = %d, Z = %d, %d probabilities", ci, ch.C, ch.Z, len(ch.P))
+			for _, c := range cs {
+				p := validParams(k)
+				p.Classes = c
+				m, err := New(p)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for y := range uint8(2) {
-					sum := 0.0
-					for z := range ch.Z {
-						sum += ch.Prob(uint8(z), y)
-					}
-					if math.Abs(sum-1) > 1e-12 {
-						t.Fatalf("channel %d: Σ_z P(z | %d) = %v", ci, y, sum)
-					}
-				}
-			}
-			// The sampler follows the channel of each prior.
-			for _, p := range []float64{0.5, 0.97, 0.03} {
-				ci := ex.ChannelOf(p)
-				var prior []float64
-				if sp.Release.WithPrior() {
-					prior = make([]float64, 20_000)
-					for i := range prior {
-						prior[i] = p
-					}
-				} else if ci != 0 {
-					t.Fatalf("ChannelOf(%v) = %d for a kind without a prior", p, ci)
-				}
-				ch := chs[ci]
-				for y := range uint8(2) {
-					labels := make([]uint8, 20_000)
-					for i := range labels {
-						labels[i] = y
-					}
-					dst := make([]uint8, len(labels))
-					ex.Release(dst, labels, prior, r)
-					for z := range ch.Z {
-						got := 0
-						for _, v := range dst {
-							if int(v) == z {
-								got++
-							}
-						}
-						want := ch.Prob(uint8(z), y)
-						if se := math.Sqrt(want*(1-want)/20_000) + 1e-9; math.Abs(float64(got)/20_000-want) > 6*se {
-							t.Fatalf("prior %v, y = %d: P(z = %d) = %v, channel says %v", p, y, z, float64(got)/20_000, want)
-						}
-					}
+				if err := CheckLaw(m, 20_000, newRand(5)); err != nil {
+					t.Fatal(err)
 				}
 			}
 		})
 	}
 }
 
-// Register refuses a spec the rest of the program could not serve.
+// Register refuses a spec that is not consistent in itself (what the
+// servers refuse is tested with them: TestServeRefuses, and the
+// pipeline's TestOutsideKindRefused).
 func TestRegisterRefuses(t *testing.T) {
 	good := rrScheme{}.Spec()
 	for _, tc := range []struct {
@@ -137,10 +88,9 @@ func TestRegisterRefuses(t *testing.T) {
 		{"no display name", func(s *Spec) { s.Name, s.Look.Name = "x1", "" }},
 		{"bag size without bags", func(s *Spec) { s.Name, s.Takes.K = "x2", true }},
 		{"ε without DP", func(s *Spec) { s.Name, s.Privacy = "x3", NotDP }},
-		{"bags trained per example", func(s *Spec) { s.Name, s.Release, s.Takes.K = "x4", ReleaseBags, true }},
-		{"soft target without a prior", func(s *Spec) { s.Name, s.Train = "x5", Train{Loss: LossBCE, Target: TargetSoft} }},
+		{"bags without a bag size", func(s *Spec) { s.Name, s.Release = "x4", ReleaseBags }},
 		{"unknown family", func(s *Spec) { s.Name, s.Look.Family = "x6", "nobody" }},
-		{"marker out of range", func(s *Spec) { s.Name, s.Look.Marker = "x7", MarkerTriangle+1 }},
+		{"release out of range", func(s *Spec) { s.Name, s.Release = "x7", ReleaseCounts+1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := good
@@ -161,3 +111,38 @@ type fixedScheme struct{ sp Spec }
 
 func (s fixedScheme) Spec() Spec              { return s.sp }
 func (fixedScheme) Law(p Params) (Law, error) { return newFlipLaw(p.Epsilon), nil }
+
+// A server's refusal keeps a kind out, with the server's sentence; Serve
+// checks the kinds registered before it.
+func TestServeRefuses(t *testing.T) {
+	Serve("test server", func(sp Spec) error {
+		if sp.Name == "refused_by_test" {
+			return errors.New("it cannot serve a kind of that name")
+		}
+		return nil
+	})
+	sp := rrScheme{}.Spec()
+	sp.Name = "refused_by_test"
+	n := len(Kinds())
+	_, err := Register(fixedScheme{sp})
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || !errors.Is(err, ErrUnsupported) || ue.Server != "test server" || len(Kinds()) != n {
+		t.Fatalf("Register: %v (%d kinds, %d before)", err, len(Kinds()), n)
+	}
+	if want := `pets: mechanism "refused_by_test" cannot be registered: the test server does not serve it: it cannot serve a kind of that name`; err.Error() != want {
+		t.Fatalf("Register: %q, want %q", err, want)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Serve accepted a server that refuses a built-in kind")
+			}
+		}()
+		Serve("picky", func(sp Spec) error {
+			if sp.Name == "rr" {
+				return errors.New("no rr")
+			}
+			return nil
+		})
+	}()
+}

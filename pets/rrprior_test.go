@@ -45,7 +45,7 @@ func TestRRPriorFrequencies(t *testing.T) {
 				for i := range labels {
 					labels[i], prior[i] = y, p
 				}
-				m.ReleaseRRPrior(dst, labels, prior, argmax, rnd)
+				releaseRRPrior(m, dst, labels, prior, argmax, rnd)
 				ones := 0
 				for _, v := range dst {
 					ones += int(v)
@@ -105,7 +105,7 @@ func TestRRPriorLikelihoodRatio(t *testing.T) {
 			if p < 0 || p > 1 {
 				continue
 			}
-			lab, am := m.PriorBranch(p)
+			lab, am := priorBranch(m, p)
 			q := 1 / (1 + math.Exp(-eps))
 			if want := math.Max(p, 1-p) >= q; am != want && math.Abs(math.Max(p, 1-p)-q) > 1e-12 {
 				t.Fatalf("ε=%v p=%v: argmax branch %v, closed form says %v", eps, p, am, want)
@@ -117,7 +117,7 @@ func TestRRPriorLikelihoodRatio(t *testing.T) {
 					r, fresh := newRand(uint64(1000*eps)+7), newRand(uint64(1000*eps)+7)
 					var dst [1]uint8
 					var a [1]bool
-					m.ReleaseRRPrior(dst[:], []uint8{y}, []float64{p}, a[:], r)
+					releaseRRPrior(m, dst[:], []uint8{y}, []float64{p}, a[:], r)
 					if dst[0] != lab || !a[0] || r.Uint64() != fresh.Uint64() {
 						t.Fatalf("ε=%v p=%v y=%d: argmax branch released %d (want %d) or consumed randomness", eps, p, y, dst[0], lab)
 					}
@@ -162,8 +162,8 @@ func TestRRPriorUniformIsRR(t *testing.T) {
 	}
 	for _, eps := range []float64{0.5, 9} { // fast and slow flip paths
 		a, b := make([]uint8, n), make([]uint8, n)
-		mustNew(Params{Kind: RR, Epsilon: eps}).ReleaseRR(a, labels, newRand(5))
-		mustNew(Params{Kind: RRPrior, Epsilon: eps}).ReleaseRRPrior(b, labels, prior, make([]bool, n), newRand(5))
+		releaseRR(mustNew(Params{Kind: RR, Epsilon: eps}), a, labels, newRand(5))
+		releaseRRPrior(mustNew(Params{Kind: RRPrior, Epsilon: eps}), b, labels, prior, make([]bool, n), newRand(5))
 		if !slices.Equal(a, b) {
 			t.Fatalf("ε=%v: rr_prior with prior ½ differs from rr", eps)
 		}
@@ -176,7 +176,7 @@ func TestRRPriorUniformIsRR(t *testing.T) {
 					t.Errorf("PriorBranch(%v) did not panic", p)
 				}
 			}()
-			m.PriorBranch(p)
+			priorBranch(m, p)
 		}()
 	}
 }

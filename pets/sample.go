@@ -75,6 +75,20 @@ func uniformFrom(x uint64, r Rand) float64 {
 	return math.Ldexp(float64(m), exp-int(need))
 }
 
+// uniformIntn returns an exactly uniform integer in [0, n), n ≥ 1, by
+// Lemire's multiply-and-reject method: one word, another with probability
+// < n/2^64 each time. n = 1 consumes one word (callers skip it).
+func uniformIntn(r Rand, n uint64) uint64 {
+	hi, lo := bits.Mul64(r.Uint64(), n)
+	if lo < n {
+		thresh := -n % n // 2^64 mod n
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.Uint64(), n)
+		}
+	}
+	return hi
+}
+
 // Geometric returns G ≥ 0, the number of failures before the first success
 // of Bernoulli trials with success probability 1 − e^{−λ}:
 // P(G = g) = (1 − e^{−λ})·e^{−λg}, mean 1/(e^λ − 1). λ must be > 0.

@@ -3,12 +3,12 @@ package pets
 // A mechanism is one value. Each kind of mechanism is one type in one file
 // of this package (none.go, bot.go, rr.go, rrprior.go, llp.go, llplap.go,
 // llpgeom.go) that implements Scheme and registers itself with its Kind
-// constant (builtin, kind.go); the rest of
-// the program asks a Kind's Spec, or a Mechanism's law, what it needs
+// constant (builtin, kind.go), or one Register call from outside; the rest
+// of the program asks a Kind's Spec, or a Mechanism's law, what it needs
 // (parameters, release, training plan, audit law, privacy, look) instead
 // of switching on the kind. The answers are in this package's own
-// vocabulary (Target, Loss, Look, Channel, SumNoise): the packages above
-// map them to theirs.
+// vocabulary (Release, Target, Loss, Look, Channel, Form, SumNoise): the
+// packages above serve its values (server.go) and map them to theirs.
 
 // Scheme is one kind of label mechanism.
 type Scheme interface {
@@ -16,19 +16,23 @@ type Scheme interface {
 	Spec() Spec
 	// Law validates the parameters that Spec's Takes does not cover
 	// (New has checked that p takes exactly the parameters Takes lists,
-	// and ε's range) and returns the law of the mechanism with them: an
-	// ExampleLaw when Spec.Release is per example (ReleaseRaw,
-	// ReleaseNothing, ReleaseLabels, ReleaseLabelsWithPrior), a BagLaw for
-	// ReleaseBags. Errors are *ParamError.
+	// ε's range and the classes) and returns the law of the mechanism with
+	// them on C = max(p.Classes, 2) classes (Law.Classes() == C): an
+	// ExampleLaw when Spec.Release is one label per example (ReleaseRaw,
+	// ReleaseNothing, ReleaseLabels, ReleaseLabelsWithPrior), a BagLaw when
+	// it is proportions (ReleaseBags, ReleaseCounts). Errors are
+	// *ParamError.
 	Law(p Params) (Law, error)
 }
 
 // Kind identifies a label privacy mechanism: its place in the registry,
 // whose Scheme answers everything about it (Spec). Each built-in kind is
 // one file of this package that declares its constant and registers its
-// Scheme (builtin); the values are fixed (ledgers store them) and give the
-// canonical order of tables and figures: None, Bot, RR, LLP, LLPLap,
-// LLPGeom, RRPrior. Kinds registered later (Register) follow.
+// Scheme (builtin); the values are fixed and give the canonical order of
+// tables and figures: None, Bot, RR, LLP, LLPLap, LLPGeom, RRPrior. Kinds
+// registered later (Register) follow, in registration order, which may
+// differ from one process to the next: files store a kind's name, never
+// its value (CompareSteps orders them the same way everywhere).
 type Kind uint8
 
 // Params configures a mechanism. Fields a kind does not take must be left
@@ -48,9 +52,10 @@ type Params struct {
 	Secure bool
 	// Classes is the number of label classes C the mechanism releases
 	// (labels 0..C−1): 0 or 2 for binary labels (the paper's), 3..MaxClasses
-	// for a kind that takes classes (Takes.Classes), whose release, law and
-	// flip probability are then Multiclass's (k-ary RR, RRWithPrior, bags of
-	// class counts). The dataset decides it, not the config.
+	// for a kind that takes classes (Takes.Classes), whose Scheme.Law is
+	// then its law on C classes (k-ary RR, RRWithPrior, bags of class
+	// counts for the built-in kinds). The dataset decides it, not the
+	// config.
 	Classes int
 }
 
@@ -80,10 +85,8 @@ type Takes struct {
 	// one; the others sample exactly anyway).
 	Epsilon bool
 	// Classes: labels of C ≥ 3 classes (Params.Classes), released by the
-	// kind's C-class law (Multiclass: k-ary RR, RRWithPrior, bags of class
-	// counts). Every built-in kind takes them; a kind registered from
-	// outside cannot (Multiclass knows the built-in laws only), and New
-	// refuses C ≥ 3 for it, naming "classes".
+	// law its Scheme returns for them. Every built-in kind takes them; New
+	// refuses C ≥ 3 for a kind that does not, naming "classes".
 	Classes bool
 }
 
@@ -129,12 +132,22 @@ const (
 	// the second through the priors of a model trained on the first.
 	ReleaseLabelsWithPrior
 	// ReleaseBags: one proportion per bag of k rows (bag_id, alpha, and
-	// alpha_debiased when Train.Target is TargetAlphaDebiased).
+	// alpha_debiased when Train.Target is TargetAlphaDebiased), drawn
+	// through the kind's BagLaw from the bag's class counts.
 	ReleaseBags
+	// ReleaseCounts: per example, no bag: the label's one-hot count vector
+	// through the kind's BagLaw as a bag of one (alpha: classes 1..C−1),
+	// rows in input order (an ALIBI-like noisy soft label).
+	ReleaseCounts
 )
 
 // PerBag reports whether the release is one value per bag (the LLP family).
 func (r Release) PerBag() bool { return r == ReleaseBags }
+
+// Proportions reports whether the release is proportions drawn through a
+// BagLaw (ReleaseBags, ReleaseCounts), not one label per example through
+// an ExampleLaw.
+func (r Release) Proportions() bool { return r == ReleaseBags || r == ReleaseCounts }
 
 // Written reports whether a release is made and written at all (not for
 // ReleaseRaw, and not ReleaseNothing, which writes no label column and
@@ -183,8 +196,13 @@ const (
 	TargetLabel                       // the dataset's clean label (none)
 	TargetLabelRR                     // label_rr: one released label per row
 	TargetAlpha                       // alpha: the bag's released proportion
-	TargetAlphaDebiased               // alpha_debiased: Debias of alpha
-	TargetSoft                        // soft_target: per-row float targets built from label_rr, branch and prior
+	TargetAlphaDebiased               // alpha_debiased: the BagLaw's Target of alpha
+	// TargetSoft: soft_target, per-row targets (a value in [0, 1], or a
+	// vector of C) that the trainer builds from the release through the
+	// kind's law: from label_rr through the row's channel (ExampleLaw,
+	// chosen by its public prior) or from the row's alpha through the
+	// BagLaw's Target (ReleaseCounts).
+	TargetSoft
 )
 
 // Look is how tables and figures show a kind.
@@ -217,77 +235,3 @@ const (
 	MarkerCross
 	MarkerTriangle
 )
-
-// Law is a validated mechanism's law: an ExampleLaw or a BagLaw.
-type Law interface {
-	// Classes is the number of label classes C it takes (labels 0..C−1);
-	// 2 for the binary mechanisms.
-	Classes() int
-}
-
-// ExampleLaw is the law of a mechanism that releases one value per example
-// (none, bot, rr, rr_prior): each example goes through one of a fixed set
-// of channels, chosen by its public prior when the kind takes one.
-type ExampleLaw interface {
-	Law
-	// Channels lists the channels (at least one; the audit precomputes
-	// per channel).
-	Channels() []Channel
-	// ChannelOf returns the index of the channel an example of public
-	// prior p ∈ [0, 1] (P(y = 1 | x)) goes through; 0 for kinds whose
-	// Release is not WithPrior (p is then ignored).
-	ChannelOf(p float64) int
-	// Release writes the release of each labels[i] into dst[i] (dst may
-	// alias labels), through channel ChannelOf(prior[i]) (prior is nil for
-	// kinds without one), drawing from r. Labels must be in 0..C−1.
-	Release(dst, labels []uint8, prior []float64, r Rand)
-}
-
-// Channel is a per-example release law: P(z | y) for labels y ∈ [0, C) and
-// released values z ∈ [0, Z). Z = 1 is a release that shows nothing.
-type Channel struct {
-	C, Z int
-	P    []float64 // P[z·C + y] = P(z | y); Σ_z P(z | y) = 1
-	// Flip > 0 marks binary randomized response with flip probability
-	// π = Flip (P(z | y) = 1−π for z = y, π otherwise), for which the
-	// audit has Theorem 3.5's closed form.
-	Flip float64
-}
-
-// Prob returns P(z | y).
-func (c *Channel) Prob(z, y uint8) float64 { return c.P[int(z)*c.C+int(y)] }
-
-// BagLaw is the law of a mechanism that releases one proportion per bag
-// (the LLP family): a bag of n rows whose labels sum to s releases
-// α = t/n, t = s + noise in units of the sum, by SumNoise at NoiseRate.
-type BagLaw interface {
-	Law
-	// SumNoise is the law of the noise on the bag's sum, NoiseRate its
-	// rate λ (0 for SumExact).
-	SumNoise() SumNoise
-	NoiseRate() float64
-	// ReleaseBag releases a bag of n ≥ 1 rows whose labels sum to sum
-	// (0 ≤ sum ≤ n) and returns α.
-	ReleaseBag(sum, n int, r Rand) float64
-	// Debias maps a released α of a bag of n rows to its training target
-	// (TargetAlphaDebiased); the identity when the release is unbiased.
-	Debias(alpha float64, n int) float64
-}
-
-// SumNoise is the law of the noise a per-bag mechanism adds to a bag's
-// label sum s of n rows, in units of the sum, at rate λ.
-type SumNoise uint8
-
-const (
-	// SumExact: t = s.
-	SumExact SumNoise = iota
-	// SumGeometric: t = clip(s + Z, 0, n), Z two-sided geometric with
-	// P(Z = z) ∝ e^{−λ|z|}: P(t | s) = (1−a)/(1+a)·a^|t−s| for 0 < t < n,
-	// a^s/(1+a) at t = 0 and a^(n−s)/(1+a) at t = n, a = e^{−λ}.
-	SumGeometric
-	// SumLaplace: t = s + Lap(1/λ), unclipped (density (λ/2)e^{−λ|t−s|}).
-	SumLaplace
-)
-
-// Discrete reports whether t is an integer (a point mass per value).
-func (s SumNoise) Discrete() bool { return s != SumLaplace }

@@ -225,7 +225,7 @@ func runAudit(eta []float64, m *pets.Mechanism, o audit.Options) (*audit.Result,
 		}
 		oc.Sampler = sc
 	}
-	return audit.RunC(eta, m.Multiclass(), oc)
+	return audit.RunC(eta, m, oc)
 }
 
 // auditSampler returns the sampler the audit attacks for one setting: the
@@ -261,9 +261,9 @@ func (p releaseSampler) Release(labels []uint8, m *pets.Mechanism, seed uint64) 
 // ReleaseC is Release on labels of C classes: the same production code
 // (release.Apply, or release.ApplyRRPrior with the audit rows' priors over
 // the classes) through the mechanism m is the law of, its C-class columns
-// read back (alpha_1 … alpha_{C−1} of the LLP family, not debiased).
-func (p releaseSampler) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*audit.ReleasedC, error) {
-	f, rows, err := p.release(labels, m.Mechanism(), seed)
+// read back (alpha_1 … alpha_{C−1} of the LLP family, not their targets).
+func (p releaseSampler) ReleaseC(labels []uint8, m *pets.Mechanism, seed uint64) (*audit.ReleasedC, error) {
+	f, rows, err := p.release(labels, m, seed)
 	if err != nil {
 		return nil, err
 	}

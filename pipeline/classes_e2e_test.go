@@ -187,10 +187,10 @@ func (s scaledSamplerC) Release(labels []uint8, m *pets.Mechanism, seed uint64) 
 	panic("binary release from a C-class audit")
 }
 
-func (s scaledSamplerC) ReleaseC(labels []uint8, m *pets.Multiclass, seed uint64) (*audit.ReleasedC, error) {
-	p := m.Mechanism().Params()
+func (s scaledSamplerC) ReleaseC(labels []uint8, m *pets.Mechanism, seed uint64) (*audit.ReleasedC, error) {
+	p := m.Params()
 	p.Epsilon *= s.f
-	return s.inner.ReleaseC(labels, testutil.MustNew(p).Multiclass(), seed)
+	return s.inner.ReleaseC(labels, testutil.MustNew(p), seed)
 }
 
 // TestClassesEndToEnd trains, audits and reports labels of C = 4 classes

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,7 +202,7 @@ func checkReceivedC(t *testing.T, s *Session, out string, r *runSpec, got *recei
 // on their one-hot released classes, with the configured RR correction and
 // k-ary RR's flip probability; stage 2's priors and the test priors are
 // its predictions (renormalized in float64), and each stage-2 row went
-// through the set pets.Multiclass.PriorSet makes of its prior.
+// through the channel its prior chooses (RRWithPrior's set).
 func checkPriorModelC(t *testing.T, s *Session, out string, got *received, loss model.Loss, kary func(float64) float64) {
 	t.Helper()
 	const c = 4
@@ -238,7 +239,7 @@ func checkPriorModelC(t *testing.T, s *Session, out string, got *received, loss 
 		}
 	}
 	d := s.train.Dim()
-	mc := r.Setting.Mech.Multiclass()
+	ex := r.Setting.Mech.ExampleLaw()
 	singles := 0
 	for i := range rel.Rows {
 		p := rel.PriorC[i*c : (i+1)*c]
@@ -251,11 +252,12 @@ func checkPriorModelC(t *testing.T, s *Session, out string, got *received, loss 
 				t.Fatalf("row %d (stage %d): prior %v, the model predicted %v", i, rel.Stage[i], p, want)
 			}
 		}
-		set := mc.PriorSet(p)
-		if rel.PriorSet[i] != set.Mask || int(rel.PriorSetSize[i]) != set.K || !set.Contains(rel.LabelRR[i]) {
-			t.Fatalf("row %d: set %b (%d) released %d, PriorSet says %b", i, rel.PriorSet[i], rel.PriorSetSize[i], rel.LabelRR[i], set.Mask)
+		ch := ex.Channel(ex.ChannelOf(p))
+		set := ch.Support()
+		if rel.PriorSet[i] != set || int(rel.PriorSetSize[i]) != bits.OnesCount64(set) || set>>rel.LabelRR[i]&1 == 0 {
+			t.Fatalf("row %d: set %b (%d) released %d, its channel releases %b", i, rel.PriorSet[i], rel.PriorSetSize[i], rel.LabelRR[i], set)
 		}
-		if set.K == 1 {
+		if bits.OnesCount64(set) == 1 {
 			singles++
 		}
 	}

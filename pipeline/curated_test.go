@@ -179,7 +179,7 @@ func checkCuratedAudit(t *testing.T, s *Session, audits []report.Audit, post []r
 	for _, p := range post {
 		switch {
 		case p.Pet == pets.RRPrior:
-			_, am := set.Mech.PriorBranch(priors[p.Index])
+			_, am := binaryBranch(set.Mech, priors[p.Index])
 			if am != (p.AbsMA == 0) {
 				t.Fatalf("audit example %d: prior %v argmax %v but |MA| %v", p.Index, priors[p.Index], am, p.AbsMA)
 			}

@@ -95,16 +95,19 @@
 // # Labels of C classes
 //
 // The dataset decides C (meta.json's classes; 2 when absent, exactly the
-// binary pipeline). Open makes every setting's mechanism for C classes
-// (pets.Params.Classes: k-ary RR, RRWithPrior over class sets, bags of
-// class counts; a kind without a C-class law is refused naming its pets
-// entry), and planFor maps each loss to its C-class member
+// binary pipeline) and the kind of its labels (data.LabelKind: a stage
+// refuses at open, naming itself, what it does not serve: conversion
+// values are reserved). Open makes every setting's mechanism for C classes
+// (pets.Params.Classes: its kind's law on C classes, for the built-in kinds
+// k-ary RR, RRWithPrior over class sets, bags of class counts; a kind that
+// does not take classes is refused naming its pets entry), and planFor
+// maps each loss to its C-class member
 // (model.Loss.ForClasses; easyllp, which has none, is refused naming
 // train.llp_loss) with class-vector targets and k-ary RR's flip
 // probability; the model is a softmax head of C logits (kdd_embed refuses,
 // naming model.kind). Every refusal comes before anything is written.
-// rr_prior's prior model predicts C probabilities per row, and its soft
-// targets are vectors (softTargetsC). Runs report accuracy and the macro
+// rr_prior's prior model predicts C probabilities per row, and the soft
+// targets of a kind trained on them are vectors (softTargets). Runs report accuracy and the macro
 // one-vs-rest AUC; the audit runs audit.RunC with η from the eta_c
 // columns, the clean model's C probabilities or the kNN mean of one-hot
 // labels, attacking the production release code (releaseSampler).

@@ -94,8 +94,9 @@ type runSpec struct {
 // config, the setting's pets.Train, the dataset's classes and the training
 // rows (Section 4, Appendix C). By loss family:
 //
-//	LossBCE         BCE on the target (none: the clean label; rr_prior:
-//	                soft_target, built from label_rr, branch and prior by
+//	LossBCE         BCE on the target (none: the clean label; a kind trained
+//	                on soft targets, rr_prior: soft_target, built from the
+//	                release through the kind's law by softTargets, with
 //	                train.rr_prior_targets, see config.PriorTargets)
 //	LossFlipped     train.rr_loss on label_rr (rr); debiased_bce with π
 //	LossProportion  train.llp_loss per bag of k, on alpha (llp, llp_lap:
@@ -132,8 +133,9 @@ type trainPlan struct {
 	// targets, a one-logit model) or C ≥ 3 (class-vector targets of
 	// TargetWidth C, a softmax head of C logits, the C-class losses).
 	Classes int
-	// PriorTargets is how rr_prior's release becomes per-row BCE targets
-	// (Target is then data.TargetSoft); "" otherwise.
+	// PriorTargets is how the release of a kind released with a prior
+	// (rr_prior) becomes per-row BCE targets (Target is then
+	// data.TargetSoft); "" otherwise.
 	PriorTargets config.PriorTargets
 	// PriorFromRelease: easyllp's label prior is the mean released target,
 	// estimated from the release only (Plan.LossParams).
@@ -233,15 +235,44 @@ var dataTargets = [...]data.Target{
 	pets.TargetSoft:          data.TargetSoft,
 }
 
+// planStage is what a plan trains: a run of the grid, or the prior model
+// of a release with a prior, trained on its first stage.
+type planStage uint8
+
+const (
+	stageRun   planStage = iota
+	stagePrior           // seeds from the release seed; no release file (the first stage is in memory)
+)
+
+// stage1Train is the training recipe of the prior model of a kind released
+// with a prior, trained on its first stage, which went through the
+// uniform prior's channel (pets.Mechanism.FirstChannel): train.rr_loss on
+// the released labels where that channel is randomized response over
+// every class (pets.Mechanism.FlipProb > 0; rr_prior: its π corrects
+// them), else BCE (ce) on the soft targets the channel gives them
+// (softTargets).
+func stage1Train(m *pets.Mechanism) pets.Train {
+	if m.FlipProb() > 0 {
+		return pets.Train{Loss: pets.LossFlipped, Target: pets.TargetLabelRR}
+	}
+	return pets.Train{Loss: pets.LossBCE, Target: pets.TargetSoft}
+}
+
 // planFor is the training plan of trial t of setting s with run seed seed
-// on trainRows training rows. It is the one place that maps a mechanism's
-// training answer (pets.Train: loss family and target) to the trainer's
+// on trainRows training rows (stageRun), or of the prior model of s's
+// release of seed seed on its trainRows first-stage rows (stagePrior). It
+// is the one place that maps a mechanism's training answer (pets.Train:
+// loss family and target; stage1Train for a prior model) to the trainer's
 // loss, target column, loss parameters and batch shape, with the config's
 // choice within the family (train.rr_loss, train.llp_loss,
 // train.rr_prior_targets).
-func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int) (trainPlan, error) {
+func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int, stage planStage) (trainPlan, error) {
 	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle"), Classes: s.Mech.Classes()}
 	tr := s.Kind.Spec().Train
+	if stage == stagePrior {
+		p.InitSeed, p.ShuffleSeed = deriveSeed(seed, "prior-init"), deriveSeed(seed, "prior-shuffle")
+		tr = stage1Train(s.Mech)
+	}
 	p.Target = dataTargets[tr.Target]
 	key := ""
 	switch tr.Loss {
@@ -274,7 +305,7 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 	if tr.Target == pets.TargetSoft {
 		p.PriorTargets = c.Train.RRPriorTargets
 	}
-	if s.Releases() {
+	if s.Releases() && stage == stageRun {
 		p.Release, p.ReleaseSeed = releasePath(c.Output, s, trial), releaseSeed(c.Seed, s, trial)
 	}
 	p.BatchSize = c.Train.BatchSize
@@ -392,7 +423,7 @@ func expandRuns(c *config.Config, settings []*setting, ds gridData) ([]*runSpec,
 	for _, s := range settings {
 		for t := range c.Train.Trials {
 			seed := runSeed(c.Seed, s, t)
-			plan, err := planFor(c, s, t, seed, ds.TrainRows)
+			plan, err := planFor(c, s, t, seed, ds.TrainRows, stageRun)
 			if err != nil {
 				return nil, err
 			}

@@ -34,19 +34,19 @@ func (coinScheme) Spec() pets.Spec {
 
 func (coinScheme) Law(p pets.Params) (pets.Law, error) {
 	q := math.Exp(-p.Epsilon) / 2 // P(z = 1 | y = 0)
-	return coinLaw{p1: [2]float64{q, 0.5}, ch: []pets.Channel{{C: 2, Z: 2, P: []float64{1 - q, 0.5, q, 0.5}}}}, nil
+	return coinLaw{p1: [2]float64{q, 0.5}, ch: pets.Channel{C: 2, Z: 2, P: []float64{1 - q, 0.5, q, 0.5}}}, nil
 }
 
 type coinLaw struct {
 	p1 [2]float64 // P(z = 1 | y)
-	ch []pets.Channel
+	ch pets.Channel
 }
 
-func (coinLaw) Classes() int               { return 2 }
-func (l coinLaw) Channels() []pets.Channel { return l.ch }
-func (coinLaw) ChannelOf(float64) int      { return 0 }
-func (l coinLaw) prob1(y uint8) float64    { return l.p1[y] }
-func uniform53(r pets.Rand) float64        { return float64(r.Uint64()>>11) * 0x1p-53 }
+func (coinLaw) Classes() int                  { return 2 }
+func (l coinLaw) Channel(uint64) pets.Channel { return l.ch }
+func (coinLaw) ChannelOf([]float64) uint64    { return 0 }
+func (l coinLaw) prob1(y uint8) float64       { return l.p1[y] }
+func uniform53(r pets.Rand) float64           { return float64(r.Uint64()>>11) * 0x1p-53 }
 func (l coinLaw) release1(y uint8, r pets.Rand) uint8 {
 	if uniform53(r) < l.prob1(y) {
 		return 1
@@ -145,7 +145,7 @@ func TestThrowawayMechanism(t *testing.T) {
 			continue
 		}
 		found = true
-		ch := m.ExampleLaw().Channels()[0]
+		ch := m.ExampleLaw().Channel(0)
 		brute := 0.0
 		for _, e := range s.test.Eta[:a.NExamples] {
 			bayes := 0.0
@@ -204,7 +204,7 @@ func TestPlanForEveryKind(t *testing.T) {
 		}
 		s := &setting{Setting: config.Setting{Params: p}, Mech: m}
 		s.ID = s.Setting.ID()
-		plan, err := planFor(c, s, 0, 1, 600)
+		plan, err := planFor(c, s, 0, 1, 600, stageRun)
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}

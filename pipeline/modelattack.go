@@ -390,7 +390,16 @@ func fillModelRelease(rel *audit.ModelRelease, f *data.Frame, c int, probe []int
 			return fmt.Errorf("row %d of %d training rows", r, n)
 		}
 	}
-	bags := f.BagID != nil
+	bagID := f.BagID
+	if bagID == nil && (f.Alpha != nil || f.AlphaC != nil) {
+		// Proportions without bags (pets.ReleaseCounts): every row a bag
+		// of one of the kind's BagLaw.
+		bagID = make([]int64, len(f.Row))
+		for j := range bagID {
+			bagID[j] = int64(j)
+		}
+	}
+	bags := bagID != nil
 	keep := in // by row; for bags, every row of a bag holding a probe row
 	rows := len(probe)
 	if bags {
@@ -398,7 +407,7 @@ func fillModelRelease(rel *audit.ModelRelease, f *data.Frame, c int, probe []int
 		rows = 0
 		for start := 0; start < len(f.Row); {
 			end, any := start, false
-			for ; end < len(f.Row) && f.BagID[end] == f.BagID[start]; end++ {
+			for ; end < len(f.Row) && bagID[end] == bagID[start]; end++ {
 				any = any || in[f.Row[end]]
 			}
 			if any {
@@ -424,24 +433,21 @@ func fillModelRelease(rel *audit.ModelRelease, f *data.Frame, c int, probe []int
 		rel.Skip = append(rel.Skip, !in[r])
 		switch {
 		case bags && c >= 3:
-			rel.Bag = append(rel.Bag, f.BagID[j])
+			rel.Bag = append(rel.Bag, bagID[j])
 			rel.Alpha = append(rel.Alpha, f.AlphaC[j*(c-1):(j+1)*(c-1)]...)
 		case bags:
-			rel.Bag, rel.Alpha = append(rel.Bag, f.BagID[j]), append(rel.Alpha, f.Alpha[j])
+			rel.Bag, rel.Alpha = append(rel.Bag, bagID[j]), append(rel.Alpha, f.Alpha[j])
 		default:
 			if f.LabelRR == nil {
 				return fmt.Errorf("no %s column", data.ColLabelRR)
 			}
 			rel.Label = append(rel.Label, f.LabelRR[j])
 		}
-		if f.Stage != nil {
-			rel.Stage = append(rel.Stage, f.Stage[j])
-			switch {
-			case c < 3 && f.Prior != nil:
-				rel.Prior = append(rel.Prior, f.Prior[j])
-			case c >= 3 && f.PriorSet != nil:
-				rel.Sets = append(rel.Sets, pets.PriorSet{Mask: f.PriorSet[j], K: int(f.PriorSetSize[j])})
-			}
+		switch { // a kind released with a prior: each row's (its channel's key)
+		case c < 3 && f.Prior != nil:
+			rel.Prior = append(rel.Prior, f.Prior[j])
+		case c >= 3 && f.PriorC != nil:
+			rel.Prior = append(rel.Prior, f.PriorC[j*c:(j+1)*c]...)
 		}
 	}
 	return nil

@@ -330,3 +330,52 @@ func TestModelAttackRealModels(t *testing.T) {
 		}
 	}
 }
+
+// TestOutsideKindsModelAttack: the model attack serves kinds registered
+// from test files (pipeline/outside_kinds_test.go) as it serves the
+// built-in ones: real models trained on ALIBI-like soft labels (proportions
+// without bags: each row a bag of one of its BagLaw), on RR tempered by a
+// public prior and on RR-Top-3, binary and 10 classes, are attacked
+// through the exact posteriors given their releases, and stay inside the
+// bracket (their advantage at most the release's, within 4 SE).
+func TestOutsideKindsModelAttack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains real models")
+	}
+	for _, classes := range []int{2, 10} {
+		t.Run(map[int]string{2: "binary", 10: "10 classes"}[classes], func(t *testing.T) {
+			c := modelAttackConfig(t)
+			if classes >= 3 {
+				c = classesConfig(c.Output, classes)
+				c.Data.Synth.Rows, c.Data.Synth.TestRows = 3000, 1000
+				c.Train.Trials, c.Train.LearningRates = 1, []float64{0.01}
+				c.Audit.Eta, c.Audit.Examples, c.Audit.RealizedDraws, c.Audit.CalibrationRows = config.EtaTrue, 1000, 0, 0
+				c.Audit.ModelRows = 1500
+			}
+			c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: alibiKind, Epsilon: []float64{1}},
+				{Mechanism: temperKind, Epsilon: []float64{1}}}
+			if classes >= 3 {
+				c.Pets = append(c.Pets, config.PetConfig{Mechanism: topKind, Epsilon: []float64{1}})
+			}
+			s, _ := openRec(t, c)
+			runs, err := Fit(context.Background(), s, FitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := Audit(context.Background(), s, runs)
+			if err != nil {
+				t.Fatalf("honest models of outside kinds failed the audit: %v", err)
+			}
+			if len(a.Audits) != len(c.Pets) {
+				t.Fatalf("%d audits for %d settings", len(a.Audits), len(c.Pets))
+			}
+			for _, x := range a.Audits {
+				if x.ModelRuns != 1 || math.IsNaN(x.ModelAdv) || math.IsNaN(x.ModelReleaseAdv) || x.ModelAdv > x.ModelReleaseAdv+4*x.ModelAdvSE {
+					t.Errorf("%s: model attack %d runs, %.4f ± %.4f against the release's %.4f", x.Setting, x.ModelRuns, x.ModelAdv, x.ModelAdvSE,
+						x.ModelReleaseAdv)
+				}
+				t.Logf("%s: model attack %.4f ± %.4f, release %.4f, E[adv] %.4f", x.Setting, x.ModelAdv, x.ModelAdvSE, x.ModelReleaseAdv, x.EAdv)
+			}
+		})
+	}
+}

@@ -311,7 +311,7 @@ func checkPriorModel(t *testing.T, s *Session, out string, got *received) {
 		if rel.Prior[i] != p {
 			t.Fatalf("stage-2 row %d: prior %v, the model predicted %v", i, rel.Prior[i], p)
 		}
-		if lab, am := m.PriorBranch(p); am {
+		if lab, am := binaryBranch(m, p); am {
 			argmax++
 			if rel.Branch[i] != 1 || rel.LabelRR[i] != lab {
 				t.Fatalf("row %d: confident prior %v but branch %d label %d", i, p, rel.Branch[i], rel.LabelRR[i])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -93,15 +94,15 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 	rows2 := ts.Stage2Rows()
 	lr := priorLR(c, set)
 	recipe := priorRecipe(c, set)
-	plan := trainPlan{Loss: c.Train.RRLoss, Target: data.TargetLabelRR, BatchSize: min(c.Train.BatchSize, stage1.Rows),
-		InitSeed: deriveSeed(u.seed, "prior-init"), ShuffleSeed: deriveSeed(u.seed, "prior-shuffle"), Classes: set.Mech.Classes()}
-	// Stage 1 is RR over every class: train.rr_loss's member for the
-	// dataset's classes (planFor checked that it has one).
-	if plan.Loss, err = plan.Loss.ForClasses(plan.Classes); err != nil {
-		return nil, nil, fmt.Errorf("prior model: train.rr_loss: %w", err)
+	plan, err := planFor(c, set, 0, u.seed, stage1.Rows, stagePrior)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
-	if usesFlipProb(plan.Loss) {
-		plan.FlipProb = set.Mech.FlipProb()
+	train := stage1
+	if plan.Target == data.TargetSoft {
+		if train, err = softTargets(stage1, set, plan.PriorTargets); err != nil {
+			return nil, nil, fmt.Errorf("prior model: %w", err)
+		}
 	}
 	run := &runSpec{Setting: set, LR: lr, Plan: plan, Seed: u.seed, Index: -1,
 		ID: priorModelIDPrefix + shortHash(struct{ Dataset, Setting, Recipe, Seed string }{s.datasetID, set.ID, recipe, strconv.FormatUint(u.seed, 10)})}
@@ -110,7 +111,7 @@ func (s *Session) makeRRPriorRelease(ctx context.Context, exec executor, u relea
 		return nil, nil, err
 	}
 	feats := s.train.FeaturesOnly()
-	bs, err := data.NewBatchSource(stage1, plan.BatchOptions(feats, s.dataset.Meta.MaxIndices))
+	bs, err := data.NewBatchSource(train, plan.BatchOptions(feats, s.dataset.Meta.MaxIndices))
 	if err != nil {
 		return nil, nil, fmt.Errorf("prior model: %w", err)
 	}
@@ -280,92 +281,193 @@ func (s *Session) auditPriors(set *setting, n int) ([]float64, error) {
 	return prior, nil
 }
 
-// softTargets builds rr_prior's training frame from its release: one row
-// per trained row (`row`, `soft_target`), by the plan's config.PriorTargets;
-// on C ≥ 3 classes softTargetsC.
+// softTargets builds the training frame of a kind trained on soft targets
+// (pets.TargetSoft) from its release, through the kind's law: one row per
+// trained row (`row`, and `soft_target`, or soft_target_0 …
+// soft_target_{C−1} on C ≥ 3 classes, for BCE or the softmax
+// cross-entropy ce, which are linear in their target):
+//
+//   - released as proportions, each row a bag of one (ReleaseCounts): the
+//     BagLaw's Target of the row's alpha (classes 1..C−1; class 0's is
+//     1 − their sum), e.g. an ALIBI posterior;
+//   - one label per row (rr_prior): channelTarget of the released label z
+//     through the row's channel, which its public prior chooses (the
+//     release's prior column), with mode (train.rr_prior_targets) for the
+//     rows whose channel shows nothing and for noisy.
 func softTargets(rel *data.Frame, set *setting, mode config.PriorTargets) (*data.Frame, error) {
-	if set.Mech.Classes() >= 3 {
-		return softTargetsC(rel, set, mode)
+	m := set.Mech
+	c := m.Classes()
+	if rel.Row == nil || rel.NumClasses() != c {
+		return nil, fmt.Errorf("%s: the release lacks %s or is not of %d classes", set.ID, data.ColRow, c)
 	}
-	if rel.LabelRR == nil || rel.Branch == nil || rel.Prior == nil || rel.Row == nil {
-		return nil, fmt.Errorf("%s: the release lacks %s, %s, %s or %s", set.ID, data.ColLabelRR, data.ColBranch, data.ColPrior, data.ColRow)
-	}
-	pi := set.Mech.FlipProb()
 	f := &data.Frame{}
-	for i, y := range rel.LabelRR {
-		t := float64(y)
-		switch {
-		case mode == config.PriorTargetsNoisy:
-		case rel.Branch[i] == 0:
-			t = (t - pi) / (1 - 2*pi)
-		case mode == config.PriorTargetsDrop:
-			continue
-		case mode == config.PriorTargetsPrior:
-			t = rel.Prior[i]
-		}
+	if c >= 3 {
+		f.Classes = c
+	}
+	t := make([]float64, c)
+	add := func(i int) {
 		f.Row = append(f.Row, rel.Row[i])
-		f.SoftTarget = append(f.SoftTarget, t)
+		if c >= 3 {
+			f.SoftTargetC = append(f.SoftTargetC, t...)
+		} else {
+			f.SoftTarget = append(f.SoftTarget, t[1])
+		}
+	}
+	if law := m.BagLaw(); law != nil {
+		alpha := rel.AlphaC
+		if c < 3 {
+			alpha = rel.Alpha
+		}
+		if len(alpha) != rel.Rows*(c-1) {
+			return nil, fmt.Errorf("%s: the release lacks its proportions (%s…)", set.ID, data.ColAlpha)
+		}
+		for i := range rel.Rows {
+			law.Target(t[1:], alpha[i*(c-1):(i+1)*(c-1)], 1)
+			t[0] = 1
+			for _, v := range t[1:] {
+				t[0] -= v
+			}
+			add(i)
+		}
+		f.Rows = len(f.Row)
+		return f, nil
+	}
+	ct, err := newChannelTargets(rel, set)
+	if err != nil {
+		return nil, err
+	}
+	for i, z := range rel.LabelRR {
+		if ct.target(t, i, z, mode) {
+			add(i)
+		}
 	}
 	f.Rows = len(f.Row)
 	if f.Rows == 0 {
-		return nil, fmt.Errorf("%s: no row to train on (every row took the argmax branch and train.rr_prior_targets is drop)", set.ID)
+		return nil, fmt.Errorf("%s: no row to train on (every row's channel shows nothing and train.rr_prior_targets is drop)", set.ID)
 	}
 	return f, nil
 }
 
-// softTargetsC is softTargets on C ≥ 3 classes: one target vector of C
-// values per trained row (`row`, soft_target_0 … soft_target_{C−1}), for
-// the softmax cross-entropy ce, which is linear in its target. A row whose
-// released class is z and whose RRWithPrior set Y has k members:
-//
-//	k ≥ 2 (RR over Y; every stage-1 row, k = C): the unbiased estimate of
-//	        the label's one-hot vector given y ∈ Y,
-//	        t_c = (1{z = c} − b)/(q − b) for c ∈ Y, 0 outside Y,
-//	        q = e^ε/(e^ε+k−1) and b = 1/(e^ε+k−1) (pets'
-//	        RRPriorLikelihood): E[t | y] = one-hot(y), Σ_c t_c = 1, negative
-//	        entries included; at C = 2 the binary (ỹ − π)/(1 − 2π)
-//	k = 1 (the argmax branch: the prior's top class released whatever the
-//	        label): argmax: one-hot(z); drop: not trained on; prior: the
-//	        row's prior vector
-//
-// and noisy: one-hot(z) on every row, not debiased (label-dp's recipe; on
-// k-ary RR the noisy label's most likely class is the label's, so its
-// argmax is consistent for accuracy).
-func softTargetsC(rel *data.Frame, set *setting, mode config.PriorTargets) (*data.Frame, error) {
-	c := set.Mech.Classes()
-	if rel.LabelRR == nil || rel.PriorSet == nil || rel.PriorC == nil || rel.Row == nil || rel.NumClasses() != c {
-		return nil, fmt.Errorf("%s: the release lacks %s, %s, %s… or %s, or is not of %d classes", set.ID, data.ColLabelRR,
-			data.ColPriorSet, data.ColPriorPrefix, data.ColRow, c)
+// channelTargets turns the released labels of a kind released one label
+// per row into targets, row by row, from each row's channel.
+type channelTargets struct {
+	ex    pets.ExampleLaw
+	c     int
+	prior []float64 // each row's prior, C values a row (nil: a kind without one)
+	chans map[uint64]*pets.Channel
+}
+
+// newChannelTargets reads the rows' priors of rel (binary: (1 − p, p) from
+// the prior column; C ≥ 3: prior_0 …) for a kind released with a prior.
+func newChannelTargets(rel *data.Frame, set *setting) (*channelTargets, error) {
+	m := set.Mech
+	ct := &channelTargets{ex: m.ExampleLaw(), c: m.Classes(), chans: map[uint64]*pets.Channel{}}
+	if rel.LabelRR == nil {
+		return nil, fmt.Errorf("%s: the release lacks %s", set.ID, data.ColLabelRR)
 	}
-	mc := set.Mech.Multiclass()
-	f := &data.Frame{Classes: c}
-	t := make([]float64, c)
-	for i, z := range rel.LabelRR {
-		clear(t)
-		s := pets.PriorSet{Mask: rel.PriorSet[i], K: int(rel.PriorSetSize[i])}
-		switch {
-		case mode == config.PriorTargetsNoisy:
-			t[z] = 1
-		case s.K >= 2:
-			m := s.Members()
-			q, b := mc.RRPriorLikelihood(s, m[0], m[0]), mc.RRPriorLikelihood(s, m[1], m[0])
-			for _, y := range m {
-				t[y] = -b / (q - b)
-			}
-			t[z] = (1 - b) / (q - b)
-		case mode == config.PriorTargetsDrop:
-			continue
-		case mode == config.PriorTargetsPrior:
-			copy(t, rel.PriorC[i*c:(i+1)*c])
+	if !m.Spec().Release.WithPrior() {
+		return ct, nil
+	}
+	switch {
+	case ct.c >= 3 && len(rel.PriorC) == rel.Rows*ct.c:
+		ct.prior = rel.PriorC
+	case ct.c < 3 && len(rel.Prior) == rel.Rows:
+		ct.prior = make([]float64, 2*rel.Rows)
+		for i, p := range rel.Prior {
+			ct.prior[2*i], ct.prior[2*i+1] = 1-p, p
+		}
+	default:
+		return nil, fmt.Errorf("%s: the release lacks its rows' priors (%s or %s…)", set.ID, data.ColPrior, data.ColPriorPrefix)
+	}
+	return ct, nil
+}
+
+// channel returns row i's channel.
+func (ct *channelTargets) channel(i int) *pets.Channel {
+	var prior []float64
+	if ct.prior != nil {
+		prior = ct.prior[i*ct.c : (i+1)*ct.c]
+	}
+	key := ct.ex.ChannelOf(prior)
+	ch := ct.chans[key]
+	if ch == nil {
+		x := ct.ex.Channel(key)
+		ch = &x
+		ct.chans[key] = ch
+	}
+	return ch
+}
+
+// target writes row i's target for its released label z into t (C values)
+// and reports whether the row is trained on:
+//
+//	noisy                  one-hot(z) on every row, not debiased (label-dp's
+//	                       recipe; on k-ary RR the noisy label's most likely
+//	                       class is the label's)
+//	a channel that shows nothing (rr_prior's argmax branch: a label released
+//	whatever the label): argmax: one-hot(z); drop: not trained on; prior:
+//	the row's prior
+//	randomized response (Flip > 0 on two classes): the debiased target
+//	                       (z − π)/(1 − 2π), π = Flip: BCE on it is the
+//	                       debiased BCE ((1−π)ℓ(ỹ) − πℓ(1−ỹ))/(1−2π)
+//	randomized response within the support S (pets.FormRR, FormSetRR):
+//	                       the unbiased estimate of the label's one-hot
+//	                       vector given y ∈ S, t_c = (1{z = c} − b)/(q − b)
+//	                       for c ∈ S, 0 outside, q = P(y | y) and b =
+//	                       P(z | y) for z ≠ y in S: E[t | y] = one-hot(y),
+//	                       Σ_c t_c = 1, negative entries included
+//	another channel (pets.FormTable): the Bayes posterior of the label given
+//	                       z under the row's prior (uniform without one),
+//	                       label-dp's label_mapping
+func (ct *channelTargets) target(t []float64, i int, z uint8, mode config.PriorTargets) bool {
+	clear(t)
+	ch := ct.channel(i)
+	c := ct.c
+	switch {
+	case mode == config.PriorTargetsNoisy:
+		t[z] = 1
+	case !ch.Informative():
+		switch mode {
+		case config.PriorTargetsDrop:
+			return false
+		case config.PriorTargetsPrior:
+			copy(t, ct.prior[i*c:(i+1)*c])
 		default: // argmax
 			t[z] = 1
 		}
-		f.Row = append(f.Row, rel.Row[i])
-		f.SoftTargetC = append(f.SoftTargetC, t...)
+	case c == 2 && ch.Flip > 0:
+		pi := ch.Flip
+		t[1] = (float64(z) - pi) / (1 - 2*pi)
+		t[0] = 1 - t[1]
+	case ch.Form == pets.FormRR || ch.Form == pets.FormSetRR:
+		m := setBits(ch.Support())
+		q, b := ch.Prob(m[0], m[0]), ch.Prob(m[1], m[0])
+		for _, y := range m {
+			t[y] = -b / (q - b)
+		}
+		t[z] = (1 - b) / (q - b)
+	default:
+		s := 0.0
+		for y := range c {
+			w := 1 / float64(c)
+			if ct.prior != nil {
+				w = ct.prior[i*c+y]
+			}
+			t[y] = w * ch.Prob(z, uint8(y))
+			s += t[y]
+		}
+		for y := range t {
+			t[y] /= s
+		}
 	}
-	f.Rows = len(f.Row)
-	if f.Rows == 0 {
-		return nil, fmt.Errorf("%s: no row to train on (every row took the argmax branch and train.rr_prior_targets is drop)", set.ID)
+	return true
+}
+
+// setBits returns the classes of a bit mask in increasing order.
+func setBits(mask uint64) []uint8 {
+	var out []uint8
+	for ; mask != 0; mask &= mask - 1 {
+		out = append(out, uint8(bits.TrailingZeros64(mask)))
 	}
-	return f, nil
+	return out
 }

@@ -133,6 +133,9 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if err != nil {
 		return nil, err
 	}
+	if err := checkLabelKind(o.firstStage(), m); err != nil {
+		return nil, fmt.Errorf("data.path: %s: %w", cfg.Data.Path, err)
+	}
 	if err := s.checkMemory(m); err != nil { // before synthesizing or loading anything
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func synthC(t testing.TB, rows, c int) *data.Frame {
 // never a raw column (label, eta_0…4), a row number or the seed. llp's
 // proportions are each bag's exact class shares; rr keeps a label with
 // probability e^ε/(e^ε+C−1); llp_geom's debiased proportions are
-// Multiclass.Debias of the released ones.
+// BagLaw's Target of the released ones.
 func TestEveryMechanismClasses(t *testing.T) {
 	const c = 5
 	f := synthC(t, 2003, c)
@@ -150,10 +150,10 @@ func TestEveryMechanismClasses(t *testing.T) {
 		t.Errorf("rr kept %.4f of the labels, want e/(e+4) = %.4f ± %.4f", float64(kept)/float64(f.Rows), q, 6*se)
 	}
 	geom := sim(pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2})
-	mc := testutil.MustNew(pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2, Classes: c}).Multiclass()
+	law := testutil.MustNew(pets.Params{Kind: pets.LLPGeom, K: 8, Epsilon: 2, Classes: c}).BagLaw()
 	deb := make([]float64, c-1)
 	for i := range geom.Rows {
-		mc.Debias(deb, geom.AlphaC[i*(c-1):(i+1)*(c-1)], 8)
+		law.Target(deb, geom.AlphaC[i*(c-1):(i+1)*(c-1)], 8)
 		if !slices.Equal(deb, geom.AlphaDebiasedC[i*(c-1):(i+1)*(c-1)]) {
 			t.Fatalf("llp_geom row %d: debiased %v, want %v", i, geom.AlphaDebiasedC[i*(c-1):(i+1)*(c-1)], deb)
 		}
@@ -229,24 +229,25 @@ func TestRRPriorTwoStagesClasses(t *testing.T) {
 	for i, row := range rows {
 		at[row] = i
 	}
-	mc := m.Multiclass()
+	ex := m.ExampleLaw()
 	singles := 0
 	for i := range sim.Rows {
-		set := pets.PriorSet{Mask: sim.PriorSet[i], K: int(sim.PriorSetSize[i])}
-		if !set.Contains(sim.LabelRR[i]) || bits.OnesCount64(set.Mask) != set.K {
-			t.Fatalf("row %d released %d outside its set %b", i, sim.LabelRR[i], set.Mask)
+		set, k := sim.PriorSet[i], int(sim.PriorSetSize[i])
+		if set>>sim.LabelRR[i]&1 == 0 || bits.OnesCount64(set) != k {
+			t.Fatalf("row %d released %d outside its set %b", i, sim.LabelRR[i], set)
 		}
 		switch sim.Stage[i] {
 		case 1:
-			if set.K != c || sim.PriorC[i*c] != 0.25 {
-				t.Fatalf("stage-1 row %d: set %b, prior %v", i, set.Mask, sim.PriorC[i*c:(i+1)*c])
+			if k != c || sim.PriorC[i*c] != 0.25 {
+				t.Fatalf("stage-1 row %d: set %b, prior %v", i, set, sim.PriorC[i*c:(i+1)*c])
 			}
 		case 2:
-			want := mc.PriorSet(prior[at[i]*c : (at[i]+1)*c])
-			if set != want || !slices.Equal(sim.PriorC[i*c:(i+1)*c], prior[at[i]*c:(at[i]+1)*c]) {
-				t.Fatalf("stage-2 row %d: set %+v, want %+v", i, set, want)
+			p := prior[at[i]*c : (at[i]+1)*c]
+			ch := ex.Channel(ex.ChannelOf(p))
+			if want := ch.Support(); set != want || !slices.Equal(sim.PriorC[i*c:(i+1)*c], p) {
+				t.Fatalf("stage-2 row %d: set %b, want %b", i, set, want)
 			}
-			if set.K == 1 {
+			if k == 1 {
 				singles++
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -123,7 +124,7 @@ func TestCuratedBagsRelease(t *testing.T) {
 
 // TestRRPriorTwoStages: the split puts round(fraction·n) rows in stage 1;
 // stage 1 is RR (prior ½, RR branch) and its frame carries no raw label;
-// stage-2 rows take the argmax branch exactly when PriorBranch says so and
+// stage-2 rows take the argmax branch exactly when their channel shows nothing and
 // then release the prior's argmax; the result is deterministic for a seed;
 // Apply refuses rr_prior; Finish checks its priors.
 func TestRRPriorTwoStages(t *testing.T) {
@@ -173,7 +174,8 @@ func TestRRPriorTwoStages(t *testing.T) {
 			}
 		case 2:
 			p := float64(i%100) / 99
-			lab, argmax := m.PriorBranch(p)
+			ch := m.ExampleLaw().Channel(m.ExampleLaw().ChannelOf([]float64{1 - p, p}))
+			lab, argmax := uint8(bits.TrailingZeros64(ch.Support())), !ch.Informative()
 			if sim.Prior[i] != p || (sim.Branch[i] == 1) != argmax {
 				t.Fatalf("row %d: prior %v branch %d, want %v %v", i, sim.Prior[i], sim.Branch[i], p, argmax)
 			}

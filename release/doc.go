@@ -34,17 +34,22 @@
 // or key values in, and the metadata records bag_rule. Nil keeps the
 // random bags, bit for bit.
 //
-// rr_prior (randomized response with a prior, Ghazi et al. 2021) is made in
-// two stages (StartRRPrior, Finish): stage 1's rows are released by RR(ε),
+// A kind released with a prior (rr_prior: randomized response with a
+// prior, Ghazi et al. 2021) is made in two stages (StartRRPrior, Finish):
+// stage 1's rows go through the uniform prior's channel (rr_prior: RR(ε)),
 // a model trained on that release gives the prior of stage 2's rows, which
-// are released by RRWithPrior; the release records each row's prior,
-// branch and stage (public quantities).
+// go through the channels of those priors (rr_prior: RRWithPrior); the
+// release records each row's prior and stage and what its channel shows
+// (its branch: whether it shows nothing, on two classes; the classes it
+// releases, on C), all public quantities. A release of counts
+// (ReleaseCounts) is each row's label through the kind's BagLaw as a bag of
+// one: alpha (alpha_1 …), no bag id, rows in input order.
 //
 // Labels of C ≥ 3 classes (the mechanism's Classes, from the dataset): rr
 // releases the class by k-ary RR (label_rr); the LLP family releases each
 // bag's class counts as proportions of classes 1..C−1 (alpha_1 …
 // alpha_{C−1}, class 0's implied; with noise on each count calibrated to
-// the count vector's sensitivity Δ = 2, pets.Multiclass.Sensitivity) and,
+// the count vector's sensitivity Δ = 2, pets.BagLaw.Sensitivity) and,
 // for llp_geom, their debiased values (alpha_debiased_1 …); rr_prior's
 // stage 1 goes through the uniform prior (k-ary RR), stage 2 through
 // RRWithPrior's top-k set of each row's prior over the classes (prior_0 …

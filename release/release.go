@@ -58,27 +58,28 @@ type Release struct {
 	Bags    int // LLP family: bags released
 	Dropped int // LLP family: remainder rows in no bag
 
-	rows     []int     // input row of each release row; nil: every input row, in order (rr, bot, rr_prior)
-	labelRR  []uint8   // rr
+	rows     []int     // input row of each release row; nil: every input row, in order (per-example kinds)
+	labelRR  []uint8   // one released label per row (ReleaseLabels, ReleaseLabelsWithPrior)
 	bagID    []int64   // LLP family, per release row
-	alpha    []float64 // LLP family, per release row
-	debiased []float64 // llp_geom, per release row
-	prior    []float64 // rr_prior: the public prior of each row
-	branch   []uint8   // rr_prior: 1 = argmax label released
-	stage    []uint8   // rr_prior: 1 or 2
+	alpha    []float64 // binary proportions per release row (the bag's, or the row's own for ReleaseCounts)
+	debiased []float64 // their BagLaw targets (alpha_debiased), per release row
+	prior    []float64 // with a prior, binary labels: the public prior P(y = 1 | x) of each row
+	branch   []uint8   // with a prior, binary labels: 1 = the row's channel shows nothing (rr_prior's argmax branch)
+	stage    []uint8   // with a prior: 1 or 2
 	rule     llp.Rule  // LLP family: the bag rule
-	fraction float64   // rr_prior: share of rows in stage 1
+	fraction float64   // with a prior: share of rows in stage 1
+	silent   int       // with a prior: rows whose channel shows nothing
 	order    mrand.Source
 
 	// Labels of C ≥ 3 classes (classes = C; 0 for binary labels, which use
 	// the scalar columns above): the per-class columns that replace alpha,
 	// debiased, prior and branch, row-major (data.Frame's AlphaC, …).
 	classes   int
-	alphaC    []float64 // LLP family: C−1 released proportions (classes 1..C−1) per release row
-	debiasedC []float64 // llp_geom: their debiased values
-	priorC    []float64 // rr_prior: the public prior over the C classes of each row
-	priorSet  []uint64  // rr_prior: each row's set of classes (bit c: class c)
-	setSize   []uint8   // rr_prior: its size k
+	alphaC    []float64 // C−1 released proportions (classes 1..C−1) per release row
+	debiasedC []float64 // their BagLaw targets
+	priorC    []float64 // with a prior: the public prior over the C classes of each row
+	priorSet  []uint64  // with a prior: the classes each row's channel can release (its Support; bit c: class c)
+	setSize   []uint8   // with a prior: how many
 }
 
 // Classes is the number of label classes C of the release (2 for binary
@@ -137,9 +138,10 @@ func (o Options) sources() (bags, noise, order mrand.Source, err error) {
 	return nil, nil, nil, fmt.Errorf("release: unknown noise mode %q", o.Noise)
 }
 
-// Apply releases labels (0/1, one per input row) through m. It reads
-// nothing but the labels, and the Release keeps nothing of them but what m
-// releases.
+// Apply releases labels (classes 0..C−1 of m, one per input row) through
+// m. It reads nothing but the labels, and the Release keeps nothing of
+// them but what m releases. A kind released with a public prior is made in
+// two stages (ErrTwoStages: StartRRPrior).
 func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	if len(labels) == 0 {
 		return nil, fmt.Errorf("release: no labels")
@@ -159,7 +161,7 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	case pets.ReleaseNothing:
 	case pets.ReleaseLabels:
 		r.labelRR = make([]uint8, len(labels))
-		m.ReleaseRR(r.labelRR, labels, noise)
+		m.ExampleLaw().Release(r.labelRR, labels, nil, noise)
 	case pets.ReleaseBags:
 		var bags *llp.Bags
 		if o.Partition == nil {
@@ -171,34 +173,9 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 		if err != nil {
 			return nil, fmt.Errorf("release: %w", err)
 		}
-		if r.classes >= 3 {
-			r.releaseBagsC(labels, bags, sp.Train.Target == pets.TargetAlphaDebiased, noise)
-			break
-		}
-		n := bags.Kept()
-		r.rows = make([]int, n)
-		r.bagID = make([]int64, n)
-		r.alpha = make([]float64, n)
-		if sp.Train.Target == pets.TargetAlphaDebiased {
-			r.debiased = make([]float64, n)
-		}
-		sums := bags.Sums(labels, nil)
-		at := 0
-		for b := range bags.NumBags {
-			size := bags.Size(b)
-			alpha := m.ReleaseBag(sums[b], size, noise)
-			deb := m.Debias(alpha, size)
-			for range size {
-				r.rows[at] = int(bags.Order[at])
-				r.bagID[at] = int64(b)
-				r.alpha[at] = alpha
-				if r.debiased != nil {
-					r.debiased[at] = deb
-				}
-				at++
-			}
-		}
-		r.Bags, r.Dropped = bags.NumBags, bags.Dropped
+		r.releaseBags(labels, bags, sp.Train.Target == pets.TargetAlphaDebiased, noise)
+	case pets.ReleaseCounts:
+		r.releaseCounts(labels, noise)
 	case pets.ReleaseLabelsWithPrior:
 		return nil, ErrTwoStages
 	default:
@@ -207,20 +184,20 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	return r, nil
 }
 
-// releaseBagsC releases the bags of labels of C ≥ 3 classes: each bag's
-// class counts through the mechanism's Multiclass.ReleaseBag (proportions
-// of classes 1..C−1, noise on each count at rate ε/Δ, Δ = 2) and, when
-// debiased, their Multiclass.Debias; every member row carries its bag's
-// vectors.
-func (r *Release) releaseBagsC(labels []uint8, bags *llp.Bags, debiased bool, noise pets.Rand) {
-	mc, c := r.Mech.Multiclass(), r.classes
+// releaseBags releases the bags of labels: each bag's class counts through
+// the mechanism's BagLaw (the proportions of classes 1..C−1: one on binary
+// labels, the alpha column; alpha_1 … on C ≥ 3 classes) and, when
+// debiased, their Target; every member row carries its bag's values.
+func (r *Release) releaseBags(labels []uint8, bags *llp.Bags, debiased bool, noise pets.Rand) {
+	law, c := r.Mech.BagLaw(), r.Classes()
 	w := c - 1
 	n := bags.Kept()
-	r.rows, r.bagID, r.alphaC = make([]int, n), make([]int64, n), make([]float64, n*w)
+	r.rows, r.bagID = make([]int, n), make([]int64, n)
+	alpha, deb := make([]float64, n*w), []float64(nil)
 	if debiased {
-		r.debiasedC = make([]float64, n*w)
+		deb = make([]float64, n*w)
 	}
-	counts, alpha, deb := make([]int, c), make([]float64, w), make([]float64, w)
+	counts, a, d := make([]int, c), make([]float64, w), make([]float64, w)
 	at := 0
 	for b := range bags.NumBags {
 		clear(counts)
@@ -228,18 +205,45 @@ func (r *Release) releaseBagsC(labels []uint8, bags *llp.Bags, debiased bool, no
 		for _, row := range members {
 			counts[labels[row]]++
 		}
-		mc.ReleaseBag(alpha, counts, noise)
-		mc.Debias(deb, alpha, len(members))
+		law.ReleaseBag(a, counts, noise)
+		law.Target(d, a, len(members))
 		for _, row := range members {
 			r.rows[at], r.bagID[at] = int(row), int64(b)
-			copy(r.alphaC[at*w:], alpha)
+			copy(alpha[at*w:], a)
 			if debiased {
-				copy(r.debiasedC[at*w:], deb)
+				copy(deb[at*w:], d)
 			}
 			at++
 		}
 	}
+	r.setAlpha(alpha, deb)
 	r.Bags, r.Dropped = bags.NumBags, bags.Dropped
+}
+
+// releaseCounts releases each row's label as its own bag of one through
+// the mechanism's BagLaw (ReleaseCounts): its one-hot counts' noisy
+// proportions, rows in input order, no bag id.
+func (r *Release) releaseCounts(labels []uint8, noise pets.Rand) {
+	law, c := r.Mech.BagLaw(), r.Classes()
+	w := c - 1
+	alpha := make([]float64, len(labels)*w)
+	counts := make([]int, c)
+	for i, y := range labels {
+		clear(counts)
+		counts[y] = 1
+		law.ReleaseBag(alpha[i*w:(i+1)*w], counts, noise)
+	}
+	r.setAlpha(alpha, nil)
+}
+
+// setAlpha stores released proportions and their targets, C−1 values a
+// row: the scalar columns on binary labels, the per-class ones on C ≥ 3.
+func (r *Release) setAlpha(alpha, deb []float64) {
+	if r.classes >= 3 {
+		r.alphaC, r.debiasedC = alpha, deb
+		return
+	}
+	r.alpha, r.debiased = alpha, deb
 }
 
 func identity(n int) []int {
@@ -410,9 +414,9 @@ func (r *Release) Meta() map[string]string {
 	}
 	if r.classes >= 3 {
 		md[data.MetaClasses] = strconv.Itoa(r.classes)
-		if mc := m.Multiclass(); mc.NoiseRate() > 0 {
-			md["count_sensitivity"] = strconv.Itoa(mc.Sensitivity())
-			md["count_noise_rate"] = data.FormatFloat(mc.NoiseRate())
+		if b := m.BagLaw(); b != nil && b.NoiseRate() > 0 {
+			md["count_sensitivity"] = strconv.Itoa(b.Sensitivity())
+			md["count_noise_rate"] = data.FormatFloat(b.NoiseRate())
 		}
 	}
 	if pi := m.FlipProb(); pi > 0 {

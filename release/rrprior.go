@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	mrand "math/rand/v2"
 	"strconv"
 
@@ -12,15 +13,16 @@ import (
 	"labelprivacy/pets"
 )
 
-// ErrTwoStages is returned by Apply for rr_prior, whose release needs a
-// prior model trained between its two stages: use StartRRPrior.
-var ErrTwoStages = errors.New("release: rr_prior is released in two stages (StartRRPrior, then Finish with the stage-1 model's priors)")
+// ErrTwoStages is returned by Apply for a kind released with a public prior
+// (rr_prior), whose release needs a prior model trained between its two
+// stages: use StartRRPrior.
+var ErrTwoStages = errors.New("release: a mechanism released with a prior is released in two stages (StartRRPrior, then Finish with the stage-1 model's priors)")
 
-// streamStages is the PCG stream of the stage split of a seeded rr_prior
-// release (bags: 1, noise: 2, order: 3).
+// streamStages is the PCG stream of the stage split of a seeded release
+// with a prior (bags: 1, noise: 2, order: 3).
 const streamStages = 4
 
-// StageSplit assigns n rows to rr_prior's two stages: round(fraction·n)
+// StageSplit assigns n rows to the two stages of a release with a prior: round(fraction·n)
 // rows (at least one, and at least one left for stage 2 when n ≥ 2) form
 // stage 1, chosen by a seeded uniform permutation of the rows
 // (llp.Partition's, so the split depends only on r's word stream).
@@ -51,15 +53,16 @@ func StageSplit(n int, fraction float64, r mrand.Source) ([]uint8, error) {
 	return stage, nil
 }
 
-// TwoStage is an rr_prior release in the making (LP-2ST of Ghazi et al.
-// 2021): the rows are split into two stages; stage 1 is released by RR(ε)
-// (rr_prior with the uninformative prior ½); a model trained on stage 1's
-// released labels only then gives the prior of each stage-2 row, and
-// Finish releases stage 2 by rr_prior with those priors. Each row is
-// released exactly once, so the whole release is ε-label-DP as long as
-// the priors are computed from stage 1's release (and public features)
-// only. TwoStage holds the labels until Finish; the Release it returns
-// keeps nothing of them but what was released.
+// TwoStage is a release with a public prior in the making (rr_prior's
+// LP-2ST of Ghazi et al. 2021, and any kind released WithPrior): the rows
+// are split into two stages; stage 1 is released through the channel of
+// the uniform prior (pets.UniformPrior: rr_prior's RR over every class); a
+// model trained on stage 1's released labels only then gives the prior of
+// each stage-2 row, and Finish releases stage 2 through the channels of
+// those priors. Each row is released exactly once, so the whole release
+// is ε-label-DP as long as the priors are computed from stage 1's release
+// (and public features) only. TwoStage holds the labels until Finish; the
+// Release it returns keeps nothing of them but what was released.
 type TwoStage struct {
 	m        *pets.Mechanism
 	o        Options
@@ -72,11 +75,12 @@ type TwoStage struct {
 	done     bool
 }
 
-// StartRRPrior splits labels (0/1, one per input row) into stages with
-// StageSplit (stage fraction in (0, 1)) and releases stage 1 through RR(ε).
-// m must be an rr_prior mechanism. Randomness comes from o as for Apply:
-// the split from its own stream, stage 1's and then stage 2's noise from
-// the noise stream, the shipping order from the order stream.
+// StartRRPrior splits labels (classes of m, one per input row) into stages
+// with StageSplit (stage fraction in (0, 1)) and releases stage 1 through
+// the uniform prior's channel. m must be released with a prior
+// (Release.WithPrior). Randomness comes from o as for Apply: the split
+// from its own stream, stage 1's and then stage 2's noise from the noise
+// stream, the shipping order from the order stream.
 func StartRRPrior(labels []uint8, m *pets.Mechanism, fraction float64, o Options) (*TwoStage, error) {
 	if !m.Spec().Release.WithPrior() {
 		return nil, fmt.Errorf("release: StartRRPrior needs a mechanism released with a prior (rr_prior), got %s", m.Kind())
@@ -107,30 +111,34 @@ func StartRRPrior(labels []uint8, m *pets.Mechanism, fraction float64, o Options
 		lab[i] = labels[row]
 	}
 	out := make([]uint8, len(rows))
-	if c := m.Classes(); c >= 3 {
-		// The uniform prior: RRWithPrior's set is then every class
-		// (M_k = k/C, and k/(e^ε+k−1) grows with k), i.e. k-ary RR.
-		m.Multiclass().ReleaseRRPrior(out, lab, uniformPriors(len(rows), c), make([]pets.PriorSet, len(rows)), t.noise)
-	} else {
-		prior := make([]float64, len(rows))
-		for i := range prior {
-			prior[i] = 0.5
-		}
-		m.ReleaseRRPrior(out, lab, prior, make([]bool, len(rows)), t.noise)
-	}
+	m.ExampleLaw().Release(out, lab, repeatRows(pets.UniformPrior(m.Classes()), len(rows)), t.noise)
 	for i, row := range rows {
 		t.released[row] = out[i]
 	}
 	return t, nil
 }
 
-// uniformPriors returns n uniform priors over c classes, flat (n·c).
-func uniformPriors(n, c int) []float64 {
-	p := make([]float64, n*c)
-	for i := range p {
-		p[i] = 1 / float64(c)
+// repeatRows returns n copies of the vector v, row-major.
+func repeatRows(v []float64, n int) []float64 {
+	out := make([]float64, 0, n*len(v))
+	for range n {
+		out = append(out, v...)
 	}
-	return p
+	return out
+}
+
+// priorRows returns n rows' priors as ExampleLaw.Release takes them, C
+// values a row: on binary labels (1 − p_i, p_i) from prior[i] = p_i, on C ≥
+// 3 classes prior itself.
+func priorRows(prior []float64, c int) []float64 {
+	if c >= 3 {
+		return prior
+	}
+	out := make([]float64, 2*len(prior))
+	for i, p := range prior {
+		out[2*i], out[2*i+1] = 1-p, p
+	}
+	return out
 }
 
 func (t *TwoStage) rowsOf(stage uint8) []int {
@@ -144,13 +152,23 @@ func (t *TwoStage) rowsOf(stage uint8) []int {
 }
 
 // Stage1 returns stage 1's release for training the prior model: its
-// rows' `label_rr` and `row` (the input row), in input order. It carries
-// no raw label.
+// rows' `label_rr`, `row` (the input row) and the uniform prior they went
+// through (prior, or prior_0 … on C ≥ 3 classes), in input order. It
+// carries no raw label.
 func (t *TwoStage) Stage1() *data.Frame {
 	rows := t.rowsOf(1)
+	c := t.m.Classes()
 	f := &data.Frame{Rows: len(rows), LabelRR: make([]uint8, len(rows)), Row: make([]int64, len(rows)), Classes: classesOf(t.m)}
 	for i, row := range rows {
 		f.LabelRR[i], f.Row[i] = t.released[row], int64(row)
+	}
+	if u := pets.UniformPrior(c); c >= 3 {
+		f.PriorC = repeatRows(u, len(rows))
+	} else {
+		f.Prior = make([]float64, len(rows))
+		for i := range f.Prior {
+			f.Prior[i] = u[1]
+		}
 	}
 	return f
 }
@@ -162,14 +180,15 @@ func (t *TwoStage) Stage2Rows() []int { return t.rowsOf(2) }
 // Finish releases stage 2 with the public priors of the rows
 // Stage2Rows() (computed without these rows' labels) and returns the whole
 // release: every input row, in input order, with its released label,
-// prior (uninformative in stage 1), branch or set, and stage. Binary
+// prior (uninformative in stage 1) and stage, and what its channel shows:
+// on binary labels branch (1: nothing, rr_prior's argmax branch), on C ≥ 3
+// classes the classes it can release (prior_set, prior_set_size). Binary
 // labels: prior[i] = P(y = 1 | x) ∈ [0, 1] of row Stage2Rows()[i]. C ≥ 3
 // classes: prior[i·C:(i+1)·C] is its probability vector over the classes
-// (pets.Multiclass.CheckPrior), and each row records RRWithPrior's set
-// (prior_set, prior_set_size) instead of a branch. It may be called once.
+// (pets.CheckPrior). It may be called once.
 func (t *TwoStage) Finish(prior []float64) (*Release, error) {
 	if t.done {
-		return nil, fmt.Errorf("release: rr_prior release already finished")
+		return nil, fmt.Errorf("release: the release with a prior is already finished")
 	}
 	rows := t.rowsOf(2)
 	if err := checkPriors(prior, len(rows), t.m, func(i int) string {
@@ -178,47 +197,67 @@ func (t *TwoStage) Finish(prior []float64) (*Release, error) {
 		return nil, err
 	}
 	t.done = true
-	n := len(t.labels)
+	n, c := len(t.labels), t.m.Classes()
 	r := &Release{Mech: t.m, Noise: t.o.Noise, Input: n, order: t.order, fraction: t.fraction,
-		labelRR: t.released, stage: t.stage}
+		labelRR: t.released, stage: t.stage, classes: classesOf(t.m)}
 	lab := make([]uint8, len(rows))
 	for i, row := range rows {
 		lab[i] = t.labels[row]
 	}
 	out := make([]uint8, len(rows))
-	if c := t.m.Classes(); c >= 3 {
-		r.classes = c
-		r.priorC, r.priorSet, r.setSize = uniformPriors(n, c), make([]uint64, n), make([]uint8, n)
-		sets := make([]pets.PriorSet, len(rows))
-		t.m.Multiclass().ReleaseRRPrior(out, lab, prior, sets, t.noise)
-		for i, row := range rows {
-			r.labelRR[row] = out[i]
-			copy(r.priorC[row*c:(row+1)*c], prior[i*c:(i+1)*c])
-		}
-		// Stage 1 went through the uniform prior: every class in the set.
-		full := pets.PriorSet{Mask: ^uint64(0) >> (64 - c), K: c}
-		for row := range n {
-			r.priorSet[row], r.setSize[row] = full.Mask, uint8(full.K)
-		}
-		for i, row := range rows {
-			r.priorSet[row], r.setSize[row] = sets[i].Mask, uint8(sets[i].K)
-		}
-	} else {
-		r.prior, r.branch = make([]float64, n), make([]uint8, n)
-		for row := range n {
-			r.prior[row] = 0.5
-		}
-		argmax := make([]bool, len(rows))
-		t.m.ReleaseRRPrior(out, lab, prior, argmax, t.noise)
-		for i, row := range rows {
-			r.labelRR[row], r.prior[row] = out[i], prior[i]
-			if argmax[i] {
-				r.branch[row] = 1
-			}
-		}
+	rowPriors := priorRows(prior, c)
+	t.m.ExampleLaw().Release(out, lab, rowPriors, t.noise)
+	// Every row's prior: the uniform one in stage 1, the given ones in
+	// stage 2.
+	all := repeatRows(pets.UniformPrior(c), n)
+	for i, row := range rows {
+		r.labelRR[row] = out[i]
+		copy(all[row*c:(row+1)*c], rowPriors[i*c:(i+1)*c])
 	}
+	r.setPriors(all)
 	t.labels = nil
 	return r, nil
+}
+
+// setPriors records each row's prior (C values a row) and what its channel
+// shows: the prior and branch columns on binary labels, prior_C, prior_set
+// and prior_set_size on C ≥ 3 classes, and the count of rows whose channel
+// shows nothing.
+func (r *Release) setPriors(all []float64) {
+	ex, c := r.Mech.ExampleLaw(), r.Classes()
+	n := len(all) / c
+	type shows struct {
+		support     uint64
+		informative bool
+	}
+	seen := map[uint64]shows{} // by channel key
+	if c >= 3 {
+		r.priorC, r.priorSet, r.setSize = all, make([]uint64, n), make([]uint8, n)
+	} else {
+		r.prior, r.branch = make([]float64, n), make([]uint8, n)
+	}
+	r.silent = 0
+	for row := range n {
+		p := all[row*c : (row+1)*c]
+		key := ex.ChannelOf(p)
+		sh, ok := seen[key]
+		if !ok {
+			ch := ex.Channel(key)
+			sh = shows{ch.Support(), ch.Informative()}
+			seen[key] = sh
+		}
+		if !sh.informative {
+			r.silent++
+		}
+		if c >= 3 {
+			r.priorSet[row], r.setSize[row] = sh.support, uint8(bits.OnesCount64(sh.support))
+			continue
+		}
+		r.prior[row] = p[1]
+		if !sh.informative {
+			r.branch[row] = 1
+		}
+	}
 }
 
 // checkPriors checks n rows' public priors for m: one P(y = 1 | x) in
@@ -240,35 +279,28 @@ func checkPriors(prior []float64, n int, m *pets.Mechanism, what func(i int) str
 	if len(prior) != n*c {
 		return fmt.Errorf("release: %d prior values for %d rows of %d classes (want %d)", len(prior), n, c, n*c)
 	}
-	mc := m.Multiclass()
 	for i := range n {
-		if err := mc.CheckPrior(prior[i*c : (i+1)*c]); err != nil {
+		if err := pets.CheckPrior(prior[i*c:(i+1)*c], c); err != nil {
 			return fmt.Errorf("release: prior of %s: %w", what(i), err)
 		}
 	}
 	return nil
 }
 
-// priorMeta adds rr_prior's figures to a release's metadata: the stage
-// fraction, rows per stage and how many took the argmax branch (Meta adds
-// its flip_prob).
+// priorMeta adds the figures of a release with a prior to its metadata:
+// the stage fraction, rows per stage and how many went through a channel
+// that shows nothing (rr_prior's argmax branch; Meta adds its flip_prob).
 func (r *Release) priorMeta(md map[string]string) {
-	var s1, am int
-	for i, s := range r.stage {
+	var s1 int
+	for _, s := range r.stage {
 		if s == 1 {
 			s1++
-		}
-		switch {
-		case r.branch != nil:
-			am += int(r.branch[i])
-		case r.setSize[i] == 1:
-			am++
 		}
 	}
 	md["stage_fraction"] = data.FormatFloat(r.fraction)
 	md["stage1_rows"] = strconv.Itoa(s1)
 	md["stage2_rows"] = strconv.Itoa(len(r.stage) - s1)
-	md["argmax_rows"] = strconv.Itoa(am)
+	md["argmax_rows"] = strconv.Itoa(r.silent)
 }
 
 // take returns s's values at the positions pos (nil for a nil s: an absent
@@ -287,11 +319,12 @@ func takeRows[T any](s []T, w int, pos []int) []T {
 	return out
 }
 
-// ApplyRRPrior releases every row of labels through rr_prior's per-row law
-// with the given public priors (Finish's: one per row in [0, 1] for binary
-// labels, a vector of C per row, flat, for C ≥ 3 classes): the law of
-// Finish's second stage, for callers that hold the priors of all rows (the
-// audit's attacks on its own examples). Rows keep their input order.
+// ApplyRRPrior releases every row of labels through the per-row law of a
+// kind released with a prior, with the given public priors (Finish's: one
+// per row in [0, 1] for binary labels, a vector of C per row, flat, for
+// C ≥ 3 classes): the law of Finish's second stage, for callers that hold
+// the priors of all rows (the audit's attacks on its own examples). Rows
+// keep their input order.
 func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options) (*Release, error) {
 	if !m.Spec().Release.WithPrior() {
 		return nil, fmt.Errorf("release: ApplyRRPrior needs a mechanism released with a prior (rr_prior), got %s", m.Kind())
@@ -315,22 +348,11 @@ func ApplyRRPrior(labels []uint8, prior []float64, m *pets.Mechanism, o Options)
 	for i := range r.stage {
 		r.stage[i] = 2 // every row released with its given prior, as Finish's second stage
 	}
+	rowPriors := priorRows(prior, m.Classes())
+	m.ExampleLaw().Release(r.labelRR, labels, rowPriors, noiseSrc.(pets.Rand))
 	if r.classes >= 3 {
-		sets := make([]pets.PriorSet, n)
-		m.Multiclass().ReleaseRRPrior(r.labelRR, labels, prior, sets, noiseSrc.(pets.Rand))
-		r.priorC, r.priorSet, r.setSize = append([]float64(nil), prior...), make([]uint64, n), make([]uint8, n)
-		for i, s := range sets {
-			r.priorSet[i], r.setSize[i] = s.Mask, uint8(s.K)
-		}
-		return r, nil
+		rowPriors = append([]float64(nil), rowPriors...)
 	}
-	r.prior, r.branch = append([]float64(nil), prior...), make([]uint8, n)
-	argmax := make([]bool, n)
-	m.ReleaseRRPrior(r.labelRR, labels, prior, argmax, noiseSrc.(pets.Rand))
-	for i, a := range argmax {
-		if a {
-			r.branch[i] = 1
-		}
-	}
+	r.setPriors(rowPriors)
 	return r, nil
 }

@@ -355,10 +355,22 @@ var markerGlyphs = [...]draw.GlyphDrawer{
 	pets.MarkerTriangle: draw.TriangleGlyph{},
 }
 
-// petGlyph is the mechanism's marker (pets.Look.Marker; pets.Register
-// refuses one beyond MarkerTriangle, and TestEveryMarkerDrawn checks this
-// table has them all).
+// petGlyph is the mechanism's marker (pets.Look.Marker; Supports refuses,
+// at pets.Register, one this table does not draw, and TestEveryMarkerDrawn
+// checks it has every pets.Marker).
 func petGlyph(k pets.Kind) draw.GlyphDrawer { return markerGlyphs[k.Spec().Look.Marker] }
+
+// Supports says whether the figures draw a kind with the spec sp
+// (pets.Serve, asked by pets.Register): nil, or a sentence saying what
+// they cannot draw: a marker they have no glyph for.
+func Supports(sp pets.Spec) error {
+	if int(sp.Look.Marker) >= len(markerGlyphs) {
+		return fmt.Errorf("its marker %d is none of the %d shapes the figures draw (pets.MarkerSquare … MarkerTriangle)", sp.Look.Marker, len(markerGlyphs))
+	}
+	return nil
+}
+
+var _ = pets.Serve("report's figures", Supports)
 
 // isClean reports whether k is the clean reference (none: its "release" is
 // the raw labels), drawn as a dashed line.

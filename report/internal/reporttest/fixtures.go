@@ -28,7 +28,7 @@ func RR(lr float64, trial int, auc float64) report.Run {
 // ConfigA; test accuracy not measured: NaN).
 func Run(setting string, pet pets.Kind, k int, eps float64, trial int, id string, auc float64) report.Run {
 	ldp := eps
-	if pet == pets.None || pet == pets.LLP {
+	if !pet.Spec().Privacy.DP() {
 		ldp = math.Inf(1)
 	}
 	return report.Run{RunID: id, Dataset: DatasetA, ConfigID: ConfigA, Setting: setting, Pet: pet, K: k, Epsilon: eps,

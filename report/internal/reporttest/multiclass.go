@@ -67,7 +67,7 @@ func MultiRuns() []report.Run {
 	var runs []report.Run
 	for _, s := range MultiSettings() {
 		ldp := s.Eps
-		if s.Pet == pets.None || s.Pet == pets.LLP {
+		if !s.Pet.Spec().Privacy.DP() {
 			ldp = math.Inf(1)
 		}
 		for _, lr := range MultiLRs {

@@ -201,14 +201,25 @@ func SynthPosteriors(seed uint64, n int) []report.Posterior {
 	}
 	var out []report.Posterior
 	for _, sp := range specs {
-		name := sp.pet.String()
-		switch sp.pet {
-		case pets.RR:
-			name = fmt.Sprintf("rr_eps%g", sp.eps)
-		case pets.LLP:
-			name = fmt.Sprintf("llp_k%d", sp.k)
-		case pets.LLPGeom:
-			name = fmt.Sprintf("llp_geom_k%d_eps%g", sp.k, sp.eps)
+		name := sp.pet.String() // the setting id: the kind, _k and _eps when set
+		if sp.k > 0 {
+			name += fmt.Sprintf("_k%d", sp.k)
+		}
+		if sp.eps > 0 {
+			name += fmt.Sprintf("_eps%g", sp.eps)
+		}
+		m, err := pets.New(pets.Params{Kind: sp.pet, K: sp.k, Epsilon: sp.eps})
+		if err != nil {
+			panic(err)
+		}
+		// The law of a release: a per-example channel, or the noise on a
+		// bag's sum (exact or clipped two-sided geometric at a = e^{−λ}).
+		var ch pets.Channel
+		geom, a := false, 0.0
+		if ex := m.ExampleLaw(); ex != nil {
+			ch = ex.Channel(ex.ChannelOf(nil))
+		} else {
+			geom, a = m.BagLaw().SumNoise() == pets.SumGeometric, math.Exp(-m.BagLaw().NoiseRate())
 		}
 		bag := max(sp.k, 1)
 		for start := 0; start < n; start += bag {
@@ -221,9 +232,8 @@ func SynthPosteriors(seed uint64, n int) []report.Posterior {
 					sum++
 				}
 			}
-			a := math.Exp(-sp.eps)
 			var z int
-			if sp.pet == pets.LLPGeom {
+			if geom {
 				// two-sided geometric noise, clipped
 				g := func() int {
 					c := 0
@@ -238,28 +248,25 @@ func SynthPosteriors(seed uint64, n int) []report.Posterior {
 				var l1, l0 func(z int) float64 // P(z | y_i = 1), P(z | y_i = 0)
 				var zs []int                   // support of z
 				zi := 0
-				switch sp.pet {
-				case pets.None:
-					l1 = func(z int) float64 { return float64(z) }
-					l0 = func(z int) float64 { return float64(1 - z) }
-					zs, zi = []int{0, 1}, y[i]
-				case pets.Bot:
-					l1 = func(int) float64 { return 1 }
-					l0 = l1
-					zs = []int{0}
-				case pets.RR:
-					p := 1 / (1 + math.Exp(sp.eps))
-					l1 = func(z int) float64 { return []float64{p, 1 - p}[z] }
-					l0 = func(z int) float64 { return []float64{1 - p, p}[z] }
-					zs, zi = []int{0, 1}, y[i]
-					if r.Float64() < p {
+				switch {
+				case ch.Z > 0:
+					l1 = func(z int) float64 { return ch.Prob(uint8(z), 1) }
+					l0 = func(z int) float64 { return ch.Prob(uint8(z), 0) }
+					for z := range ch.Z {
+						zs = append(zs, z)
+					}
+					// The release: randomized response flips the label
+					// with probability π; a channel that is a function of
+					// the label (the identity, the silent one) draws
+					// nothing.
+					if zi = min(y[i], ch.Z-1); ch.Flip > 0 && r.Float64() < ch.Flip {
 						zi = 1 - zi
 					}
 				default:
 					others := append(append([]float64{}, eta[:i]...), eta[i+1:]...)
 					po := poissonBinomial(others)
 					lik := func(z, s int) float64 {
-						if sp.pet == pets.LLP {
+						if !geom {
 							if z == s {
 								return 1
 							}
@@ -285,7 +292,7 @@ func SynthPosteriors(seed uint64, n int) []report.Posterior {
 						zs = append(zs, z)
 					}
 					zi = sum
-					if sp.pet == pets.LLPGeom {
+					if geom {
 						zi = z
 					}
 				}

@@ -11,8 +11,8 @@ import (
 	"labelprivacy/internal/oracle"
 )
 
-func mustMulti(p Params, c int) *Multiclass {
-	m, err := NewMulticlass(p, c)
+func mustMulti(p Params, c int) *mcView {
+	m, err := newView(p, c)
 	if err != nil {
 		panic(err)
 	}
@@ -38,7 +38,7 @@ func TestMulticlassValidation(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewMulticlass(tc.p, tc.classes)
+			_, err := newView(tc.p, tc.classes)
 			var pe *ParamError
 			if !errors.As(err, &pe) || pe.Param != tc.param || !errors.Is(err, ErrInvalidParam) {
 				t.Fatalf("got %v, want a ParamError on %q", err, tc.param)
@@ -46,11 +46,11 @@ func TestMulticlassValidation(t *testing.T) {
 		})
 	}
 	// The same ε is fine for the grid sampler at C = 2 (Δ = 1).
-	if _, err := NewMulticlass(Params{Kind: LLPLap, K: 4, Epsilon: 0x1.8p-40, Secure: true}, 2); err != nil {
+	if _, err := newView(Params{Kind: LLPLap, K: 4, Epsilon: 0x1.8p-40, Secure: true}, 2); err != nil {
 		t.Fatalf("C=2: %v", err)
 	}
 	for _, c := range []int{2, 64} {
-		if _, err := NewMulticlass(Params{Kind: RRPrior, Epsilon: 1}, c); err != nil {
+		if _, err := newView(Params{Kind: RRPrior, Epsilon: 1}, c); err != nil {
 			t.Fatalf("C=%d: %v", c, err)
 		}
 	}
@@ -66,7 +66,7 @@ func TestMulticlassValidation(t *testing.T) {
 	}
 }
 
-// TestMulticlassBinaryBitIdentical: at C = 2 every release of Multiclass is
+// TestMulticlassBinaryBitIdentical: at C = 2 every release of the C-class laws (mcView: rr_prior by its set rule) is
 // the binary Mechanism's bit for bit given the same Rand stream, and both
 // leave the stream in the same state (the next word agrees): rr (fast and
 // slow flip paths), rr_prior (priors on a grid and at the floats next to the
@@ -85,7 +85,7 @@ func TestMulticlassBinaryBitIdentical(t *testing.T) {
 		mc := mustMulti(Params{Kind: RR, Epsilon: eps}, 2)
 		a, b := make([]uint8, n), make([]uint8, n)
 		r1, r2 := newRand(uint64(eps*1000)+1), newRand(uint64(eps*1000)+1)
-		bin.ReleaseRR(a, labels, r1)
+		releaseRR(bin, a, labels, r1)
 		mc.ReleaseRR(b, labels, r2)
 		if !slices.Equal(a, b) || r1.Uint64() != r2.Uint64() {
 			t.Fatalf("rr ε=%v: releases or stream differ", eps)
@@ -112,13 +112,13 @@ func TestMulticlassBinaryBitIdentical(t *testing.T) {
 		am := make([]bool, n)
 		sets := make([]PriorSet, n)
 		r1, r2 = newRand(uint64(eps*1000)+2), newRand(uint64(eps*1000)+2)
-		binP.ReleaseRRPrior(a, labels, prior, am, r1)
+		releaseRRPrior(binP, a, labels, prior, am, r1)
 		mcP.ReleaseRRPrior(b, labels, vec, sets, r2)
 		if !slices.Equal(a, b) || r1.Uint64() != r2.Uint64() {
 			t.Fatalf("rr_prior ε=%v: releases or stream differ", eps)
 		}
 		for i := range am {
-			lab, arg := binP.PriorBranch(prior[i])
+			lab, arg := priorBranch(binP, prior[i])
 			if (sets[i].K == 1) != am[i] || (sets[i].K == 1) != arg || (arg && !sets[i].Contains(lab)) {
 				t.Fatalf("rr_prior ε=%v p=%v: set %+v, binary branch argmax=%v label %d", eps, prior[i], sets[i], arg, lab)
 			}
@@ -144,7 +144,7 @@ func TestMulticlassBinaryBitIdentical(t *testing.T) {
 					t.Fatalf("%v bag %d (sum %d of %d): binary α = %v, multiclass %v", bm, bag, sum, size, alpha, dst[0])
 				}
 				mm.Debias(deb[:], dst[:], size)
-				if math.Float64bits(bm.Debias(alpha, size)) != math.Float64bits(deb[0]) {
+				if math.Float64bits(debias(bm, alpha, size)) != math.Float64bits(deb[0]) {
 					t.Fatalf("%v: Debias differs at α = %v, n = %d", bm, alpha, size)
 				}
 			}
@@ -304,7 +304,7 @@ func TestPriorSetRule(t *testing.T) {
 			grid = append(grid, float64(i)/1000)
 		}
 		for _, p := range grid {
-			lab, am := bin.PriorBranch(p)
+			lab, am := priorBranch(bin, p)
 			s := m.PriorSet([]float64{1 - p, p})
 			if (s.K == 1) != am || (am && !s.Contains(lab)) || (!am && s.K != 2) {
 				t.Fatalf("ε=%v p=%v: set %+v, binary argmax=%v label=%d", eps, p, s, am, lab)
@@ -404,10 +404,11 @@ func TestRRPriorMulticlassDP(t *testing.T) {
 					t.Fatalf("bad test set %b", s.Mask)
 				}
 				worst := 0.0
+				ch := m.setLaw().Channel(s.Mask)
 				for z := range uint8(c) {
 					for a := range uint8(c) {
 						for b := range uint8(c) {
-							la, lb := m.RRPriorLikelihood(s, z, a), m.RRPriorLikelihood(s, z, b)
+							la, lb := ch.Prob(z, a), ch.Prob(z, b)
 							if la == 0 && lb == 0 {
 								continue
 							}
@@ -638,14 +639,4 @@ func TestMulticlassPanics(t *testing.T) {
 	if err := pr.CheckPrior([]float64{0.3, 0.3, math.NaN()}); err == nil || !errors.Is(err, ErrInvalidParam) {
 		t.Errorf("CheckPrior accepted NaN: %v", err)
 	}
-}
-
-func ExampleMulticlass_PriorSet() {
-	m, _ := NewMulticlass(Params{Kind: RRPrior, Epsilon: 1}, 4)
-	// A prior confident in classes 2 and 0: RR over those two classes
-	// (k* = 2) releases the true label with probability 0.95·e/(e+1) ≈ 0.69,
-	// more than RR over one (0.6), three or four classes.
-	s := m.PriorSet([]float64{0.35, 0.03, 0.6, 0.02})
-	fmt.Println(s.K, s.Members())
-	// Output: 2 [0 2]
 }
