@@ -50,7 +50,13 @@ func expandSettings(cfg []config.PetConfig, classes int) ([]*setting, error) {
 				st.Classes = classes
 			}
 			m, err := pets.New(st.Params)
-			if err != nil {
+			var pe *pets.ParamError
+			switch {
+			case errors.As(err, &pe) && (pe.Param == "trigger_data" || pe.Param == "windows"):
+				// ara_event's source against the dataset's classes (the
+				// config checked the rest at load).
+				return nil, &config.FieldError{Key: fmt.Sprintf("pets[%d].%s", i, pe.Param), Msg: pe.Msg}
+			case err != nil:
 				return nil, fmt.Errorf("%w: pets[%d]: %w", config.ErrConfig, i, err)
 			}
 			out = append(out, &setting{Setting: st, Mech: m, ID: st.ID()})
