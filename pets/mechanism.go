@@ -89,6 +89,29 @@ func New(p Params) (*Mechanism, error) {
 	return m, nil
 }
 
+// PrivacyParams returns parameters of a mechanism of kind k with bag size
+// K and ε that New accepts (on binary labels) and whose privacy — Privacy
+// and Epsilon, all that composes — is that of every mechanism of k with
+// that K and ε: for a kind that takes more (ara_event's source, one
+// trigger-data value in one window with one report; ara_summary's budget
+// split, all of it to the count) a fixed choice of them, which changes
+// neither. A ledger, which records kind, k and ε, rebuilds its rows'
+// mechanisms from them.
+func PrivacyParams(k Kind, K int, eps float64) Params {
+	p := Params{Kind: k, K: K}
+	t := k.Spec().Takes
+	if t.Epsilon {
+		p.Epsilon = eps
+	}
+	if t.Source {
+		p.TriggerData, p.Windows, p.Reports = 1, 1, 1
+	}
+	if t.Shares {
+		p.CountShare = 1
+	}
+	return p
+}
+
 // Classes returns the number of label classes C the mechanism releases:
 // Params.Classes, or 2 when it is 0.
 func (m *Mechanism) Classes() int { return max(m.p.Classes, 2) }
