@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"labelprivacy/config"
@@ -194,10 +196,55 @@ func TestARAEventClassesThroughPipeline(t *testing.T) {
 		t.Errorf("audit: EAdv %v on %d classes, realized z %v", a.EAdv, a.Classes, a.RealizedZ)
 	}
 
-	c.Pets[1].Windows, c.Output = 1, filepath.Join(t.TempDir(), "out2")
-	_, err = Open(context.Background(), c, Exclusive, nil)
-	var fe *config.FieldError
-	if !errors.As(err, &fe) || fe.Key != "pets[1].windows" {
-		t.Errorf("2 trigger-data values × 1 window on 5 classes: %v", err)
+	for _, tc := range []struct {
+		name    string
+		t, w    int
+		key     string
+		mention string
+	}{
+		{"too few classes", 2, 1, "pets[1].windows", "fewer than the 5 classes"},
+		{"more trigger data than classes", 5, 1, "pets[1].trigger_data", "more than the 5 classes"},
+		{"as many classes, other windows", 4, 1, "pets[1].trigger_data", "2 trigger-data values in 2 windows"},
+	} {
+		c.Pets[1].TriggerData, c.Pets[1].Windows, c.Output = tc.t, tc.w, filepath.Join(t.TempDir(), "out2")
+		_, err = Open(context.Background(), c, Exclusive, nil)
+		var fe *config.FieldError
+		if !errors.As(err, &fe) || fe.Key != tc.key || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if _, err := os.Stat(filepath.Join(c.Output, "config.resolved.yaml")); err == nil {
+			t.Errorf("%s: config.resolved.yaml written before the refusal", tc.name)
+		}
+	}
+}
+
+// ara_summary's bad inputs are refused when the session opens, one error
+// naming the key, before anything is written: a key group larger than a
+// batch (train.batch_size), a key column the dataset lacks (pets[1].key).
+func TestARASummaryRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "conv")
+	if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthConversions, Rows: 600, TestRows: 200, Features: 4, Seed: 3,
+		Out: dir, TriggerData: 1, Windows: 1, Groups: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, key string
+		batch     int
+		want      string
+	}{
+		{"a group larger than a batch", "group", 64, "train.batch_size"},
+		{"no such key", "campaign", 256, "pets[1].key"},
+	} {
+		c := testConfig(filepath.Join(t.TempDir(), "out"))
+		c.Data.Path, c.Train.BatchSize = dir, tc.batch
+		c.Pets = []config.PetConfig{{Mechanism: pets.None}, {Mechanism: pets.ARASummary, Key: tc.key, BudgetShare: []config.BudgetShare{{Count: 1}}, Epsilon: []float64{1}}}
+		_, err := Open(context.Background(), c, Exclusive, nil)
+		var fe *config.FieldError
+		if !errors.As(err, &fe) || fe.Key != tc.want || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		if _, err := os.Stat(filepath.Join(c.Output, "config.resolved.yaml")); err == nil {
+			t.Errorf("%s: config.resolved.yaml written before the refusal", tc.name)
+		}
 	}
 }

@@ -5,9 +5,37 @@ import (
 	"math"
 
 	"labelprivacy/ara"
+	"labelprivacy/config"
 	"labelprivacy/data"
 	"labelprivacy/report"
 )
+
+// checkSources refuses, before anything is written, an attribution
+// source (ara_event's trigger_data and windows) that does not match the
+// conversions its dataset records (data synth --kind conversions writes
+// trigger_data and windows in meta.json): class 1 + t·W + w is one report
+// of t in window w only for the dataset's own T and W, even where another
+// T·W gives as many classes. A dataset that records none is checked by its
+// classes alone (expandSettings).
+func checkSources(c *config.Config, dir string, m *data.Meta) error {
+	if m == nil || m.TriggerData == 0 {
+		return nil
+	}
+	for i, p := range c.Pets {
+		if !p.Mechanism.Spec().Takes.Source {
+			continue
+		}
+		key, v, want := "trigger_data", p.TriggerData, m.TriggerData
+		if v == want {
+			key, v, want = "windows", p.Windows, m.Windows
+		}
+		if v != want {
+			return &config.FieldError{Key: fmt.Sprintf("pets[%d].%s", i, key), Msg: fmt.Sprintf("%d, but the conversions of %s have %d trigger-data values in %d windows (its meta.json): a class is one report of a value in a window of those",
+				v, dir, m.TriggerData, m.Windows)}
+		}
+	}
+	return nil
+}
 
 // summaryAccuracy sets a's RMSRE figures for a setting released as one
 // noisy count per key group (ara_summary, pets.Takes.KeyGroups): Noise
