@@ -82,6 +82,7 @@ var (
 		// C ≥ 3 only; the per-class float columns follow (classes.go).
 		typedColumn[uint64]{ColPriorSet, arrow.PrimitiveTypes.Uint64, func(f *Frame) *[]uint64 { return &f.PriorSet }, appendUint64},
 		typedColumn[uint8]{ColPriorSetSize, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.PriorSetSize }, appendSetSize},
+		typedColumn[uint64]{ColARAState, arrow.PrimitiveTypes.Uint64, func(f *Frame) *[]uint64 { return &f.ARAState }, appendUint64},
 	}
 	rowColumns = append([]column{labelColumn}, tailColumns...)
 )

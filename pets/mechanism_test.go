@@ -28,7 +28,7 @@ func TestNewValidation(t *testing.T) {
 		{"llp_lap ok", Params{Kind: LLPLap, K: 8, Epsilon: 0.5}, ""},
 		{"llp_lap secure ok", Params{Kind: LLPLap, K: 8, Epsilon: 0.5, Secure: true}, ""},
 		{"llp_geom ok", Params{Kind: LLPGeom, K: 1, Epsilon: 32}, ""},
-		{"invalid kind", Params{Kind: Kind(9)}, "kind"},
+		{"invalid kind", Params{Kind: Kind(250)}, "kind"},
 		{"none with epsilon", Params{Kind: None, Epsilon: 1}, "epsilon"},
 		{"none with k", Params{Kind: None, K: 4}, "k"},
 		{"none secure", Params{Kind: None, Secure: true}, "secure"},

@@ -102,6 +102,9 @@ type Row struct {
 	MAP50, MAP90 float64
 	// MAMean is the mean |MA| (NaN when not audited or not recorded).
 	MAMean float64
+	// RMSRE is a summary report's Noise Lab RMSRE₅ (Audit.RMSRE), beside
+	// the model's utility; NaN for the other kinds and when not audited.
+	RMSRE float64
 	// LearningRates are the learning rates at which the setting has runs
 	// with a metric (not NaN), in increasing order: the choice set of the
 	// best-LR rule (a config's train.learning_rates when every run
@@ -223,12 +226,12 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon, Classes: b.Classes,
 			BestLR: b.LR, AUCMean: b.AUC, AUCSE: b.AUCSE, AccuracyMean: b.Accuracy, AccuracySE: b.AccuracySE, NTrials: b.N,
-			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan}
+			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan, RMSRE: nan}
 		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
 			r.MAP50, r.MAP90, r.MAMean = a.MAP50, a.MAP90, a.MAMean
-			r.EAdvBound = a.EAdvBound
+			r.EAdvBound, r.RMSRE = a.EAdvBound, a.RMSRE
 		}
 		r.ConfigName, r.Config = joinNames(sr.names), sr.params.Config
 		if len(sr.byLR) > 0 {
@@ -455,6 +458,7 @@ var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	opt(f64Col("test_accuracy_mean", func(r *Row) *float64 { return &r.AccuracyMean })),
 	opt(f64Col("test_accuracy_se", func(r *Row) *float64 { return &r.AccuracySE })),
 	opt(mapCol("learning_rates", func(r *Row) *[]float64 { return &r.LearningRates }, formatFloats, parseFloats, nil)),
+	opt(f64Col("rmsre", func(r *Row) *float64 { return &r.RMSRE })),
 }}
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one

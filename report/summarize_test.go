@@ -275,7 +275,7 @@ func TestSummaryTable(t *testing.T) {
 	names := ColumnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "label_dp_epsilon", "best_lr", "auc_mean", "auc_se", "n_trials",
 		"eadv", "eadv_se", "ma_p98", "ma_inf_frac", "dataset", "config_id", "audited", "eta_source", "eadv_bound", "bags", "ma_p50", "ma_p90", "ma_mean", "config_name", "config", "config_diff",
-		"classes", "test_accuracy_mean", "test_accuracy_se", "learning_rates"}
+		"classes", "test_accuracy_mean", "test_accuracy_se", "learning_rates", "rmsre"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}
