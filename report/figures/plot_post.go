@@ -248,133 +248,178 @@ func cdfFigure(post []report.Posterior, rows []report.Row, titleSuffix string) (
 // is the largest change of the log posterior odds between two classes,
 // and the title names C.
 func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
-	classes, err := setsClasses(sets)
+	c, err := collectCDF(sets)
 	if err != nil {
 		return nil, err
 	}
-	per := make([][]*postSetting, len(sets))
-	infOf := make([]map[string]float64, len(sets))
-	total := 0
-	var allMA, allIE []float64
-	for i, st := range sets {
-		per[i] = groupPosteriors(st.Posteriors)
-		total = max(total, len(per[i]))
-		infOf[i] = map[string]float64{}
-		for _, r := range st.Rows {
-			if r.Audited && !math.IsNaN(r.MAInfFrac) {
-				infOf[i][r.Setting] = r.MAInfFrac
-			}
-		}
-		for _, s := range per[i] {
-			allMA = append(allMA, s.absMA...)
-			allIE = append(allIE, s.ieadv...)
-		}
-	}
-	if total == 0 {
-		return nil, fmt.Errorf("figures: advantage CDFs: no samples outside none/bot: %w", ErrNoData)
-	}
-	// Rows of panels: one for every setting, or one per mechanism.
-	type rowSpec struct {
-		title string
-		pick  func(ss []*postSetting) []*postSetting
-	}
-	var rowsSpec []rowSpec
-	if total <= maxCDFOnePanel {
-		rowsSpec = []rowSpec{{"", func(ss []*postSetting) []*postSetting { return ss }}}
-	} else {
-		var kinds []pets.Kind
-		for _, ss := range per {
-			for _, s := range ss {
-				if !slices.Contains(kinds, s.pet) {
-					kinds = append(kinds, s.pet)
-				}
-			}
-		}
-		slices.Sort(kinds)
-		for _, k := range kinds {
-			rowsSpec = append(rowsSpec, rowSpec{display.PetName(k), func(ss []*postSetting) []*postSetting {
-				var of []*postSetting
-				for _, s := range ss {
-					if s.pet == k {
-						of = append(of, s)
-					}
-				}
-				return pickSettings(of, maxCDFPerRow)
-			}})
-		}
-	}
-	ieMax := 0.0
-	for _, v := range allIE {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			ieMax = max(ieMax, v)
-		}
-	}
-	if ieMax <= 0 {
-		ieMax = 1
-	}
-	ieAx := newAdvAxis(allIE, false)
-	maAx := newAdvAxis(allMA, true)
-	ylab := "fraction of examples ≤ x"
+	rows := c.rows()
 	var panels []*panel
 	var items []legendItem
 	if len(sets) > 1 {
 		items = setLegend(sets)
 	}
-	for _, rs := range rowsSpec {
-		pa := &panel{title: "Individual expected advantage", x: ieAx.spec("individual expected advantage (probability)"),
-			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}}
-		pm := &panel{title: "|Multiplicative advantage|", x: maAx.spec(maCDFLabel(classes)),
-			y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}, refs: maAx.sep()}
-		if rs.title != "" {
-			pa.title, pm.title = rs.title+": individual expected advantage", rs.title+": |multiplicative advantage|"
-		}
-		var legend []legendItem
-		named := map[string]bool{}
-		for si := range sets {
-			lk := lookOf(si, len(sets))
-			shown := rs.pick(per[si])
-			if rs.title != "" {
-				var of []*postSetting
-				for _, s := range per[si] {
-					if display.PetName(s.pet) == rs.title {
-						of = append(of, s)
-					}
-				}
-				if len(shown) < len(of) && lk.primary {
-					pa.title = fmt.Sprintf("%s (%d of %d settings)", pa.title, len(shown), len(of))
-				}
-			}
-			clrs := settingColors(shown)
-			for i, s := range shown {
-				sty := lk.line(draw.LineStyle{Color: clrs[i], Width: 2})
-				name := s.label() + setSuffix(sets, si)
-				pa.series = append(pa.series, &series{name: name, pts: cdfXY(s.ieadv, 0, ieAx.max, 0), line: sty})
-				pm.series = append(pm.series, &series{name: name, pts: cdfXY(s.absMA, 0, maAx.sepPos, maAx.infPos), line: sty})
-				if named[s.setting] && !lk.primary {
-					continue
-				}
-				named[s.setting] = true
-				text := s.label()
-				f, ok := infOf[si][s.setting]
-				if !ok {
-					f = infFrac(s.absMA)
-				}
-				if f > 0 {
-					text += fmt.Sprintf(" (%s ∞)", display.Percent(f))
-				}
-				legend = append(legend, legendItem{text: text, thumb: lineThumb(draw.LineStyle{Color: clrs[i], Width: 2})})
-			}
-		}
-		if len(rowsSpec) == 1 {
+	for _, rs := range rows {
+		pa, pm, legend := c.rowPanels(rs)
+		if len(rows) == 1 {
 			items = append(items, legend...)
 		} else {
 			pa.legend = legend
 		}
 		panels = append(panels, pa, pm)
 	}
+	return c.figure(panels, items, len(rows) > 1, titleSuffix), nil
+}
+
+// cdfPlot is what cdfSets draws: the sets, the class count, each set's
+// settings and the audit's ∞ fractions, and the two shared x axes.
+type cdfPlot struct {
+	sets    []Set
+	classes int
+	per     [][]*postSetting     // per set: its settings (groupPosteriors)
+	infOf   []map[string]float64 // per set: the audit's ma_inf_frac by setting
+	total   int                  // the most settings of one set
+	ieAx    advAxis              // individual expected advantage (probability)
+	maAx    advAxis              // |MA| (nats, log(1+x)), ∞ beyond its separator
+}
+
+// cdfRow is one row of panels: its title ("" when one row shows every
+// setting, else the mechanism's name) and the settings of a set it shows.
+type cdfRow struct {
+	title string
+	pick  func(ss []*postSetting) []*postSetting
+}
+
+// collectCDF groups every set's posterior samples by setting, reads the
+// audit's ∞ fractions from its rows and sets the axes over all samples
+// (ErrNoData when no set has a privatized setting).
+func collectCDF(sets []Set) (*cdfPlot, error) {
+	classes, err := setsClasses(sets)
+	if err != nil {
+		return nil, err
+	}
+	c := &cdfPlot{sets: sets, classes: classes, per: make([][]*postSetting, len(sets)), infOf: make([]map[string]float64, len(sets))}
+	var allMA, allIE []float64
+	for i, st := range sets {
+		c.per[i] = groupPosteriors(st.Posteriors)
+		c.total = max(c.total, len(c.per[i]))
+		c.infOf[i] = map[string]float64{}
+		for _, r := range st.Rows {
+			if r.Audited && !math.IsNaN(r.MAInfFrac) {
+				c.infOf[i][r.Setting] = r.MAInfFrac
+			}
+		}
+		for _, s := range c.per[i] {
+			allMA = append(allMA, s.absMA...)
+			allIE = append(allIE, s.ieadv...)
+		}
+	}
+	if c.total == 0 {
+		return nil, fmt.Errorf("figures: advantage CDFs: no samples outside none/bot: %w", ErrNoData)
+	}
+	c.ieAx, c.maAx = newAdvAxis(allIE, false), newAdvAxis(allMA, true)
+	return c, nil
+}
+
+// rows are the rows of panels: one for every setting when a set has at
+// most maxCDFOnePanel, else one per mechanism (in pets.Kind order) showing
+// at most maxCDFPerRow of its settings (pickSettings).
+func (c *cdfPlot) rows() []cdfRow {
+	if c.total <= maxCDFOnePanel {
+		return []cdfRow{{"", func(ss []*postSetting) []*postSetting { return ss }}}
+	}
+	var kinds []pets.Kind
+	for _, ss := range c.per {
+		for _, s := range ss {
+			if !slices.Contains(kinds, s.pet) {
+				kinds = append(kinds, s.pet)
+			}
+		}
+	}
+	slices.Sort(kinds)
+	var rows []cdfRow
+	for _, k := range kinds {
+		rows = append(rows, cdfRow{display.PetName(k), func(ss []*postSetting) []*postSetting {
+			var of []*postSetting
+			for _, s := range ss {
+				if s.pet == k {
+					of = append(of, s)
+				}
+			}
+			return pickSettings(of, maxCDFPerRow)
+		}})
+	}
+	return rows
+}
+
+// rowPanels draws row rs: the individual expected advantage panel pa and
+// the |MA| panel pm, every set's shown settings in both, and the legend
+// naming each setting once (the primary set's look wins).
+func (c *cdfPlot) rowPanels(rs cdfRow) (pa, pm *panel, legend []legendItem) {
+	ylab := "fraction of examples ≤ x"
+	pa = &panel{title: "Individual expected advantage", x: c.ieAx.spec("individual expected advantage (probability)"),
+		y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}}
+	pm = &panel{title: "|Multiplicative advantage|", x: c.maAx.spec(maCDFLabel(c.classes)),
+		y: axisSpec{label: ylab, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}, refs: c.maAx.sep()}
+	if rs.title != "" {
+		pa.title, pm.title = rs.title+": individual expected advantage", rs.title+": |multiplicative advantage|"
+	}
+	named := map[string]bool{}
+	for si := range c.sets {
+		lk := lookOf(si, len(c.sets))
+		shown := rs.pick(c.per[si])
+		if rs.title != "" && lk.primary {
+			if of := c.ofMechanism(si, rs.title); len(shown) < of {
+				pa.title = fmt.Sprintf("%s (%d of %d settings)", pa.title, len(shown), of)
+			}
+		}
+		clrs := settingColors(shown)
+		for i, s := range shown {
+			sty := lk.line(draw.LineStyle{Color: clrs[i], Width: 2})
+			name := s.label() + setSuffix(c.sets, si)
+			pa.series = append(pa.series, &series{name: name, pts: cdfXY(s.ieadv, 0, c.ieAx.max, 0), line: sty})
+			pm.series = append(pm.series, &series{name: name, pts: cdfXY(s.absMA, 0, c.maAx.sepPos, c.maAx.infPos), line: sty})
+			if named[s.setting] && !lk.primary {
+				continue
+			}
+			named[s.setting] = true
+			legend = append(legend, legendItem{text: c.legendText(si, s), thumb: lineThumb(draw.LineStyle{Color: clrs[i], Width: 2})})
+		}
+	}
+	return pa, pm, legend
+}
+
+// ofMechanism counts set si's settings of the mechanism named name.
+func (c *cdfPlot) ofMechanism(si int, name string) int {
+	n := 0
+	for _, s := range c.per[si] {
+		if display.PetName(s.pet) == name {
+			n++
+		}
+	}
+	return n
+}
+
+// legendText names setting s of set si with its fraction of |MA| = ∞ when
+// above 0: the audit's (the row's ma_inf_frac), else the samples'.
+func (c *cdfPlot) legendText(si int, s *postSetting) string {
+	text := s.label()
+	f, ok := c.infOf[si][s.setting]
+	if !ok {
+		f = infFrac(s.absMA)
+	}
+	if f > 0 {
+		text += fmt.Sprintf(" (%s ∞)", display.Percent(f))
+	}
+	return text
+}
+
+// figure lays the panels out two a row (cells 4.2 in high, or 3.3 in plus
+// the tallest header when byMech: one row per mechanism) and notes the
+// settings picked and what ∞ means.
+func (c *cdfPlot) figure(panels []*panel, items []legendItem, byMech bool, titleSuffix string) *figure {
 	title := "Empirical CDFs of per-example advantage"
-	f := &figure{title: title + report.ClassesTitle(classes) + titleSuffix, w: 12 * vg.Inch, cols: 2, cellH: 4.2 * vg.Inch, legend: items, panels: panels}
-	if len(rowsSpec) > 1 {
+	f := &figure{title: title + report.ClassesTitle(c.classes) + titleSuffix, w: 12 * vg.Inch, cols: 2, cellH: 4.2 * vg.Inch, legend: items, panels: panels}
+	if byMech {
 		var hdr vg.Length
 		for _, p := range panels {
 			hdr = max(hdr, p.headerHeight(6*vg.Inch))
@@ -382,19 +427,19 @@ func cdfSets(sets []Set, titleSuffix string) (*figure, error) {
 		f.cellH = 3.3*vg.Inch + hdr
 	}
 	var notes []string
-	if len(rowsSpec) > 1 {
+	if byMech {
 		notes = append(notes, fmt.Sprintf("%d settings: one row per mechanism, at most %d settings a row (the first and last in (k, ε) order and "+
-			"evenly spaced ones between); every setting is in the tables.", total, maxCDFPerRow))
+			"evenly spaced ones between); every setting is in the tables.", c.total, maxCDFPerRow))
 	}
-	if maAx.hasInf {
+	if c.maAx.hasInf {
 		what := "|Δ log-odds| = ∞ (posterior 0 or 1: the label is exposed)"
-		if classes >= 3 {
+		if c.classes >= 3 {
 			what = "|MA| = ∞ (the release rules a class out: the posterior odds against it are infinite)"
 		}
 		notes = append(notes, "Right panels: right of the dashed line, "+what+"; the legend's % ∞ is the audit's, over all its examples.")
 	}
 	f.note = strings.Join(notes, " ")
-	return f, nil
+	return f
 }
 
 // maCDFLabel is the x label of the |MA| CDF panel for labels of C classes.
