@@ -129,19 +129,69 @@ func scatterSets(sets []Set, titleSuffix string) (*figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	xl, yl := "prior η = P(y=1 | x)", "posterior P(y=1 | x, release)"
-	diag := "y = x: nothing learned; posteriors of 0 or 1: label exposed"
+	sc := scatterAxes(classes)
+	blocks, priorMax, perRow := scatterBlocks(sets)
+	if len(blocks) == 0 {
+		return nil, fmt.Errorf("figures: posterior scatter: no samples outside none/bot: %w", ErrNoData)
+	}
+	sc.xMax = scatterXMax(priorMax)
+	cols := min(3, perRow)
+	if perRow == 4 {
+		cols = 2
+	}
+	cellW := 4.4 * vg.Inch
+	var panels []*panel
+	var header vg.Length
+	picked := false
+	for _, b := range blocks {
+		p, some := sc.panel(sets, b)
+		picked = picked || some
+		header = max(header, p.headerHeight(cellW))
+		panels = append(panels, p)
+	}
+	f := &figure{
+		title:  "Prior vs posterior of the Bayes-optimal label attacker (one point per example)" + report.ClassesTitle(classes) + titleSuffix,
+		w:      vg.Length(cols) * cellW,
+		cols:   cols,
+		cellH:  3.6*vg.Inch + header,
+		legend: []legendItem{{text: sc.diag, thumb: lineThumb(diagStyle)}},
+		panels: panels,
+	}
+	if picked {
+		f.note = fmt.Sprintf("A panel shows at most %d settings: the first and last in (k, ε) order and evenly spaced ones "+
+			"between; at most %d examples each. Every setting is in the tables.", maxScatterSettings, maxScatterPoints)
+	}
+	return f, nil
+}
+
+// scatterAxis is what every scatter panel shares: the axis labels, the
+// diagonal's legend text and the x axis's end (a probability).
+type scatterAxis struct {
+	xl, yl, diag string
+	xMax         float64
+}
+
+// scatterAxes labels the axes and the diagonal for labels of C classes
+// (C ≥ 3: the prior and posterior of the drawn label).
+func scatterAxes(classes int) scatterAxis {
 	if classes >= 3 {
-		xl, yl = "prior η_y(x) of the drawn label y", "posterior P(y | x, release) of the drawn label"
-		diag = "y = x: nothing learned; posterior 1: label exposed, 0: the drawn label ruled out"
+		return scatterAxis{xl: "prior η_y(x) of the drawn label y", yl: "posterior P(y | x, release) of the drawn label",
+			diag: "y = x: nothing learned; posterior 1: label exposed, 0: the drawn label ruled out"}
 	}
-	type block struct {
-		set int
-		all []*postSetting
-	}
-	var blocks []block
-	var priorMax float64
-	perRow := 0
+	return scatterAxis{xl: "prior η = P(y=1 | x)", yl: "posterior P(y=1 | x, release)",
+		diag: "y = x: nothing learned; posteriors of 0 or 1: label exposed"}
+}
+
+// scatterBlock is one panel's settings: one mechanism's of set set.
+type scatterBlock struct {
+	set int
+	all []*postSetting
+}
+
+// scatterBlocks groups every set's settings into one block per mechanism
+// (a panel), and returns the largest prior ≤ 1 and the most blocks of one
+// set (a row of panels).
+func scatterBlocks(sets []Set) (blocks []scatterBlock, priorMax float64, perRow int) {
 	for i, st := range sets {
 		ss := groupPosteriors(st.Posteriors)
 		n := 0
@@ -152,80 +202,69 @@ func scatterSets(sets []Set, titleSuffix string) (*figure, error) {
 				}
 			}
 			if len(blocks) == 0 || blocks[len(blocks)-1].set != i || blocks[len(blocks)-1].all[0].pet != s.pet {
-				blocks = append(blocks, block{set: i})
+				blocks = append(blocks, scatterBlock{set: i})
 				n++
 			}
 			blocks[len(blocks)-1].all = append(blocks[len(blocks)-1].all, s)
 		}
 		perRow = max(perRow, n)
 	}
-	if len(blocks) == 0 {
-		return nil, fmt.Errorf("figures: posterior scatter: no samples outside none/bot: %w", ErrNoData)
-	}
-	xMax := 1.0
+	return blocks, priorMax, perRow
+}
+
+// scatterXMax is the x axis's end: the first of 0.05, 0.1, 0.2, …, 0.6
+// not below priorMax, else 1.
+func scatterXMax(priorMax float64) float64 {
 	for _, c := range []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6} {
 		if priorMax <= c {
-			xMax = c
-			break
+			return c
 		}
 	}
-	cols := min(3, perRow)
-	if perRow == 4 {
-		cols = 2
+	return 1.0
+}
+
+// panel draws block b of sets: the diagonal, then the shown settings
+// (pickSettings) each in its colour and marker; picked says some were
+// left out.
+func (sc scatterAxis) panel(sets []Set, b scatterBlock) (p *panel, picked bool) {
+	shown := pickSettings(b.all, maxScatterSettings)
+	p = &panel{title: display.PetName(b.all[0].pet)}
+	if len(shown) < len(b.all) {
+		p.title += fmt.Sprintf(" (%d of %d settings)", len(shown), len(b.all))
 	}
-	cellW := 4.4 * vg.Inch
-	var panels []*panel
-	var header vg.Length
-	picked := false
-	for _, b := range blocks {
-		shown := pickSettings(b.all, maxScatterSettings)
-		picked = picked || len(shown) < len(b.all)
-		p := &panel{title: display.PetName(b.all[0].pet)}
-		if len(shown) < len(b.all) {
-			p.title += fmt.Sprintf(" (%d of %d settings)", len(shown), len(b.all))
+	if len(sets) > 1 && sets[b.set].Name != "" {
+		p.title = sets[b.set].Name + ": " + p.title
+	}
+	p.x = axisSpec{label: sc.xl, min: -0.03 * sc.xMax, max: 1.03 * sc.xMax, ticks: linTicks(0, sc.xMax)}
+	p.y = axisSpec{label: sc.yl, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
+	p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {sc.xMax, sc.xMax}}, line: &diagStyle})
+	clrs := settingColors(shown)
+	for i, s := range shown {
+		q := scatterPoints(s)
+		if len(q) == 0 {
+			continue
 		}
-		if len(sets) > 1 && sets[b.set].Name != "" {
-			p.title = sets[b.set].Name + ": " + p.title
+		shape := scatterGlyphs[i%len(scatterGlyphs)]
+		p.series = append(p.series, &series{name: s.label(), pts: q, cloud: true,
+			glyph: &draw.GlyphStyle{Color: withAlpha(clrs[i], 140), Radius: 1.9, Shape: shape}})
+		p.legend = append(p.legend, legendItem{text: s.params(),
+			thumb: glyphThumb(draw.GlyphStyle{Color: clrs[i], Radius: 3.5, Shape: shape})})
+	}
+	return p, len(shown) < len(b.all)
+}
+
+// scatterPoints are setting s's finite (prior, posterior) pairs, at most
+// maxScatterPoints (thin).
+func scatterPoints(s *postSetting) []xy {
+	var q []xy
+	for j := range s.prior {
+		x, y := s.prior[j], s.posterior[j]
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+			continue
 		}
-		p.x = axisSpec{label: xl, min: -0.03 * xMax, max: 1.03 * xMax, ticks: linTicks(0, xMax)}
-		p.y = axisSpec{label: yl, min: -0.03, max: 1.03, ticks: linTicks(0, 1)}
-		p.series = append(p.series, &series{name: "y = x", pts: []xy{{0, 0}, {xMax, xMax}}, line: &diagStyle})
-		clrs := settingColors(shown)
-		for i, s := range shown {
-			var q []xy
-			for j := range s.prior {
-				x, y := s.prior[j], s.posterior[j]
-				if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
-					continue
-				}
-				q = append(q, xy{x, y})
-			}
-			q = thin(q, maxScatterPoints)
-			if len(q) == 0 {
-				continue
-			}
-			shape := scatterGlyphs[i%len(scatterGlyphs)]
-			p.series = append(p.series, &series{name: s.label(), pts: q, cloud: true,
-				glyph: &draw.GlyphStyle{Color: withAlpha(clrs[i], 140), Radius: 1.9, Shape: shape}})
-			p.legend = append(p.legend, legendItem{text: s.params(),
-				thumb: glyphThumb(draw.GlyphStyle{Color: clrs[i], Radius: 3.5, Shape: shape})})
-		}
-		header = max(header, p.headerHeight(cellW))
-		panels = append(panels, p)
+		q = append(q, xy{x, y})
 	}
-	f := &figure{
-		title:  "Prior vs posterior of the Bayes-optimal label attacker (one point per example)" + report.ClassesTitle(classes) + titleSuffix,
-		w:      vg.Length(cols) * cellW,
-		cols:   cols,
-		cellH:  3.6*vg.Inch + header,
-		legend: []legendItem{{text: diag, thumb: lineThumb(diagStyle)}},
-		panels: panels,
-	}
-	if picked {
-		f.note = fmt.Sprintf("A panel shows at most %d settings: the first and last in (k, ε) order and evenly spaced ones "+
-			"between; at most %d examples each. Every setting is in the tables.", maxScatterSettings, maxScatterPoints)
-	}
-	return f, nil
+	return thin(q, maxScatterPoints)
 }
 
 // cdfFigure is cdfSets for one set of posteriors (the ∞ fractions from

@@ -753,6 +753,29 @@ func TestPosteriorFigures(t *testing.T) {
 	}
 }
 
+// Overlaid sets get their own panels even when one set's last mechanism
+// is the next set's first: one RR panel per set, titled by the set.
+func TestScatterSetsPanelPerSet(t *testing.T) {
+	var rr []report.Posterior
+	for _, e := range []float64{1, 4} {
+		for i := range 20 {
+			rr = append(rr, report.Posterior{Setting: fmt.Sprintf("rr_eps%g", e), Pet: pets.RR, Epsilon: e,
+				Sample: audit.Sample{Prior: float64(i) / 40, Posterior: float64(i) / 30}})
+		}
+	}
+	f, err := scatterSets([]Set{{Name: "A", Posteriors: rr}, {Name: "B", Posteriors: rr[:20]}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, p := range f.panels {
+		titles = append(titles, fmt.Sprintf("%s: %d settings", p.title, len(p.legend)))
+	}
+	if want := []string{"A: RR: 2 settings", "B: RR: 1 settings"}; !slices.Equal(titles, want) {
+		t.Fatalf("panels %q, want %q", titles, want)
+	}
+}
+
 func hasTick(ts []plot.Tick, label string) bool {
 	return slices.ContainsFunc(ts, func(t plot.Tick) bool { return t.Label == label })
 }
