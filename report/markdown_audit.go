@@ -133,6 +133,16 @@ func writeEtaQuality(b *strings.Builder, audits []Audit, cals []Calibration) {
 		return
 	}
 	b.WriteString("\n## The attacker's η\n\n")
+	writeEtaSource(b, audits)
+	writeOtherEta(b, audits)
+	writeReliability(b, audits, cals)
+}
+
+// writeEtaSource names the headline η (every audit's eta_source) and says
+// what E[adv] under it means: for the clean model's η̂, how it compares
+// with the truth (measured) and how often it is below E[adv] under the
+// true η in this run; for the true η, that E[adv] is exact.
+func writeEtaSource(b *strings.Builder, audits []Audit) {
 	srcs := map[string]bool{}
 	for _, a := range audits {
 		srcs[a.EtaSource] = true
@@ -169,6 +179,15 @@ func writeEtaQuality(b *strings.Builder, audits []Audit, cals []Calibration) {
 		b.WriteString("The synthetic data's true η: E[adv] is exact for this distribution.")
 	}
 	b.WriteString("\n")
+}
+
+// otherEta says which of E[adv] under other η some audit has (not NaN):
+// recalibrated (Platt-scaled η̂), the true η, the clean trials' range.
+type otherEta struct{ cal, tru, tri bool }
+
+// writeOtherEta writes the table of E[adv] on the same bags under other
+// η, one row per setting in canonical order, when some audit has one.
+func writeOtherEta(b *strings.Builder, audits []Audit) {
 	has := func(f func(Audit) float64) bool {
 		for _, a := range audits {
 			if !math.IsNaN(f(a)) {
@@ -177,54 +196,72 @@ func writeEtaQuality(b *strings.Builder, audits []Audit, cals []Calibration) {
 		}
 		return false
 	}
-	cal, tru, tri := has(func(a Audit) float64 { return a.EAdvCalibrated }), has(func(a Audit) float64 { return a.EAdvTrue }),
-		has(func(a Audit) float64 { return a.EAdvTrialMin })
-	if cal || tru || tri {
-		b.WriteString("\nE[adv] on the same bags under other η: ")
-		var parts []string
-		if cal {
-			parts = append(parts, "*recalibrated* — η Platt-scaled on the calibration rows")
-		}
-		if tru {
-			parts = append(parts, "*true η* — the synthetic data's truth")
-		}
-		if tri {
-			parts = append(parts, "*clean trials* — the range over the η̂ of each clean-model trial at the best learning rate")
-		}
-		b.WriteString(strings.Join(parts, "; ") + ".\n\n")
-		head, align := "| setting | E[adv] |", "|---|--:|"
-		if cal {
-			head, align = head+" recalibrated |", align+"--:|"
-		}
-		if tru {
-			head, align = head+" true η |", align+"--:|"
-		}
-		if tri {
-			head, align = head+" clean trials (min – max) |", align+"--:|"
-		}
-		b.WriteString(head + "\n" + align + "\n")
-		as := slices.Clone(audits)
-		slices.SortStableFunc(as, func(a, b Audit) int {
-			return display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
-		})
-		for _, a := range as {
-			fmt.Fprintf(b, "| %s | %s |", code(a.Setting), fmtNum(a.EAdv, 4))
-			if cal {
-				fmt.Fprintf(b, " %s |", fmtNum(a.EAdvCalibrated, 4))
-			}
-			if tru {
-				fmt.Fprintf(b, " %s |", fmtNum(a.EAdvTrue, 4))
-			}
-			if tri {
-				if math.IsNaN(a.EAdvTrialMin) {
-					fmt.Fprintf(b, " %s |", dash)
-				} else {
-					fmt.Fprintf(b, " %s – %s (%s) |", fmtNum(a.EAdvTrialMin, 4), fmtNum(a.EAdvTrialMax, 4), english.Count(a.EtaTrials, "trial"))
-				}
-			}
-			b.WriteString("\n")
+	o := otherEta{cal: has(func(a Audit) float64 { return a.EAdvCalibrated }), tru: has(func(a Audit) float64 { return a.EAdvTrue }),
+		tri: has(func(a Audit) float64 { return a.EAdvTrialMin })}
+	if !o.cal && !o.tru && !o.tri {
+		return
+	}
+	o.writeHead(b)
+	as := slices.Clone(audits)
+	slices.SortStableFunc(as, func(a, b Audit) int {
+		return display.SettingOrder(a.Pet, a.K, a.Epsilon, a.Setting, b.Pet, b.K, b.Epsilon, b.Setting)
+	})
+	for _, a := range as {
+		o.writeRow(b, a)
+	}
+}
+
+// writeHead says what each column's η is, then the table's header.
+func (o otherEta) writeHead(b *strings.Builder) {
+	b.WriteString("\nE[adv] on the same bags under other η: ")
+	var parts []string
+	if o.cal {
+		parts = append(parts, "*recalibrated* — η Platt-scaled on the calibration rows")
+	}
+	if o.tru {
+		parts = append(parts, "*true η* — the synthetic data's truth")
+	}
+	if o.tri {
+		parts = append(parts, "*clean trials* — the range over the η̂ of each clean-model trial at the best learning rate")
+	}
+	b.WriteString(strings.Join(parts, "; ") + ".\n\n")
+	head, align := "| setting | E[adv] |", "|---|--:|"
+	if o.cal {
+		head, align = head+" recalibrated |", align+"--:|"
+	}
+	if o.tru {
+		head, align = head+" true η |", align+"--:|"
+	}
+	if o.tri {
+		head, align = head+" clean trials (min – max) |", align+"--:|"
+	}
+	b.WriteString(head + "\n" + align + "\n")
+}
+
+// writeRow writes audit a's row: E[adv] and the columns o has.
+func (o otherEta) writeRow(b *strings.Builder, a Audit) {
+	fmt.Fprintf(b, "| %s | %s |", code(a.Setting), fmtNum(a.EAdv, 4))
+	if o.cal {
+		fmt.Fprintf(b, " %s |", fmtNum(a.EAdvCalibrated, 4))
+	}
+	if o.tru {
+		fmt.Fprintf(b, " %s |", fmtNum(a.EAdvTrue, 4))
+	}
+	if o.tri {
+		if math.IsNaN(a.EAdvTrialMin) {
+			fmt.Fprintf(b, " %s |", dash)
+		} else {
+			fmt.Fprintf(b, " %s – %s (%s) |", fmtNum(a.EAdvTrialMin, 4), fmtNum(a.EAdvTrialMax, 4), english.Count(a.EtaTrials, "trial"))
 		}
 	}
+	b.WriteString("\n")
+}
+
+// writeReliability writes each calibration's reliability table of η (per
+// bin: rows, mean η, the fraction of 1s or of top class = label for C ≥ 3,
+// and their gap), or, with none and no audit that had calibration rows,
+// says why η's calibration was not measured.
+func writeReliability(b *strings.Builder, audits []Audit, cals []Calibration) {
 	if len(cals) == 0 {
 		rows := 0
 		for _, a := range audits {
