@@ -184,124 +184,16 @@ func logit(p float64) float64 { return math.Log(p) - math.Log1p(-p) }
 // |Δ log-odds| (+Inf when the posterior is 0 or 1).
 func SynthPosteriors(seed uint64, n int) []report.Posterior {
 	r := rand.New(rand.NewPCG(seed, 11))
-	type spec struct {
-		pet pets.Kind
-		k   int
-		eps float64
-	}
-	specs := []spec{{pets.None, 0, 0}, {pets.Bot, 0, 0}}
-	for _, e := range []float64{0.5, 1, 2, 4} {
-		specs = append(specs, spec{pets.RR, 0, e})
-	}
-	for _, k := range []int{2, 8, 32} {
-		specs = append(specs, spec{pets.LLP, k, 0})
-	}
-	for _, e := range []float64{0.5, 1, 2} {
-		specs = append(specs, spec{pets.LLPGeom, 8, e})
-	}
 	var out []report.Posterior
-	for _, sp := range specs {
-		name := sp.pet.String() // the setting id: the kind, _k and _eps when set
-		if sp.k > 0 {
-			name += fmt.Sprintf("_k%d", sp.k)
-		}
-		if sp.eps > 0 {
-			name += fmt.Sprintf("_eps%g", sp.eps)
-		}
-		m, err := pets.New(pets.Params{Kind: sp.pet, K: sp.k, Epsilon: sp.eps})
-		if err != nil {
-			panic(err)
-		}
-		// The law of a release: a per-example channel, or the noise on a
-		// bag's sum (exact or clipped two-sided geometric at a = e^{−λ}).
-		var ch pets.Channel
-		geom, a := false, 0.0
-		if ex := m.ExampleLaw(); ex != nil {
-			ch = ex.Channel(ex.ChannelOf(nil))
-		} else {
-			geom, a = m.BagLaw().SumNoise() == pets.SumGeometric, math.Exp(-m.BagLaw().NoiseRate())
-		}
+	for _, sp := range synthPostSpecs() {
+		name := sp.setting()
+		law := newSynthLaw(sp)
 		bag := max(sp.k, 1)
 		for start := 0; start < n; start += bag {
-			eta := betaSample(r, bag)
-			y := make([]int, bag)
-			sum := 0
+			eta, y, sum, z := law.drawBag(r, bag)
 			for i, e := range eta {
-				if r.Float64() < e {
-					y[i] = 1
-					sum++
-				}
-			}
-			var z int
-			if geom {
-				// two-sided geometric noise, clipped
-				g := func() int {
-					c := 0
-					for r.Float64() < a {
-						c++
-					}
-					return c
-				}
-				z = min(max(sum+g()-g(), 0), sp.k)
-			}
-			for i, e := range eta {
-				var l1, l0 func(z int) float64 // P(z | y_i = 1), P(z | y_i = 0)
-				var zs []int                   // support of z
-				zi := 0
-				switch {
-				case ch.Z > 0:
-					l1 = func(z int) float64 { return ch.Prob(uint8(z), 1) }
-					l0 = func(z int) float64 { return ch.Prob(uint8(z), 0) }
-					for z := range ch.Z {
-						zs = append(zs, z)
-					}
-					// The release: randomized response flips the label
-					// with probability π; a channel that is a function of
-					// the label (the identity, the silent one) draws
-					// nothing.
-					if zi = min(y[i], ch.Z-1); ch.Flip > 0 && r.Float64() < ch.Flip {
-						zi = 1 - zi
-					}
-				default:
-					others := append(append([]float64{}, eta[:i]...), eta[i+1:]...)
-					po := poissonBinomial(others)
-					lik := func(z, s int) float64 {
-						if !geom {
-							if z == s {
-								return 1
-							}
-							return 0
-						}
-						return geomLik(z, s, sp.k, a)
-					}
-					l1 = func(z int) float64 {
-						var v float64
-						for s, q := range po {
-							v += q * lik(z, s+1)
-						}
-						return v
-					}
-					l0 = func(z int) float64 {
-						var v float64
-						for s, q := range po {
-							v += q * lik(z, s)
-						}
-						return v
-					}
-					for z := 0; z <= sp.k; z++ {
-						zs = append(zs, z)
-					}
-					zi = sum
-					if geom {
-						zi = z
-					}
-				}
-				var adv float64
-				for _, z := range zs {
-					adv += math.Max(e*l1(z), (1-e)*l0(z))
-				}
-				adv -= math.Max(e, 1-e)
-				pp := e * l1(zi) / (e*l1(zi) + (1-e)*l0(zi))
+				l1, l0, zs, zi := law.release(r, eta, y, i, sum, z)
+				adv, pp := bayes(e, l1, l0, zs, zi)
 				out = append(out, report.Posterior{Dataset: SynthDataset, ConfigID: SynthConfig, Setting: name, Pet: sp.pet, K: sp.k, Epsilon: sp.eps,
 					Sample: audit.Sample{Index: len(out), Prior: e, Label: uint8(y[i]), Release: float64(zi), Posterior: pp, IEAdv: math.Max(adv, 0),
 						AbsMA: math.Abs(logit(pp) - logit(e))}})
@@ -309,4 +201,162 @@ func SynthPosteriors(seed uint64, n int) []report.Posterior {
 		}
 	}
 	return out
+}
+
+// synthSpec is one simulated setting: the mechanism, its bag size k (0:
+// none) and ε (0: none).
+type synthSpec struct {
+	pet pets.Kind
+	k   int
+	eps float64
+}
+
+// synthPostSpecs are SynthPosteriors' settings: none, ⊥, RR ε ∈ {0.5, 1,
+// 2, 4}, LLP k ∈ {2, 8, 32}, LLP+Geom k = 8 with ε ∈ {0.5, 1, 2}.
+func synthPostSpecs() []synthSpec {
+	specs := []synthSpec{{pets.None, 0, 0}, {pets.Bot, 0, 0}}
+	for _, e := range []float64{0.5, 1, 2, 4} {
+		specs = append(specs, synthSpec{pets.RR, 0, e})
+	}
+	for _, k := range []int{2, 8, 32} {
+		specs = append(specs, synthSpec{pets.LLP, k, 0})
+	}
+	for _, e := range []float64{0.5, 1, 2} {
+		specs = append(specs, synthSpec{pets.LLPGeom, 8, e})
+	}
+	return specs
+}
+
+// setting is the setting id: the kind, _k and _eps when set.
+func (sp synthSpec) setting() string {
+	name := sp.pet.String()
+	if sp.k > 0 {
+		name += fmt.Sprintf("_k%d", sp.k)
+	}
+	if sp.eps > 0 {
+		name += fmt.Sprintf("_eps%g", sp.eps)
+	}
+	return name
+}
+
+// synthLaw is the law of a release: a per-example channel (ch.Z > 0), or
+// the noise on the sum of a bag of k: none, or clipped two-sided geometric
+// at a = e^{−λ} (geom).
+type synthLaw struct {
+	ch   pets.Channel
+	geom bool
+	a    float64
+	k    int
+}
+
+// newSynthLaw is setting sp's release law (panics on an invalid spec: a
+// bug in synthPostSpecs).
+func newSynthLaw(sp synthSpec) synthLaw {
+	m, err := pets.New(pets.Params{Kind: sp.pet, K: sp.k, Epsilon: sp.eps})
+	if err != nil {
+		panic(err)
+	}
+	l := synthLaw{k: sp.k}
+	if ex := m.ExampleLaw(); ex != nil {
+		l.ch = ex.Channel(ex.ChannelOf(nil))
+	} else {
+		l.geom, l.a = m.BagLaw().SumNoise() == pets.SumGeometric, math.Exp(-m.BagLaw().NoiseRate())
+	}
+	return l
+}
+
+// drawBag draws a bag of n examples from r: priors η ~ Beta(2,30), labels
+// y ~ Bernoulli(η), their sum, and the released sum z with its clipped
+// two-sided geometric noise (0 unless geom).
+func (l synthLaw) drawBag(r *rand.Rand, n int) (eta []float64, y []int, sum, z int) {
+	eta = betaSample(r, n)
+	y = make([]int, n)
+	for i, e := range eta {
+		if r.Float64() < e {
+			y[i] = 1
+			sum++
+		}
+	}
+	if l.geom {
+		g := func() int {
+			c := 0
+			for r.Float64() < l.a {
+				c++
+			}
+			return c
+		}
+		z = min(max(sum+g()-g(), 0), l.k)
+	}
+	return eta, y, sum, z
+}
+
+// release gives example i of a bag its likelihoods l1(z) = P(z | y_i = 1)
+// and l0(z) = P(z | y_i = 0), the support zs of z and its release zi.
+func (l synthLaw) release(r *rand.Rand, eta []float64, y []int, i, sum, z int) (l1, l0 func(z int) float64, zs []int, zi int) {
+	if l.ch.Z > 0 {
+		l1 = func(z int) float64 { return l.ch.Prob(uint8(z), 1) }
+		l0 = func(z int) float64 { return l.ch.Prob(uint8(z), 0) }
+		for z := range l.ch.Z {
+			zs = append(zs, z)
+		}
+		// The release: randomized response flips the label with
+		// probability π; a channel that is a function of the label (the
+		// identity, the silent one) draws nothing.
+		if zi = min(y[i], l.ch.Z-1); l.ch.Flip > 0 && r.Float64() < l.ch.Flip {
+			zi = 1 - zi
+		}
+		return l1, l0, zs, zi
+	}
+	l1, l0 = l.sumLikelihoods(eta, i)
+	for z := 0; z <= l.k; z++ {
+		zs = append(zs, z)
+	}
+	zi = sum
+	if l.geom {
+		zi = z
+	}
+	return l1, l0, zs, zi
+}
+
+// sumLikelihoods are P(z | y_i = 1) and P(z | y_i = 0) for a released bag
+// sum z: over the Poisson-binomial sum of the other members, exact or
+// through the geometric noise (geomLik).
+func (l synthLaw) sumLikelihoods(eta []float64, i int) (l1, l0 func(z int) float64) {
+	others := append(append([]float64{}, eta[:i]...), eta[i+1:]...)
+	po := poissonBinomial(others)
+	lik := func(z, s int) float64 {
+		if !l.geom {
+			if z == s {
+				return 1
+			}
+			return 0
+		}
+		return geomLik(z, s, l.k, l.a)
+	}
+	l1 = func(z int) float64 {
+		var v float64
+		for s, q := range po {
+			v += q * lik(z, s+1)
+		}
+		return v
+	}
+	l0 = func(z int) float64 {
+		var v float64
+		for s, q := range po {
+			v += q * lik(z, s)
+		}
+		return v
+	}
+	return l1, l0
+}
+
+// bayes is the Bayes attacker's individual expected advantage over the
+// support zs, Σ_z max(η l1(z), (1−η) l0(z)) − max(η, 1−η), and its
+// posterior P(y = 1 | zi) for prior e.
+func bayes(e float64, l1, l0 func(z int) float64, zs []int, zi int) (adv, pp float64) {
+	for _, z := range zs {
+		adv += math.Max(e*l1(z), (1-e)*l0(z))
+	}
+	adv -= math.Max(e, 1-e)
+	return adv, e * l1(zi) / (e*l1(zi) + (1-e)*l0(zi))
 }
