@@ -107,51 +107,11 @@ var releaseExts = []string{".arrow", ".feather", ".ipc"}
 // removes the temporaries a killed one left (recorded releases, never
 // complete unrecorded ones).
 func Privatize(o PrivatizeOptions) (*Privatized, error) {
-	p := o.Params
-	sp := p.Kind.Spec()
-	p.Secure = sp.Takes.Epsilon // the floating-point-safe sampler wherever there is noise (llp_lap's grid Laplace)
-	switch {
-	case sp.Release.WithPrior():
-		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s trains a prior model between its two stages; it runs inside "+
-			"train run/fit/sweep (pets: [{mechanism: %[1]s, epsilon: [1]}]), not in privatize", p.Kind)}
-	case sp.Takes.Source || sp.Takes.Shares || sp.Takes.KeyGroups:
-		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s takes parameters privatize has no flags for (an attribution source's "+
-			"trigger_data, windows and reports; a summary's key and budget_share); it runs inside train run/fit/sweep "+
-			"(pets: [{mechanism: %[1]s, …}], README \"Attribution Reporting\"), not in privatize", p.Kind)}
-	case sp.Release.PerBag() && !sp.Privacy.DP() && p.K == 1:
-		return nil, &config.FieldError{Key: "k", Msg: p.Kind.String() + " with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
-			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
-			"mechanism (llp_geom or llp_lap, which are ε-DP at any k, or rr)"}
-	}
-	if p.Kind.NeedsEpsilon() {
-		if err := config.CheckEpsilon(p.Epsilon); err != nil {
-			return nil, paramField(err)
-		}
-	}
-	m, err := pets.New(p)
+	p, m, err := privatizeMechanism(o.Params)
 	if err != nil {
-		return nil, paramField(err)
-	}
-	ledgerPath, defaulted := o.Ledger, false
-	if ledgerPath == "" {
-		lookup := o.LookupEnv
-		if lookup == nil {
-			lookup = os.LookupEnv
-		}
-		if ledgerPath, err = ledger.DefaultPath(lookup); err != nil {
-			return nil, err
-		}
-		defaulted = true
-	}
-	if defaulted {
-		if err := checkOldLedger(o.In, ledgerPath); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkOut(o.In, o.Out, ledgerPath, o.Force); err != nil {
 		return nil, err
 	}
-	l, err := ledger.Open(ledgerPath, ledger.Options{DeltaPrime: o.DeltaPrime, Budget: o.Budget})
+	ledgerPath, l, err := privatizeLedger(o)
 	if err != nil {
 		return nil, err
 	}
@@ -162,20 +122,7 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		return nil, err
 	}
 	defer in.Close() // in owns its features (off-heap when large): held until the release is written
-	if in.Label == nil {
-		return nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
-	}
-	if c := in.NumClasses(); c >= 3 { // the file's classes decide (its labels were checked below C when read)
-		p.Classes = c
-		if m, err = pets.New(p); err != nil {
-			return nil, fmt.Errorf("privatize: %s has labels of %d classes: %w", o.In, c, paramField(err))
-		}
-	}
-	prog.Unit(fmt.Sprintf("checking %d rows' features", in.Rows), 0)
-	if err := checkFinite(o.In, in); err != nil {
-		return nil, err
-	}
-	allowed, err := checkLabelLike(o.In, in, o.AllowLabelLike)
+	m, allowed, err := checkInput(o, in, p, m, prog)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +135,118 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		return nil, err
 	}
 	removeDeadTemps(l)
+	rel, entry, err := applyRelease(o, in, ids, m, keys, rule, col, prog)
+	if err != nil {
+		return nil, err
+	}
+	ship, err := rel.ShipChunked(in) // a range of rows at a time: no second copy of the features
+	if err != nil {
+		return nil, err
+	}
+	md := releaseMeta(rel, entry, keys, allowed)
+	prog.Unit("recording the release in the ledger and writing "+o.Out, 0)
+	row, err := release.PublishChunked(o.Out, ship, md, l, entry, release.Put(o.Force))
+	if err != nil {
+		return nil, err
+	}
+	return &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row, Warnings: privatizeWarnings(o.Out, allowed, row)}, nil
+}
+
+// privatizeMechanism refuses what privatize cannot release (a mechanism
+// with a prior stage or parameters it has no flags for; llp with k = 1; an
+// ε outside the config's range) and builds the mechanism of p, Secure
+// wherever there is noise; it returns p as set.
+func privatizeMechanism(p pets.Params) (pets.Params, *pets.Mechanism, error) {
+	sp := p.Kind.Spec()
+	p.Secure = sp.Takes.Epsilon // the floating-point-safe sampler wherever there is noise (llp_lap's grid Laplace)
+	switch {
+	case sp.Release.WithPrior():
+		return p, nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s trains a prior model between its two stages; it runs inside "+
+			"train run/fit/sweep (pets: [{mechanism: %[1]s, epsilon: [1]}]), not in privatize", p.Kind)}
+	case sp.Takes.Source || sp.Takes.Shares || sp.Takes.KeyGroups:
+		return p, nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s takes parameters privatize has no flags for (an attribution source's "+
+			"trigger_data, windows and reports; a summary's key and budget_share); it runs inside train run/fit/sweep "+
+			"(pets: [{mechanism: %[1]s, …}], README \"Attribution Reporting\"), not in privatize", p.Kind)}
+	case sp.Release.PerBag() && !sp.Privacy.DP() && p.K == 1:
+		return p, nil, &config.FieldError{Key: "k", Msg: p.Kind.String() + " with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
+			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
+			"mechanism (llp_geom or llp_lap, which are ε-DP at any k, or rr)"}
+	}
+	if p.Kind.NeedsEpsilon() {
+		if err := config.CheckEpsilon(p.Epsilon); err != nil {
+			return p, nil, paramField(err)
+		}
+	}
+	m, err := pets.New(p)
+	if err != nil {
+		return p, nil, paramField(err)
+	}
+	return p, m, nil
+}
+
+// privatizeLedger finds the ledger (o.Ledger, else the user's default,
+// refused while an old one sits beside the input), refuses o.Out
+// (checkOut) and opens the ledger with o's δ' and budget.
+func privatizeLedger(o PrivatizeOptions) (string, *ledger.Ledger, error) {
+	ledgerPath, defaulted := o.Ledger, false
+	if ledgerPath == "" {
+		lookup := o.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		var err error
+		if ledgerPath, err = ledger.DefaultPath(lookup); err != nil {
+			return "", nil, err
+		}
+		defaulted = true
+	}
+	if defaulted {
+		if err := checkOldLedger(o.In, ledgerPath); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := checkOut(o.In, o.Out, ledgerPath, o.Force); err != nil {
+		return "", nil, err
+	}
+	l, err := ledger.Open(ledgerPath, ledger.Options{DeltaPrime: o.DeltaPrime, Budget: o.Budget})
+	if err != nil {
+		return "", nil, err
+	}
+	return ledgerPath, l, nil
+}
+
+// checkInput refuses an input without labels, with features that are not
+// finite or label-like ones not allowed; it returns the mechanism rebuilt
+// for the file's classes when C ≥ 3 (else m) and the label-like columns
+// allowed.
+func checkInput(o PrivatizeOptions, in *data.Frame, p pets.Params, m *pets.Mechanism, prog *meter) (*pets.Mechanism, []release.LabelLike, error) {
+	if in.Label == nil {
+		return nil, nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
+	}
+	if c := in.NumClasses(); c >= 3 { // the file's classes decide (its labels were checked below C when read)
+		p.Classes = c
+		var err error
+		if m, err = pets.New(p); err != nil {
+			return nil, nil, fmt.Errorf("privatize: %s has labels of %d classes: %w", o.In, c, paramField(err))
+		}
+	}
+	prog.Unit(fmt.Sprintf("checking %d rows' features", in.Rows), 0)
+	if err := checkFinite(o.In, in); err != nil {
+		return nil, nil, err
+	}
+	allowed, err := checkLabelLike(o.In, in, o.AllowLabelLike)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, allowed, nil
+}
+
+// applyRelease releases in's labels through m (crypto/rand noise, or
+// seeded by o.Seed) and fills the ledger entry: paths, label digest and
+// key check, identity rule and id column, and the people of the rows the
+// release covers.
+func applyRelease(o PrivatizeOptions, in *data.Frame, ids *data.IDs, m *pets.Mechanism, keys *ledger.Keys,
+	rule ledger.Identity, col ledger.IDColumn, prog *meter) (*release.Release, ledger.Release, error) {
 	opts := release.Options{Noise: pets.NoiseSecure, KeepRemainder: o.KeepRemainder}
 	var seed uint64
 	if o.Seed != nil {
@@ -197,11 +256,11 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	prog.Unit("releasing the labels through "+m.String(), 0)
 	rel, err := release.Apply(in.Label, m, opts)
 	if err != nil {
-		return nil, err
+		return nil, ledger.Release{}, err
 	}
 	absOut, err := filepath.Abs(o.Out)
 	if err != nil {
-		return nil, err
+		return nil, ledger.Release{}, err
 	}
 	entry := rel.Entry(absOut, seed)
 	entry.Input, _ = filepath.Abs(o.In)
@@ -213,32 +272,35 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		entry.People = coveredPeople(entry.People, rel.Covered())
 	}
 	prog.Pass("", 0)
-	ship, err := rel.ShipChunked(in) // a range of rows at a time: no second copy of the features
-	if err != nil {
-		return nil, err
-	}
+	return rel, entry, nil
+}
+
+// releaseMeta is the release file's metadata: rel's, the ledger row
+// that charges it (its id and tag) and the label-like columns allowed.
+func releaseMeta(rel *release.Release, entry ledger.Release, keys *ledger.Keys, allowed []release.LabelLike) map[string]string {
 	md := rel.Meta()
 	md[MetaLedgerRelease], md[MetaLedgerTag] = entry.ID, keys.ReleaseTag(entry.ID)
 	if len(allowed) > 0 {
 		md[MetaLabelLike] = labelLikeMeta(allowed)
 	}
-	prog.Unit("recording the release in the ledger and writing "+o.Out, 0)
-	row, err := release.PublishChunked(o.Out, ship, md, l, entry, release.Put(o.Force))
-	if err != nil {
-		return nil, err
-	}
-	out := &Privatized{Path: o.Out, Ledger: ledgerPath, Release: rel, Entry: row}
+	return md
+}
+
+// privatizeWarnings are what the user of the release at out should know:
+// each label-like column shipped, and a δ' above 1/people.
+func privatizeWarnings(out string, allowed []release.LabelLike, row ledger.Row) []string {
+	var w []string
 	for _, a := range allowed {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("LABEL-LIKE COLUMN SHIPPED: %s. It is in %s as it is, so whoever holds the file "+
+		w = append(w, fmt.Sprintf("LABEL-LIKE COLUMN SHIPPED: %s. It is in %s as it is, so whoever holds the file "+
 			"reads the labels off it, whatever the mechanism and the ε the ledger charged; it was named to be shipped (allow_label_like), "+
-			"and the file's metadata records it (%s)", a, o.Out, MetaLabelLike))
+			"and the file's metadata records it (%s)", a, out, MetaLabelLike))
 	}
 	if row.DeltaPrime > 1/float64(row.People) {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("the ledger's δ' = %g is above 1/%d (one over the people of this release): "+
+		w = append(w, fmt.Sprintf("the ledger's δ' = %g is above 1/%d (one over the people of this release): "+
 			"a guarantee that fails with probability δ' may then fail for a whole person; keep δ' well below 1/people "+
 			"(a new ledger with a smaller `delta_prime`)", row.DeltaPrime, row.People))
 	}
-	return out, nil
+	return w
 }
 
 // afterInputRead runs between reading privatize's input and checking it
