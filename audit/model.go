@@ -495,12 +495,45 @@ func (r *ModelAttackResult) Exceeds() bool { return r.Excess > r.Slack+BoundTole
 // (Adv over the prior attacker, paired) and, with posteriors, tests them
 // against the release at level alpha ∈ (0, 1) (the file comment).
 func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
+	if err := g.check(alpha); err != nil {
+		return nil, err
+	}
+	units, bayes, err := g.unitSums()
+	if err != nil {
+		return nil, err
+	}
+	res := &ModelAttackResult{Rows: len(g.Rows), Units: len(units), Alpha: alpha, BayesAdv: math.NaN(), Expected: math.NaN(),
+		Excess: math.NaN(), Slack: math.NaN(), Z: math.NaN()}
+	N := float64(len(g.Rows))
+	var model, prior, d, mu, v, b float64
+	for _, u := range units {
+		model, prior, d, mu = model+u.model, prior+u.prior, d+u.d, mu+u.mu
+		v += unitVariance(g.Release, u.vars, u.sd, u.split)
+		b = max(b, u.disagreed-u.mu) // D_u − μ_u ≤ m_u − μ_u
+	}
+	res.ModelAcc, res.PriorAcc, res.Adv = model/N, prior/N, d/N
+	res.ModelAccSE, res.PriorAccSE, res.AdvSE = res.unitSEs(units, N)
+	if g.Release != nil {
+		res.BayesAdv, res.Expected = bayes/N, mu/N
+		res.Excess = (d - mu) / N
+		res.Slack = bernsteinTail(v, b, alpha) / N
+		res.Z = 0
+		if v > 0 {
+			res.Z = (d - mu) / math.Sqrt(v)
+		}
+	}
+	return res, nil
+}
+
+// check refuses guesses whose class count, array lengths, release or rows
+// do not fit together, and an alpha outside (0, 1).
+func (g *ModelGuesses) check(alpha float64) error {
 	c := g.Classes
 	if c < 2 || c > pets.MaxClasses {
-		return nil, paramErr("classes", fmt.Sprintf("must be in 2..%d, got %d", pets.MaxClasses, c))
+		return paramErr("classes", fmt.Sprintf("must be in 2..%d, got %d", pets.MaxClasses, c))
 	}
 	if !(alpha > 0 && alpha < 1) {
-		return nil, paramErr("alpha", fmt.Sprintf("must be in (0, 1), got %v", alpha))
+		return paramErr("alpha", fmt.Sprintf("must be in (0, 1), got %v", alpha))
 	}
 	w := c
 	if c == 2 {
@@ -509,50 +542,54 @@ func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
 	n := len(g.Label)
 	switch {
 	case len(g.Eta) != n*w:
-		return nil, paramErr("eta", fmt.Sprintf("%d values for %d rows of %d classes", len(g.Eta), n, c))
+		return paramErr("eta", fmt.Sprintf("%d values for %d rows of %d classes", len(g.Eta), n, c))
 	case len(g.Prob) != len(g.Rows)*w:
-		return nil, paramErr("prob", fmt.Sprintf("%d predictions for %d attacked rows of %d classes", len(g.Prob), len(g.Rows), c))
+		return paramErr("prob", fmt.Sprintf("%d predictions for %d attacked rows of %d classes", len(g.Prob), len(g.Rows), c))
 	case g.Release != nil && (len(g.Release.Post) != n*c || len(g.Release.Unit) != n || g.Release.Classes != c):
-		return nil, paramErr("release", fmt.Sprintf("posteriors of %d values and %d units for %d rows of %d classes",
+		return paramErr("release", fmt.Sprintf("posteriors of %d values and %d units for %d rows of %d classes",
 			len(g.Release.Post), len(g.Release.Unit), n, c))
 	case len(g.Rows) == 0:
-		return nil, paramErr("rows", "no attacked row")
+		return paramErr("rows", "no attacked row")
 	}
-	type unitSum struct {
-		m                 int     // attacked rows
-		model, prior, d   float64 // Σ correct_model, Σ correct_prior, Σ D
-		mu, sd, disagreed float64 // Σ μ_i, Σ sd_i, rows with g ≠ a
-		vars              float64 // Σ Var D_i
-		split             []split // the rows with g ≠ a
-	}
+	return nil
+}
+
+// unitSum is what ModelAttack sums over the attacked rows of one unit.
+type unitSum struct {
+	m                 int     // attacked rows
+	model, prior, d   float64 // Σ correct_model, Σ correct_prior, Σ D
+	mu, sd, disagreed float64 // Σ μ_i, Σ sd_i, rows with g ≠ a
+	vars              float64 // Σ Var D_i
+	split             []split // the rows with g ≠ a
+}
+
+// unitSums sums every attacked row into its unit (the release's unit,
+// else the row itself) and returns the units met in increasing key order
+// and, with posteriors, Σ over the rows of the Bayes attacker's advantage
+// max_y P(y | release) − P(a | release). It refuses a repeated or out of
+// range row, a label ≥ C and a unit out of range.
+func (g *ModelGuesses) unitSums() ([]*unitSum, float64, error) {
+	c, n := g.Classes, len(g.Label)
 	// Units by key (a unit number of the release, else the row): both
 	// dense, so a slice; visited in increasing key order.
 	units := make([]*unitSum, n)
 	seen := make([]bool, n)
-	res := &ModelAttackResult{Rows: len(g.Rows), Alpha: alpha, BayesAdv: math.NaN(), Expected: math.NaN(),
-		Excess: math.NaN(), Slack: math.NaN(), Z: math.NaN()}
 	var bayes float64
 	for j, i := range g.Rows {
 		if i < 0 || i >= n || seen[i] {
-			return nil, paramErr("rows", fmt.Sprintf("attacked row %d: %d is out of 0..%d or repeated", j, i, n-1))
+			return nil, 0, paramErr("rows", fmt.Sprintf("attacked row %d: %d is out of 0..%d or repeated", j, i, n-1))
 		}
 		seen[i] = true
 		y := int(g.Label[i])
 		if y >= c {
-			return nil, paramErr("label", fmt.Sprintf("row %d: label %d is not in 0..%d", i, y, c-1))
+			return nil, 0, paramErr("label", fmt.Sprintf("row %d: label %d is not in 0..%d", i, y, c-1))
 		}
-		var gi, ai int
-		if c == 2 {
-			gi, ai = b2i(g.Prob[j] > 0.5), b2i(g.Eta[i] > 0.5)
-		} else {
-			gi, _ = argmax(g.Prob[j*c : (j+1)*c])
-			ai, _ = argmax(g.Eta[i*c : (i+1)*c])
-		}
+		gi, ai := g.guesses(j, i)
 		key := i
 		if g.Release != nil {
 			key = g.Release.Unit[i]
 			if key < 0 || key >= n {
-				return nil, paramErr("release", fmt.Sprintf("row %d: unit %d out of 0..%d", i, key, n-1))
+				return nil, 0, paramErr("release", fmt.Sprintf("row %d: unit %d out of 0..%d", i, key, n-1))
 			}
 		}
 		u := units[key]
@@ -564,57 +601,63 @@ func ModelAttack(g *ModelGuesses, alpha float64) (*ModelAttackResult, error) {
 		cm, cp := b2f(gi == y), b2f(ai == y)
 		u.model, u.prior, u.d = u.model+cm, u.prior+cp, u.d+cm-cp
 		if g.Release != nil {
-			p := g.Release.Post[i*c : (i+1)*c]
-			_, best := argmax(p)
-			bayes += best - p[ai]
-			if gi != ai {
-				q, r := p[gi], p[ai]
-				v := max(0, q+r-(q-r)*(q-r))
-				u.mu += q - r
-				u.vars += v
-				u.sd += math.Sqrt(v)
-				u.disagreed++
-				u.split = append(u.split, split{row: i, g: gi, a: ai, mean: q - r})
-			}
+			bayes += u.addRelease(g.Release.Post[i*c:(i+1)*c], i, gi, ai)
 		}
 	}
-	N := float64(len(g.Rows))
 	var order []*unitSum
 	for _, u := range units {
 		if u != nil {
 			order = append(order, u)
 		}
 	}
-	res.Units = len(order)
-	var model, prior, d, mu, v, b float64
-	for _, u := range order {
-		model, prior, d, mu = model+u.model, prior+u.prior, d+u.d, mu+u.mu
-		v += unitVariance(g.Release, u.vars, u.sd, u.split)
-		b = max(b, u.disagreed-u.mu) // D_u − μ_u ≤ m_u − μ_u
+	return order, bayes, nil
+}
+
+// guesses are the model's guess gi and the prior attacker's ai for
+// attacked row j, row i (binary: 1{p > ½}; C ≥ 3: the argmax).
+func (g *ModelGuesses) guesses(j, i int) (gi, ai int) {
+	c := g.Classes
+	if c == 2 {
+		return b2i(g.Prob[j] > 0.5), b2i(g.Eta[i] > 0.5)
 	}
-	res.ModelAcc, res.PriorAcc, res.Adv = model/N, prior/N, d/N
-	res.ModelAccSE, res.PriorAccSE, res.AdvSE = math.NaN(), math.NaN(), math.NaN()
-	if U := float64(len(order)); U > 1 {
-		var sm, sp, sd float64
-		for _, u := range order {
-			m := float64(u.m)
-			sm += (u.model - m*res.ModelAcc) * (u.model - m*res.ModelAcc)
-			sp += (u.prior - m*res.PriorAcc) * (u.prior - m*res.PriorAcc)
-			sd += (u.d - m*res.Adv) * (u.d - m*res.Adv)
-		}
-		f := U / (U - 1)
-		res.ModelAccSE, res.PriorAccSE, res.AdvSE = math.Sqrt(f*sm)/N, math.Sqrt(f*sp)/N, math.Sqrt(f*sd)/N
+	gi, _ = argmax(g.Prob[j*c : (j+1)*c])
+	ai, _ = argmax(g.Eta[i*c : (i+1)*c])
+	return gi, ai
+}
+
+// addRelease adds row i's posterior p (C values) to the unit where the
+// guesses disagree (gi ≠ ai: D_i's mean q − r and variance bound) and
+// returns the Bayes attacker's advantage over the prior's guess on it.
+func (u *unitSum) addRelease(p []float64, i, gi, ai int) float64 {
+	_, best := argmax(p)
+	if gi != ai {
+		q, r := p[gi], p[ai]
+		v := max(0, q+r-(q-r)*(q-r))
+		u.mu += q - r
+		u.vars += v
+		u.sd += math.Sqrt(v)
+		u.disagreed++
+		u.split = append(u.split, split{row: i, g: gi, a: ai, mean: q - r})
 	}
-	if g.Release != nil {
-		res.BayesAdv, res.Expected = bayes/N, mu/N
-		res.Excess = (d - mu) / N
-		res.Slack = bernsteinTail(v, b, alpha) / N
-		res.Z = 0
-		if v > 0 {
-			res.Z = (d - mu) / math.Sqrt(v)
-		}
+	return best - p[ai]
+}
+
+// unitSEs are the SEs of ModelAcc, PriorAcc and Adv over the units
+// (of N attacked rows; NaN with one unit).
+func (res *ModelAttackResult) unitSEs(units []*unitSum, N float64) (model, prior, adv float64) {
+	U := float64(len(units))
+	if U <= 1 {
+		return math.NaN(), math.NaN(), math.NaN()
 	}
-	return res, nil
+	var sm, sp, sd float64
+	for _, u := range units {
+		m := float64(u.m)
+		sm += (u.model - m*res.ModelAcc) * (u.model - m*res.ModelAcc)
+		sp += (u.prior - m*res.PriorAcc) * (u.prior - m*res.PriorAcc)
+		sd += (u.d - m*res.Adv) * (u.d - m*res.Adv)
+	}
+	f := U / (U - 1)
+	return math.Sqrt(f*sm) / N, math.Sqrt(f*sp) / N, math.Sqrt(f*sd) / N
 }
 
 // split is an attacked row whose model guess g differs from the prior's
