@@ -214,17 +214,8 @@ type runnerC struct {
 
 func newRunnerC(eta []float64, m *pets.Mechanism, opts OptionsC) (*runnerC, error) {
 	c := m.Classes()
-	if c < 3 || c > pets.MaxClasses {
-		return nil, paramErr("classes", fmt.Sprintf("must be in [3, %d] here, got %d", pets.MaxClasses, c))
-	}
-	if opts.LabelDraws < 1 {
-		return nil, paramErr("label_draws", fmt.Sprintf("must be ≥ 1, got %d", opts.LabelDraws))
-	}
-	if opts.MaxSamples < 0 {
-		return nil, paramErr("max_samples", fmt.Sprintf("must be ≥ 0, got %d", opts.MaxSamples))
-	}
-	if opts.BagDraws < 0 || opts.BagDraws == 1 {
-		return nil, paramErr("bag_draws", fmt.Sprintf("must be 0 (default %d) or ≥ 2, got %d", DefaultBagDraws, opts.BagDraws))
+	if err := checkOptionsC(c, opts); err != nil {
+		return nil, err
 	}
 	if err := CheckEtaC(eta, c); err != nil {
 		return nil, err
@@ -263,62 +254,99 @@ func newRunnerC(eta []float64, m *pets.Mechanism, opts OptionsC) (*runnerC, erro
 			return nil, err
 		}
 	}
+	if err := r.setUnits(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// checkOptionsC refuses a class count outside [3, MaxClasses] and
+// LabelDraws, MaxSamples or BagDraws out of range.
+func checkOptionsC(c int, opts OptionsC) error {
+	if c < 3 || c > pets.MaxClasses {
+		return paramErr("classes", fmt.Sprintf("must be in [3, %d] here, got %d", pets.MaxClasses, c))
+	}
+	if opts.LabelDraws < 1 {
+		return paramErr("label_draws", fmt.Sprintf("must be ≥ 1, got %d", opts.LabelDraws))
+	}
+	if opts.MaxSamples < 0 {
+		return paramErr("max_samples", fmt.Sprintf("must be ≥ 0, got %d", opts.MaxSamples))
+	}
+	if opts.BagDraws < 0 || opts.BagDraws == 1 {
+		return paramErr("bag_draws", fmt.Sprintf("must be 0 (default %d) or ≥ 2, got %d", DefaultBagDraws, opts.BagDraws))
+	}
+	return nil
+}
+
+// setUnits sets the units of the SE and the summary's counts: for a
+// release of counts every example a bag of one, for the LLP family the
+// bags (setBags), else blocks of blockSize examples; it refuses an empty
+// audit set.
+func (r *runnerC) setUnits() error {
+	s, n := &r.sum, r.n
 	switch {
 	case r.single:
 		// A release of counts: every example a bag of one through the bag
 		// law; the unit of the SE is the example.
 		if n == 0 {
-			return nil, paramErr("eta", "empty audit set")
+			return paramErr("eta", "empty audit set")
 		}
 		r.k, r.units, r.bags = 1, n, llp.Singletons(n)
 		s.NExamples, s.SEUnit = n, "example"
-		if _, err := NewBagAuditorC(m, 1); err != nil {
-			return nil, err
+		if _, err := NewBagAuditorC(r.m, 1); err != nil {
+			return err
 		}
 	case r.bag:
-		k := m.K()
-		r.k = k
-		if opts.Bags != nil {
-			b := opts.Bags
-			if b.N != n {
-				return nil, paramErr("bags", fmt.Sprintf("bags of %d rows for %d examples", b.N, n))
-			}
-			if b.NumBags == 0 {
-				return nil, paramErr("bags", "no bag")
-			}
-			for u := range b.NumBags {
-				if sz := b.Size(u); sz > k {
-					return nil, paramErr("bags", fmt.Sprintf("bag %d has %d rows, more than k = %d", u, sz, k))
-				}
-			}
-			r.bags, r.given, r.units = b, true, b.NumBags
-			r.bagTot = make([]float64, b.NumBags)
-			s.NBags, s.NExamples, s.NDropped = b.NumBags, b.Kept(), n-b.Kept()
-		} else {
-			r.units = n / k
-			if r.units == 0 {
-				return nil, paramErr("eta", fmt.Sprintf("%d examples do not fill one bag of k = %d", n, k))
-			}
-			bags, err := llp.Partition(n, k, rand.NewPCG(opts.Seed, streamPartition), false)
-			if err != nil {
-				return nil, paramErr("eta", err.Error())
-			}
-			r.bags = bags
-			s.NBags, s.NExamples, s.NDropped = r.units, r.units*k, n-r.units*k
-		}
-		s.SEUnit = "bag"
-		// The exact count-vector audit's limit (a *ParamError naming "k"),
-		// before any work: bags of k (given bags are no larger, and a
-		// sampler's releases may hold bags of k whatever the audit's).
-		if _, err := NewBagAuditorC(m, k); err != nil {
-			return nil, err
-		}
+		return r.setBags()
 	default:
 		if n == 0 {
-			return nil, paramErr("eta", "empty audit set")
+			return paramErr("eta", "empty audit set")
 		}
 		r.units = (n + blockSize - 1) / blockSize
 		s.NExamples, s.SEUnit = n, "example"
 	}
-	return r, nil
+	return nil
+}
+
+// setBags sets the LLP family's bags of k: OptionsC.Bags (each of at most
+// k rows) or a seeded random partition (the remainder dropped), and
+// refuses a k past the exact count-vector audit's limit.
+func (r *runnerC) setBags() error {
+	s, n, k := &r.sum, r.n, r.m.K()
+	r.k = k
+	if b := r.opts.Bags; b != nil {
+		if b.N != n {
+			return paramErr("bags", fmt.Sprintf("bags of %d rows for %d examples", b.N, n))
+		}
+		if b.NumBags == 0 {
+			return paramErr("bags", "no bag")
+		}
+		for u := range b.NumBags {
+			if sz := b.Size(u); sz > k {
+				return paramErr("bags", fmt.Sprintf("bag %d has %d rows, more than k = %d", u, sz, k))
+			}
+		}
+		r.bags, r.given, r.units = b, true, b.NumBags
+		r.bagTot = make([]float64, b.NumBags)
+		s.NBags, s.NExamples, s.NDropped = b.NumBags, b.Kept(), n-b.Kept()
+	} else {
+		r.units = n / k
+		if r.units == 0 {
+			return paramErr("eta", fmt.Sprintf("%d examples do not fill one bag of k = %d", n, k))
+		}
+		bags, err := llp.Partition(n, k, rand.NewPCG(r.opts.Seed, streamPartition), false)
+		if err != nil {
+			return paramErr("eta", err.Error())
+		}
+		r.bags = bags
+		s.NBags, s.NExamples, s.NDropped = r.units, r.units*k, n-r.units*k
+	}
+	s.SEUnit = "bag"
+	// The exact count-vector audit's limit (a *ParamError naming "k"),
+	// before any work: bags of k (given bags are no larger, and a
+	// sampler's releases may hold bags of k whatever the audit's).
+	if _, err := NewBagAuditorC(r.m, k); err != nil {
+		return err
+	}
+	return nil
 }
