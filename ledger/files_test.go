@@ -182,6 +182,9 @@ func TestLedgerTamper(t *testing.T) {
 func TestLedgerPeopleFile(t *testing.T) {
 	f := newFixture(t)
 	pp := PeoplePath(f.path)
+	if !bytes.HasPrefix(f.people, f.people40) {
+		t.Fatal("the 41st release rewrote the people file; the truncation cases assume it appended")
+	}
 	for _, tc := range []struct {
 		name   string
 		damage func()
@@ -202,6 +205,12 @@ func TestLedgerPeopleFile(t *testing.T) {
 			os.WriteFile(pp, b, 0o640)
 		}, ErrFormat, "people file"},
 		{"truncated into the first record", func() { os.WriteFile(pp, f.people[:peopleHeaderLen+20], 0o640) }, ErrFormat, "has 41 rows"},
+		// A crash while the last record was written: cut short in its
+		// header or its payload, it is ignored (the file names row 40).
+		{"truncated into the last record's header", func() { os.WriteFile(pp, f.people[:len(f.people40)+recHeaderLen-2], 0o640) },
+			ErrFormat, "names row 40 but the ledger has 41 rows"},
+		{"truncated into the last record's payload", func() { os.WriteFile(pp, f.people[:len(f.people40)+recHeaderLen+3], 0o640) },
+			ErrFormat, "names row 40 but the ledger has 41 rows"},
 		{"not a people file", func() { os.WriteFile(pp, []byte("hello"), 0o640) }, ErrFormat, "not a people file"},
 		{"key replaced", func() {
 			os.Remove(KeyPath(f.path))

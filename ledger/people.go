@@ -197,7 +197,56 @@ func openPeople(path string, k *Keys, write bool) (*people, error) {
 	return p, nil
 }
 
+// read reads the people file's header and records (the snapshot's
+// index, then each R or A record checked against its MAC chain) and
+// builds the overlay of the people listed since the snapshot. A record
+// cut short by a crash ends the file; any other damage is an error.
 func (p *people) read(k *Keys) error {
+	if err := p.readHeader(); err != nil {
+		return err
+	}
+	var listed []listedPerson
+	pos := int64(peopleHeaderLen)
+	p.end = pos
+	for seq := uint64(0); pos < p.size; seq++ {
+		typ, start, end, mac, ok, err := p.recordAt(pos)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break // a record cut short by a crash: ignored
+		}
+		switch typ {
+		case recSnapshot:
+			if pos != int64(peopleHeaderLen) {
+				return peopleErr(p.path, "a snapshot after the first record (damaged)")
+			}
+			if err := p.readSnapshot(start, end); err != nil {
+				return err
+			}
+			p.base.mac = mac
+		case recRelease, recAbort:
+			ps, err := p.readRecord(k, typ, seq, start, end, mac)
+			if err != nil {
+				return err
+			}
+			for _, x := range ps {
+				listed = append(listed, listedPerson{x.key, seq, x.class})
+			}
+		default:
+			return peopleErr(p.path, "record %d has type %d (damaged)", seq+1, typ)
+		}
+		p.lastMAC = mac
+		pos = end + macLen
+		p.end = pos
+	}
+	p.setOverlay(listed)
+	return nil
+}
+
+// readHeader checks the people file's mode (no access for others), magic
+// and version, and sets p.size (bytes) and p.version.
+func (p *people) readHeader() error {
 	st, err := p.f.Stat()
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -214,89 +263,87 @@ func (p *people) read(k *Keys) error {
 	if v := p.version; v != peopleVersion && v != peopleVersionIndex {
 		return peopleErr(p.path, "version %d, want %d (a people file of an earlier format: move the ledger aside)", v, peopleVersion)
 	}
-	type exception struct {
-		key, seq uint64
-		class    uint32
+	return nil
+}
+
+// recordAt reads the header and MAC of the record at byte pos: its type,
+// its payload's bytes [start, end) and its MAC; ok is false for a record
+// cut short (its header or payload past the file's end).
+func (p *people) recordAt(pos int64) (typ byte, start, end int64, mac [macLen]byte, ok bool, err error) {
+	var rh [recHeaderLen]byte
+	if _, err := p.f.ReadAt(rh[:], pos); err != nil {
+		return 0, 0, 0, mac, false, nil
 	}
-	var exc []exception
-	pos := int64(peopleHeaderLen)
-	p.end = pos
-	for seq := uint64(0); pos < p.size; seq++ {
-		var rh [recHeaderLen]byte
-		if _, err := p.f.ReadAt(rh[:], pos); err != nil {
-			break // a record cut short by a crash: ignored
-		}
-		typ, n := rh[0], binary.LittleEndian.Uint64(rh[1:])
-		start := pos + recHeaderLen
-		if n > uint64(p.size) || start+int64(n)+macLen > p.size {
-			break // cut short
-		}
-		end := start + int64(n)
-		var mac [macLen]byte
-		if _, err := p.f.ReadAt(mac[:], end); err != nil {
-			return fmt.Errorf("ledger: read %s: %w", p.path, err)
-		}
-		switch typ {
-		case recSnapshot:
-			if pos != int64(peopleHeaderLen) {
-				return peopleErr(p.path, "a snapshot after the first record (damaged)")
-			}
-			if err := p.readSnapshot(start, end); err != nil {
-				return err
-			}
-			p.base.mac = mac
-		case recRelease, recAbort:
-			payload := make([]byte, n)
-			if _, err := p.f.ReadAt(payload, start); err != nil {
-				return fmt.Errorf("ledger: read %s: %w", p.path, err)
-			}
-			m := recordMAC(k, p.lastMAC, typ)
-			m.Write(payload)
-			if !hmac.Equal(m.Sum(nil), mac[:]) {
-				return peopleErr(p.path, "record %d (for ledger row %d) fails its MAC: the file was altered, damaged, "+
-					"or recorded with another key", seq+1, p.lastRow+1)
-			}
-			d := &dec{b: payload}
-			if err := p.readRow(d, typ); err != nil {
-				return err
-			}
-			if typ == recRelease {
-				listed, err := p.replay(d)
-				if err != nil {
-					return err
-				}
-				for _, x := range listed {
-					exc = append(exc, exception{x.key, seq, x.class})
-				}
-				p.listed += len(listed)
-			}
-			if d.err == nil && len(d.b) != 0 {
-				d.err = errors.New("trailing bytes")
-			}
-			if d.err != nil {
-				return peopleErr(p.path, "record %d: %v (damaged)", seq+1, d.err)
-			}
-			p.records++
-		default:
-			return peopleErr(p.path, "record %d has type %d (damaged)", seq+1, typ)
-		}
-		p.lastMAC = mac
-		pos = end + macLen
-		p.end = pos
+	typ, n := rh[0], binary.LittleEndian.Uint64(rh[1:])
+	start = pos + recHeaderLen
+	if n > uint64(p.size) || start+int64(n)+macLen > p.size {
+		return 0, 0, 0, mac, false, nil
 	}
-	slices.SortFunc(exc, func(a, b exception) int {
+	end = start + int64(n)
+	if _, err := p.f.ReadAt(mac[:], end); err != nil {
+		return 0, 0, 0, mac, false, fmt.Errorf("ledger: read %s: %w", p.path, err)
+	}
+	return typ, start, end, mac, true, nil
+}
+
+// readRecord reads record seq, an R or A record of type typ whose payload
+// is [start, end): it checks its MAC (chained from the last record's),
+// its row, and for a release the people it lists (returned, and counted
+// in p.listed).
+func (p *people) readRecord(k *Keys, typ byte, seq uint64, start, end int64, mac [macLen]byte) ([]person, error) {
+	payload := make([]byte, end-start)
+	if _, err := p.f.ReadAt(payload, start); err != nil {
+		return nil, fmt.Errorf("ledger: read %s: %w", p.path, err)
+	}
+	m := recordMAC(k, p.lastMAC, typ)
+	m.Write(payload)
+	if !hmac.Equal(m.Sum(nil), mac[:]) {
+		return nil, peopleErr(p.path, "record %d (for ledger row %d) fails its MAC: the file was altered, damaged, "+
+			"or recorded with another key", seq+1, p.lastRow+1)
+	}
+	d := &dec{b: payload}
+	if err := p.readRow(d, typ); err != nil {
+		return nil, err
+	}
+	var listed []person
+	if typ == recRelease {
+		var err error
+		if listed, err = p.replay(d); err != nil {
+			return nil, err
+		}
+		p.listed += len(listed)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errors.New("trailing bytes")
+	}
+	if d.err != nil {
+		return nil, peopleErr(p.path, "record %d: %v (damaged)", seq+1, d.err)
+	}
+	p.records++
+	return listed, nil
+}
+
+// listedPerson is a person listed by release record seq, with its class.
+type listedPerson struct {
+	key, seq uint64
+	class    uint32
+}
+
+// setOverlay sets p.overlay from the people listed since the snapshot:
+// ascending keys, each with the class of the last record listing it.
+func (p *people) setOverlay(listed []listedPerson) {
+	slices.SortFunc(listed, func(a, b listedPerson) int {
 		if c := cmp.Compare(a.key, b.key); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.seq, b.seq)
 	})
-	for i, x := range exc {
-		if i+1 < len(exc) && exc[i+1].key == x.key {
+	for i, x := range listed {
+		if i+1 < len(listed) && listed[i+1].key == x.key {
 			continue // a later record moved this person again
 		}
 		p.overlay = append(p.overlay, person{x.key, x.class})
 	}
-	return nil
 }
 
 // readRow reads the row a record names; it must be the next row.
