@@ -2,6 +2,8 @@ package figures
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -13,7 +15,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -211,7 +215,15 @@ func inkOf(img *image.RGBA, f *figure, p *panel, c color.Color) int {
 // -update, for reviewers to look at.
 func keepExample(t *testing.T, f *figure, name string) {
 	t.Helper()
-	if !*update || name == "" {
+	if name == "" {
+		return
+	}
+	svg, err := renderSVG(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDigest(t, name, svg)
+	if !*update {
 		return
 	}
 	base := filepath.Join(t.TempDir(), name)
@@ -223,9 +235,55 @@ func keepExample(t *testing.T, f *figure, name string) {
 		t.Fatal(err)
 	}
 	if len(b) > 250<<10 {
-		t.Fatalf("%s.png is %d KB, want < 250 KB for testdata", name, len(b)>>10)
+		t.Logf("%s.png is %d KB, over testdata's 250 KB: its example is not rewritten (its digest is)", name, len(b)>>10)
+		return
 	}
 	if err := os.WriteFile(filepath.Join("testdata", "example_"+name+".png"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// digestFile holds the SHA-256 of each example figure's SVG, one
+// "name hex" line each, sorted: the figures' golden file. A change in a
+// figure (a point moved, a label renamed, a panel reordered) fails
+// checkDigest; -update rewrites the line after a change meant to be.
+const digestFile = "testdata/figures.sha256"
+
+var digestMu sync.Mutex
+
+// checkDigest compares svg's SHA-256 with name's line in digestFile, or
+// under -update writes it there.
+func checkDigest(t *testing.T, name string, svg []byte) {
+	t.Helper()
+	sum := sha256.Sum256(svg)
+	got := hex.EncodeToString(sum[:])
+	digestMu.Lock()
+	defer digestMu.Unlock()
+	lines := map[string]string{}
+	if b, err := os.ReadFile(digestFile); err == nil {
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if n, h, ok := strings.Cut(l, " "); ok {
+				lines[n] = h
+			}
+		}
+	} else if !*update {
+		t.Fatalf("%v (go test ./report/figures -update writes it)", err)
+	}
+	if !*update {
+		if want, ok := lines[name]; !ok {
+			t.Fatalf("figure %s has no digest in %s (go test ./report/figures -update)", name, digestFile)
+		} else if want != got {
+			t.Fatalf("figure %s changed: its SVG's SHA-256 is %s, %s has %s (if meant: go test ./report/figures -update, and look at testdata/example_%s.png)", name, got, digestFile, want, name)
+		}
+		return
+	}
+	lines[name] = got
+	var out []string
+	for n, h := range lines {
+		out = append(out, n+" "+h)
+	}
+	sort.Strings(out)
+	if err := os.WriteFile(digestFile, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

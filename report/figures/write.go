@@ -204,14 +204,25 @@ func saveFigure(pathNoExt string, f *figure) error {
 	if err := atomicfile.WriteFile(pathNoExt+".png", buf.Bytes()); err != nil {
 		return err
 	}
+	svg, err := renderSVG(f)
+	if err != nil {
+		return fmt.Errorf("figures: %s.svg: %w", pathNoExt, err)
+	}
+	return atomicfile.WriteFile(pathNoExt+".svg", svg)
+}
+
+// renderSVG draws f as an SVG document on a white background: text, so
+// the same figure gives the same bytes (the golden digests of the tests).
+func renderSVG(f *figure) ([]byte, error) {
+	w, h := f.size()
 	svg := vgsvg.New(w, h)
 	c := draw.New(svg)
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	f.draw(c)
-	buf.Reset()
+	var buf bytes.Buffer
 	if _, err := svg.WriteTo(&buf); err != nil {
-		return fmt.Errorf("figures: %s.svg: %w", pathNoExt, err)
+		return nil, err
 	}
-	return atomicfile.WriteFile(pathNoExt+".svg", buf.Bytes())
+	return buf.Bytes(), nil
 }

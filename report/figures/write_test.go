@@ -13,7 +13,7 @@ import (
 	"labelprivacy/report/internal/reporttest"
 )
 
-var update = flag.Bool("update", false, "rewrite report/figures/testdata (example PNGs)")
+var update = flag.Bool("update", false, "rewrite report/figures/testdata (figures.sha256, the SVG digests, and the example PNGs)")
 
 // The full pipeline: synthetic runs/audits/posteriors → summary → plots →
 // report.md whose image links all resolve.
