@@ -402,7 +402,7 @@ func (c *cdfPlot) rowPanels(rs cdfRow) (pa, pm *panel, legend []legendItem) {
 	if rs.title != "" {
 		pa.title, pm.title = rs.title+": individual expected advantage", rs.title+": |multiplicative advantage|"
 	}
-	named := map[string]bool{}
+	named := map[string]int{} // setting → its item in legend
 	for si := range c.sets {
 		lk := lookOf(si, len(c.sets))
 		shown := rs.pick(c.per[si])
@@ -417,11 +417,14 @@ func (c *cdfPlot) rowPanels(rs cdfRow) (pa, pm *panel, legend []legendItem) {
 			name := s.label() + setSuffix(c.sets, si)
 			pa.series = append(pa.series, &series{name: name, pts: cdfXY(s.ieadv, 0, c.ieAx.max, 0), line: sty})
 			pm.series = append(pm.series, &series{name: name, pts: cdfXY(s.absMA, 0, c.maAx.sepPos, c.maAx.infPos), line: sty})
-			if named[s.setting] && !lk.primary {
-				continue
+			item := legendItem{text: c.legendText(si, s), thumb: lineThumb(draw.LineStyle{Color: clrs[i], Width: 2})}
+			switch at, ok := named[s.setting]; {
+			case !ok:
+				named[s.setting] = len(legend)
+				legend = append(legend, item)
+			case lk.primary: // the primary set (the last) names it
+				legend[at] = item
 			}
-			named[s.setting] = true
-			legend = append(legend, legendItem{text: c.legendText(si, s), thumb: lineThumb(draw.LineStyle{Color: clrs[i], Width: 2})})
 		}
 	}
 	return pa, pm, legend

@@ -834,6 +834,35 @@ func TestScatterSetsPanelPerSet(t *testing.T) {
 	}
 }
 
+// Overlaid sets that share a setting name it once in the CDFs' legend,
+// with the primary (last) set's text; a setting of one set only is named
+// too.
+func TestCDFSetsLegendNamesEachSettingOnce(t *testing.T) {
+	sample := func(setting string, e float64) []report.Posterior {
+		var ps []report.Posterior
+		for i := range 20 {
+			ps = append(ps, report.Posterior{Setting: setting, Pet: pets.RR, Epsilon: e,
+				Sample: audit.Sample{Prior: 0.5, Posterior: 0.5 + float64(i)/50, IEAdv: float64(i) / 50, AbsMA: float64(i) / 10}})
+		}
+		return ps
+	}
+	a := append(sample("rr_eps1", 1), sample("rr_eps4", 4)...)
+	b := sample("rr_eps1", 1)
+	f, err := cdfSets([]Set{{Name: "A", Posteriors: a}, {Name: "B", Posteriors: b}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, it := range f.legend {
+		count[it.text]++
+	}
+	for _, name := range []string{"RR ε=1", "RR ε=4"} {
+		if count[name] != 1 {
+			t.Errorf("legend names %q %d times, want once (legend %v)", name, count[name], count)
+		}
+	}
+}
+
 func hasTick(ts []plot.Tick, label string) bool {
 	return slices.ContainsFunc(ts, func(t plot.Tick) bool { return t.Label == label })
 }
