@@ -174,7 +174,7 @@ func TestRunJSONFirstFormat(t *testing.T) {
 
 func TestRunJSONErrors(t *testing.T) {
 	cases := []struct{ name, json string }{
-		{"unknown mechanism", `{"pet":"laplace"}`},
+		{"unknown mechanism", `{"pet":"gauss"}`},
 		{"bad float string", `{"test_auc":"high"}`},
 		{"float of wrong type", `{"lr":[1]}`},
 		{"uneven standardization", `{"standardization":{"mean":[1,2],"std":[1]}}`},
