@@ -50,7 +50,10 @@ type histogramValues struct {
 func (*histogramValues) Form() ValueForm { return ValueHistogram }
 
 func (l *histogramValues) Release([]float64, []float64, *Bins, Rand) { l.notPerExample(ValueHistogram) }
-func (l *histogramValues) ReleaseBag(float64, int, Rand) float64  { l.notPerBag(ValueHistogram); return 0 }
+func (l *histogramValues) ReleaseBag(float64, int, Rand) float64 {
+	l.notPerBag(ValueHistogram)
+	return 0
+}
 
 // Histogram returns value_prior's release of the values (grid points):
 // max(count_i + Z_i, 0) normalized, Z_i independent two-sided geometric of

@@ -170,8 +170,8 @@ type ValueLaw interface {
 // valueBase holds what every value law has: its grid.
 type valueBase struct{ g Grid }
 
-func (valueBase) Classes() int  { return 0 }
-func (b valueBase) Grid() Grid  { return b.g }
+func (valueBase) Classes() int   { return 0 }
+func (b valueBase) Grid() Grid   { return b.g }
 func (valueBase) Scale() float64 { return 0 }
 
 func (b valueBase) notPerExample(f ValueForm) {
