@@ -32,7 +32,9 @@ func (t Target) String() string {
 	return "Target(" + strconv.Itoa(int(t)) + ")"
 }
 
-func (t Target) perBag() bool { return t == TargetAlpha || t == TargetAlphaDebiased || t == TargetBagMean }
+func (t Target) perBag() bool {
+	return t == TargetAlpha || t == TargetAlphaDebiased || t == TargetBagMean
+}
 
 // Batch is one minibatch: dense features row-major, sparse indices padded to
 // Width with mask 0, Target per row or, with BagSize k > 0, per bag. RowIDs
