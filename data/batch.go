@@ -333,7 +333,7 @@ func (s *BatchSource) groupBags(col []float64) error {
 			first, size = append(first, int32(i)), append(size, 0)
 		}
 		if f := int(first[u]); w == 1 && col[f] != col[i] {
-			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportion %v differs from the bag's %v", col[i], col[f])}
+			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released %s %v differs from the bag's %v", s.targetColumn(), col[i], col[f])}
 		} else if w > 1 && !slices.Equal(col[f*w:(f+1)*w], col[i*w:(i+1)*w]) {
 			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportions %v differ from the bag's %v", col[i*w:(i+1)*w], col[f*w:(f+1)*w])}
 		}
