@@ -161,6 +161,18 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	opt(intCol("model_canaries", func(a *Audit) *int { return &a.ModelCanaries })),
 	opt(f64Col("eps_lower_model", func(a *Audit) *float64 { return &a.EpsLowerModel })),
 	opt(f64Col("model_canary_auc", func(a *Audit) *float64 { return &a.ModelCanaryAUC })),
+	opt(nullF64Col("value_max", func(a *Audit) *float64 { return &a.ValueMax })),
+	opt(nullF64Col("value_step", func(a *Audit) *float64 { return &a.ValueStep })),
+	opt(f64Col("tau", func(a *Audit) *float64 { return &a.Tau })),
+	opt(f64Col("r2_adv", func(a *Audit) *float64 { return &a.R2Adv })),
+	opt(f64Col("r2_adv_se", func(a *Audit) *float64 { return &a.R2AdvSE })),
+	opt(f64Col("r2_adv_ratio", func(a *Audit) *float64 { return &a.R2AdvRatio })),
+	opt(f64Col("tau_adv", func(a *Audit) *float64 { return &a.TauAdv })),
+	opt(f64Col("tau_adv_se", func(a *Audit) *float64 { return &a.TauAdvSE })),
+	opt(f64Col("tau_adv_bound", func(a *Audit) *float64 { return &a.TauAdvBound })),
+	opt(f64Col("tau_blind", func(a *Audit) *float64 { return &a.TauBlind })),
+	opt(f64Col("realized_r2", func(a *Audit) *float64 { return &a.RealizedR2 })),
+	opt(f64Col("realized_r2_se", func(a *Audit) *float64 { return &a.RealizedR2SE })),
 }}
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
