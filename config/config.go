@@ -143,7 +143,7 @@ type PetConfig struct {
 	// name (population: a synthetic dataset's population marginal,
 	// meta.json's value_prior; uniform); PriorWeights, a public one as
 	// one weight per grid point (normalized).
-	PriorEpsilon *float64 `yaml:"prior_epsilon,omitempty"`
+	PriorEpsilon *float64  `yaml:"prior_epsilon,omitempty"`
 	Prior        string    `yaml:"prior,omitempty"`
 	PriorWeights []float64 `yaml:"prior_weights,omitempty"`
 }

@@ -46,8 +46,11 @@ type Release struct {
 // rebuilt from the row's kind, k and ε where they form a valid mechanism).
 func (e Row) release() Release {
 	p := pets.Params{Kind: e.Mechanism, K: e.K}
-	if e.Mechanism.NeedsEpsilon() {
+	if e.Mechanism.NeedsEpsilon() && !(e.Mechanism.OptionalEpsilon() && math.IsInf(e.Epsilon, 1)) {
 		p.Epsilon = e.Epsilon
+	}
+	if e.Mechanism.OfValues() {
+		p.Values = pets.UnitGrid // the row records no grid; ε does not depend on it
 	}
 	m, err := pets.New(p)
 	if err == nil && m.Epsilon() != e.Epsilon && !(math.IsInf(m.Epsilon(), 1) && math.IsInf(e.Epsilon, 1)) {

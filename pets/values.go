@@ -29,6 +29,11 @@ const MaxValuePoints = 100_001
 // DefaultValueStep is the grid step when a dataset does not say (value_step).
 const DefaultValueStep = 1
 
+// UnitGrid is the grid [0, 1] step 1: what a ledger row, which records a
+// mechanism's kind, bag size and ε but no grid, rebuilds a kind on values
+// on (its privacy, and so its accounting, does not depend on the grid).
+var UnitGrid = Grid{Max: 1, Step: 1}
+
 // IsZero reports whether g is the zero Grid (no values: classes).
 func (g Grid) IsZero() bool { return g == Grid{} }
 
