@@ -219,7 +219,7 @@ func Fit(ctx context.Context, s *Session, o FitOptions) ([]report.Run, error) {
 	if wall := time.Since(started).Seconds(); f.examples > 0 {
 		s.ev.Info("fit", fmt.Sprintf("%s in %s trained in %.1f s, %d at a time: %.0f examples/s in all (evaluation and writing included)",
 			english.Count(trained, "model"), english.Count(f.groups, "group"), wall, len(execs), float64(f.examples)/wall))
-		if f.probeS > 0 {
+		if f.probeS > 0 && s.modelProbe() != nil {
 			s.ev.Info("fit", s.modelProbeCost(f.probeS, wall))
 		}
 	}
