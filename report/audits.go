@@ -290,3 +290,47 @@ func ReadCalibration(t *data.Table) ([]Calibration, error) {
 	}
 	return out, nil
 }
+
+// ValuePosterior is one sampled audit example of conversion values (the
+// posterior scatter of values): its drawn value, its release, the
+// attacker's prior and posterior mean and spread, and its exact
+// advantages.
+type ValuePosterior struct {
+	Dataset  string
+	ConfigID string
+	Setting  string
+	Pet      pets.Kind
+	K        int
+	Epsilon  float64
+	audit.ValueSample
+}
+
+var valuePosteriorSchema = schema[ValuePosterior]{name: "value_posteriors", cols: []column[ValuePosterior]{
+	strCol("setting", func(p *ValuePosterior) *string { return &p.Setting }),
+	kindCol("pet", func(p *ValuePosterior) *pets.Kind { return &p.Pet }),
+	nullIntCol("k", func(p *ValuePosterior) *int { return &p.K }),
+	nullF64Col("epsilon", func(p *ValuePosterior) *float64 { return &p.Epsilon }),
+	strCol("dataset", func(p *ValuePosterior) *string { return &p.Dataset }),
+	strCol("config_id", func(p *ValuePosterior) *string { return &p.ConfigID }),
+	intCol("index", func(p *ValuePosterior) *int { return &p.Index }),
+	intCol("bag", func(p *ValuePosterior) *int { return &p.Bag }),
+	f64Col("value", func(p *ValuePosterior) *float64 { return &p.Value }),
+	f64Col("release", func(p *ValuePosterior) *float64 { return &p.Release }),
+	f64Col("prior_mean", func(p *ValuePosterior) *float64 { return &p.PriorMean }),
+	f64Col("prior_sd", func(p *ValuePosterior) *float64 { return &p.PriorSD }),
+	f64Col("post_mean", func(p *ValuePosterior) *float64 { return &p.PostMean }),
+	f64Col("post_sd", func(p *ValuePosterior) *float64 { return &p.PostSD }),
+	f64Col("r2_adv", func(p *ValuePosterior) *float64 { return &p.R2Adv }),
+	f64Col("tau_adv", func(p *ValuePosterior) *float64 { return &p.TauAdv }),
+}}
+
+// ValuePosteriorTable converts samples of conversion values into
+// value_posteriors.parquet (and .csv), with valuePosteriorSchema's columns.
+func ValuePosteriorTable(post []ValuePosterior) *data.Table {
+	return valuePosteriorSchema.toTable(post, map[string]string{})
+}
+
+// ReadValuePosteriors reads ValuePosteriorTable's output back.
+func ReadValuePosteriors(t *data.Table) ([]ValuePosterior, error) {
+	return valuePosteriorSchema.fromTable(t)
+}

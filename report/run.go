@@ -284,6 +284,9 @@ func (r Run) labelKey() int {
 // (binary is 2, and a summary of no rows has Classes 0).
 const valuesKey = -1
 
+// ValuesKey is Summary.Classes of a summary of conversion values.
+const ValuesKey = valuesKey
+
 // binaryIs2 maps a class count of 0 (binary, unset) to 2 and leaves any
 // other value as it is (Validate judges it).
 func binaryIs2(c int) int {
