@@ -21,6 +21,13 @@
 // states, p = 0.24263% and 11.46 bits; an event source (2 values, 1
 // window, 1 report) k = 3, p ≈ 2.49×10⁻⁶ and 1.58 bits.
 //
-// ara imports nothing of this module: it sits on the bottom floor, beside
+// Space numbers the states of a uniform source so that the conversion
+// outcomes of one report or none are its first states (pets' ara_event
+// releases a state and projects it onto them). For summary reports the
+// package holds the contribution budget and ε range of the aggregation
+// service (ContributionBudget, MaxSummaryEpsilon) and Noise Lab's RMSRE_t
+// (RMSRE, ExpectedRMSRESquared).
+//
+// ara imports nothing of this module: it sits on the bottom floor, under
 // pets.
 package ara

@@ -103,3 +103,17 @@ func Thousands(k *big.Int) string {
 	}
 	return b.String()
 }
+
+// Summary reports (the aggregation service's side of the API): a source's
+// aggregatable contributions sum to at most ContributionBudget (the L1
+// budget, 2^16), and the service adds to every key Laplace noise of scale
+// ContributionBudget/ε, standard deviation √2·L1/ε, for an ε of at most
+// MaxSummaryEpsilon (the developer documentation's "contribution budget",
+// 2^16; WICG/attribution-reporting-api issue #485 for the noise, of
+// standard deviation √2·L1/ε; patcg-individual-drafts/private-aggregation-api
+// issue #23 for the aggregation service's range of ε, up to 64; production
+// draws a discrete Laplace of that scale).
+const (
+	ContributionBudget = 1 << 16
+	MaxSummaryEpsilon  = 64
+)

@@ -18,6 +18,7 @@ type chanAudit struct {
 	l1, l0 []float64 // P(z | y=1), P(z | y=0)
 	ma     []float64 // |MA| of release z: |log P(z|1)/P(z|0)| (Definition 3.6)
 	flip   float64   // π of a randomized-response channel (Theorem 3.5), else 0
+	kept   float64   // the probability that a release is not erased (pets.FormRRErased; 1 for the others)
 	// informative: some release has P(z|1) ≠ P(z|0).
 	informative bool
 	// pitLo, pitHi[z·2+y] are the interval of the randomized probability
@@ -53,7 +54,10 @@ func (r *runner) setChannels(n int) {
 // newChanAudit precomputes what the audit needs of a binary channel.
 func newChanAudit(c pets.Channel) chanAudit {
 	var a chanAudit
-	a.z, a.flip = c.Z, c.Flip
+	a.z, a.flip, a.kept = c.Z, c.Flip, 1
+	if c.Form == pets.FormRRErased {
+		a.kept = 1 - c.P[c.C*c.C] // P(erased | y), the same for every y
+	}
 	a.l1, a.l0, a.ma = make([]float64, c.Z), make([]float64, c.Z), make([]float64, c.Z)
 	for z := range c.Z {
 		a.l1[z], a.l0[z] = c.Prob(uint8(z), 1), c.Prob(uint8(z), 0)
@@ -96,11 +100,14 @@ func newChanAudit(c pets.Channel) chanAudit {
 
 // ieadv is the exact IEAdv of an example of prior e through the channel
 // (Lemma A.1 with the Bayes attacker): Theorem 3.5's closed form
-// (min(η,1−η) − π)·1{η ∈ [π, 1−π]} for randomized response, otherwise
+// (min(η,1−η) − π)·1{η ∈ [π, 1−π]} for randomized response, times the
+// probability of a release that is not erased for RR erased with a
+// probability independent of the label (an erased release leaves the
+// attacker at the prior: advantage 0), otherwise
 // min(η,1−η) − Σ_z min(η·P(z|1), (1−η)·P(z|0)).
 func (a *chanAudit) ieadv(e float64) float64 {
 	if a.flip > 0 {
-		return thm35(e, a.flip)
+		return a.kept * thm35(e, a.flip)
 	}
 	f := 1 - e
 	lost := 0.0

@@ -17,6 +17,11 @@ func (r *runner) givenBags(b *llp.Bags, n int) error {
 		return paramErr("bags", "no bag")
 	}
 	k := r.m.K()
+	if r.m.Spec().Takes.KeyGroups { // whole key groups, whatever their size: k is the largest
+		for u := range b.NumBags {
+			k = max(k, b.Size(u))
+		}
+	}
 	for u := range b.NumBags {
 		if sz := b.Size(u); sz > k {
 			return paramErr("bags", fmt.Sprintf("bag %d has %d rows, more than k = %d", u, sz, k))

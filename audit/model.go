@@ -259,9 +259,6 @@ func rowPosteriors(m *pets.Mechanism, eta []float64, rel *ModelRelease, post []f
 	lik, two := make([]float64, c), make([]float64, 2)
 	for j, i := range rel.Row {
 		z := rel.Label[j]
-		if int(z) >= c {
-			return paramErr("release", fmt.Sprintf("row %d: released label %d is not in 0..%d", i, z, c-1))
-		}
 		var prior []float64
 		switch {
 		case withPrior && c < 3:
@@ -275,6 +272,9 @@ func rowPosteriors(m *pets.Mechanism, eta []float64, rel *ModelRelease, post []f
 		if !ok {
 			ch = ex.Channel(key)
 			chans[key] = ch
+		}
+		if int(z) >= ch.Z { // C, or C + 1 with the release that shows no class (pets.FormRRErased)
+			return paramErr("release", fmt.Sprintf("row %d: released label %d is not in 0..%d", i, z, ch.Z-1))
 		}
 		for y := range lik {
 			lik[y] = ch.Prob(z, uint8(y))

@@ -135,7 +135,7 @@ type rworkerC struct {
 	seen   []bool
 	canary []bool
 	lik    []float64 // C
-	col    []float64 // C
+	col    []float64 // C + 1: a channel's releases
 	auds   map[int]*BagAuditorC
 	bagEta []float64
 	dst    []float64
@@ -148,7 +148,7 @@ type rworkerC struct {
 func (r *runnerC) newRWorker() *rworkerC {
 	c := r.c
 	w := &rworkerC{r: r, labels: make([]uint8, r.n), seen: make([]bool, r.n), canary: make([]bool, r.n),
-		lik: make([]float64, c), col: make([]float64, c), auds: map[int]*BagAuditorC{}, counts: make([]int, c), rel2: make([]float64, c-1)}
+		lik: make([]float64, c), col: make([]float64, c+1), auds: map[int]*BagAuditorC{}, counts: make([]int, c), rel2: make([]float64, c-1)}
 	w.rng = rand.New(&w.src)
 	if r.bag {
 		w.bagEta, w.dst, w.dst2 = make([]float64, r.k*c), make([]float64, r.k*c), make([]float64, r.k*c)

@@ -64,15 +64,17 @@ func (w *rworkerC) scanRows(rel *ReleasedC, canary bool, out *releaseStats) {
 		var z uint8
 		if shows {
 			z = rel.Label[j]
-			if int(z) >= c {
-				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not in 0..%d", i, z, c-1))
+			ch, _ := r.chanOf(i)
+			nz := ch.ch.Z // C, or C + 1 with the release that shows no class (pets.FormRRErased)
+			if int(z) >= nz {
+				out.bad = r.mismatch("release", fmt.Sprintf("example %d: released label %d is not in 0..%d", i, z, nz-1))
 				return
 			}
-			ch, _ := r.chanOf(i)
-			for x := range c {
-				w.col[x] = ch.ch.Prob(uint8(x), y)
+			col := w.col[:nz]
+			for x := range nz {
+				col[x] = ch.ch.Prob(uint8(x), y)
 			}
-			lo, hi := pitOfClass(w.col, z)
+			lo, hi := pitOfClass(col, z)
 			if hi <= lo {
 				out.bad = r.mismatch("release", fmt.Sprintf("example %d (label %d) released %d, which its law never releases for that label", i, y, z))
 				return

@@ -78,6 +78,8 @@ func newRunner(eta []float64, m *pets.Mechanism, opts Options) (*runner, error) 
 		if err := r.givenBags(opts.Bags, n); err != nil {
 			return nil, err
 		}
+	case r.bag != nil && sp.Takes.KeyGroups:
+		return nil, paramErr("bags", fmt.Sprintf("%s releases one value per key group: its audit takes the groups of the audit examples (Options.Bags)", m))
 	case r.bag != nil:
 		r.noise = r.bag.SumNoise()
 		k := m.K()

@@ -146,6 +146,28 @@ type PetConfig struct {
 	PriorEpsilon *float64  `yaml:"prior_epsilon,omitempty"`
 	Prior        string    `yaml:"prior,omitempty"`
 	PriorWeights []float64 `yaml:"prior_weights,omitempty"`
+	// TriggerData and Windows (ara_event): the attribution source's
+	// trigger-data values T and reporting windows W, with 1 + T·W the
+	// labels' classes (data synth --kind conversions --trigger-data T
+	// --windows W); Reports: its most reports R, a list expanding the grid.
+	TriggerData int   `yaml:"trigger_data,omitempty"`
+	Windows     int   `yaml:"windows,omitempty"`
+	Reports     []int `yaml:"reports,omitempty"`
+	// BudgetShare (ara_summary): splits of the contribution budget between
+	// the measurement goals, a list expanding the grid.
+	BudgetShare []BudgetShare `yaml:"budget_share,omitempty"`
+	// Key (ara_summary): the integer key column whose groups are the
+	// summary's keys (one aggregate per key value).
+	Key string `yaml:"key,omitempty"`
+}
+
+// BudgetShare is a split of a source's contribution budget (L1 = 65,536)
+// between measurement goals: the conversion count's share and the
+// conversion value's (value labels only), each in [0, 1], their sum at
+// most 1 (the rest spent on nothing, e.g. kept for other keys).
+type BudgetShare struct {
+	Count float64 `yaml:"count"`
+	Value float64 `yaml:"value,omitempty"`
 }
 
 // EtaSource is where the attacker's η comes from (Section 3).
@@ -437,6 +459,9 @@ func (c *Config) Validate() error {
 		if err := c.checkCuratedPet(i, p); err != nil {
 			return err
 		}
+		if err := checkARAPet(i, p); err != nil {
+			return err
+		}
 	}
 	if err := c.checkDuplicatePets(); err != nil {
 		return err
@@ -505,6 +530,12 @@ func (c *Config) checkDuplicatePets() error {
 		if j := firstRepeat(p.Bags); j >= 0 {
 			return bad(fmt.Sprintf("%s.bags[%d]", key, j), "repeats %s", p.Bags[j])
 		}
+		if j := firstRepeat(p.Reports); j >= 0 {
+			return bad(fmt.Sprintf("%s.reports[%d]", key, j), "repeats %d", p.Reports[j])
+		}
+		if j := firstRepeat(p.BudgetShare); j >= 0 {
+			return bad(fmt.Sprintf("%s.budget_share[%d]", key, j), "repeats %+v", p.BudgetShare[j])
+		}
 		for _, st := range p.Settings() {
 			if j, ok := first[st]; ok && j != i {
 				return bad(key, "repeats setting %s of pets[%d]", st.ID(), j)
@@ -533,7 +564,7 @@ func firstRepeat[T comparable](s []T) int {
 func (c *Config) maxSettings() int {
 	n := 0
 	for _, p := range c.Pets {
-		n += max(1, len(p.K)) * max(1, len(p.Epsilon)) * max(1, len(p.Bags))
+		n += max(1, len(p.K)) * max(1, len(p.Epsilon)) * max(1, len(p.Bags)) * max(1, len(p.Reports)) * max(1, len(p.BudgetShare))
 	}
 	return n
 }

@@ -66,9 +66,12 @@ func priorSuffix(prior string) string {
 const DefaultStageFraction = 0.5
 
 // ID names the setting in paths and tables: the kind, then _k<k> and
-// _eps<ε> when set, then the bag rule of curated bags (llp_k8_sorted-x3,
-// llp_k8_key-campaign) and rr_prior's stage fraction and prior learning
-// rate when not the defaults (rr_prior_eps1_s0.3_plr0.01).
+// _eps<ε> when set, ara_event's source (_t8_w3_r3), then the bag rule of
+// curated bags and ara_summary's key (llp_k8_sorted-x3,
+// llp_k8_key-campaign, ara_summary_eps8_key-campaign), ara_summary's
+// budget split when the count's share is not all of it (_count0.5) and
+// rr_prior's stage fraction and prior learning rate when not the defaults
+// (rr_prior_eps1_s0.3_plr0.01).
 func (s Setting) ID() string {
 	id := s.Kind.String()
 	if s.K > 0 {
@@ -77,8 +80,19 @@ func (s Setting) ID() string {
 	if s.Epsilon > 0 {
 		id += "_eps" + strconv.FormatFloat(s.Epsilon, 'g', -1, 64)
 	}
+	if s.Kind.Spec().Takes.Source {
+		id += fmt.Sprintf("_t%d_w%d_r%d", s.TriggerData, s.Windows, s.Reports)
+	}
 	if suf := s.Bags.IDSuffix(); suf != "" {
 		id += "_" + suf
+	}
+	if s.Kind.Spec().Takes.Shares {
+		if s.CountShare != 1 {
+			id += "_count" + strconv.FormatFloat(s.CountShare, 'g', -1, 64)
+		}
+		if s.ValueShare != 0 {
+			id += "_value" + strconv.FormatFloat(s.ValueShare, 'g', -1, 64)
+		}
 	}
 	if s.Kind.Spec().Release.WithPrior() && s.StageFraction != DefaultStageFraction {
 		id += "_s" + strconv.FormatFloat(s.StageFraction, 'g', -1, 64)
@@ -96,9 +110,10 @@ func (s Setting) ID() string {
 }
 
 // Settings expands one `pets:` entry into its settings, in the order k,
-// epsilon, bags (an entry may list one twice: Validate refuses that).
+// epsilon, bags, reports, budget_share (an entry may list one twice:
+// Validate refuses that). ara_summary's key is its bag rule key:<column>.
 func (p PetConfig) Settings() []Setting {
-	ks, eps, bags := p.K, p.Epsilon, p.Bags
+	ks, eps, bags, reports, shares := p.K, p.Epsilon, p.Bags, p.Reports, p.BudgetShare
 	if len(ks) == 0 {
 		ks = []int{0}
 	}
@@ -107,36 +122,60 @@ func (p PetConfig) Settings() []Setting {
 	}
 	if len(bags) == 0 {
 		bags = []llp.Rule{{}}
+		if p.Key != "" {
+			bags = []llp.Rule{{Kind: llp.RuleKey, Column: p.Key}}
+		}
+	}
+	if len(reports) == 0 {
+		reports = []int{0}
+	}
+	if len(shares) == 0 {
+		shares = []BudgetShare{{}}
 	}
 	var out []Setting
 	for _, k := range ks {
 		for _, e := range eps {
 			for _, b := range bags {
-				st := Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
-				if p.Mechanism == pets.RRBins {
-					if p.PriorEpsilon != nil {
-						st.PriorEpsilon = *p.PriorEpsilon
-					}
-					st.Prior = p.Prior
-					if p.PriorWeights != nil {
-						b, _ := json.Marshal(p.PriorWeights) // finite: Validate
-						st.Prior = string(b)
-					}
-				}
-				if p.Mechanism.Spec().Release.WithPrior() {
-					st.StageFraction = DefaultStageFraction
-					if p.StageFraction != nil {
-						st.StageFraction = *p.StageFraction
-					}
-					if p.PriorLR != nil {
-						st.PriorLR = *p.PriorLR
+				for _, r := range reports {
+					for _, sh := range shares {
+						st := p.setting(k, e, b)
+						if p.Mechanism.Spec().Takes.Source {
+							st.TriggerData, st.Windows, st.Reports = p.TriggerData, p.Windows, r
+						}
+						st.CountShare, st.ValueShare = sh.Count, sh.Value
+						out = append(out, st)
 					}
 				}
-				out = append(out, st)
 			}
 		}
 	}
 	return out
+}
+
+// setting is the setting of k, ε and bag rule b of the entry, with
+// rr_bins's prior and rr_prior's stage fraction and prior learning rate.
+func (p PetConfig) setting(k int, e float64, b llp.Rule) Setting {
+	st := Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
+	if p.Mechanism == pets.RRBins {
+		if p.PriorEpsilon != nil {
+			st.PriorEpsilon = *p.PriorEpsilon
+		}
+		st.Prior = p.Prior
+		if p.PriorWeights != nil {
+			w, _ := json.Marshal(p.PriorWeights) // finite: Validate
+			st.Prior = string(w)
+		}
+	}
+	if p.Mechanism.Spec().Release.WithPrior() {
+		st.StageFraction = DefaultStageFraction
+		if p.StageFraction != nil {
+			st.StageFraction = *p.StageFraction
+		}
+		if p.PriorLR != nil {
+			st.PriorLR = *p.PriorLR
+		}
+	}
+	return st
 }
 
 // PriorTargets is how rr_prior's released labels become the per-row
@@ -254,10 +293,18 @@ func (c *Config) CheckBagColumns(dataset string, features, keys []string) error 
 }
 
 // check checks that every bag rule of pets[i] names a dense feature
-// (sorted) or an integer key column (key) of the dataset.
+// (sorted) or an integer key column (key) of the dataset, and so does
+// ara_summary's key.
 func (cols columns) check(i int, p PetConfig) error {
-	for j, b := range p.Bags {
-		key := fmt.Sprintf("pets[%d].bags[%d]", i, j)
+	rules, keys := p.Bags, make([]string, len(p.Bags))
+	for j := range rules {
+		keys[j] = fmt.Sprintf("pets[%d].bags[%d]", i, j)
+	}
+	if p.Key != "" {
+		rules, keys = append(slices.Clone(rules), llp.Rule{Kind: llp.RuleKey, Column: p.Key}), append(keys, fmt.Sprintf("pets[%d].key", i))
+	}
+	for j, b := range rules {
+		key := keys[j]
 		switch b.Kind {
 		case llp.RuleSorted:
 			if !cols.features.has(b.Column) {

@@ -72,6 +72,10 @@ type Batch struct {
 	TargetWidth int
 
 	BagSize int
+	// Sized: BagSize is the number of slots of bags of any size packed into
+	// the batch (BatchOptions.SizedBags), and Target carries each slot's
+	// proportions, each slot's size and each row's slot.
+	Sized bool
 }
 
 // BatchOptions configures a BatchSource.
@@ -85,6 +89,18 @@ type BatchOptions struct {
 	// another size (a kept LLP remainder) are skipped and counted in
 	// SkippedBags, since a batch is "B bags of k".
 	BagSize int
+	// SizedBags turns bag mode (BagSize = U > 0) into bags of any size from
+	// 1 to BatchSize rows (ara_summary's key groups), each whole in one
+	// batch: an epoch's shuffled bags are packed in order into batches of
+	// BatchSize rows and at most U bags, the rest of a batch padding; the
+	// epoch has max(1, ⌊rows in bags / BatchSize⌋) batches and leaves out
+	// the bags that do not fit them (another order, other bags, the next
+	// epoch; DroppedBags counts them). A batch's target is its U slots'
+	// proportions (TargetWidth values a slot, as in bag mode), their U bag
+	// sizes (0: an empty slot) and, per row, its slot (−1 for padding, whose
+	// RowIDs repeat the batch's first row): U·w + U + BatchSize float32
+	// (Batch.Sized). DropLast is implied.
+	SizedBags bool
 	// DropLast drops a final partial batch so that every batch has the same
 	// shape (training); otherwise the last batch is smaller (prediction).
 	DropLast bool
@@ -151,6 +167,11 @@ type BatchSource struct {
 	soft        []float64 // C ≥ 3: the frame's soft_target vectors, read in place (C a row)
 	width       int       // C for class-vector targets, 0 for binary ones
 	SkippedBags int
+	// SizedBags: batches an epoch, the epoch's packing (batch j holds the
+	// units order[packed[j]:packed[j+1]]) and the bags it left out.
+	batches     int
+	packed      []int32
+	DroppedBags int
 	shuffles    int   // orders made (tests: one per epoch)
 	touched     int32 // shuffleUnits's sum of loads, kept
 }
@@ -166,8 +187,14 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	if o.Target.perBag() != (o.BagSize > 0) {
 		return nil, fmt.Errorf("%w: target %s needs bag mode (BagSize > 0) exactly when it is a bag proportion", ErrInvalid, o.Target)
 	}
-	if o.BagSize > 0 && o.BatchSize%o.BagSize != 0 {
+	if o.BagSize > 0 && !o.SizedBags && o.BatchSize%o.BagSize != 0 {
 		return nil, fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
+	}
+	if o.SizedBags && o.BagSize < 1 {
+		return nil, fmt.Errorf("%w: bags of any size need a number of bags a batch (BagSize ≥ 1), got %d", ErrInvalid, o.BagSize)
+	}
+	if o.SizedBags {
+		o.DropLast = true
 	}
 	s := &BatchSource{f: f, feat: f.FeaturesOnly(), o: o}
 	if o.Target != TargetNone {
@@ -293,7 +320,7 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		s.b.Width = max(w, 1)
 	}
 	s.b.Dim = s.feat.Dim()
-	s.b.BagSize = o.BagSize
+	s.b.BagSize, s.b.Sized = o.BagSize, o.SizedBags
 	s.b.TargetWidth = s.width
 	// The first epoch's order is made when it is first needed (Next or
 	// SeekEpoch), once: a trainer positions every source before its first
@@ -348,7 +375,10 @@ func (s *BatchSource) groupBags(col []float64) error {
 	s.bagStart = []int32{0}
 	for u, n := range size {
 		unit[u] = -1
-		if int(n) != s.o.BagSize {
+		if s.o.SizedBags && int(n) > s.o.BatchSize {
+			return &BagError{Bag: s.f.BagID[first[u]], Row: int(first[u]), Msg: fmt.Sprintf("%d rows, more than a batch of %d holds (a bag trains whole: raise the batch size)", n, s.o.BatchSize)}
+		}
+		if int(n) != s.o.BagSize && !s.o.SizedBags {
 			s.SkippedBags++
 			continue
 		}
@@ -374,6 +404,9 @@ func (s *BatchSource) groupBags(col []float64) error {
 	if s.nUnits == 0 {
 		return fmt.Errorf("%w: no bag has exactly %d rows", ErrInvalid, s.o.BagSize)
 	}
+	if s.o.SizedBags {
+		s.batches = max(1, int(s.bagStart[s.nUnits])/s.o.BatchSize)
+	}
 	s.bagRows = make([]int32, s.bagStart[s.nUnits])
 	fill := slices.Clone(s.bagStart[:s.nUnits])
 	for i, b := range bagOf {
@@ -397,6 +430,9 @@ func (s *BatchSource) unitRows(u int32, one *[1]int32) []int32 {
 // BatchesPerEpoch is the number of batches Next yields per epoch (for a
 // trainer's progress and ETA).
 func (s *BatchSource) BatchesPerEpoch() int {
+	if s.o.SizedBags {
+		return s.batches
+	}
 	per := s.unitsPerBatch()
 	if s.o.DropLast {
 		return s.nUnits / per
@@ -428,6 +464,9 @@ func (s *BatchSource) shuffle() {
 	}
 	if s.o.Shuffle {
 		s.touched = shuffleUnits(s.order, rand.NewPCG(s.o.Seed, s.epoch))
+	}
+	if s.o.SizedBags {
+		s.pack()
 	}
 	s.orderOf, s.ordered = s.epoch, true
 	s.shuffles++
@@ -463,6 +502,9 @@ func (s *BatchSource) Units() int { return s.nUnits }
 func (s *BatchSource) Next() (*Batch, error) {
 	if !s.ordered { // a new source: epoch 0
 		s.shuffle()
+	}
+	if s.o.SizedBags {
+		return s.nextSized()
 	}
 	per := s.unitsPerBatch()
 	left := len(s.order) - s.pos

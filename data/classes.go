@@ -193,8 +193,15 @@ func (f *Frame) validateClasses() error {
 		v    []uint8
 	}{{ColLabel, f.Label}, {ColLabelRR, f.LabelRR}} {
 		for i, y := range col.v {
-			if int(y) >= c {
+			if int(y) >= c && !(col.name == ColLabelRR && f.ARAState != nil && int(y) == c) {
 				return labelError(col.name, i, int64(y), c)
+			}
+		}
+	}
+	if f.ARAState != nil && f.LabelRR != nil {
+		for i, s := range f.ARAState {
+			if want := uint8(min(s, uint64(c))); f.LabelRR[i] != want {
+				return fmt.Errorf("%w: row %d released state %d, whose class is %d, but %s %d", ErrInvalid, i, s, want, ColLabelRR, f.LabelRR[i])
 			}
 		}
 	}

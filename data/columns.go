@@ -91,6 +91,7 @@ var (
 		typedColumn[float64]{ColSigma, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Sigma }, appendFloat64},
 		typedColumn[float64]{ColValueRR, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.ValueRR }, appendFloat64},
 		typedColumn[float64]{ColBagMean, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.BagMean }, appendFloat64},
+		typedColumn[uint64]{ColARAState, arrow.PrimitiveTypes.Uint64, func(f *Frame) *[]uint64 { return &f.ARAState }, appendUint64},
 	}
 	// rowColumns: the label column comes first, as uint8 classes; a frame
 	// of values holds valueColumn instead (the last entry, found by

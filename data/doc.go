@@ -18,6 +18,8 @@
 //	prior          float64              rr_prior: public prior P(y=1|x) the row was released with
 //	branch         uint8                rr_prior: 1 = the prior's argmax label, 0 = randomized response
 //	stage          uint8                rr_prior: the stage (1 or 2) that released the row
+//	ara_state      uint64               ara_event: the output state the browser sent, in [0, k);
+//	                                    label_rr is then its class, or C for a state of no class
 //	<key>          any integer type     other integer columns: keys (e.g. a campaign id), read
 //	                                    as int64 into Frame.Keys, the groups of bags: key:<column>
 //

@@ -34,7 +34,7 @@ type Frame struct {
 	Label         []uint8   // raw label, a class 0..C−1 (0/1 binary); absent from privatized frames
 	Eta           []float64 // true P(y=1|x), synthetic only (binary)
 	BagID         []int64
-	LabelRR       []uint8   // released class (rr, rr_prior), 0..C−1
+	LabelRR       []uint8   // released class (rr, rr_prior, ara_event), 0..C−1; C: none (ara_event, with ARAState)
 	Alpha         []float64 // binary: the bag's released proportion of label 1
 	AlphaDebiased []float64 // binary: its debiased value (llp_geom)
 	Row           []int64   // dataset row of each release row (simulation releases only)
@@ -42,6 +42,9 @@ type Frame struct {
 	Branch        []uint8   // rr_prior (binary): 1 = the prior's argmax label was released, 0 = RR
 	Stage         []uint8   // rr_prior: the stage (1 or 2) that released the row
 	SoftTarget    []float64 // binary: a float training target per row, derived from a release in memory
+	// ARAState is ara_event's released state (ColARAState); with it,
+	// LabelRR is its projection: the state when below C, else C (no class).
+	ARAState []uint64
 
 	// Conversion values (values.go): the raw value (column label, float64;
 	// a frame holds Label or Value, not both), the synthetic law's p0, mu

@@ -31,6 +31,11 @@ const (
 	// release (rr_prior's debiased labels): built in memory for training,
 	// never part of a release file.
 	ColSoftTarget = "soft_target"
+	// ColARAState is the output state an attribution source's browser sent
+	// (ara_event's release, uint64, in [0, k)): states are numbered so that
+	// the classes 0..C−1 are the states 0..C−1, and label_rr, its
+	// projection, is the state below C and C for a state that is no class.
+	ColARAState = "ara_state"
 )
 
 // HiggsFeatures are the 28 UCI Higgs feature names, in file order (columns

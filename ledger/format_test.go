@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"labelprivacy/internal/faultpoint"
+	"labelprivacy/internal/testutil"
 	"labelprivacy/pets"
 )
 
@@ -49,7 +50,7 @@ func docColumns(doc string) []string {
 // readmeColumns returns the list after "Columns:" in README's section on
 // the privacy ledger (the code span may wrap across lines).
 func readmeColumns(readme string) []string {
-	_, sec, _ := strings.Cut(readme, "### The privacy ledger")
+	_, sec, _ := strings.Cut(readme, "\n## The privacy ledger") // docs/ledger.md
 	sec, _, _ = strings.Cut(sec, "\n#")
 	m := regexp.MustCompile("Columns: `([^`]+)`").FindStringSubmatch(sec)
 	if m == nil {
@@ -58,7 +59,7 @@ func readmeColumns(readme string) []string {
 	return strings.Split(strings.Join(strings.Fields(m[1]), " "), ", ")
 }
 
-// The ledger's columns as doc.go and README's "The privacy ledger" list
+// The ledger's columns as doc.go and docs/ledger.md's "The privacy ledger" list
 // them are the ones the ledger writes and reads, in order.
 func TestLedgerColumnsDocumented(t *testing.T) {
 	want := columnNames()
@@ -69,10 +70,7 @@ func TestLedgerColumnsDocumented(t *testing.T) {
 	if got := docColumns(string(doc)); !slices.Equal(got, want) {
 		t.Errorf("doc.go lists the ledger's columns as\n%q\nwant\n%q", got, want)
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readme := []byte(testutil.UserDocs(t, ".."))
 	if got := readmeColumns(string(readme)); !slices.Equal(got, want) {
 		t.Errorf("README.md lists the ledger's columns as\n%q\nwant\n%q", got, want)
 	}

@@ -54,19 +54,36 @@ func (ld *loaded) plan(r *Release) (Row, *plan, error) {
 	if err := ld.fits(r.Identity, r.IDColumn, r.KeyCheck); err != nil {
 		return Row{}, nil, err
 	}
-	p := ld.people
 	c := coveredBy(r)
 	pl := &plan{row: uint64(len(ld.csv.rows) + 1), step: pets.StepOf(r.Mech), c: c, nch: len(c.charges)}
-	nch := pl.nch
-	counts := make([]uint64, len(p.classes)*nch)
-	freshCounts := make([]uint64, nch)
-	err := p.walk(ld.keys, c, func(key uint64, class, ch int32) {
+	counts, freshCounts, err := ld.countCovered(pl)
+	if err != nil {
+		return Row{}, nil, err
+	}
+	after := ld.planClasses(pl, counts)
+	after = ld.planFresh(pl, freshCounts, after)
+	if pl.worst, err = worstOf(ld.people.h, after, ld.delta); err != nil {
+		return Row{}, nil, err
+	}
+	if b := l.opt.Budget; b > 0 && pl.worst.comp.Total > b {
+		return Row{}, nil, ld.overBudget(b, after)
+	}
+	return ld.rowOf(r, pl), pl, nil
+}
+
+// countCovered is pass 1: the people of each class the release covers, per
+// charge (counts[class·nch + charge]), the new people per charge, and the
+// candidates (pl.cand: people not covered or new, up to maxCand).
+func (ld *loaded) countCovered(pl *plan) (counts, fresh []uint64, err error) {
+	p, nch := ld.people, pl.nch
+	counts, fresh = make([]uint64, len(p.classes)*nch), make([]uint64, nch)
+	err = p.walk(ld.keys, pl.c, func(key uint64, class, ch int32) {
 		switch {
 		case ch >= 0 && class >= 0:
 			counts[int(class)*nch+int(ch)]++
 			return
 		case ch >= 0:
-			freshCounts[ch]++
+			fresh[ch]++
 		}
 		if len(pl.cand) < maxCand {
 			pl.cand = append(pl.cand, candidate{key, class, ch})
@@ -74,25 +91,32 @@ func (ld *loaded) plan(r *Release) (Row, *plan, error) {
 			pl.candFull = true
 		}
 	})
-	if err != nil {
-		return Row{}, nil, err
-	}
-	// Ops: each class keeps its largest part (its people the release does
-	// not cover, or those covered with one charge); the others are listed.
+	return counts, fresh, err
+}
+
+// addOp appends one op (class, charge, mode, count) to pl.
+func (pl *plan) addOp(class, ch int, mode byte, n uint64) {
+	pl.ops = binary.AppendUvarint(pl.ops, uint64(class))
+	pl.ops = binary.AppendUvarint(pl.ops, uint64(ch))
+	pl.ops = append(pl.ops, mode)
+	pl.ops = binary.AppendUvarint(pl.ops, n)
+	pl.nops++
+}
+
+// newClass adds a class of n people of history hist to pl; its index.
+func (pl *plan) newClass(hist int32, n uint64) int32 {
+	pl.classes = append(pl.classes, pclass{hist, n})
+	return int32(len(pl.classes) - 1)
+}
+
+// planClasses makes the ops of the known classes: each keeps its largest
+// part (its people the release does not cover, or those covered with one
+// charge); the others are listed as classes of their own. It returns the
+// histories the covered people reach, with their counts.
+func (ld *loaded) planClasses(pl *plan, counts []uint64) (after []weighted) {
+	p, c, nch := ld.people, pl.c, pl.nch
 	pl.classes = slices.Clone(p.classes)
 	pl.tgt = make([]int32, len(p.classes)*(nch+1))
-	var after []weighted
-	newClass := func(hist int32, n uint64) int32 {
-		pl.classes = append(pl.classes, pclass{hist, n})
-		return int32(len(pl.classes) - 1)
-	}
-	op := func(class, ch int, mode byte, n uint64) {
-		pl.ops = binary.AppendUvarint(pl.ops, uint64(class))
-		pl.ops = binary.AppendUvarint(pl.ops, uint64(ch))
-		pl.ops = append(pl.ops, mode)
-		pl.ops = binary.AppendUvarint(pl.ops, n)
-		pl.nops++
-	}
 	for ci, cl := range p.classes {
 		row := pl.tgt[ci*(nch+1) : (ci+1)*(nch+1)]
 		for j := range row {
@@ -121,69 +145,82 @@ func (ld *loaded) plan(r *Release) (Row, *plan, error) {
 		for ch, n := range cov {
 			if n > 0 && ch != keep {
 				pl.splitsCov = true
-				op(ci, ch, opSplitCovered, n)
+				pl.addOp(ci, ch, opSplitCovered, n)
 				pl.classes[ci].size -= n
-				row[ch] = newClass(p.h.add(cl.hist, pl.step, c.charges[ch]), n)
+				row[ch] = pl.newClass(p.h.add(cl.hist, pl.step, c.charges[ch]), n)
 				pl.listed += n
 			}
 		}
 		if keep >= 0 {
 			grown := p.h.add(cl.hist, pl.step, c.charges[keep])
 			if u > 0 {
-				op(ci, keep, opSplitUncovered, u)
+				pl.addOp(ci, keep, opSplitUncovered, u)
 				pl.classes[ci].size -= u
-				row[nch] = newClass(cl.hist, u)
+				row[nch] = pl.newClass(cl.hist, u)
 				pl.listed += u
 			} else {
-				op(ci, keep, opAll, 0)
+				pl.addOp(ci, keep, opAll, 0)
 			}
 			pl.classes[ci].hist = grown
 		}
 	}
-	pl.fresh = make([]int32, nch)
+	return after
+}
+
+// planFresh makes a class per charge of the new people, adding their
+// histories to after.
+func (ld *loaded) planFresh(pl *plan, freshCounts []uint64, after []weighted) []weighted {
+	h := ld.people.h
+	pl.fresh = make([]int32, pl.nch)
 	for ch, n := range freshCounts {
 		pl.fresh[ch] = -1
 		if n > 0 {
-			h := p.h.add(0, pl.step, c.charges[ch])
-			after = append(after, weighted{hist: h, from: 0, n: n})
-			pl.fresh[ch] = newClass(h, n)
+			hist := h.add(0, pl.step, pl.c.charges[ch])
+			after = append(after, weighted{hist: hist, from: 0, n: n})
+			pl.fresh[ch] = pl.newClass(hist, n)
 			pl.freshB = binary.AppendUvarint(pl.freshB, uint64(ch))
 			pl.freshB = binary.AppendUvarint(pl.freshB, n)
 			pl.nfresh++
 			pl.listed += n
 		}
 	}
-	if pl.worst, err = worstOf(p.h, after, ld.delta); err != nil {
-		return Row{}, nil, err
-	}
-	if b := l.opt.Budget; b > 0 && pl.worst.comp.Total > b {
-		be := &BudgetError{Budget: b, DeltaPrime: ld.delta}
-		for _, w := range after {
-			ca, err := p.h.compose(w.hist, ld.delta)
-			if err != nil {
-				return Row{}, nil, err
-			}
-			if ca.Total <= b {
-				continue
-			}
-			be.Over += int(w.n)
-			cb, err := p.h.compose(w.from, ld.delta)
-			if err != nil {
-				return Row{}, nil, err
-			}
-			switch {
-			case ca.Total > be.Would:
-				be.Would, be.AtWorst, be.Current, be.Releases = ca.Total, int(w.n), cb.Total, p.h.list[w.from].releases
-			case ca.Total == be.Would:
-				be.AtWorst += int(w.n)
-				if cb.Total > be.Current {
-					be.Current, be.Releases = cb.Total, p.h.list[w.from].releases
-				}
+	return after
+}
+
+// overBudget says how many people the release would take above budget b,
+// how many of them to the largest total, and what they carry now.
+func (ld *loaded) overBudget(b float64, after []weighted) error {
+	h := ld.people.h
+	be := &BudgetError{Budget: b, DeltaPrime: ld.delta}
+	for _, w := range after {
+		ca, err := h.compose(w.hist, ld.delta)
+		if err != nil {
+			return err
+		}
+		if ca.Total <= b {
+			continue
+		}
+		be.Over += int(w.n)
+		cb, err := h.compose(w.from, ld.delta)
+		if err != nil {
+			return err
+		}
+		switch {
+		case ca.Total > be.Would:
+			be.Would, be.AtWorst, be.Current, be.Releases = ca.Total, int(w.n), cb.Total, h.list[w.from].releases
+		case ca.Total == be.Would:
+			be.AtWorst += int(w.n)
+			if cb.Total > be.Current {
+				be.Current, be.Releases = cb.Total, h.list[w.from].releases
 			}
 		}
-		return Row{}, nil, be
 	}
-	m := r.Mech
+	return be
+}
+
+// rowOf is the ledger row of release r as planned.
+func (ld *loaded) rowOf(r *Release, pl *plan) Row {
+	m, c := r.Mech, pl.c
 	e := Row{ID: r.ID, Status: StatusReleased, Input: r.Input, Labels: r.Labels, Identity: r.Identity, IDColumn: r.IDColumn,
 		Rows: c.rows, People: len(c.keys), Mechanism: m.Kind(), K: m.K(), Epsilon: m.Epsilon(),
 		Noise: r.Noise, Seed: r.Seed, Path: r.Path, SHA256: r.SHA256}
@@ -192,8 +229,8 @@ func (ld *loaded) plan(r *Release) (Row, *plan, error) {
 	cm := w.comp
 	e.EpsTotal, e.EpsTotalBasic, e.EpsTotalDRV, e.EpsTotalDRVQuad, e.EpsTotalPLD = cm.Total, cm.Basic, cm.DRV, cm.DRVQuad, cm.PLD
 	e.DeltaPrime = ld.delta
-	e.Time = l.now().UTC()
-	return e, pl, nil
+	e.Time = ld.l.now().UTC()
+	return e
 }
 
 // write records the plan in the people file: an R record listing the

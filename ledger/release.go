@@ -43,16 +43,10 @@ type Release struct {
 }
 
 // release rebuilds the Release a row records (for validation; Mech is
-// rebuilt from the row's kind, k and ε where they form a valid mechanism).
+// rebuilt from the row's kind, k and ε where they form a valid mechanism,
+// pets.PrivacyParams: of the same privacy for a kind of more parameters).
 func (e Row) release() Release {
-	p := pets.Params{Kind: e.Mechanism, K: e.K}
-	if e.Mechanism.NeedsEpsilon() && !(e.Mechanism.OptionalEpsilon() && math.IsInf(e.Epsilon, 1)) {
-		p.Epsilon = e.Epsilon
-	}
-	if e.Mechanism.OfValues() {
-		p.Values = pets.UnitGrid // the row records no grid; ε does not depend on it
-	}
-	m, err := pets.New(p)
+	m, err := pets.New(pets.PrivacyParams(e.Mechanism, e.K, e.Epsilon))
 	if err == nil && m.Epsilon() != e.Epsilon && !(math.IsInf(m.Epsilon(), 1) && math.IsInf(e.Epsilon, 1)) {
 		m = nil
 	}

@@ -79,5 +79,6 @@ func (t *trainer) fingerprint() string {
 		Rows, Bag     int
 		StepsPerEpoch int64
 		Replicas      []rep
-	}{t.m.key(), t.m.Init.String(), t.cfg.Loss.String(), t.cfg.Adam, t.cfg.SparseEmbedding, t.s.b, t.s.bag, t.spe, reps})
+		Sized         bool `json:",omitempty"` // bags of any size (absent before them: old checkpoints keep their fingerprint)
+	}{t.m.key(), t.m.Init.String(), t.cfg.Loss.String(), t.cfg.Adam, t.cfg.SparseEmbedding, t.s.b, t.s.bag, t.spe, reps, t.s.sized})
 }

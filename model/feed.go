@@ -59,7 +59,7 @@ func (f *feeder) fill(r int, b *data.Batch) error {
 		return fmt.Errorf("%w: batch of %d rows with %d row ids, want %d rows (every batch of a group has one shape: build sources with DropLast)",
 			ErrInvalidData, b.Rows, len(b.RowIDs), s.b)
 	}
-	if b.BagSize != s.bag || len(b.Target) != s.targets() || max(b.TargetWidth, 1) != s.targetWidth() {
+	if b.BagSize != s.bag || b.Sized != s.sized || len(b.Target) != s.targets() || max(b.TargetWidth, 1) != s.targetWidth() {
 		return fmt.Errorf("%w: batch with bag size %d and %d targets of width %d, want bag size %d and %d targets of width %d",
 			ErrInvalidData, b.BagSize, len(b.Target), max(b.TargetWidth, 1), s.bag, s.targets(), s.targetWidth())
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // GoMLX graph code reads best dot-imported.
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
 // MaxFlipProb is the largest randomized-response flip probability
@@ -238,4 +239,50 @@ func multiclassLoss(l Loss, flip, logits, target *Node, bag int) *Node {
 	default:
 		panic(fmt.Sprintf("model: invalid C-class loss %v", l))
 	}
+}
+
+// sizedPropMatch is propmatch on bags of any size packed into batches
+// (data.BatchOptions.SizedBags: ara_summary's key groups): logits [R, B],
+// target [R, U + U + B], each replica's U slots' released proportions α_u,
+// their bag sizes n_u (0: an empty slot) and each row's slot (−1: padding).
+// With p̄_u the mean predicted probability of slot u's rows, computed in
+// log space over its members only (a masked log-sum-exp), each bag's loss
+// is −[α_u log p̄_u + (1−α_u) log(1−p̄_u)] and the replica's the mean over
+// the batch's bags weighted by their sizes, Σ_u n_u·ℓ_u / Σ_u n_u: each
+// row weighs the same, the bags' noise (of one scale in counts, whatever
+// the bag's size) weighs the same for every bag, and at equal sizes it is
+// propmatch. Linear in α, so unbiased under mean-zero noise on α (the
+// paper's Appendix D).
+func sizedPropMatch(logits, target *Node, slots int) *Node {
+	r, rows := logits.Shape().Dim(0), logits.Shape().Dim(1)
+	if logits.Rank() != 2 || target.Rank() != 2 || target.Shape().Dim(0) != r || target.Shape().Dim(1) != 2*slots+rows {
+		panic(fmt.Sprintf("model: propmatch on bags of any size: logits %s need targets [%d, %d], got %s", logits.Shape(), r, 2*slots+rows, target.Shape()))
+	}
+	alpha := Slice(target, AxisRange(), AxisRange(0, slots))   // [R, U]
+	n := Slice(target, AxisRange(), AxisRange(slots, 2*slots)) // [R, U]
+	slot := BroadcastToDims(InsertAxes(Slice(target, AxisRange(), AxisRange(2*slots, 2*slots+rows)), -1), r, rows, slots)
+	ids := Iota(logits.Graph(), shapes.Make(target.DType(), r, rows, slots), 2)
+	member := Equal(slot, ids) // [R, B, U]: row b is in slot u
+	logN := Log(Max(n, OnesLike(n)))
+	logPBar := Sub(maskedLogSumExp(Neg(stableSoftplus(Neg(logits))), member), logN) // log p̄
+	log1mPBar := Sub(maskedLogSumExp(Neg(stableSoftplus(logits)), member), logN)    // log(1 − p̄)
+	per := Neg(Add(Mul(alpha, logPBar), Mul(OneMinus(alpha), log1mPBar)))           // [R, U]
+	per = Where(GreaterThan(n, ZerosLike(n)), per, ZerosLike(per))
+	tot := ReduceSum(n, 1)
+	return Div(ReduceSum(Mul(per, n), 1), Max(tot, OnesLike(tot)))
+}
+
+// maskedLogSumExp is log Σ_b exp(a[r, b]) over the rows b with
+// member[r, b, u], for each slot u: a [R, B], member [R, B, U] → [R, U];
+// a slot without members gets a finite value (its loss is masked out by
+// its size 0), so that no infinity reaches the gradient.
+func maskedLogSumExp(a, member *Node) *Node {
+	full := BroadcastToShape(InsertAxes(a, -1), shapes.Make(a.DType(), member.Shape().Dimensions...)) // [R, B, U]
+	low := MulScalar(OnesLike(full), -1e30)
+	am := Where(member, full, low)
+	m := StopGradient(ReduceMax(am, 1)) // [R, U]
+	w := ConvertDType(member, a.DType())
+	s := ReduceSum(Mul(Exp(Sub(am, InsertAxes(m, 1))), w), 1)
+	empty := OneMinus(ReduceMax(w, 1)) // 1 for a slot without members
+	return Add(m, Log(Add(s, empty)))
 }

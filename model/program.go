@@ -43,6 +43,10 @@ type trainShape struct {
 	// classes is C for a C-class model (C target values per row or bag),
 	// 0 for a binary one (one value).
 	classes int
+	// sized: bag is the number of slots of bags of any size packed into a
+	// batch (data.BatchOptions.SizedBags), their targets each slot's
+	// proportion and size and each row's slot.
+	sized bool
 }
 
 // graphParams are the parameters the training program holds: all of them,
@@ -59,6 +63,9 @@ func (s trainShape) targetWidth() int { return max(s.classes, 1) }
 
 // targets is the number of target values per replica and step.
 func (s trainShape) targets() int {
+	if s.sized {
+		return s.bag*s.targetWidth() + s.bag + s.b
+	}
 	if s.bag > 0 {
 		return s.b / s.bag * s.targetWidth()
 	}
@@ -184,7 +191,12 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 		}
 		target := Parameter(g, "target", f32(s.r, s.targets()))
 
-		loss := replicaLoss(s.loss, flip, prior, denseStack(layers, h0), target, s.bag)
+		var loss *Node
+		if s.sized {
+			loss = sizedPropMatch(denseStack(layers, h0), target, s.bag)
+		} else {
+			loss = replicaLoss(s.loss, flip, prior, denseStack(layers, h0), target, s.bag)
+		}
 		wrt := params
 		switch s.feed {
 		case feedSparseLazy:

@@ -40,9 +40,11 @@ func (t *trainer) validate() error {
 	if t.m.multiclass() {
 		s.classes = t.m.Classes
 	}
-	if s.b, s.bag, t.spe, err = cfg.checkReplicas(t.m.Classes); err != nil {
+	sh, err := cfg.checkReplicas(t.m.Classes)
+	if err != nil {
 		return err
 	}
+	s.b, s.bag, s.sized, t.spe = sh.rows, sh.bag, sh.sized, sh.steps
 	t.total = int64(cfg.Epochs) * t.spe
 	t.chooseFeed(&s)
 	s.hostAdam = hostAdamFeed(t.be, s.feed)
@@ -109,29 +111,32 @@ func checkLossClasses(l Loss, m ModelConfig) error {
 
 // checkReplicas checks every replica (on a copy of c.Replicas: defaults are
 // filled in) of a model of classes classes and that they share one batch
-// shape, which it returns: rows per batch, bag size and batches per epoch.
-func (c *GroupConfig) checkReplicas(classes int) (rows, bag int, steps int64, err error) {
+// shape, which it returns: rows per batch, bag size (or slots of bags of
+// any size) and batches per epoch.
+func (c *GroupConfig) checkReplicas(classes int) (batchShape, error) {
 	c.Replicas = slices.Clone(c.Replicas)
+	var first batchShape
 	for i := range c.Replicas {
 		rep := &c.Replicas[i]
 		sh, err := rep.check(c.Loss, classes)
-		if err == nil && i > 0 && (sh.rows != rows || sh.bag != bag || sh.steps != steps) {
-			err = fmt.Errorf("%w: %d batches of %d rows (bag size %d) per epoch; replica 0 has %d of %d (bag size %d): a group needs one shape",
-				ErrInvalidData, sh.steps, sh.rows, sh.bag, steps, rows, bag)
+		if err == nil && i > 0 && sh != first {
+			err = fmt.Errorf("%w: %d batches of %d rows (bag size %d, sized %v) per epoch; replica 0 has %d of %d (bag size %d, sized %v): a group needs one shape",
+				ErrInvalidData, sh.steps, sh.rows, sh.bag, sh.sized, first.steps, first.rows, first.bag, first.sized)
 		}
 		if err != nil {
-			return 0, 0, 0, &ReplicaError{Group: c.Name, Replica: rep.Name, Index: i, Err: err}
+			return batchShape{}, &ReplicaError{Group: c.Name, Replica: rep.Name, Index: i, Err: err}
 		}
 		if i == 0 {
-			rows, bag, steps = sh.rows, sh.bag, sh.steps
+			first = sh
 		}
 	}
-	return rows, bag, steps, nil
+	return first, nil
 }
 
 // batchShape is the shape of a replica's batches.
 type batchShape struct {
-	rows, bag int   // rows per batch; rows per bag (0: one target per row)
+	rows, bag int   // rows per batch; rows per bag (0: one target per row), or slots of bags of any size
+	sized     bool  // bags of any size packed into slots (data.Batch.Sized)
 	steps     int64 // batches per epoch
 }
 
@@ -167,9 +172,12 @@ func probeSource(src BatchSource, loss Loss, classes int) (batchShape, error) {
 	if err != nil {
 		return batchShape{}, err
 	}
-	sh := batchShape{rows: b.Rows, bag: b.BagSize, steps: int64(src.BatchesPerEpoch())}
-	if per := b.Rows / max(b.BagSize, 1); per*src.BatchesPerEpoch() > src.Units() {
+	sh := batchShape{rows: b.Rows, bag: b.BagSize, sized: b.Sized, steps: int64(src.BatchesPerEpoch())}
+	if per := b.Rows / max(b.BagSize, 1); !b.Sized && per*src.BatchesPerEpoch() > src.Units() {
 		return sh, fmt.Errorf("%w: the source's last batch is partial; build it with DropLast", ErrInvalidData)
+	}
+	if b.Sized && (loss != LossPropMatch || classes >= 3) {
+		return sh, fmt.Errorf("%w: bags of any size (key groups) train with propmatch on binary labels, not %s on %d classes", ErrInvalidData, loss, max(classes, 2))
 	}
 	if loss.PerBag() != (b.BagSize > 0) {
 		return sh, fmt.Errorf("%w: loss %s needs %s, the source has bag size %d", ErrInvalidData, loss,

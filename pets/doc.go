@@ -23,6 +23,17 @@
 //     it is confident enough, RR(ε) otherwise); ε-label-DP. The prior comes
 //     from a model trained on an earlier stage's release (package release,
 //     StartRRPrior).
+//   - ara_event (beyond the paper: Chrome's Attribution Reporting API,
+//     event-level reports, exactly; package ara): a source's conversion
+//     outcome, one of 1 + T·W classes, is the browser's output state, which
+//     k-ary randomized response over the source's k = C(T·W + R, R) states
+//     replaces with probability k/(k + e^ε − 1); the release is the state,
+//     projected onto the classes (FormRRErased: states of two reports or
+//     more show no class); ε-label-DP.
+//   - ara_summary (the same API's summary reports): per group of rows
+//     sharing a key, the sum of the conversions scaled into a share of the
+//     contribution budget, with Laplace noise of scale L1/ε; ε-DP per
+//     source, the count (share·ε)-label-DP.
 //
 // Conversion values (values.go; issue 37): labels that are reals on a
 // public grid 0, s, …, B (Grid). A kind that takes them (Takes.Values)
@@ -40,7 +51,7 @@
 //   - none and bot take values too (the value itself; nothing).
 //
 // Each kind takes labels of C classes (Params.Classes, 2..MaxClasses; every
-// built-in kind takes C ≥ 3): k-ary RR, RRWithPrior over the prior's top-k
+// built-in kind but ara_summary takes C ≥ 3): k-ary RR, RRWithPrior over the prior's top-k
 // set, bags of class counts with noise calibrated to their sensitivity
 // Δ = 2; at C = 2 each is the binary mechanism bit for bit.
 //
@@ -56,8 +67,8 @@
 // a BagLaw (proportions: the law of the noise on each released count, its
 // sensitivity, the sampler and the training target of a release). The
 // built-in kinds are one file each (none.go, bot.go, rr.go, rrprior.go,
-// llp.go, llplap.go, llpgeom.go, laplace.go, rrbins.go, valuebags.go,
-// valueprior.go), declaring their Kind and registering
+// llp.go, llplap.go, llpgeom.go, araevent.go, arasummary.go, laplace.go,
+// rrbins.go, valuebags.go, valueprior.go), declaring their Kind and registering
 // their Scheme; a kind from outside is one Register call. The packages
 // above serve the values of this package's vocabulary (Release, Train,
 // Privacy, Form, SumNoise, Look) and say which they serve (Serve: release,

@@ -62,7 +62,7 @@ func entries() []entry { return *registry.Load() }
 func builtinKind(k Kind) bool { return int(k) < len(builtins) }
 
 // Builtin reports whether k is a built-in kind, whose value is the same in
-// every process (None … RRPrior); a kind registered from outside gets the
+// every process (None … ARASummary); a kind registered from outside gets the
 // next free value, which depends on registration order.
 func (k Kind) Builtin() bool { return builtinKind(k) }
 
@@ -121,8 +121,8 @@ func checkSpec(sp Spec, before []entry) error {
 	case sp.Privacy.DP() && sp.Privacy != Silent && !sp.Takes.Epsilon,
 		sp.Takes.Epsilon && (sp.Privacy == NotDP || sp.Privacy == Silent):
 		return bad("takes ε exactly when its privacy is ε-label-DP")
-	case sp.Release.PerBag() != sp.Takes.K:
-		return bad("takes a bag size exactly when it releases per bag (Params.K is the bag size)")
+	case sp.Release.PerBag() != (sp.Takes.K || sp.Takes.KeyGroups), sp.Takes.K && sp.Takes.KeyGroups:
+		return bad("takes a bag size (Params.K) or whole key groups (Takes.KeyGroups), one of them, exactly when it releases per bag")
 	}
 	if f := sp.Look.Family; f != "" && f != sp.Name && !nameIn(f, before) {
 		return bad("its family %q is not registered", f)

@@ -13,7 +13,7 @@ import "fmt"
 type laplaceScheme struct{}
 
 // LaplaceValue is the Laplace mechanism on values (kind laplace).
-const LaplaceValue Kind = 7
+const LaplaceValue Kind = 9
 
 var _ = builtin(LaplaceValue, laplaceScheme{})
 

@@ -73,7 +73,28 @@ const (
 	// RRWithPrior over the prior's top k): the trainer's closed-form
 	// unbiased target (1{z = c} − q')/(P(y|y) − q') for c ∈ S.
 	FormSetRR
+	// FormRRErased: randomized response over every class, erased with a
+	// probability q that does not depend on the label: Z = C + 1 releases,
+	// P(z | y) = (1−q)·RR(z | y) for z < C — one value for z = y, one for
+	// z ≠ y — and P(C | y) = q, the release C showing no class. Flip is
+	// the randomized response's, (C−1)·P(z | y)/(1 − q) for z ≠ y: given a
+	// release other than C the channel is FormRR with that flip, and C
+	// says nothing of the label (its posterior is the prior), so a
+	// trainer may drop the rows released C — a choice that depends on no
+	// label — and correct the others as rr's (ara_event: k-ary randomized
+	// response over an attribution source's k output states, the k − C
+	// states that stand for no class merged into the one release C).
+	FormRRErased
 )
+
+// Erased returns the release that shows no class of a FormRRErased
+// channel (C), and whether c has one.
+func (c *Channel) Erased() (uint8, bool) {
+	if c.Form != FormRRErased {
+		return 0, false
+	}
+	return uint8(c.C), true
+}
 
 // Prob returns P(z | y).
 func (c *Channel) Prob(z, y uint8) float64 { return c.P[int(z)*c.C+int(y)] }
@@ -175,6 +196,28 @@ func (c *Channel) Check() error {
 					return fmt.Errorf("FormSetRR but P(%d | %d) = %v, not %v", z, y, c.P[z*c.C+y], want)
 				}
 			}
+		}
+	case FormRRErased:
+		if c.Z != c.C+1 {
+			return fmt.Errorf("FormRRErased with %d releases of %d classes", c.Z, c.C)
+		}
+		keep, other, q := c.P[0], c.P[c.C], c.P[c.C*c.C]
+		for z := range c.Z {
+			for y := range c.C {
+				want := other
+				switch {
+				case z == c.C:
+					want = q
+				case z == y:
+					want = keep
+				}
+				if c.P[z*c.C+y] != want {
+					return fmt.Errorf("FormRRErased but P(%d | %d) = %v, not %v", z, y, c.P[z*c.C+y], want)
+				}
+			}
+		}
+		if want := float64(c.C-1) * other / (1 - q); !(q < 1) || math.Abs(c.Flip-want) > 1e-12*want {
+			return fmt.Errorf("FormRRErased with erasure %v and flip %v, not %v", q, c.Flip, want)
 		}
 	default:
 		return fmt.Errorf("form %d unknown", c.Form)

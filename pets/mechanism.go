@@ -26,8 +26,10 @@ const MaxEpsilon = 100
 
 // New validates p and returns the mechanism. Errors wrap ErrInvalidParam
 // (as *ParamError) and name the parameter: "kind", "k", "epsilon",
-// "secure" or "classes" (outside 2..MaxClasses, or C ≥ 3 for a kind that
-// takes binary labels only).
+// "secure", "classes" (outside 2..MaxClasses, or C ≥ 3 for a kind that
+// takes binary labels only), "trigger_data", "windows", "reports" or
+// "budget_share" (given to a kind that does not take them; the kind's law
+// checks their values).
 func New(p Params) (*Mechanism, error) {
 	k := p.Kind
 	if !k.Valid() {
@@ -71,6 +73,19 @@ func New(p Params) (*Mechanism, error) {
 	} else if p.Epsilon != 0 {
 		return nil, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("%s takes no epsilon (its ε is fixed), got %v", k, p.Epsilon)}
 	}
+	if !sp.Takes.Source {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"trigger_data", p.TriggerData}, {"windows", p.Windows}, {"reports", p.Reports}} {
+			if f.v != 0 {
+				return nil, &ParamError{Param: f.name, Msg: fmt.Sprintf("%s takes no attribution source (only ara_event does), got %d", k, f.v)}
+			}
+		}
+	}
+	if !sp.Takes.Shares && (p.CountShare != 0 || p.ValueShare != 0) {
+		return nil, &ParamError{Param: "budget_share", Msg: fmt.Sprintf("%s takes no contribution budget (only ara_summary does)", k)}
+	}
 	if p.Secure && (!sp.Takes.Epsilon || p.Epsilon == 0) {
 		return nil, &ParamError{Param: "secure", Msg: fmt.Sprintf("%s adds no noise", k)}
 	}
@@ -97,6 +112,32 @@ func New(p Params) (*Mechanism, error) {
 		panic(fmt.Sprintf("pets: %s's Scheme.Law returned %T, not the law of %d classes its release needs", k, law, m.Classes()))
 	}
 	return m, nil
+}
+
+// PrivacyParams returns parameters of a mechanism of kind k with bag size
+// K and ε that New accepts (on binary labels) and whose privacy — Privacy
+// and Epsilon, all that composes — is that of every mechanism of k with
+// that K and ε: for a kind that takes more (ara_event's source, one
+// trigger-data value in one window with one report; ara_summary's budget
+// split, all of it to the count) a fixed choice of them, which changes
+// neither. A ledger, which records kind, k and ε, rebuilds its rows'
+// mechanisms from them.
+func PrivacyParams(k Kind, K int, eps float64) Params {
+	p := Params{Kind: k, K: K}
+	t := k.Spec().Takes
+	if t.Epsilon && !(t.OptionalEpsilon && math.IsInf(eps, 1)) { // value_bags without ε: exact
+		p.Epsilon = eps
+	}
+	if k.OfValues() {
+		p.Values = UnitGrid // a kind of values on any grid: its ε does not depend on the grid
+	}
+	if t.Source {
+		p.TriggerData, p.Windows, p.Reports = 1, 1, 1
+	}
+	if t.Shares {
+		p.CountShare = 1
+	}
+	return p
 }
 
 // Classes returns the number of label classes C the mechanism releases:
@@ -153,6 +194,15 @@ func (m *Mechanism) String() string {
 			args = append(args, fmt.Sprintf("step=%g", g.Step))
 		}
 	}
+	if t.Source {
+		args = append(args, fmt.Sprintf("T=%d, W=%d, R=%d", m.p.TriggerData, m.p.Windows, m.p.Reports))
+	}
+	if t.Shares {
+		args = append(args, fmt.Sprintf("count share %g", m.p.CountShare))
+		if m.p.ValueShare > 0 {
+			args = append(args, fmt.Sprintf("value share %g", m.p.ValueShare))
+		}
+	}
 	if m.p.Classes >= 3 {
 		args = append(args, fmt.Sprintf("C=%d", m.p.Classes))
 	}
@@ -185,7 +235,9 @@ func (m *Mechanism) Epsilon() float64 {
 // randomized response over every class: its Channel.Flip, the probability
 // that it releases another class than the label — π = 1/(1+e^ε) on two
 // classes, (C−1)/(e^ε+C−1) on C (rr; rr_prior's first stage; Section 2),
-// what the debiased losses correct for. 0 for a kind without such a
+// what the debiased losses correct for; for a channel that erases some
+// releases (FormRRErased: ara_event) the flip of the releases it does not
+// erase, the rows released erased being dropped. 0 for a kind without such a
 // channel (no per-label flipping: none, bot, the LLP family, a channel of
 // no RR form or one that releases only some classes).
 func (m *Mechanism) FlipProb() float64 {
@@ -193,7 +245,7 @@ func (m *Mechanism) FlipProb() float64 {
 		return 0
 	}
 	ch := m.FirstChannel()
-	if ch.Support() != allClasses(m.Classes()) {
+	if ch.Form != FormRRErased && ch.Support() != allClasses(m.Classes()) {
 		return 0
 	}
 	return ch.Flip

@@ -28,7 +28,7 @@ func TestNewValidation(t *testing.T) {
 		{"llp_lap ok", Params{Kind: LLPLap, K: 8, Epsilon: 0.5}, ""},
 		{"llp_lap secure ok", Params{Kind: LLPLap, K: 8, Epsilon: 0.5, Secure: true}, ""},
 		{"llp_geom ok", Params{Kind: LLPGeom, K: 1, Epsilon: 32}, ""},
-		{"invalid kind", Params{Kind: Kind(200)}, "kind"},
+		{"invalid kind", Params{Kind: Kind(250)}, "kind"},
 		{"laplace ok", Params{Kind: LaplaceValue, Epsilon: 1, Values: Grid{Max: 400, Step: 1}}, ""},
 		{"laplace on classes", Params{Kind: LaplaceValue, Epsilon: 1}, "values"},
 		{"rr on values", Params{Kind: RR, Epsilon: 1, Values: Grid{Max: 400, Step: 1}}, "values"},

@@ -18,6 +18,22 @@ func validParams(k Kind) Params {
 	if k.OfValues() {
 		p.Values = testGrid
 	}
+	if k.Spec().Takes.Source { // binary conversions, two reports: a state space larger than the classes
+		p.TriggerData, p.Windows, p.Reports = 1, 1, 2
+	}
+	if k.Spec().Takes.Shares {
+		p.CountShare = 1
+	}
+	return p
+}
+
+// validParamsFor is validParams for labels of c classes.
+func validParamsFor(k Kind, c int) Params {
+	p := validParams(k)
+	p.Classes = c
+	if k.Spec().Takes.Source {
+		p.TriggerData = c - 1
+	}
 	return p
 }
 
@@ -81,9 +97,7 @@ func TestRegistryEveryKind(t *testing.T) {
 				cs = append(cs, 5)
 			}
 			for _, c := range cs {
-				p := validParams(k)
-				p.Classes = c
-				m, err := New(p)
+				m, err := New(validParamsFor(k, c))
 				if err != nil {
 					t.Fatal(err)
 				}

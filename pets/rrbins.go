@@ -28,7 +28,7 @@ import (
 type rrBinsScheme struct{}
 
 // RRBins is RR-on-Bins.
-const RRBins Kind = 8
+const RRBins Kind = 10
 
 var _ = builtin(RRBins, rrBinsScheme{})
 

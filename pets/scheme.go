@@ -2,7 +2,7 @@ package pets
 
 // A mechanism is one value. Each kind of mechanism is one type in one file
 // of this package (none.go, bot.go, rr.go, rrprior.go, llp.go, llplap.go,
-// llpgeom.go) that implements Scheme and registers itself with its Kind
+// llpgeom.go, araevent.go, arasummary.go) that implements Scheme and registers itself with its Kind
 // constant (builtin, kind.go), or one Register call from outside; the rest
 // of the program asks a Kind's Spec, or a Mechanism's law, what it needs
 // (parameters, release, training plan, audit law, privacy, look) instead
@@ -29,7 +29,8 @@ type Scheme interface {
 // whose Scheme answers everything about it (Spec). Each built-in kind is
 // one file of this package that declares its constant and registers its
 // Scheme (builtin); the values are fixed and give the canonical order of
-// tables and figures: None, Bot, RR, LLP, LLPLap, LLPGeom, RRPrior. Kinds
+// tables and figures: None, Bot, RR, LLP, LLPLap, LLPGeom, RRPrior,
+// ARAEvent, ARASummary. Kinds
 // registered later (Register) follow, in registration order, which may
 // differ from one process to the next: files store a kind's name, never
 // its value (CompareSteps orders them the same way everywhere).
@@ -67,6 +68,17 @@ type Params struct {
 	// noisy histogram of the training values), in (0, Epsilon): the bins
 	// get Epsilon − ε₁. 0: the prior is public.
 	PriorEpsilon float64
+	// TriggerData, Windows and Reports (ara_event, Takes.Source): an
+	// event-level attribution source of T trigger-data values, W reporting
+	// windows and at most R reports (package ara's Uniform(T, W, R)); its
+	// labels are the 1 + T·W conversion outcomes of data synth --kind
+	// conversions.
+	TriggerData, Windows, Reports int
+	// CountShare and ValueShare (ara_summary, Takes.Shares): the shares of
+	// a source's contribution budget (L1 = 65,536) given to the
+	// conversion count and to the conversion value, each in [0, 1], their
+	// sum at most 1 (budget_share: {count: …, value: …}).
+	CountShare, ValueShare float64
 }
 
 // Spec is what a kind of mechanism is, for the rest of the program.
@@ -95,7 +107,8 @@ type Takes struct {
 	// one; the others sample exactly anyway).
 	Epsilon bool
 	// Classes: labels of C ≥ 3 classes (Params.Classes), released by the
-	// law its Scheme returns for them. Every built-in kind takes them; New
+	// law its Scheme returns for them. Every built-in kind but ara_summary
+	// takes them; New
 	// refuses C ≥ 3 for a kind that does not, naming "classes".
 	Classes bool
 	// Values: conversion values on a grid (Params.Values), released by
@@ -107,6 +120,16 @@ type Takes struct {
 	// release is then exact and not DP (value_bags: exact bag means,
 	// Epsilon() +Inf, like llp).
 	OptionalEpsilon bool
+	// Source: an attribution source's event-level configuration
+	// (Params.TriggerData, Windows, Reports; ara_event).
+	Source bool
+	// Shares: the split of a summary report's contribution budget
+	// (Params.CountShare, ValueShare; ara_summary).
+	Shares bool
+	// KeyGroups: it releases one value per group of rows sharing a key
+	// (bags formed by a key column, whole, whatever their size; the
+	// caller forms them), with no bag size (ara_summary).
+	KeyGroups bool
 }
 
 // Privacy is the label-DP ε of one release (Definition 2.1) and how
@@ -150,7 +173,8 @@ const (
 	// and stage): released in two stages, the first through the prior ½,
 	// the second through the priors of a model trained on the first.
 	ReleaseLabelsWithPrior
-	// ReleaseBags: one proportion per bag of k rows (bag_id, alpha, and
+	// ReleaseBags: one proportion per bag of k rows, or per key group for a
+	// kind that takes KeyGroups (bag_id, alpha, and
 	// alpha_debiased when Train.Target is TargetAlphaDebiased), drawn
 	// through the kind's BagLaw from the bag's class counts.
 	ReleaseBags

@@ -15,7 +15,7 @@ import "fmt"
 type valueBagsScheme struct{}
 
 // ValueBags is the mean of values over bags of k.
-const ValueBags Kind = 9
+const ValueBags Kind = 11
 
 var _ = builtin(ValueBags, valueBagsScheme{})
 

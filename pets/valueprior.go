@@ -20,7 +20,7 @@ import (
 type valuePriorScheme struct{}
 
 // ValuePrior is the noisy histogram of values, rr_bins's private prior.
-const ValuePrior Kind = 10
+const ValuePrior Kind = 12
 
 var _ = builtin(ValuePrior, valuePriorScheme{})
 

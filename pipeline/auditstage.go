@@ -88,6 +88,9 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		if q.cal != nil {
 			a.EtaECE, a.EtaBrier = q.cal.ECE, q.cal.Brier
 		}
+		if err := s.summaryAccuracy(set, &a); err != nil {
+			return nil, err
+		}
 		// EAdv of the same partition (the same bags; rr_prior's same
 		// priors) under other η: exact, no sampler.
 		exact := audit.Options{Seed: seed, LabelDraws: 1, Bags: opts.Bags, Prior: opts.Prior}
@@ -131,6 +134,9 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		}
 		if !math.IsNaN(sm.EAdvBound) {
 			line += fmt.Sprintf("; ε-DP worst case %.5f", sm.EAdvBound)
+		}
+		if !math.IsNaN(a.RMSRE) {
+			line += fmt.Sprintf("; RMSRE_5 %.4g over %d keys (expected %.4g)", a.RMSRE, a.RMSREKeys, a.RMSREExpected)
 		}
 		if !math.IsNaN(sm.EpsLower) {
 			line += fmt.Sprintf("; ε ≥ %.3g (95%%, %d canaries", sm.EpsLower, sm.Canaries)

@@ -41,6 +41,9 @@ func checkDatasetBags(c *config.Config, dir string, f *data.Frame) error {
 // examples, the first min(audit.examples, test rows) test rows (the audit
 // would fail after training).
 func checkKeyGroups(c *config.Config, dir string, train, test *data.Frame) error {
+	if err := checkSummaryKeys(c, dir, train, test); err != nil {
+		return err
+	}
 	if c.Privacy.KeepRemainder {
 		return nil
 	}
@@ -72,6 +75,32 @@ func checkKeyGroups(c *config.Config, dir string, train, test *data.Frame) error
 						b, n, dir, k, i, m, lg.audit, fix)}
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// checkSummaryKeys refuses, before anything is written, the key of a kind
+// that sums whole key groups (ara_summary) when the training rows or the
+// audit examples have no rows of it, or when a training group is larger
+// than a batch (a group trains whole in one batch: train.batch_size).
+func checkSummaryKeys(c *config.Config, dir string, train, test *data.Frame) error {
+	n := min(c.Audit.Examples, test.Rows)
+	for i, p := range c.Pets {
+		if !p.Mechanism.Spec().Takes.KeyGroups {
+			continue
+		}
+		key := fmt.Sprintf("pets[%d].key", i)
+		keys, tk := train.Key(p.Key), test.Key(p.Key)
+		switch {
+		case len(keys) == 0:
+			return &config.FieldError{Key: key, Msg: fmt.Sprintf("the training rows of %s have no rows of key column %q: no key to sum", dir, p.Key)}
+		case len(tk) < n || n == 0:
+			return &config.FieldError{Key: key, Msg: fmt.Sprintf("the audit examples (the first %d test rows of %s) have no rows of key column %q: no key group to audit", n, dir, p.Key)}
+		}
+		if lg := largestGroup(keys); lg > c.Train.BatchSize {
+			return &config.FieldError{Key: "train.batch_size", Msg: fmt.Sprintf("%d: the largest group of key %q (pets[%d]) has %d training rows, and a key group trains whole in one batch: raise train.batch_size to at least %d",
+				c.Train.BatchSize, p.Key, i, lg, lg)}
 		}
 	}
 	return nil
@@ -163,7 +192,11 @@ func (s *Session) mechanismAuditOptions(set *setting, n int, o *audit.Options) (
 		if err != nil {
 			return nil, err
 		}
-		bags, err := part.Partition(n, set.K, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), s.cfg.Privacy.KeepRemainder)
+		k, keep := set.K, s.cfg.Privacy.KeepRemainder
+		if set.Kind.Spec().Takes.KeyGroups {
+			k, keep = n, true // every key group whole (release.Apply's bags)
+		}
+		bags, err := part.Partition(n, k, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), keep)
 		if err != nil {
 			return nil, err
 		}

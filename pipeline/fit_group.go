@@ -217,6 +217,14 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 			}
 			srcs[i] = rels[i]
 		}
+		if p.Target == data.TargetLabelRR && rels[i] != nil { // rows whose release is erased are not trained on
+			if srcs[i] = softs[p.Release]; srcs[i] == nil {
+				if srcs[i], err = trainedRows(rels[i], r.Setting); err != nil {
+					return nil, err
+				}
+				softs[p.Release] = srcs[i]
+			}
+		}
 		if p.Target == data.TargetSoft { // the same for every learning rate and trial of the release
 			if srcs[i] = softs[p.Release]; srcs[i] == nil {
 				if srcs[i], err = softTargets(rels[i], r.Setting, p.PriorTargets); err != nil {

@@ -84,7 +84,10 @@ func (f *fakeExec) Execute(ctx context.Context, job *groupJob) ([]outcome, jobSt
 				}
 			}
 			want := b.Rows
-			if b.BagSize > 0 {
+			switch {
+			case b.Sized: // bags of any size: each slot's α and size, each row's slot
+				want = 2*b.BagSize + b.Rows
+			case b.BagSize > 0:
 				want = b.Rows / b.BagSize
 			}
 			if g.Model.Classes >= 3 {

@@ -64,7 +64,13 @@ func expandSettingsIn(cfg []config.PetConfig, sp labelSpace) ([]*setting, error)
 				st.Classes = sp.classes
 			}
 			m, err := pets.New(st.Params)
-			if err != nil {
+			var pe *pets.ParamError
+			switch {
+			case errors.As(err, &pe) && (pe.Param == "trigger_data" || pe.Param == "windows"):
+				// ara_event's source against the dataset's classes (the
+				// config checked the rest at load).
+				return nil, &config.FieldError{Key: fmt.Sprintf("pets[%d].%s", i, pe.Param), Msg: pe.Msg}
+			case err != nil:
 				return nil, fmt.Errorf("%w: pets[%d]: %w", config.ErrConfig, i, err)
 			}
 			prior, err := publicPrior(i, st, sp)
@@ -159,8 +165,13 @@ type trainPlan struct {
 	// estimated from the release only (Plan.LossParams).
 	PriorFromRelease bool
 	// BagSize k: rows come in whole bags with one target per bag (per-bag
-	// losses); 0 for one target per row.
-	BagSize int
+	// losses); 0 for one target per row. With SizedBags (a kind whose bags
+	// are whole key groups: ara_summary) bags have any size up to the batch
+	// size, packed whole into batches of at most BagSize = sizedSlots of
+	// them (data.BatchOptions.SizedBags), and the loss is propmatch on
+	// bags of any size.
+	BagSize   int
+	SizedBags bool
 	// BatchSize is rows per step and model: train.batch_size, for per-bag
 	// losses rounded down to whole bags (at least one), and capped at the
 	// rows the run trains on (whole bags, for per-bag losses).
@@ -187,7 +198,7 @@ func (p trainPlan) LossParams(rel *data.Frame) model.LossParams {
 // (the release, the soft targets or the clean training rows), reading
 // feats.
 func (p trainPlan) BatchOptions(feats *data.Features, width int) data.BatchOptions {
-	o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, Target: p.Target, Shuffle: true,
+	o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, SizedBags: p.SizedBags, Target: p.Target, Shuffle: true,
 		Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: width, ValueScale: p.ValueScale}
 	if p.Classes >= 3 {
 		o.Classes = p.Classes
@@ -346,6 +357,13 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 	}
 	p.BatchSize = c.Train.BatchSize
 	rows := trainRows
+	if p.Loss.PerBag() && s.Kind.Spec().Takes.KeyGroups {
+		if p.Loss != model.LossPropMatch {
+			return p, &config.FieldError{Key: key, Msg: fmt.Sprintf("%s trains on key groups of every size with propmatch only, not %s", s.ID, p.Loss)}
+		}
+		p.SizedBags, p.BagSize = true, min(sizedSlots, p.BatchSize)
+		return p, nil // a key group larger than a batch is refused when its source is made
+	}
 	if p.Loss.PerBag() {
 		p.BagSize = s.K
 		p.PriorFromRelease = p.Loss == model.LossEasyLLP
@@ -358,6 +376,11 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 	p.BatchSize = min(p.BatchSize, rows)
 	return p, nil
 }
+
+// sizedSlots is the most key groups a batch of a kind with bags of every
+// size holds (its bags' slots: the loss's mask is batch × slots a
+// replica).
+const sizedSlots = 64
 
 // usesFlipProb reports whether a loss corrects for randomized response
 // with the plan's FlipProb.

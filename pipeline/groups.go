@@ -43,6 +43,7 @@ func (g *runGroup) Name() string {
 type groupKey struct {
 	loss         model.Loss
 	bag, batches int
+	sized        bool // bags of any size (key groups): bag is their slots a batch
 }
 
 // formGroups partitions the grid's runs into groups of at most replicas runs,
@@ -58,7 +59,7 @@ func formGroups(runs []*runSpec, replicas int) []*runGroup {
 			out = append(out, newGroup(groupKey{}, r))
 			continue
 		}
-		key := groupKey{loss: r.Plan.Loss, bag: r.Plan.BagSize, batches: r.Plan.BatchSize}
+		key := groupKey{loss: r.Plan.Loss, bag: r.Plan.BagSize, batches: r.Plan.BatchSize, sized: r.Plan.SizedBags}
 		g := open[key]
 		if g == nil || len(g.Runs) >= replicas {
 			g = newGroup(key, r)

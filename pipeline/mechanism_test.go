@@ -194,12 +194,9 @@ func TestPlanForEveryKind(t *testing.T) {
 		if k.OfValues() {
 			continue // TestPlanForEveryValueKind
 		}
-		p := pets.Params{Kind: k}
+		p := pets.PrivacyParams(k, 0, 1) // every parameter a kind takes set (ara_event's source, ara_summary's split)
 		if sp.Takes.K {
 			p.K = 4
-		}
-		if sp.Takes.Epsilon {
-			p.Epsilon = 1
 		}
 		m, err := pets.New(p)
 		if err != nil {

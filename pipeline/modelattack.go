@@ -13,6 +13,7 @@ import (
 
 	"labelprivacy/audit"
 	"labelprivacy/data"
+	"labelprivacy/internal/english"
 	"labelprivacy/internal/par"
 	"labelprivacy/pets"
 	"labelprivacy/pipeline/internal/store"
@@ -521,8 +522,8 @@ func (m *modelAudit) setting(ctx context.Context, s *Session, set *setting, runs
 		a.ModelAdv, a.ModelAdvSE, a.ModelReleaseAdv = sum.adv, sum.advSE, sum.releaseAdv
 		a.ModelAdvNonmember, a.ModelAdvNonmemberSE = sum.nonmember, sum.nonmemberSE
 		if sum.runs > 0 {
-			line := fmt.Sprintf("%-22s model attack (%d models at the best LR, %d training rows, prior %s): adv %.5f ± %.5f on members, "+
-				"%.5f ± %.5f on the audit rows", set.ID, sum.runs, sum.rows, m.attack.prior, sum.adv, sum.advSE, sum.nonmember, sum.nonmemberSE)
+			line := fmt.Sprintf("%-22s model attack (%s at the best LR, %d training rows, prior %s): adv %.5f ± %.5f on members, "+
+				"%.5f ± %.5f on the audit rows", set.ID, english.Count(sum.runs, "model"), sum.rows, m.attack.prior, sum.adv, sum.advSE, sum.nonmember, sum.nonmemberSE)
 			if !math.IsNaN(sum.releaseAdv) {
 				line += fmt.Sprintf("; the release gives the Bayes attacker %.5f on those rows (%d of %d models checked against it)",
 					sum.releaseAdv, sum.runsChecked, sum.runsAttacked)

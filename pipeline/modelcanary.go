@@ -223,6 +223,9 @@ func (c *canaryModels) release(set *setting, labels []uint8) (*data.Frame, error
 	if err != nil {
 		return nil, err
 	}
+	if spec := set.Kind.Spec(); spec.Train.Target == pets.TargetLabelRR {
+		return trainedRows(rel.Simulation(), set)
+	}
 	return rel.Simulation(), nil
 }
 

@@ -114,6 +114,10 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 	case sp.Release.WithPrior():
 		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s trains a prior model between its two stages; it runs inside "+
 			"train run/fit/sweep (pets: [{mechanism: %[1]s, epsilon: [1]}]), not in privatize", p.Kind)}
+	case sp.Takes.Source || sp.Takes.Shares || sp.Takes.KeyGroups:
+		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s takes parameters privatize has no flags for (an attribution source's "+
+			"trigger_data, windows and reports; a summary's key and budget_share); it runs inside train run/fit/sweep "+
+			"(pets: [{mechanism: %[1]s, …}], README \"Attribution Reporting\"), not in privatize", p.Kind)}
 	case sp.Release.PerBag() && !sp.Privacy.DP() && p.K == 1:
 		return nil, &config.FieldError{Key: "k", Msg: p.Kind.String() + " with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
 			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +

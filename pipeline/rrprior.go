@@ -416,6 +416,11 @@ func (ct *channelTargets) channel(i int) *pets.Channel {
 //	                       for c ∈ S, 0 outside, q = P(y | y) and b =
 //	                       P(z | y) for z ≠ y in S: E[t | y] = one-hot(y),
 //	                       Σ_c t_c = 1, negative entries included
+//	randomized response erased with a probability that does not depend on
+//	                       the label (pets.FormRRErased): an erased row is
+//	                       not trained on; the others get the estimate
+//	                       above of the randomized response they went
+//	                       through given that they were not erased
 //	another channel (pets.FormTable): the Bayes posterior of the label given
 //	                       z under the row's prior (uniform without one),
 //	                       label-dp's label_mapping
@@ -423,7 +428,19 @@ func (ct *channelTargets) target(t []float64, i int, z uint8, mode config.PriorT
 	clear(t)
 	ch := ct.channel(i)
 	c := ct.c
+	erased, erases := ch.Erased()
 	switch {
+	case erases && z == erased:
+		return false // shows no class, and which rows do depends on no label
+	case erases:
+		// Given a release that is not erased: randomized response over every
+		// class, q and b its probabilities divided by 1 − P(erased).
+		kept := 1 - ch.Prob(erased, 0)
+		q, b := ch.Prob(0, 0)/kept, ch.Prob(1, 0)/kept
+		for y := range c {
+			t[y] = -b / (q - b)
+		}
+		t[z] = (1 - b) / (q - b)
 	case mode == config.PriorTargetsNoisy:
 		t[z] = 1
 	case !ch.Informative():

@@ -209,6 +209,9 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if s.settings, err = expandSettingsIn(cfg.Pets, spaceOf(s.dataset.Meta, false)); err != nil {
 		return nil, err
 	}
+	if err := checkSources(cfg, dir, s.dataset.Meta); err != nil {
+		return nil, err
+	}
 	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
 	}

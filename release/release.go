@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"strconv"
 
+	"labelprivacy/ara"
 	"labelprivacy/data"
 	"labelprivacy/internal/faultpoint"
 	"labelprivacy/ledger"
@@ -60,6 +61,7 @@ type Release struct {
 
 	rows     []int     // input row of each release row; nil: every input row, in order (per-example kinds)
 	labelRR  []uint8   // one released label per row (ReleaseLabels, ReleaseLabelsWithPrior)
+	state    []uint64  // the released state of each row of a law of states (ara_event; labelRR its projection)
 	bagID    []int64   // LLP family, per release row
 	alpha    []float64 // binary proportions per release row (the bag's, or the row's own for ReleaseCounts)
 	debiased []float64 // their BagLaw targets (alpha_debiased), per release row
@@ -169,14 +171,23 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 	case pets.ReleaseNothing:
 	case pets.ReleaseLabels:
 		r.labelRR = make([]uint8, len(labels))
-		m.ExampleLaw().Release(r.labelRR, labels, nil, noise)
+		r.releaseLabels(labels, noise)
 	case pets.ReleaseBags:
+		k, keep := m.K(), o.KeepRemainder
+		if sp.Takes.KeyGroups {
+			// One bag per key group, whatever its size: groups cut into
+			// bags of every row, each kept whole.
+			if o.Partition == nil || o.Partition.Rule().Kind != llp.RuleKey {
+				return nil, fmt.Errorf("release: %s releases one value per group of a key column: it needs the key's groups (key:<column>)", m)
+			}
+			k, keep = len(labels), true
+		}
 		var bags *llp.Bags
 		if o.Partition == nil {
-			bags, err = llp.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
+			bags, err = llp.Partition(len(labels), k, bagSrc, keep)
 		} else {
 			r.rule = o.Partition.Rule()
-			bags, err = o.Partition.Partition(len(labels), m.K(), bagSrc, o.KeepRemainder)
+			bags, err = o.Partition.Partition(len(labels), k, bagSrc, keep)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("release: %w", err)
@@ -190,6 +201,24 @@ func Apply(labels []uint8, m *pets.Mechanism, o Options) (*Release, error) {
 		return nil, fmt.Errorf("release: unsupported mechanism %s", m.Kind())
 	}
 	return r, nil
+}
+
+// releaseLabels releases each label through the mechanism's ExampleLaw;
+// for a law whose releases are states (pets.StateLaw: ara_event) it keeps
+// the states too, each row's label_rr their projection (the same draws
+// Release makes).
+func (r *Release) releaseLabels(labels []uint8, noise pets.Rand) {
+	law := r.Mech.ExampleLaw()
+	sl, ok := law.(pets.StateLaw)
+	if !ok {
+		law.Release(r.labelRR, labels, nil, noise)
+		return
+	}
+	r.state = make([]uint64, len(labels))
+	sl.ReleaseStates(r.state, labels, noise)
+	for i, st := range r.state {
+		r.labelRR[i] = sl.Project(st)
+	}
 }
 
 // releaseBags releases the bags of labels: each bag's class counts through
@@ -272,6 +301,7 @@ func (r *Release) columnsInto(f *data.Frame, pos []int) *data.Frame {
 	c := r.Classes()
 	f.Rows, f.Classes = len(pos), r.classes
 	f.LabelRR, f.BagID = takeInto(f.LabelRR, r.labelRR, 1, pos), takeInto(f.BagID, r.bagID, 1, pos)
+	f.ARAState = takeInto(f.ARAState, r.state, 1, pos)
 	f.Alpha, f.AlphaDebiased = takeInto(f.Alpha, r.alpha, 1, pos), takeInto(f.AlphaDebiased, r.debiased, 1, pos)
 	f.Prior, f.Branch, f.Stage = takeInto(f.Prior, r.prior, 1, pos), takeInto(f.Branch, r.branch, 1, pos), takeInto(f.Stage, r.stage, 1, pos)
 	f.AlphaC, f.AlphaDebiasedC = takeInto(f.AlphaC, r.alphaC, c-1, pos), takeInto(f.AlphaDebiasedC, r.debiasedC, c-1, pos)
@@ -375,6 +405,9 @@ func (r *Release) simulationRows(lo, hi int) *data.Frame {
 	if r.labelRR != nil {
 		f.LabelRR = r.labelRR[lo:hi]
 	}
+	if r.state != nil {
+		f.ARAState = r.state[lo:hi]
+	}
 	if r.bagID != nil {
 		f.BagID = r.bagID[lo:hi]
 	}
@@ -418,6 +451,20 @@ func (r *Release) Meta() map[string]string {
 		md["k"] = strconv.Itoa(p.K)
 		md["bags"] = strconv.Itoa(r.Bags)
 		md["dropped_rows"] = strconv.Itoa(r.Dropped)
+	}
+	if t := m.Spec().Takes; t.KeyGroups {
+		md["bags"] = strconv.Itoa(r.Bags) // one per key group
+	}
+	if t := m.Spec().Takes; t.Source {
+		md["trigger_data"], md["windows"], md["reports"] = strconv.Itoa(p.TriggerData), strconv.Itoa(p.Windows), strconv.Itoa(p.Reports)
+		if sl, ok := m.ExampleLaw().(pets.StateLaw); ok {
+			md["states"] = strconv.FormatUint(sl.States(), 10)
+		}
+	}
+	if t := m.Spec().Takes; t.Shares {
+		md["budget_share_count"] = data.FormatFloat(p.CountShare)
+		md["contribution_budget"] = strconv.Itoa(ara.ContributionBudget)
+		md["count_noise_rate"] = data.FormatFloat(m.BagLaw().NoiseRate())
 	}
 	if p.Kind.NeedsEpsilon() && p.Epsilon > 0 {
 		md["epsilon"] = data.FormatFloat(p.Epsilon)

@@ -66,6 +66,15 @@ type Audit struct {
 	ModelCanaries  int
 	EpsLowerModel  float64
 	ModelCanaryAUC float64
+	// A summary report's accuracy (ara_summary: one noisy count per key):
+	// RMSRE is Noise Lab's RMSRE_t at t = 5 conversions
+	// (ara.RMSRE) of the training releases' keys, the mean over the
+	// setting's trials, and RMSREExpected its analytic root mean square,
+	// √E[RMSRE_t²] under the release's Laplace noise
+	// (ara.ExpectedRMSRESquared); RMSREKeys the keys of one release. NaN
+	// (0 keys) for the other kinds.
+	RMSRE, RMSREExpected float64
+	RMSREKeys            int
 }
 
 // Calibration is the reliability table of an audit's η on its calibration
@@ -161,6 +170,9 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	opt(intCol("model_canaries", func(a *Audit) *int { return &a.ModelCanaries })),
 	opt(f64Col("eps_lower_model", func(a *Audit) *float64 { return &a.EpsLowerModel })),
 	opt(f64Col("model_canary_auc", func(a *Audit) *float64 { return &a.ModelCanaryAUC })),
+	opt(f64Col("rmsre", func(a *Audit) *float64 { return &a.RMSRE })),
+	opt(f64Col("rmsre_expected", func(a *Audit) *float64 { return &a.RMSREExpected })),
+	opt(intCol("rmsre_keys", func(a *Audit) *int { return &a.RMSREKeys })),
 	opt(nullF64Col("value_max", func(a *Audit) *float64 { return &a.ValueMax })),
 	opt(nullF64Col("value_step", func(a *Audit) *float64 { return &a.ValueStep })),
 	opt(f64Col("tau", func(a *Audit) *float64 { return &a.Tau })),

@@ -55,7 +55,8 @@ func fullAudit() Audit {
 		CalibrationRows: 500, EtaECE: 0.021, EtaBrier: 0.18, EAdvCalibrated: 0.0171, EAdvTrue: 0.0175,
 		EtaTrials: 3, EAdvTrialMin: 0.0188, EAdvTrialMax: 0.0199,
 		ModelRuns: 3, ModelRows: 1000, ModelPrior: "true", ModelAdv: 0.004, ModelAdvSE: 0.002, ModelReleaseAdv: 0.019,
-		ModelAdvNonmember: -0.001, ModelAdvNonmemberSE: 0.0021, ModelCanaries: 500, EpsLowerModel: 0.2, ModelCanaryAUC: 0.71}
+		ModelAdvNonmember: -0.001, ModelAdvNonmemberSE: 0.0021, ModelCanaries: 500, EpsLowerModel: 0.2, ModelCanaryAUC: 0.71,
+		RMSRE: 0.124, RMSREExpected: 0.118, RMSREKeys: 40}
 }
 
 func TestAuditTable(t *testing.T) {
@@ -76,6 +77,7 @@ func TestAuditTable(t *testing.T) {
 		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags", "classes",
 		"eadv_estimated", "bag_draws", "model_runs", "model_rows", "model_prior", "model_adv", "model_adv_se", "model_release_adv",
 		"model_adv_nonmember", "model_adv_nonmember_se", "model_canaries", "eps_lower_model", "model_canary_auc",
+		"rmsre", "rmsre_expected", "rmsre_keys",
 		"value_max", "value_step", "tau", "r2_adv", "r2_adv_se", "r2_adv_ratio", "tau_adv", "tau_adv_se", "tau_adv_bound", "tau_blind",
 		"realized_r2", "realized_r2_se"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {

@@ -1,11 +1,12 @@
 package report
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"labelprivacy/internal/testutil"
 )
 
 // readmeLists returns README's column lists: every inline code span that
@@ -61,11 +62,7 @@ type readmeList struct {
 // consecutive columns of its table. Every list must name its table (the
 // privacy ledger's, in its own section, is checked by package pets).
 func TestREADMEColumns(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkREADMEColumns(t, string(b))
+	checkREADMEColumns(t, testutil.UserDocs(t, ".."))
 }
 
 func checkREADMEColumns(t testing.TB, readme string) {
@@ -103,11 +100,7 @@ func checkREADMEColumns(t testing.TB, readme string) {
 
 // The check fails on a README whose lists drift from the schemas.
 func TestREADMEColumnsDrift(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	good := string(b)
+	good := testutil.UserDocs(t, "..")
 	for _, tc := range []struct{ name, from, to string }{
 		{"runs column renamed", "replicas, matmul, bags, config_name, config, classes", "replicas, matmul, bag_rule, config_name, config, classes"},
 		{"audit columns swapped", "eadv_trial_min, eadv_trial_max, config_id", "eadv_trial_max, eadv_trial_min, config_id"},

@@ -110,6 +110,9 @@ type Row struct {
 	MAP50, MAP90 float64
 	// MAMean is the mean |MA| (NaN when not audited or not recorded).
 	MAMean float64
+	// RMSRE is a summary report's Noise Lab RMSRE₅ (Audit.RMSRE), beside
+	// the model's utility; NaN for the other kinds and when not audited.
+	RMSRE float64
 	// LearningRates are the learning rates at which the setting has runs
 	// with a metric (not NaN), in increasing order: the choice set of the
 	// best-LR rule (a config's train.learning_rates when every run
@@ -250,7 +253,7 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon, Classes: b.Classes,
 			BestLR: b.LR, AUCMean: b.AUC, AUCSE: b.AUCSE, AccuracyMean: b.Accuracy, AccuracySE: b.AccuracySE, NTrials: b.N,
-			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan,
+			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan, RMSRE: nan,
 			ValueMax: sr.params.ValueMax, MSEMean: b.MSE, MSESE: b.MSESE, R2Mean: b.R2, R2SE: b.R2SE,
 			Tau: nan, R2Adv: nan, R2AdvSE: nan, R2AdvRatio: nan, TauAdv: nan, TauAdvSE: nan, TauAdvBound: nan}
 		if b.Classes == valuesKey {
@@ -260,7 +263,7 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
 			r.MAP50, r.MAP90, r.MAMean = a.MAP50, a.MAP90, a.MAMean
-			r.EAdvBound = a.EAdvBound
+			r.EAdvBound, r.RMSRE = a.EAdvBound, a.RMSRE
 			r.Tau, r.R2Adv, r.R2AdvSE, r.R2AdvRatio = a.Tau, a.R2Adv, a.R2AdvSE, a.R2AdvRatio
 			r.TauAdv, r.TauAdvSE, r.TauAdvBound = a.TauAdv, a.TauAdvSE, a.TauAdvBound
 		}
@@ -502,6 +505,7 @@ var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	opt(f64Col("test_accuracy_mean", func(r *Row) *float64 { return &r.AccuracyMean })),
 	opt(f64Col("test_accuracy_se", func(r *Row) *float64 { return &r.AccuracySE })),
 	opt(mapCol("learning_rates", func(r *Row) *[]float64 { return &r.LearningRates }, formatFloats, parseFloats, nil)),
+	opt(f64Col("rmsre", func(r *Row) *float64 { return &r.RMSRE })),
 	opt(nullF64Col("value_max", func(r *Row) *float64 { return &r.ValueMax })),
 	opt(f64Col("test_mse", func(r *Row) *float64 { return &r.MSEMean })),
 	opt(f64Col("test_mse_se", func(r *Row) *float64 { return &r.MSESE })),

@@ -154,7 +154,7 @@ awk '$1 == "total" && $2 == 12 && $3 == 0 && $4 == 0 { ok = 1 } END { exit !ok }
 # The audit job (afterok) audited and reported, once, with emit's override.
 n=$(ls out/logs/audit-*.out | wc -l)
 [ "$n" -eq 1 ] || { log "want 1 audit job log, found $n"; exit 1; }
-[ -s out/audit.csv ] && grep -q 'Command: `train audit --config' out/report.md ||
+[ -s out/audit.csv ] && grep -q 'Command: `train audit -c' out/report.md ||
 	{ log "the audit job wrote no audit.csv or report.md"; cat out/logs/audit-*.out; exit 1; }
 ./train report --in out --out report | tee report.txt
 grep -q '3 settings from 12 runs;' report.txt

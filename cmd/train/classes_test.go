@@ -89,4 +89,10 @@ func TestCLIClasses(t *testing.T) {
 		"--out", filepath.Join(outbox, "p.arrow")); err == nil || !strings.Contains(err.Error(), "--pet") {
 		t.Fatalf("rr_prior in privatize: %v", err)
 	}
+	for _, pet := range []string{"ara_event", "ara_summary"} {
+		if _, err := cli(t, env, "privatize", "--in", filepath.Join(syn, data.TrainFile), "--pet", pet, "--epsilon", "1",
+			"--out", filepath.Join(outbox, "p.arrow")); err == nil || !strings.Contains(err.Error(), "--pet") || !strings.Contains(err.Error(), "train run/fit/sweep") {
+			t.Fatalf("%s in privatize: %v", pet, err)
+		}
+	}
 }

@@ -365,161 +365,278 @@ func advPoints(rows []report.Row, m advMetric) (pts []report.Row, xs []float64) 
 // parameters where a label fits without touching anything (the curves'
 // ends first, the primary set's first).
 func aucVsAdvSets(sets []Set, m advMetric, titleSuffix string) (*figure, error) {
+	a, err := collectAdv(sets, m)
+	if err != nil {
+		return nil, err
+	}
+	var items []legendItem
+	a.refs, items = setRefs(sets, a.crowded)
+	var panels []*panel
+	for _, fam := range a.families() {
+		panels = append(panels, a.panel(fam))
+	}
+	return a.figure(panels, append(items, a.legend()...), titleSuffix), nil
+}
+
+// advFigure is what aucVsAdvSets draws: the sets and the metric on x, the
+// class count, each set's points, whether the grid is crowded, the axes,
+// the curves and their looks, the reference lines, and what the panels
+// drew (an ε-DP worst-case ring).
+type advFigure struct {
+	sets    []Set
+	m       advMetric
+	classes int
+	pts     [][]report.Row // per set: its audited settings (advPoints)
+	crowded bool
+	ax      advAxis
+	title   string
+	xlabel  string
+	yspec   axisSpec
+	keyset  map[curveKey]bool // the curves drawn: bot's is a reference line when crowded
+	curveStyles
+	refs []refLine
+
+	worst bool // a panel has an ε-DP worst-case ring
+}
+
+// collectAdv gathers every set's audited settings (ErrNoData when there
+// are none), decides whether the grid is crowded and sets the shared axes
+// and the curves' colours.
+func collectAdv(sets []Set, m advMetric) (*advFigure, error) {
 	classes, err := setsClasses(sets)
 	if err != nil {
 		return nil, err
 	}
-	pts := make([][]report.Row, len(sets))
+	a := &advFigure{sets: sets, m: m, classes: classes, pts: make([][]report.Row, len(sets))}
 	var xs []float64
 	var all, cleanRows []report.Row
-	crowded := false
 	for i, s := range sets {
 		var x []float64
-		pts[i], x = advPoints(s.Rows, m)
+		a.pts[i], x = advPoints(s.Rows, m)
 		xs = append(xs, x...)
-		all = append(all, pts[i]...)
+		all = append(all, a.pts[i]...)
 		cleanRows = append(cleanRows, rowsWhere(s.Rows, isClean)...)
 		curves := map[curveKey]bool{}
-		for _, r := range pts[i] {
+		for _, r := range a.pts[i] {
 			curves[curveOf(r)] = true
 		}
-		crowded = crowded || len(curves) > crowdedCurves || len(pts[i]) > crowdedPoints
+		a.crowded = a.crowded || len(curves) > crowdedCurves || len(a.pts[i]) > crowdedPoints
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("figures: %s vs %s: no audited setting with a %s: %w", metricTitle(classes), m.name(),
 			report.MetricFor(classes), ErrNoData)
 	}
-	ax := newAdvAxis(xs, m == metricMAP98)
-	keyset := map[curveKey]bool{}
+	a.ax = newAdvAxis(xs, m == metricMAP98)
+	a.keyset = map[curveKey]bool{}
 	for _, r := range all {
-		if !(crowded && isSilent(r.Pet)) {
-			keyset[curveOf(r)] = true
+		if !(a.crowded && isSilent(r.Pet)) {
+			a.keyset[curveOf(r)] = true
 		}
 	}
-	keys := sortedCurveKeys(keyset)
-	cols := curveColors(keys)
-	apart := priorApart(keys)
-	title, xlabel := metricTitle(classes)+" vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
+	a.curveStyles = newCurveStyles(a.keyset)
+	a.title, a.xlabel = metricTitle(classes)+" vs expected additive advantage", "expected additive advantage of the Bayes attacker (probability)"
 	if m == metricMAP98 {
-		title, xlabel = metricTitle(classes)+" vs 98th-percentile multiplicative advantage", maAxisLabel(classes, true)
+		a.title, a.xlabel = metricTitle(classes)+" vs 98th-percentile multiplicative advantage", maAxisLabel(classes, true)
 	}
-	lo, hi := metricRange(append(slices.Clone(all), cleanRows...))
-	yspec := axisSpec{label: metricAxisLabel(classes), min: lo, max: hi, ticks: linTicks(lo, hi)}
+	a.yspec = costAxis(append(slices.Clone(all), cleanRows...), classes)
+	return a, nil
+}
 
-	// The panels: one, or one per mechanism family (pets.Look.Family).
+// families are the panels' mechanism families (pets.Look.Family) in curve
+// order when crowded; else one panel (family 255: every curve).
+func (a *advFigure) families() []pets.Kind {
+	if !a.crowded {
+		return []pets.Kind{255}
+	}
 	var fams []pets.Kind
-	for _, k := range keys {
+	for _, k := range a.keys {
 		if f := k.pet.Family(); !slices.Contains(fams, f) {
 			fams = append(fams, f)
 		}
 	}
-	if !crowded {
-		fams = []pets.Kind{255}
+	return fams
+}
+
+// panel draws family fam's panel: when crowded, titled by the family with
+// the other families' settings as grey dots; then every set's curves of
+// the family.
+func (a *advFigure) panel(fam pets.Kind) *panel {
+	p := &panel{refs: append(slices.Clone(a.refs), a.ax.sep()...), x: a.ax.spec(a.xlabel), y: a.yspec}
+	if a.crowded {
+		p.title = familyTitle(fam, a.keys)
+		p.series = append(p.series, a.otherFamilies(fam))
 	}
-	var refs []refLine
-	items := setLegend(sets)
-	for i, s := range sets {
-		r, it := refLines(s.Rows, crowded, lookOf(i, len(sets)), setTag(sets, i))
-		refs, items = append(refs, r...), append(items, it...)
-	}
-	worst := false
-	var panels []*panel
-	for _, fam := range fams {
-		p := &panel{refs: append(slices.Clone(refs), ax.sep()...), x: ax.spec(xlabel), y: yspec}
-		inFam := func(k curveKey) bool { return !crowded || k.pet.Family() == fam }
-		if crowded {
-			p.title = familyTitle(fam, keys)
-			ctx := &series{name: "other mechanisms", glyph: &draw.GlyphStyle{Color: color.Gray{Y: 190}, Radius: 1.8, Shape: draw.CircleGlyph{}}, cloud: true}
-			for _, r := range pts[len(sets)-1] {
-				if !isSilent(r.Pet) && r.Pet.Family() != fam {
-					ctx.pts = append(ctx.pts, xy{ax.pos(m.of(r)), metricMean(r)})
-				}
-			}
-			p.series = append(p.series, ctx)
+	for si := range a.sets {
+		keys, byCurve := rowsByCurve(a.pts[si], func(r report.Row) bool {
+			k := curveOf(r)
+			return a.keyset[k] && (!a.crowded || k.pet.Family() == fam)
+		})
+		for _, ck := range keys {
+			a.addCurve(p, si, ck, byCurve[ck])
 		}
-		for si := range sets {
-			lk := lookOf(si, len(sets))
-			byCurve := map[curveKey][]report.Row{}
-			for _, r := range pts[si] {
-				if k := curveOf(r); keyset[k] && inFam(k) {
-					byCurve[k] = append(byCurve[k], r)
-				}
-			}
-			for _, ck := range sortedCurveKeys(byCurve) {
-				rs := byCurve[ck]
-				slices.SortFunc(rs, func(a, b report.Row) int { return cmp.Or(cmp.Compare(a.K, b.K), cmp.Compare(a.Epsilon, b.Epsilon)) })
-				clr := cols[ck]
-				s := &series{name: display.PetName(ck.pet) + setSuffix(sets, si),
-					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
-				if len(rs) > 1 {
-					w := vg.Length(2)
-					if twoParams(ck.pet) {
-						w = 1.4
-					}
-					s.line = lk.line(draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)})
-				}
-				for i, r := range rs {
-					x := ax.pos(m.of(r))
-					s.pts = append(s.pts, xy{x, metricMean(r)})
-					s.yerr = append(s.yerr, metricSE(r))
-					if m == metricEAdv {
-						s.xerr = append(s.xerr, r.EAdvSE)
-					}
-					l := curvePointLabel(ck, r, x, i, len(rs), clr, apart[ck])
-					l.of, l.idx = s, i
-					if !lk.primary {
-						l.prio += 3
-					}
-					p.labels = append(p.labels, l)
-				}
-				p.series = append(p.series, s)
-				if m == metricEAdv && lk.primary {
-					// The ε-DP worst case at each DP setting's ε (RR attains it):
-					// a ring, joined to the setting's point by a dotted line.
-					ws := &series{name: display.PetName(ck.pet) + " ε-DP worst case", halo: true,
-						glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}}}
-					for _, r := range rs {
-						if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
-							ws.pts = append(ws.pts, xy{b, metricMean(r)})
-							p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, metricMean(r)}, {b, metricMean(r)}},
-								line: &draw.LineStyle{Color: withAlpha(clr, 160), Width: 0.8, Dashes: []vg.Length{1.5, 2}}})
-						}
-					}
-					if len(ws.pts) > 0 {
-						p.series = append(p.series, ws)
-						worst = true
-					}
-				}
-			}
-		}
-		panels = append(panels, p)
 	}
-	items = append(items, curveLegend(keys, cols, false)...)
-	if worst {
+	return p
+}
+
+// otherFamilies is the grey dots of a crowded panel: the primary set's
+// settings of the other families (bot left out: it is a reference line).
+func (a *advFigure) otherFamilies(fam pets.Kind) *series {
+	ctx := &series{name: "other mechanisms", glyph: &draw.GlyphStyle{Color: color.Gray{Y: 190}, Radius: 1.8, Shape: draw.CircleGlyph{}}, cloud: true}
+	for _, r := range a.pts[len(a.sets)-1] {
+		if !isSilent(r.Pet) && r.Pet.Family() != fam {
+			ctx.pts = append(ctx.pts, xy{a.ax.pos(a.m.of(r)), metricMean(r)})
+		}
+	}
+	return ctx
+}
+
+// addCurve adds set si's curve ck (its settings rs) to p: the series in
+// (k, ε) order with its error bars, a label for every point (the primary
+// set's first) and, for E[adv] on the primary set, the ε-DP worst cases.
+func (a *advFigure) addCurve(p *panel, si int, ck curveKey, rs []report.Row) {
+	lk := lookOf(si, len(a.sets))
+	slices.SortFunc(rs, func(x, y report.Row) int { return cmp.Or(cmp.Compare(x.K, y.K), cmp.Compare(x.Epsilon, y.Epsilon)) })
+	clr := a.cols[ck]
+	w := vg.Length(2)
+	if twoParams(ck.pet) {
+		w = 1.4
+	}
+	s := curveSeries(display.PetName(ck.pet)+setSuffix(a.sets, si), ck, clr, lk, len(rs), w)
+	for i, r := range rs {
+		x := a.ax.pos(a.m.of(r))
+		s.pts = append(s.pts, xy{x, metricMean(r)})
+		s.yerr = append(s.yerr, metricSE(r))
+		if a.m == metricEAdv {
+			s.xerr = append(s.xerr, r.EAdvSE)
+		}
+		l := curvePointLabel(ck, r, x, i, len(rs), clr, a.apart[ck])
+		l.of, l.idx = s, i
+		if !lk.primary {
+			l.prio += 3
+		}
+		p.labels = append(p.labels, l)
+	}
+	p.series = append(p.series, s)
+	if a.m == metricEAdv && lk.primary {
+		a.addWorstCases(p, ck, rs)
+	}
+}
+
+// addWorstCases adds the ε-DP worst case at each DP setting's ε of curve
+// ck (RR attains it): a ring, joined to the setting's point by a dotted
+// line.
+func (a *advFigure) addWorstCases(p *panel, ck curveKey, rs []report.Row) {
+	clr := a.cols[ck]
+	ws := &series{name: display.PetName(ck.pet) + " ε-DP worst case", halo: true,
+		glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}}}
+	for _, r := range rs {
+		if b := r.EAdvBound; r.Pet.NeedsEpsilon() && b > 0 && !math.IsInf(b, 0) && !math.IsNaN(r.EAdv) {
+			ws.pts = append(ws.pts, xy{b, metricMean(r)})
+			p.series = append(p.series, &series{name: "to worst case", pts: []xy{{r.EAdv, metricMean(r)}, {b, metricMean(r)}},
+				line: &draw.LineStyle{Color: withAlpha(clr, 160), Width: 0.8, Dashes: []vg.Length{1.5, 2}}})
+		}
+	}
+	if len(ws.pts) > 0 {
+		p.series = append(p.series, ws)
+		a.worst = true
+	}
+}
+
+// legend names every curve and, when a panel drew one, the worst-case
+// ring (after the panels are drawn).
+func (a *advFigure) legend() []legendItem {
+	items := curveLegend(a.keys, a.cols, false)
+	if a.worst {
 		items = append(items, legendItem{text: "ring: the ε-DP worst case at the same ε (RR attains it)",
 			thumb: glyphThumb(draw.GlyphStyle{Color: colNote, Radius: glyphR + 1.5, Shape: draw.RingGlyph{}})})
 	}
-	f := &figure{title: title + report.ClassesTitle(classes) + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: panels}
+	return items
+}
+
+// figure lays the panels out (one wide panel, or two columns of smaller
+// ones with shorter axis labels when crowded) and says what the reader
+// needs: why the grid is split, what lies beyond the ∞ separator.
+func (a *advFigure) figure(panels []*panel, items []legendItem, titleSuffix string) *figure {
+	f := &figure{title: a.title + report.ClassesTitle(a.classes) + titleSuffix, w: 9 * vg.Inch, cols: 1, cellH: 5 * vg.Inch, legend: items, panels: panels}
 	var notes []string
-	if crowded {
+	if a.crowded {
 		f.cols = 2
 		f.w, f.cellH = 11*vg.Inch, 4.2*vg.Inch
 		for _, p := range panels {
 			p.x.label = strings.Replace(p.x.label, "expected additive advantage of the Bayes attacker (probability)", "expected additive advantage (probability)", 1)
-			p.x.label = strings.Replace(p.x.label, maAxisLabel(classes, true), maAxisLabelShort(classes), 1)
+			p.x.label = strings.Replace(p.x.label, maAxisLabel(a.classes, true), maAxisLabelShort(a.classes), 1)
 		}
 		notes = append(notes, fmt.Sprintf("%d settings: one panel per mechanism on shared axes; the other mechanisms' settings are "+
-			"the grey dots, bot (nothing released) the dotted line.", len(pts[len(sets)-1])))
+			"the grey dots, bot (nothing released) the dotted line.", len(a.pts[len(a.sets)-1])))
 	}
-	if ax.hasInf {
+	if a.ax.hasInf {
 		why := "more than 2% of labels fully exposed (e.g. LLP bags whose labels are all equal)"
-		if classes >= 3 {
+		if a.classes >= 3 {
 			why = "for more than 2% of examples the release rules a class out (e.g. an LLP bag's count of 0 for a class)"
 		}
-		notes = append(notes, "Points right of the dashed line have an infinite "+m.name()+": "+why+".")
+		notes = append(notes, "Points right of the dashed line have an infinite "+a.m.name()+": "+why+".")
 	}
 	f.note = strings.Join(notes, " ")
-	return f, nil
+	return f
+}
+
+// The steps the cost figures share (aucVsAdvSets, aucBySettingSets).
+
+// setRefs are the reference lines of every set (the clean model's, and
+// bot's withBot), each in its set's look, and the legend's first items:
+// the sets' names, then those lines.
+func setRefs(sets []Set, withBot bool) ([]refLine, []legendItem) {
+	var refs []refLine
+	items := setLegend(sets)
+	for i, s := range sets {
+		r, it := refLines(s.Rows, withBot, lookOf(i, len(sets)), setTag(sets, i))
+		refs, items = append(refs, r...), append(items, it...)
+	}
+	return refs, items
+}
+
+// curveStyles are a figure's curves in canonical order, each one's colour
+// (curveColors) and what tells it apart from its mechanism's other curves
+// (priorApart).
+type curveStyles struct {
+	keys  []curveKey
+	cols  map[curveKey]color.NRGBA
+	apart map[curveKey]string
+}
+
+func newCurveStyles(keyset map[curveKey]bool) curveStyles {
+	keys := sortedCurveKeys(keyset)
+	return curveStyles{keys: keys, cols: curveColors(keys), apart: priorApart(keys)}
+}
+
+// rowsByCurve groups the rows that keep accepts by curve, and returns the
+// curves in canonical order.
+func rowsByCurve(rows []report.Row, keep func(report.Row) bool) ([]curveKey, map[curveKey][]report.Row) {
+	by := map[curveKey][]report.Row{}
+	for _, r := range rows {
+		if keep(r) {
+			by[curveOf(r)] = append(by[curveOf(r)], r)
+		}
+	}
+	return sortedCurveKeys(by), by
+}
+
+// curveSeries is curve ck's series of n points, named name, in colour clr
+// and set look lk: its marker, and a line of width w (dashed by its bag
+// rule) when n > 1.
+func curveSeries(name string, ck curveKey, clr color.NRGBA, lk look, n int, w vg.Length) *series {
+	s := &series{name: name, glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
+	if n > 1 {
+		s.line = lk.line(draw.LineStyle{Color: clr, Width: w, Dashes: bagDashes(ck.bags)})
+	}
+	return s
+}
+
+// costAxis is the cost axis over rows' metric (metricRange), labelled
+// for labels of C classes.
+func costAxis(rows []report.Row, classes int) axisSpec {
+	lo, hi := metricRange(rows)
+	return axisSpec{label: metricAxisLabel(classes), min: lo, max: hi, ticks: linTicks(lo, hi)}
 }
 
 // curveLegend names every curve, with its colour and marker (and line when

@@ -123,229 +123,283 @@ func aggregate(vs []float64) curveAgg {
 // from before curves) are left out; none with one is ErrNoData. Runs of
 // different class counts are an error (one metric per figure).
 func learningCurvesFigure(runs []report.Run) (*figure, error) {
+	c, err := collectCurves(runs)
+	if err != nil {
+		return nil, err
+	}
+	var panels []*panel
+	var ckeys []curveKey
+	for _, s := range c.settings {
+		ckeys = append(ckeys, s.key())
+	}
+	apart := priorApart(ckeys)
+	for _, s := range c.settings {
+		name := s.title(apart)
+		if len(c.datasets) > 1 {
+			name += " (" + shortDataset(s.dataset) + ")"
+		}
+		panels = append(panels, c.settingPanels(s, name)...)
+	}
+	cols := 4
+	if len(c.settings) == 1 {
+		cols = 2
+	}
+	return &figure{title: "Learning curves: training loss and " + c.metric.String() + " per epoch" + report.ClassesTitle(c.classes),
+		w: vg.Length(cols) * 3.2 * vg.Inch, cols: cols, cellH: 2.7 * vg.Inch, legend: c.legend(), panels: panels,
+		note: c.notes()}, nil
+}
+
+// curves is what learningCurvesFigure draws: the settings with a curve in
+// canonical order, their learning rates (sorted), the metric and its
+// values (one axis for every panel), the x axis, and what its panels found
+// (the most trials of a point, a loss off the scale).
+type curves struct {
+	settings []*curveSetting
+	lrs      []float64
+	datasets map[string]bool
+	classes  int
+	oneEpoch bool // no run has more than one epoch: x is the learning rate
+	metric   report.Metric
+	mvals    []float64
+	xspec    axisSpec
+
+	trialsMax int
+	offScale  bool
+}
+
+// collectCurves groups the runs that have a curve by setting (refusing
+// runs of different class counts) and sets the shared axes.
+func collectCurves(runs []report.Run) (*curves, error) {
 	byKey := map[[3]string]*curveSetting{}
-	var settings []*curveSetting
-	classes, maxEpoch := 0, 0
+	c := &curves{datasets: map[string]bool{}}
+	maxEpoch := 0
 	lrset := map[float64]bool{}
-	datasets := map[string]bool{}
 	for _, r := range runs {
 		if len(r.Curve) == 0 {
 			continue
 		}
 		rc := max(r.Classes, 2)
-		if classes != 0 && rc != classes {
-			return nil, fmt.Errorf("figures: learning curves: runs of %d and of %d label classes: draw each class count on its own", classes, rc)
+		if c.classes != 0 && rc != c.classes {
+			return nil, fmt.Errorf("figures: learning curves: runs of %d and of %d label classes: draw each class count on its own", c.classes, rc)
 		}
-		classes = rc
+		c.classes = rc
 		k := [3]string{r.Dataset, r.ConfigID, r.Setting}
 		s := byKey[k]
 		if s == nil {
 			s = &curveSetting{dataset: r.Dataset, config: r.ConfigID, id: r.Setting, run: r}
 			byKey[k] = s
-			settings = append(settings, s)
+			c.settings = append(c.settings, s)
 		}
 		s.runs = append(s.runs, r)
 		lrset[r.LR] = true
-		datasets[r.Dataset] = true
+		c.datasets[r.Dataset] = true
 		for _, p := range r.Curve {
 			maxEpoch = max(maxEpoch, p.Epoch)
 		}
 	}
-	if len(settings) == 0 {
+	if len(c.settings) == 0 {
 		return nil, fmt.Errorf("figures: learning curves: no run with a learning curve: %w", ErrNoData)
 	}
-	slices.SortFunc(settings, func(a, b *curveSetting) int {
+	slices.SortFunc(c.settings, func(a, b *curveSetting) int {
 		return cmp.Or(display.SettingOrder(a.run.Pet, a.run.K, a.run.Epsilon, a.id, b.run.Pet, b.run.K, b.run.Epsilon, b.id),
 			cmp.Compare(a.dataset, b.dataset), cmp.Compare(a.config, b.config))
 	})
-	lrs := slices.Sorted(func(yield func(float64) bool) {
+	c.lrs = slices.Sorted(func(yield func(float64) bool) {
 		for lr := range lrset {
 			if !yield(lr) {
 				return
 			}
 		}
 	})
-	lrIndex := func(lr float64) int { i, _ := slices.BinarySearch(lrs, lr); return i }
-	oneEpoch := maxEpoch <= 1
-	metric := report.MetricFor(classes)
-	metricOf := func(p report.EpochPoint) float64 {
-		if metric == report.MetricAccuracy {
-			return p.TestAccuracy
-		}
-		return p.TestAUC
-	}
-
-	// The shared metric axis.
-	var mvals []float64
-	for _, s := range settings {
+	c.oneEpoch = maxEpoch <= 1
+	c.metric = report.MetricFor(c.classes)
+	for _, s := range c.settings { // the shared metric axis
 		for _, r := range s.runs {
 			for _, p := range r.Curve {
-				if v := metricOf(p); !math.IsNaN(v) && !math.IsInf(v, 0) {
-					mvals = append(mvals, v)
+				if v := c.metricOf(p); !math.IsNaN(v) && !math.IsInf(v, 0) {
+					c.mvals = append(c.mvals, v)
 				}
 			}
 		}
 	}
-	var xspec axisSpec
-	if oneEpoch {
-		xspec = lrAxis(lrs)
+	if c.oneEpoch {
+		c.xspec = lrAxis(c.lrs)
 	} else {
 		var eps []float64
 		for e := 1; e <= maxEpoch; e++ {
 			eps = append(eps, float64(e))
 		}
-		xspec = axisSpec{label: "epoch", min: 0.6, max: float64(maxEpoch) + 0.4, ticks: valueTicks(eps, 10)}
+		c.xspec = axisSpec{label: "epoch", min: 0.6, max: float64(maxEpoch) + 0.4, ticks: valueTicks(eps, 10)}
 	}
-	trialsMax := 0
-	offScale := false
-	var panels []*panel
-	var ckeys []curveKey
-	for _, s := range settings {
-		ckeys = append(ckeys, s.key())
+	return c, nil
+}
+
+func (c *curves) metricOf(p report.EpochPoint) float64 {
+	if c.metric == report.MetricAccuracy {
+		return p.TestAccuracy
 	}
-	apart := priorApart(ckeys)
-	for _, s := range settings {
-		name := s.title(apart)
-		if len(datasets) > 1 {
-			name += " (" + shortDataset(s.dataset) + ")"
-		}
-		// Per learning rate and epoch: the trials' losses and metrics.
-		type cell struct{ loss, metric []float64 }
-		cells := map[[2]int]*cell{}
-		for _, r := range s.runs {
-			for _, p := range r.Curve {
-				k := [2]int{lrIndex(r.LR), p.Epoch}
-				c := cells[k]
-				if c == nil {
-					c = &cell{}
-					cells[k] = c
-				}
-				if !math.IsNaN(p.TrainLoss) && !math.IsInf(p.TrainLoss, 0) {
-					c.loss = append(c.loss, p.TrainLoss)
-				}
-				if v := metricOf(p); !math.IsNaN(v) && !math.IsInf(v, 0) {
-					c.metric = append(c.metric, v)
-				}
+	return p.TestAUC
+}
+
+func (c *curves) lrIndex(lr float64) int { i, _ := slices.BinarySearch(c.lrs, lr); return i }
+
+// curveCell is the trials' losses and metrics at one learning rate and
+// epoch.
+type curveCell struct{ loss, metric []float64 }
+
+// lrSeries is one learning rate's points in a setting's panels.
+type lrSeries struct {
+	lr       int
+	loss     []xy
+	lossSE   []float64
+	met      []xy
+	metSE    []float64
+	offEpoch []float64 // x of the epochs whose mean loss is off the scale
+}
+
+// cells are setting s's trials per (learning rate, epoch), and their keys
+// in order.
+func (c *curves) cells(s *curveSetting) (map[[2]int]*curveCell, [][2]int) {
+	cells := map[[2]int]*curveCell{}
+	for _, r := range s.runs {
+		for _, p := range r.Curve {
+			k := [2]int{c.lrIndex(r.LR), p.Epoch}
+			cl := cells[k]
+			if cl == nil {
+				cl = &curveCell{}
+				cells[k] = cl
+			}
+			if !math.IsNaN(p.TrainLoss) && !math.IsInf(p.TrainLoss, 0) {
+				cl.loss = append(cl.loss, p.TrainLoss)
+			}
+			if v := c.metricOf(p); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				cl.metric = append(cl.metric, v)
 			}
 		}
-		keys := slices.SortedFunc(func(yield func([2]int) bool) {
-			for k := range cells {
-				if !yield(k) {
-					return
-				}
-			}
-		}, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
-		// x is the epoch (or the learning rate): markers move along it only.
-		lossP := &panel{title: name + ": training loss", x: xspec, nudge: nudgeX}
-		metP := &panel{title: name + ": " + metric.String(), x: xspec, nudge: nudgeX}
-		// Series per learning rate, and the loss values in range.
-		var inRange []float64
-		type lrSeries struct {
-			lr       int
-			loss     []xy
-			lossSE   []float64
-			met      []xy
-			metSE    []float64
-			offEpoch []float64 // x of the epochs whose mean loss is off the scale
-		}
-		var ss []*lrSeries
-		for _, k := range keys {
-			if len(ss) == 0 || ss[len(ss)-1].lr != k[0] {
-				ss = append(ss, &lrSeries{lr: k[0]})
-			}
-			ls := ss[len(ss)-1]
-			x := float64(k[1])
-			if oneEpoch {
-				x = lrs[k[0]]
-			}
-			c := cells[k]
-			if a := aggregate(c.loss); a.n > 0 {
-				trialsMax = max(trialsMax, a.n)
-				if math.Abs(a.mean) > lossCap {
-					ls.offEpoch = append(ls.offEpoch, x)
-				} else {
-					ls.loss, ls.lossSE = append(ls.loss, xy{x, a.mean}), append(ls.lossSE, a.se)
-					inRange = append(inRange, a.mean-a.se, a.mean+a.se)
-				}
-			}
-			if a := aggregate(c.metric); a.n > 0 {
-				ls.met, ls.metSE = append(ls.met, xy{x, a.mean}), append(ls.metSE, a.se)
-			}
-		}
-		hasOff := slices.ContainsFunc(ss, func(l *lrSeries) bool { return len(l.offEpoch) > 0 })
-		offScale = offScale || hasOff
-		var offY float64
-		lossP.y, offY = lossAxis(inRange, hasOff)
-		for _, ls := range ss {
-			clr, g := lrStyle(ls.lr)
-			label := "lr=" + fmtParam(lrs[ls.lr])
-			mk := func(pts []xy, se []float64) *series {
-				s := &series{name: label, pts: pts, yerr: se, glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: g}}
-				if len(pts) > 1 && !oneEpoch {
-					s.line = &draw.LineStyle{Color: clr, Width: 1.6}
-				}
-				return s
-			}
-			if len(ls.loss) > 0 {
-				lossP.series = append(lossP.series, mk(ls.loss, ls.lossSE))
-			}
-			if len(ls.offEpoch) > 0 {
-				off := &series{name: label + " off the scale", glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 0.5, Shape: draw.TriangleGlyph{}}}
-				for _, x := range ls.offEpoch {
-					off.pts = append(off.pts, xy{x, offY})
-				}
-				lossP.series = append(lossP.series, off)
-			}
-			if len(ls.met) > 0 {
-				metP.series = append(metP.series, mk(ls.met, ls.metSE))
-			}
-		}
-		if oneEpoch {
-			// A thin grey line across the learning rates guides the eye.
-			for _, p := range []*panel{lossP, metP} {
-				var pts []xy
-				for _, s := range p.series {
-					if !strings.HasSuffix(s.name, "off the scale") {
-						pts = append(pts, s.pts...)
-					}
-				}
-				slices.SortFunc(pts, func(a, b xy) int { return cmp.Compare(a.X, b.X) })
-				if len(pts) > 1 {
-					p.series = append([]*series{{name: "across learning rates", pts: pts,
-						line: &draw.LineStyle{Color: colBot, Width: 0.8}}}, p.series...)
-				}
-			}
-		}
-		metP.y = metricAxis(mvals, metric)
-		panels = append(panels, lossP, metP)
 	}
+	keys := slices.SortedFunc(func(yield func([2]int) bool) {
+		for k := range cells {
+			if !yield(k) {
+				return
+			}
+		}
+	}, func(a, b [2]int) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	return cells, keys
+}
+
+// lrSeriesOf aggregates the cells into one series per learning rate (mean
+// ± SE), and returns the loss values in range (for the loss axis).
+func (c *curves) lrSeriesOf(cells map[[2]int]*curveCell, keys [][2]int) (ss []*lrSeries, inRange []float64) {
+	for _, k := range keys {
+		if len(ss) == 0 || ss[len(ss)-1].lr != k[0] {
+			ss = append(ss, &lrSeries{lr: k[0]})
+		}
+		ls := ss[len(ss)-1]
+		x := float64(k[1])
+		if c.oneEpoch {
+			x = c.lrs[k[0]]
+		}
+		cl := cells[k]
+		if a := aggregate(cl.loss); a.n > 0 {
+			c.trialsMax = max(c.trialsMax, a.n)
+			if math.Abs(a.mean) > lossCap {
+				ls.offEpoch = append(ls.offEpoch, x)
+			} else {
+				ls.loss, ls.lossSE = append(ls.loss, xy{x, a.mean}), append(ls.lossSE, a.se)
+				inRange = append(inRange, a.mean-a.se, a.mean+a.se)
+			}
+		}
+		if a := aggregate(cl.metric); a.n > 0 {
+			ls.met, ls.metSE = append(ls.met, xy{x, a.mean}), append(ls.metSE, a.se)
+		}
+	}
+	return ss, inRange
+}
+
+// settingPanels are setting s's two panels: training loss (a mean off the
+// scale drawn as a triangle at the top) and the test metric.
+func (c *curves) settingPanels(s *curveSetting, name string) []*panel {
+	ss, inRange := c.lrSeriesOf(c.cells(s))
+	// x is the epoch (or the learning rate): markers move along it only.
+	lossP := &panel{title: name + ": training loss", x: c.xspec, nudge: nudgeX}
+	metP := &panel{title: name + ": " + c.metric.String(), x: c.xspec, nudge: nudgeX}
+	hasOff := slices.ContainsFunc(ss, func(l *lrSeries) bool { return len(l.offEpoch) > 0 })
+	c.offScale = c.offScale || hasOff
+	var offY float64
+	lossP.y, offY = lossAxis(inRange, hasOff)
+	for _, ls := range ss {
+		clr, g := lrStyle(ls.lr)
+		label := "lr=" + fmtParam(c.lrs[ls.lr])
+		mk := func(pts []xy, se []float64) *series {
+			s := &series{name: label, pts: pts, yerr: se, glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: g}}
+			if len(pts) > 1 && !c.oneEpoch {
+				s.line = &draw.LineStyle{Color: clr, Width: 1.6}
+			}
+			return s
+		}
+		if len(ls.loss) > 0 {
+			lossP.series = append(lossP.series, mk(ls.loss, ls.lossSE))
+		}
+		if len(ls.offEpoch) > 0 {
+			off := &series{name: label + " off the scale", glyph: &draw.GlyphStyle{Color: clr, Radius: glyphR + 0.5, Shape: draw.TriangleGlyph{}}}
+			for _, x := range ls.offEpoch {
+				off.pts = append(off.pts, xy{x, offY})
+			}
+			lossP.series = append(lossP.series, off)
+		}
+		if len(ls.met) > 0 {
+			metP.series = append(metP.series, mk(ls.met, ls.metSE))
+		}
+	}
+	if c.oneEpoch {
+		// A thin grey line across the learning rates guides the eye.
+		for _, p := range []*panel{lossP, metP} {
+			var pts []xy
+			for _, s := range p.series {
+				if !strings.HasSuffix(s.name, "off the scale") {
+					pts = append(pts, s.pts...)
+				}
+			}
+			slices.SortFunc(pts, func(a, b xy) int { return cmp.Compare(a.X, b.X) })
+			if len(pts) > 1 {
+				p.series = append([]*series{{name: "across learning rates", pts: pts,
+					line: &draw.LineStyle{Color: colBot, Width: 0.8}}}, p.series...)
+			}
+		}
+	}
+	metP.y = metricAxis(c.mvals, c.metric)
+	return []*panel{lossP, metP}
+}
+
+// legend has one item per learning rate: its hue and marker.
+func (c *curves) legend() []legendItem {
 	var items []legendItem
-	for i, lr := range lrs {
+	for i, lr := range c.lrs {
 		clr, g := lrStyle(i)
 		var ln *draw.LineStyle
-		if !oneEpoch {
+		if !c.oneEpoch {
 			ln = &draw.LineStyle{Color: clr, Width: 1.8}
 		}
 		items = append(items, legendItem{text: "lr=" + fmtParam(lr), thumb: lineGlyphThumb(ln, draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: g})})
 	}
+	return items
+}
+
+// notes say what the figure's reader needs: one epoch, the trials, a loss
+// off the scale (after settingPanels found them).
+func (c *curves) notes() string {
 	var notes []string
-	if oneEpoch {
+	if c.oneEpoch {
 		notes = append(notes, "One epoch (train.epochs = 1): each run's learning curve is a single point, so x is the learning rate "+
 			"and each panel shows the end of that epoch; train 2 or more epochs for curves over epochs.")
 	}
-	if trialsMax > 1 {
-		notes = append(notes, fmt.Sprintf("Mean ± SE over up to %d trials.", trialsMax))
+	if c.trialsMax > 1 {
+		notes = append(notes, fmt.Sprintf("Mean ± SE over up to %d trials.", c.trialsMax))
 	}
-	if offScale {
+	if c.offScale {
 		notes = append(notes, fmt.Sprintf("Open triangles at the top: a mean training loss beyond ±%g (diverged: the learning rate is too high; learning_curves.csv has the values).", lossCap))
 	}
-	cols := 4
-	if len(settings) == 1 {
-		cols = 2
-	}
-	return &figure{title: "Learning curves: training loss and " + metric.String() + " per epoch" + report.ClassesTitle(classes),
-		w: vg.Length(cols) * 3.2 * vg.Inch, cols: cols, cellH: 2.7 * vg.Inch, legend: items, panels: panels,
-		note: strings.Join(notes, " ")}, nil
+	return strings.Join(notes, " ")
 }
 
 // lrAxis is a log-scale learning-rate axis over lrs (positive), with a

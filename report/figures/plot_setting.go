@@ -35,154 +35,199 @@ func aucBySettingFigure(rows []report.Row, titleSuffix string) (*figure, error) 
 // overlaid in its look. RR+prior is drawn in RR's panel when both are
 // there.
 func aucBySettingSets(sets []Set, titleSuffix string) (*figure, error) {
+	c, err := collectBySetting(sets)
+	if err != nil {
+		return nil, err
+	}
+	var items []legendItem
+	c.refs, items = setRefs(sets, true)
+	var panels []*panel
+	for _, pet := range slices.Sorted(maps.Keys(c.panels)) {
+		panels = append(panels, c.panel(pet))
+	}
+	return c.figure(panels, append(items, curveLegend(c.keys, c.cols, true)...), titleSuffix), nil
+}
+
+// bySetting is what aucBySettingSets draws: the sets, their class count,
+// the kinds with a metric, the panels (one per mechanism, RR+prior in RR's
+// when both are there), every set's rows with a metric, the curves and
+// their looks, the reference lines and the shared cost axis.
+type bySetting struct {
+	sets    []Set
+	classes int
+	has     map[pets.Kind]bool // kinds with a finite metric
+	panels  map[pets.Kind]bool // the panels, by their mechanism (panelOf)
+	all     []report.Row       // every set's rows with a finite metric
+	curveStyles
+	refs  []refLine
+	yspec axisSpec
+}
+
+// collectBySetting gathers every set's rows with a metric and their
+// panels and curves (ErrNoData without a privatized one), and sets the
+// cost axis.
+func collectBySetting(sets []Set) (*bySetting, error) {
 	classes, err := setsClasses(sets)
 	if err != nil {
 		return nil, err
 	}
-	byPet := map[pets.Kind]bool{}
-	var all []report.Row
-	has := map[pets.Kind]bool{} // kinds with an AUC
+	c := &bySetting{sets: sets, classes: classes, has: map[pets.Kind]bool{}, panels: map[pets.Kind]bool{}}
 	for _, s := range sets {
 		for _, r := range s.Rows {
-			has[r.Pet] = has[r.Pet] || finiteMetric(r)
+			c.has[r.Pet] = c.has[r.Pet] || finiteMetric(r)
 		}
-	}
-	// A kind joins its family's panel (RR+prior RR's) when the family's
-	// own kind is there.
-	panelOf := func(p pets.Kind) pets.Kind {
-		if f := p.Family(); has[f] {
-			return f
-		}
-		return p
 	}
 	keyset := map[curveKey]bool{}
 	for _, s := range sets {
 		for _, r := range s.Rows {
 			if finiteMetric(r) {
-				all = append(all, r)
+				c.all = append(c.all, r)
 				if privatized(r.Pet) {
-					byPet[panelOf(r.Pet)] = true
+					c.panels[c.panelOf(r.Pet)] = true
 					keyset[curveOf(r)] = true
 				}
 			}
 		}
 	}
-	if len(byPet) == 0 {
+	if len(c.panels) == 0 {
 		return nil, fmt.Errorf("figures: %s per setting: no privatized setting with a %s: %w", metricTitle(classes), report.MetricFor(classes), ErrNoData)
 	}
-	keys := sortedCurveKeys(keyset)
-	cols := curveColors(keys)
-	apart := priorApart(keys)
-	items := setLegend(sets)
-	var refs []refLine
-	for i, s := range sets {
-		r, it := refLines(s.Rows, true, lookOf(i, len(sets)), setTag(sets, i))
-		refs, items = append(refs, r...), append(items, it...)
+	c.curveStyles = newCurveStyles(keyset)
+	c.yspec = costAxis(c.all, classes)
+	return c, nil
+}
+
+// panelOf is the panel of kind p: its family's (RR+prior RR's) when the
+// family's own kind is there, else its own.
+func (c *bySetting) panelOf(p pets.Kind) pets.Kind {
+	if f := p.Family(); c.has[f] {
+		return f
 	}
-	lo, hi := metricRange(all)
-	yticks := linTicks(lo, hi)
-	var panels []*panel
-	for _, pet := range slices.Sorted(maps.Keys(byPet)) {
-		param := func(r report.Row) float64 {
-			if variesK(pet) {
-				return float64(r.K)
-			}
-			return r.Epsilon
-		}
-		var pkeys []curveKey
-		var xs []float64
-		for _, k := range keys {
-			if panelOf(k.pet) == pet {
-				pkeys = append(pkeys, k)
-			}
-		}
-		for _, r := range all {
-			if privatized(r.Pet) && panelOf(r.Pet) == pet {
-				xs = append(xs, param(r))
-			}
-		}
-		p := &panel{title: familyTitle(pet, pkeys), refs: refs, nudge: nudgeX} // x: the parameter
-		hasCurated := slices.ContainsFunc(pkeys, func(k curveKey) bool { return curated(k.bags) })
-		var rules []string // bag rules of the panel, in curve order
-		for _, ck := range pkeys {
-			if !slices.Contains(rules, ck.bags) {
-				rules = append(rules, ck.bags)
-			}
-		}
-		// dodge spreads the curves of different bag rules a few percent
-		// apart along the (log) parameter axis, so that rules sharing a k
-		// stay apart.
-		spread := func(ck curveKey) float64 {
-			if !hasCurated {
-				return 1
-			}
-			return math.Pow(1.08, float64(slices.Index(rules, ck.bags))-float64(len(rules)-1)/2)
-		}
-		for si, set := range sets {
-			lk := lookOf(si, len(sets))
-			byCurve := map[curveKey][]report.Row{}
-			for _, r := range set.Rows {
-				if finiteMetric(r) && privatized(r.Pet) && panelOf(r.Pet) == pet {
-					byCurve[curveOf(r)] = append(byCurve[curveOf(r)], r)
-				}
-			}
-			for _, ck := range sortedCurveKeys(byCurve) {
-				cr := byCurve[ck]
-				slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(param(a), param(b)) })
-				clr := cols[ck]
-				name := display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags)
-				if apart[ck] != "" {
-					name += ", " + apart[ck]
-				}
-				s := &series{name: name + setSuffix(sets, si),
-					glyph: lk.glyph(draw.GlyphStyle{Color: clr, Radius: glyphR, Shape: curveGlyph(ck)})}
-				if len(cr) > 1 {
-					s.line = lk.line(draw.LineStyle{Color: clr, Width: 1.6, Dashes: bagDashes(ck.bags)})
-				}
-				for _, r := range cr {
-					s.pts = append(s.pts, xy{param(r) * spread(ck), metricMean(r)})
-					s.yerr = append(s.yerr, metricSE(r))
-				}
-				p.series = append(p.series, s)
-				// One curve per k, bag rule or prior parameters: name it at
-				// its last point.
-				if ck.k != 0 || hasCurated || apart[ck] != "" {
-					var parts []string
-					if ck.k != 0 {
-						parts = append(parts, "k="+strconv.Itoa(ck.k))
-					}
-					if hasCurated {
-						parts = append(parts, ck.bags)
-					}
-					if apart[ck] != "" {
-						parts = append(parts, apart[ck])
-					}
-					prio := 1
-					if !lk.primary {
-						prio = 4
-					}
-					p.labels = append(p.labels, pointLabel{x: s.pts[len(s.pts)-1].X, y: s.pts[len(s.pts)-1].Y, text: strings.Join(parts, ", "),
-						color: clr, prio: prio, of: s, idx: len(s.pts) - 1})
-				}
-			}
-		}
-		xlabel := "ε (log scale)"
-		if variesK(pet) {
-			xlabel = "bag size k (log scale)"
-		}
-		p.x = paramAxis(xs, xlabel, len(p.labels) > 0)
-		p.y = axisSpec{label: metricAxisLabel(classes), min: lo, max: hi, ticks: yticks}
-		panels = append(panels, p)
+	return p
+}
+
+// settingParam is the parameter on the x axis of pet's panel: k for the
+// LLP panel, else ε.
+func settingParam(pet pets.Kind, r report.Row) float64 {
+	if variesK(pet) {
+		return float64(r.K)
 	}
-	items = append(items, curveLegend(keys, cols, true)...)
+	return r.Epsilon
+}
+
+// panel draws pet's panel: every set's curves of the mechanisms in it,
+// against their parameter on a log axis with room for the curves' end
+// labels.
+func (c *bySetting) panel(pet pets.Kind) *panel {
+	var pkeys []curveKey
+	var xs []float64
+	for _, k := range c.keys {
+		if c.panelOf(k.pet) == pet {
+			pkeys = append(pkeys, k)
+		}
+	}
+	for _, r := range c.all {
+		if privatized(r.Pet) && c.panelOf(r.Pet) == pet {
+			xs = append(xs, settingParam(pet, r))
+		}
+	}
+	p := &panel{title: familyTitle(pet, pkeys), refs: c.refs, nudge: nudgeX} // x: the parameter
+	sp := newBagSpread(pkeys)
+	for si, set := range c.sets {
+		keys, byCurve := rowsByCurve(set.Rows, func(r report.Row) bool {
+			return finiteMetric(r) && privatized(r.Pet) && c.panelOf(r.Pet) == pet
+		})
+		for _, ck := range keys {
+			c.addCurve(p, pet, si, ck, byCurve[ck], sp)
+		}
+	}
+	xlabel := "ε (log scale)"
+	if variesK(pet) {
+		xlabel = "bag size k (log scale)"
+	}
+	p.x = paramAxis(xs, xlabel, len(p.labels) > 0)
+	p.y = c.yspec
+	return p
+}
+
+// bagSpread spreads the curves of a panel's bag rules a few percent apart
+// along the (log) parameter axis when one is curated, so that rules
+// sharing a k stay apart.
+type bagSpread struct {
+	hasCurated bool
+	rules      []string // the panel's bag rules, in curve order
+}
+
+func newBagSpread(pkeys []curveKey) bagSpread {
+	sp := bagSpread{hasCurated: slices.ContainsFunc(pkeys, func(k curveKey) bool { return curated(k.bags) })}
+	for _, ck := range pkeys {
+		if !slices.Contains(sp.rules, ck.bags) {
+			sp.rules = append(sp.rules, ck.bags)
+		}
+	}
+	return sp
+}
+
+// factor multiplies curve ck's parameter values: 1.08 to the power of its
+// rule's offset from the middle rule, 1 without a curated rule.
+func (sp bagSpread) factor(ck curveKey) float64 {
+	if !sp.hasCurated {
+		return 1
+	}
+	return math.Pow(1.08, float64(slices.Index(sp.rules, ck.bags))-float64(len(sp.rules)-1)/2)
+}
+
+// addCurve adds set si's curve ck (its rows cr) to pet's panel p: the
+// series in parameter order with its error bars and, for a curve that is
+// one of several (a k, a bag rule, prior parameters), its name at its last
+// point.
+func (c *bySetting) addCurve(p *panel, pet pets.Kind, si int, ck curveKey, cr []report.Row, sp bagSpread) {
+	lk := lookOf(si, len(c.sets))
+	slices.SortFunc(cr, func(a, b report.Row) int { return cmp.Compare(settingParam(pet, a), settingParam(pet, b)) })
+	clr := c.cols[ck]
+	name := display.PetName(ck.pet) + " " + paramLabel(ck.pet, ck.k, math.NaN()) + bagsText(ck.bags)
+	if c.apart[ck] != "" {
+		name += ", " + c.apart[ck]
+	}
+	s := curveSeries(name+setSuffix(c.sets, si), ck, clr, lk, len(cr), 1.6)
+	for _, r := range cr {
+		s.pts = append(s.pts, xy{settingParam(pet, r) * sp.factor(ck), metricMean(r)})
+		s.yerr = append(s.yerr, metricSE(r))
+	}
+	p.series = append(p.series, s)
+	if ck.k == 0 && !sp.hasCurated && c.apart[ck] == "" {
+		return
+	}
+	var parts []string
+	if ck.k != 0 {
+		parts = append(parts, "k="+strconv.Itoa(ck.k))
+	}
+	if sp.hasCurated {
+		parts = append(parts, ck.bags)
+	}
+	if c.apart[ck] != "" {
+		parts = append(parts, c.apart[ck])
+	}
+	prio := 1
+	if !lk.primary {
+		prio = 4
+	}
+	last := len(s.pts) - 1
+	p.labels = append(p.labels, pointLabel{x: s.pts[last].X, y: s.pts[last].Y, text: strings.Join(parts, ", "),
+		color: clr, prio: prio, of: s, idx: last})
+}
+
+// figure lays the panels out (at most 3 a row, 2 for 4) under the legend,
+// which ends with what a marker is.
+func (c *bySetting) figure(panels []*panel, items []legendItem, titleSuffix string) *figure {
 	ncols := min(len(panels), 3)
 	if len(panels) == 4 {
 		ncols = 2
 	}
 	items = append(items, legendItem{text: "mean ± SE over trials at the best learning rate",
 		thumb: lineGlyphThumb(nil, draw.GlyphStyle{Color: colGrey, Radius: glyphR, Shape: draw.CircleGlyph{}})})
-	return &figure{title: metricTitle(classes) + " per privacy setting" + report.ClassesTitle(classes) + titleSuffix, w: vg.Length(ncols) * 4.6 * vg.Inch,
-		cols: ncols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}, nil
+	return &figure{title: metricTitle(c.classes) + " per privacy setting" + report.ClassesTitle(c.classes) + titleSuffix, w: vg.Length(ncols) * 4.6 * vg.Inch,
+		cols: ncols, cellH: 3.9 * vg.Inch, legend: items, panels: panels}
 }
 
 // paramAxis is a log-scale axis over positive parameter values (ε or k),
