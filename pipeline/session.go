@@ -212,6 +212,11 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if err := checkSources(cfg, dir, s.dataset.Meta); err != nil {
 		return nil, err
 	}
+	if o.audit && s.values() {
+		if err := s.checkValueEta(); err != nil { // before training what could not be audited
+			return nil, err
+		}
+	}
 	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
 	}

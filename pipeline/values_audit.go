@@ -101,6 +101,22 @@ func (s *Session) auditValues(ctx context.Context, runs []report.Run) (*Audited,
 	return &Audited{Audits: audits, ValuePosteriors: post}, nil
 }
 
+// checkValueEta refuses an audit.eta that conversion values cannot take:
+// knn (it serves classes), true on a dataset without the synthetic law's
+// columns.
+func (s *Session) checkValueEta() error {
+	switch s.cfg.Audit.Eta {
+	case config.EtaKNN:
+		return &config.FieldError{Key: "audit.eta", Msg: "knn serves classes; audit conversion values with clean_model or true"}
+	case config.EtaTrue:
+		if s.test.P0 == nil || s.test.Mu == nil || s.test.Sigma == nil {
+			return &config.FieldError{Key: "audit.eta", Msg: fmt.Sprintf("true needs a synthetic dataset of values with %s, %s and %s columns; %s has none (use clean_model)",
+				data.ColP0, data.ColMu, data.ColSigma, s.dataset.Dir)}
+		}
+	}
+	return nil
+}
+
 // valueEta is the attacker's prior over the grid of the first n test rows
 // (n rows of the grid's points, row-major) and its source.
 func (s *Session) valueEta(runs []report.Run, n int) ([]float64, string, error) {
