@@ -82,7 +82,7 @@ func TestWriteMarkdownValues(t *testing.T) {
 	}
 	for _, s := range []string{
 		"## Summary (conversion values)",
-		"| `laplace_eps1` | Laplace | — | 1 | 1 | 0.001 | 2554.0 | 5.0 |",           // the lower mean MSE's LR
+		"| `laplace_eps1` | Laplace | — | 1 | 1 | 0.001 | 2554.0 | 5.0 |",              // the lower mean MSE's LR
 		"| `rr_bins_eps1_population` | RR-on-Bins | — | 1 | 1 | 0.003 | 460.5 | 0.5 |", // 0.003 here
 		"| 0.02600 | 0.00052 | 0.0520 | 0.00020 | 0.00001 | 0.0306 |",
 	} {
