@@ -37,7 +37,7 @@ func writeValueSummaryTable(b *strings.Builder, s *Summary, mixed, audit bool) {
 	}
 	b.WriteString(head + "\n" + align + "\n")
 	f4 := func(v float64) string { return fmtFixed(v, 4) }
-	f5 := func(v float64) string { return fmtFixed(v, 5) }
+	f5 := func(v float64) string { return noNegZero(fmtFixed(v, 5)) }
 	for _, r := range s.Rows {
 		if mixed {
 			fmt.Fprintf(b, "| %s | %s ", code(r.Dataset), code(r.ConfigID))
@@ -102,11 +102,20 @@ func writeValueAuditChecks(b *strings.Builder, audits []Audit) {
 	b.WriteString("| setting | label-DP ε | realized R² | ± SE | ratio (exact) | realized τ | ± SE | τ-adv (exact) | z | ε ≥ (95%) | canaries |\n")
 	b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	f4 := func(v float64) string { return fmtFixed(v, 4) }
-	f5 := func(v float64) string { return fmtFixed(v, 5) }
+	f5 := func(v float64) string { return noNegZero(fmtFixed(v, 5)) }
 	for _, a := range as {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", code(a.Setting), fmtNum(a.Summary.Epsilon, 3),
 			fmtOr(a.RealizedR2, f4), fmtOr(a.RealizedR2SE, f4), fmtOr(a.R2AdvRatio, f4), fmtOr(a.RealizedGain, f5),
 			fmtOr(a.RealizedGainSE, f5), fmtOr(a.TauAdv, f5), fmtOr(a.RealizedZ, func(v float64) string { return fmtFixed(v, 2) }),
 			fmtOr(a.EpsLower, func(v float64) string { return fmtFixed(v, 3) }), a.Canaries)
 	}
+}
+
+// noNegZero is a formatted number that rounds to zero without its sign
+// ("-0.00000": an exact advantage of −1e-17 from rounding).
+func noNegZero(s string) string {
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
+	}
+	return s
 }
