@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -71,6 +72,9 @@ func TestWriteMarkdownValues(t *testing.T) {
 	}
 	if sum.Classes != ValuesKey {
 		t.Fatalf("summary Classes %d, want ValuesKey", sum.Classes)
+	}
+	if _, err := Compare(sum, sum, CompareOptions{}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "conversion values") {
+		t.Errorf("a comparison of values: %v, want it refused as not built", err)
 	}
 	path := filepath.Join(t.TempDir(), "report.md")
 	if err := WriteMarkdown(path, Markdown{Title: "values", Summary: sum}); err != nil {

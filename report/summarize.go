@@ -23,6 +23,10 @@ import (
 // values of C) would share a summary, or two such summaries be compared.
 var ErrMixed = errors.New("report: results of several datasets or model configs")
 
+// ErrUnsupported is returned (wrapped) for what the report does not do
+// yet: comparing results of conversion values.
+var ErrUnsupported = errors.New("report: not supported")
+
 // ErrInconsistent is returned (wrapped, naming two run ids) when runs of one
 // setting disagree on its mechanism, k, ε or label-DP ε.
 var ErrInconsistent = errors.New("report: inconsistent runs")
