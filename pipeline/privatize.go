@@ -118,6 +118,9 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s takes parameters privatize has no flags for (an attribution source's "+
 			"trigger_data, windows and reports; a summary's key and budget_share); it runs inside train run/fit/sweep "+
 			"(pets: [{mechanism: %[1]s, …}], README \"Attribution Reporting\"), not in privatize", p.Kind)}
+	case p.Kind.OfValues():
+		return nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s releases conversion values; privatize serves labels that are "+
+			"classes: it runs inside train run/fit/sweep (pets: [{mechanism: %[1]s, …}], docs/values.md), not in privatize", p.Kind)}
 	case sp.Release.PerBag() && !sp.Privacy.DP() && p.K == 1:
 		return nil, &config.FieldError{Key: "k", Msg: p.Kind.String() + " with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
 			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
@@ -162,6 +165,10 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 		return nil, err
 	}
 	defer in.Close() // in owns its features (off-heap when large): held until the release is written
+	if in.Value != nil {
+		return nil, refuseKey("in", "%s holds conversion values (a float %q column): privatize serves labels that are classes; "+
+			"release values inside train run/fit/sweep (docs/values.md)", o.In, data.ColLabel)
+	}
 	if in.Label == nil {
 		return nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
 	}
