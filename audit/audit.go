@@ -178,6 +178,26 @@ type Summary struct {
 	// is +Inf). It separates rr_prior (|MA| 0 on its argmax branch, ε on
 	// its RR branch) from rr (ε everywhere) where quantiles may not.
 	MAMean float64
+
+	// Conversion values (RunValues, values.go): NaN (0 for the grid) in an
+	// audit of classes, whose figures above are NaN in one of values
+	// (EAdv … MAMean), except the realized attack's and the canaries'.
+	// ValueMax and ValueStep are the grid's B and step; Tau is τ.
+	ValueMax, ValueStep, Tau float64
+	// R2Adv ± R2AdvSE is the mean over the audited examples of the
+	// R²-advantage 1 − E_z[Var(y | z)]/Var(y) (0 for a prior of no
+	// variance); R2AdvRatio the dataset-level ratio 1 − Σ E_z[Var(y | z)] /
+	// Σ Var(y).
+	R2Adv, R2AdvSE, R2AdvRatio float64
+	// TauAdv ± TauAdvSE is the mean τ-advantage E_z[max_g P(|y − g| ≤ τ |
+	// z)] − κ, κ = max_g P(|y − g| ≤ τ) the blind success (mean TauBlind);
+	// TauAdvBound the mean over the examples of its ε-DP worst case
+	// e^ε·κ/(e^ε·κ + 1 − κ) − κ (NaN when not DP, 0 for bot).
+	TauAdv, TauAdvSE, TauAdvBound, TauBlind float64
+	// RealizedR2 ± RealizedR2SE is the realized R²-advantage over the
+	// Draws releases (1 − Σ(y − E[y | z])²/Σ Var(y) per release, the mean
+	// over releases); RealizedGain is then the realized τ-advantage.
+	RealizedR2, RealizedR2SE float64
 }
 
 // Sample is one audited example kept for plots: the (prior, posterior)
@@ -331,5 +351,21 @@ func Run(eta []float64, m *pets.Mechanism, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	r.sum.noValues()
 	return &Result{Summary: r.sum, Samples: r.samples}, nil
+}
+
+// noValues sets the figures of conversion values NaN (an audit of classes).
+func (s *Summary) noValues() {
+	nan := math.NaN()
+	s.Tau, s.R2Adv, s.R2AdvSE, s.R2AdvRatio, s.TauAdv, s.TauAdvSE, s.TauAdvBound, s.TauBlind = nan, nan, nan, nan, nan, nan, nan, nan
+	s.RealizedR2, s.RealizedR2SE = nan, nan
+}
+
+// noClasses sets the figures of classes NaN (an audit of values).
+func (s *Summary) noClasses() {
+	nan := math.NaN()
+	s.EAdv, s.EAdvSE, s.EAdvBound = nan, nan, nan
+	s.MAP50, s.MAP90, s.MAP98, s.MAP99, s.MAMax, s.MAInfFrac, s.MAMean = nan, nan, nan, nan, nan, nan, nan
+	s.EpsLowerRealBags = nan
 }

@@ -80,6 +80,20 @@
 // and 2: a swap moves two released counts, the full Δ). Samples carry the
 // drawn label's prior and posterior probability.
 //
+// Conversion values (RunValues; values.go, values_exact.go,
+// values_bags.go, values_realized.go): η_i is a law over the mechanism's
+// grid; the Bayes attacker's posterior gives the R²-advantage 1 −
+// E_z[Var(y | z)]/Var(y) (mean over examples, and the ratio of the sums)
+// and the τ-advantage E_z[max_g P(|y − g| ≤ τ | z)] − max_g P(|y − g| ≤
+// τ), checked against its ε-DP worst case e^ε κ/(e^ε κ + 1 − κ) − κ. The
+// figures are exact: sums over the releases for rr_bins and exact bags,
+// closed forms between the atoms of a Laplace release (the likelihood is
+// piecewise exponential; a mixture of two laws fixed on each interval, an
+// upper envelope of lines for the τ-success), bag members through the
+// convolution of their bag-mates' laws (truncated with a stated bound).
+// With a ValueSampler the realized attack, a PIT likelihood check and
+// canaries between 0 and B check the releases against the law.
+//
 // Attacks on trained models (model.go): ReleasePosteriors computes the
 // exact posteriors of training rows given the very release a model trained
 // on; ModelAttack scores the model's argmax guesses of those rows' labels

@@ -119,6 +119,7 @@ func RunC(eta []float64, m *pets.Mechanism, opts OptionsC) (*Result, error) {
 			return nil, err
 		}
 	}
+	r.sum.noValues()
 	return &Result{Summary: r.sum, Samples: r.samples}, nil
 }
 

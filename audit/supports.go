@@ -16,7 +16,7 @@ import (
 // nothing, since any release that shows something breaks that bound.
 func Supports(sp pets.Spec) error {
 	switch {
-	case sp.Release > pets.ReleaseCounts:
+	case sp.Release > pets.ReleaseHistogram:
 		return fmt.Errorf("it audits no release of shape %d", sp.Release)
 	case sp.Privacy == pets.Silent && sp.Release != pets.ReleaseNothing:
 		return errors.New("a kind of privacy Silent (ε = 0) releases nothing; one that releases something is audited against ε = 0 and fails")

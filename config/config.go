@@ -65,6 +65,12 @@ type SynthConfig struct {
 	// Groups > 0 adds an integer key column `group` (x0 in Groups
 	// equiprobable bins) for bags: key:group.
 	Groups int `yaml:"groups"`
+	// Kind values (conversion values): the grid's B (ValueMax, 0: 400) and
+	// step (ValueStep, 0: 1), and the share of zeros ZeroRate in (0, 1)
+	// (0: 0.9).
+	ValueMax  float64 `yaml:"value_max"`
+	ValueStep float64 `yaml:"value_step"`
+	ZeroRate  float64 `yaml:"zero_rate"`
 }
 
 // ModelConfig is the architecture (Appendix C).
@@ -131,6 +137,15 @@ type PetConfig struct {
 	// PriorLR (rr_prior): the stage-1 prior model's learning rate, > 0; nil
 	// (the key left out) means the middle of train.learning_rates.
 	PriorLR *float64 `yaml:"prior_lr,omitempty"`
+	// rr_bins's prior over the grid of values, one of: PriorEpsilon, the ε₁
+	// of a private prior (a noisy histogram of the training values spends
+	// it, the bins the rest of each ε; in (0, ε)); Prior, a public one by
+	// name (population: a synthetic dataset's population marginal,
+	// meta.json's value_prior; uniform); PriorWeights, a public one as
+	// one weight per grid point (normalized).
+	PriorEpsilon *float64  `yaml:"prior_epsilon,omitempty"`
+	Prior        string    `yaml:"prior,omitempty"`
+	PriorWeights []float64 `yaml:"prior_weights,omitempty"`
 	// TriggerData and Windows (ara_event): the attribution source's
 	// trigger-data values T and reporting windows W, with 1 + T·W the
 	// labels' classes (data synth --kind conversions --trigger-data T
@@ -211,6 +226,9 @@ type AuditConfig struct {
 	// training rows in which this many rows carry fair coins; 0: none.
 	// Synthetic data only (the other labels are drawn from the true η).
 	ModelCanaries int `yaml:"model_canaries"`
+	// Tau is τ ≥ 0 of the τ-advantage of conversion values (the attacker
+	// guesses the value within ±τ), in value units; nil: B/40.
+	Tau *float64 `yaml:"tau"`
 }
 
 // PrivacyConfig holds release-wide settings.
@@ -348,10 +366,32 @@ func (c *Config) Validate() error {
 			return bad("data.synth.groups", "must be ≥ 0, got %d", s.Groups)
 		case s.Kind == data.SynthConversions:
 			return bad("data.synth.kind", "conversions is made by `train data synth --kind conversions --trigger-data T --windows W`; give its directory as data.path (data.synth has no trigger_data and windows keys yet)")
+		case s.Kind != data.SynthValues && (s.ValueMax != 0 || s.ValueStep != 0 || s.ZeroRate != 0):
+			return bad("data.synth.value_max", "kind %s takes no value_max, value_step or zero_rate (kind values does)", s.Kind)
+		case s.Kind == data.SynthValues && s.Classes != 0:
+			return bad("data.synth.classes", "kind values has conversion values, not classes")
+		case s.Kind == data.SynthValues && !(s.ZeroRate >= 0 && s.ZeroRate < 1):
+			return bad("data.synth.zero_rate", "must be in (0, 1) (0: the default %v), got %v", data.DefaultZeroRate, s.ZeroRate)
 		case s.Kind == data.SynthMulticlass && (s.Classes < 2 || s.Classes > data.MaxClasses):
 			return bad("data.synth.classes", "must be in [2, %d] for kind multiclass, got %d", data.MaxClasses, s.Classes)
 		case s.Kind != data.SynthMulticlass && s.Classes != 0 && s.Classes != 2:
 			return bad("data.synth.classes", "%d: kind %s has binary labels; use kind multiclass for %d classes", s.Classes, s.Kind, s.Classes)
+		}
+	}
+	if s := c.Data.Synth; c.Data.Path == "" && s.Kind == data.SynthValues {
+		g := data.ValueGrid{Max: s.ValueMax, Step: s.ValueStep}
+		if g.Max == 0 {
+			g.Max = data.DefaultValueMax
+		}
+		if g.Step == 0 {
+			g.Step = data.DefaultValueStep
+		}
+		if err := g.Check(); err != nil {
+			key := "data.synth.value_step"
+			if !(g.Max > 0) || math.IsInf(g.Max, 0) {
+				key = "data.synth.value_max"
+			}
+			return bad(key, "%s", strings.TrimPrefix(err.Error(), data.ErrInvalid.Error()+": "))
 		}
 	}
 	for i, h := range c.Model.Hidden {
@@ -399,7 +439,9 @@ func (c *Config) Validate() error {
 			return bad(key+".k", "%s needs at least one bag size k", k)
 		case !k.NeedsK() && len(p.K) > 0:
 			return bad(key+".k", "%s takes no bag size", k)
-		case k.NeedsEpsilon() && len(p.Epsilon) == 0:
+		case k == pets.ValuePrior:
+			return bad(key+".mechanism", "value_prior is rr_bins's private prior (pets[i].prior_epsilon of an rr_bins entry), not a mechanism of its own")
+		case k.NeedsEpsilon() && len(p.Epsilon) == 0 && !k.OptionalEpsilon():
 			return bad(key+".epsilon", "%s needs at least one epsilon", k)
 		case !k.NeedsEpsilon() && len(p.Epsilon) > 0:
 			return bad(key+".epsilon", "%s takes no epsilon", k)
@@ -450,6 +492,8 @@ func (c *Config) Validate() error {
 		return bad("audit.model_rows", "must be ≥ 1, got %d", a.ModelRows)
 	case a.ModelCanaries < 0:
 		return bad("audit.model_canaries", "must be ≥ 0, got %d", a.ModelCanaries)
+	case a.Tau != nil && (!(*a.Tau >= 0) || math.IsInf(*a.Tau, 0)):
+		return bad("audit.tau", "must be finite and ≥ 0 (leave the key out for B/40), got %v", *a.Tau)
 	}
 	if c.Cluster.CPUsPerTask < 1 {
 		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)

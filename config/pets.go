@@ -1,6 +1,9 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -22,6 +25,40 @@ type Setting struct {
 	pets.Params
 	Bags                   llp.Rule
 	StageFraction, PriorLR float64
+	// Prior is rr_bins's public prior: "uniform", "population", or the
+	// weights of prior_weights as a JSON list (comparable, so that equal
+	// settings are ==); "" for a private prior (Params.PriorEpsilon) and
+	// the other kinds.
+	Prior string
+}
+
+// Public priors of rr_bins by name (pets[i].prior).
+const (
+	PriorUniform    = "uniform"
+	PriorPopulation = "population"
+)
+
+// PriorWeights returns the weights of a Prior holding a JSON list (nil for
+// a named prior or none).
+func (s Setting) PriorWeights() []float64 {
+	if !strings.HasPrefix(s.Prior, "[") {
+		return nil
+	}
+	var w []float64
+	if err := json.Unmarshal([]byte(s.Prior), &w); err != nil {
+		panic("config: a setting's prior weights do not parse: " + err.Error()) // written by Settings
+	}
+	return w
+}
+
+// priorSuffix names a public prior in a setting id: its name, or w and the
+// first 8 hex digits of its list's SHA-256.
+func priorSuffix(prior string) string {
+	if !strings.HasPrefix(prior, "[") {
+		return prior
+	}
+	h := sha256.Sum256([]byte(prior))
+	return "w" + hex.EncodeToString(h[:4])
 }
 
 // DefaultStageFraction is rr_prior's share of training rows in stage 1
@@ -62,6 +99,12 @@ func (s Setting) ID() string {
 	}
 	if s.PriorLR > 0 {
 		id += "_plr" + strconv.FormatFloat(s.PriorLR, 'g', -1, 64)
+	}
+	if s.Prior != "" {
+		id += "_" + priorSuffix(s.Prior)
+	}
+	if s.PriorEpsilon > 0 {
+		id += "_pe" + strconv.FormatFloat(s.PriorEpsilon, 'g', -1, 64)
 	}
 	return id
 }
@@ -110,9 +153,19 @@ func (p PetConfig) Settings() []Setting {
 }
 
 // setting is the setting of k, ε and bag rule b of the entry, with
-// rr_prior's stage fraction and prior learning rate.
+// rr_bins's prior and rr_prior's stage fraction and prior learning rate.
 func (p PetConfig) setting(k int, e float64, b llp.Rule) Setting {
 	st := Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
+	if p.Mechanism == pets.RRBins {
+		if p.PriorEpsilon != nil {
+			st.PriorEpsilon = *p.PriorEpsilon
+		}
+		st.Prior = p.Prior
+		if p.PriorWeights != nil {
+			w, _ := json.Marshal(p.PriorWeights) // finite: Validate
+			st.Prior = string(w)
+		}
+	}
 	if p.Mechanism.Spec().Release.WithPrior() {
 		st.StageFraction = DefaultStageFraction
 		if p.StageFraction != nil {
@@ -179,6 +232,9 @@ func (c *Config) checkCuratedPet(i int, p PetConfig) error {
 		return bad(key+".stage_fraction", "must be in (0, 1), got %v (leave the key out for the default %v)", *p.StageFraction, DefaultStageFraction)
 	case p.PriorLR != nil && (!(*p.PriorLR > 0) || math.IsInf(*p.PriorLR, 0)):
 		return bad(key+".prior_lr", "must be finite and > 0, got %v (leave the key out for the middle of train.learning_rates)", *p.PriorLR)
+	}
+	if err := checkBinsPrior(key, p); err != nil {
+		return err
 	}
 	if c.Data.Path == "" {
 		cols := columns{what: synthName, features: synthFeatures(c.Data.Synth.Features)}
@@ -279,4 +335,56 @@ func listSome(names []string, total int) string {
 		return strings.Join(names[:8], ", ") + fmt.Sprintf(", … (%d in all)", total)
 	}
 	return strings.Join(names, ", ")
+}
+
+// checkBinsPrior validates rr_bins's prior keys of pets[i] (key): one of
+// prior_epsilon (in (0, ε) for every ε of the entry), prior (uniform,
+// population) and prior_weights (finite, ≥ 0, not all 0; their number is
+// checked against the dataset's grid when it is known); none of them on
+// another kind.
+func checkBinsPrior(key string, p PetConfig) error {
+	set := 0
+	for _, b := range []bool{p.PriorEpsilon != nil, p.Prior != "", p.PriorWeights != nil} {
+		if b {
+			set++
+		}
+	}
+	if p.Mechanism != pets.RRBins {
+		switch {
+		case p.PriorEpsilon != nil:
+			return bad(key+".prior_epsilon", "%s takes no private prior (only rr_bins does)", p.Mechanism)
+		case p.Prior != "":
+			return bad(key+".prior", "%s takes no prior over values (only rr_bins does)", p.Mechanism)
+		case p.PriorWeights != nil:
+			return bad(key+".prior_weights", "%s takes no prior over values (only rr_bins does)", p.Mechanism)
+		}
+		return nil
+	}
+	switch {
+	case set == 0:
+		return bad(key+".prior", "rr_bins needs its prior over the values: prior: population or uniform, or prior_weights: [one per grid point] "+
+			"(public), or prior_epsilon: ε₁ (private: a noisy histogram of the training values)")
+	case set > 1:
+		return bad(key+".prior", "give one of prior, prior_weights and prior_epsilon")
+	case p.Prior != "" && p.Prior != PriorUniform && p.Prior != PriorPopulation:
+		return bad(key+".prior", "%q is not %s or %s (prior_weights gives one weight per grid point)", p.Prior, PriorPopulation, PriorUniform)
+	}
+	if e1 := p.PriorEpsilon; e1 != nil {
+		for j, e := range p.Epsilon {
+			if !(*e1 > 0 && *e1 < e) {
+				return bad(key+".prior_epsilon", "must be in (0, ε) for every ε of the entry; epsilon[%d] is %v, prior_epsilon %v", j, e, *e1)
+			}
+		}
+	}
+	var sum float64
+	for j, w := range p.PriorWeights {
+		if !(w >= 0) || math.IsInf(w, 0) {
+			return bad(fmt.Sprintf("%s.prior_weights[%d]", key, j), "must be finite and ≥ 0, got %v", w)
+		}
+		sum += w
+	}
+	if p.PriorWeights != nil && !(sum > 0) {
+		return bad(key+".prior_weights", "the weights are all 0")
+	}
+	return nil
 }

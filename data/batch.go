@@ -19,9 +19,11 @@ const (
 	TargetAlpha                       // `alpha` per bag (llp, llp_lap, llp_geom raw release)
 	TargetAlphaDebiased               // `alpha_debiased` per bag (llp_geom)
 	TargetSoft                        // `soft_target` per row: a float target derived from a release (rr_prior)
+	TargetValueRR                     // `value_rr` per row: a released conversion value (laplace, rr_bins)
+	TargetBagMean                     // `bag_mean` per bag: a bag's released mean value (value_bags)
 )
 
-var targetNames = []string{"none", ColLabel, ColLabelRR, ColAlpha, ColAlphaDebiased, ColSoftTarget}
+var targetNames = []string{"none", ColLabel, ColLabelRR, ColAlpha, ColAlphaDebiased, ColSoftTarget, ColValueRR, ColBagMean}
 
 func (t Target) String() string {
 	if int(t) < len(targetNames) {
@@ -30,7 +32,9 @@ func (t Target) String() string {
 	return "Target(" + strconv.Itoa(int(t)) + ")"
 }
 
-func (t Target) perBag() bool { return t == TargetAlpha || t == TargetAlphaDebiased }
+func (t Target) perBag() bool {
+	return t == TargetAlpha || t == TargetAlphaDebiased || t == TargetBagMean
+}
 
 // Batch is one minibatch: dense features row-major, sparse indices padded to
 // Width with mask 0, Target per row or, with BagSize k > 0, per bag. RowIDs
@@ -116,6 +120,9 @@ type BatchOptions struct {
 	// (one value a row or bag), 3..MaxClasses for class vectors (Batch's
 	// doc). With a target it must be the frame's NumClasses.
 	Classes int
+	// ValueScale multiplies the value targets (value_rr, bag_mean): 1/B
+	// trains a model on values in units of the grid's B. 0 means 1.
+	ValueScale float64
 }
 
 // BagError reports an inconsistent LLP bag.
@@ -249,6 +256,29 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		for i, v := range f.SoftTarget {
 			s.target[i] = float32(v)
 		}
+	case TargetValueRR, TargetBagMean:
+		src := f.ValueRR
+		if o.Target == TargetBagMean {
+			src = f.BagMean
+		}
+		if src == nil {
+			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+		}
+		scale := o.ValueScale
+		if scale == 0 {
+			scale = 1
+		}
+		if o.Target == TargetBagMean {
+			col = make([]float64, len(src))
+			for i, v := range src {
+				col[i] = v * scale
+			}
+			break
+		}
+		s.target = make([]float32, len(src))
+		for i, v := range src {
+			s.target[i] = float32(v * scale)
+		}
 	case TargetAlpha:
 		col = f.Alpha
 		if s.width > 0 {
@@ -330,7 +360,7 @@ func (s *BatchSource) groupBags(col []float64) error {
 			first, size = append(first, int32(i)), append(size, 0)
 		}
 		if f := int(first[u]); w == 1 && col[f] != col[i] {
-			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportion %v differs from the bag's %v", col[i], col[f])}
+			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released %s %v differs from the bag's %v", s.targetColumn(), col[i], col[f])}
 		} else if w > 1 && !slices.Equal(col[f*w:(f+1)*w], col[i*w:(i+1)*w]) {
 			return &BagError{Bag: id, Row: i, Msg: fmt.Sprintf("released proportions %v differ from the bag's %v", col[i*w:(i+1)*w], col[f*w:(f+1)*w])}
 		}

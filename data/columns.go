@@ -68,6 +68,9 @@ func (c typedColumn[T]) appendArrow(f *Frame, a arrow.Array) error {
 // sparse indices, in tailColumns' order (the order of existing files).
 var (
 	labelColumn column = typedColumn[uint8]{ColLabel, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.Label }, appendClass}
+	// valueColumn is the label column of conversion values (float64): read
+	// for a file's float label column, written for a frame's Value.
+	valueColumn column = typedColumn[float64]{ColLabel, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Value }, appendFloat64}
 	tailColumns        = []column{
 		typedColumn[float64]{ColEta, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Eta }, appendFloat64},
 		typedColumn[int64]{ColBagID, arrow.PrimitiveTypes.Int64, func(f *Frame) *[]int64 { return &f.BagID }, appendInt64},
@@ -82,10 +85,41 @@ var (
 		// C ≥ 3 only; the per-class float columns follow (classes.go).
 		typedColumn[uint64]{ColPriorSet, arrow.PrimitiveTypes.Uint64, func(f *Frame) *[]uint64 { return &f.PriorSet }, appendUint64},
 		typedColumn[uint8]{ColPriorSetSize, arrow.PrimitiveTypes.Uint8, func(f *Frame) *[]uint8 { return &f.PriorSetSize }, appendSetSize},
+		// Conversion values (values.go).
+		typedColumn[float64]{ColP0, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.P0 }, appendFloat64},
+		typedColumn[float64]{ColMu, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Mu }, appendFloat64},
+		typedColumn[float64]{ColSigma, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.Sigma }, appendFloat64},
+		typedColumn[float64]{ColValueRR, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.ValueRR }, appendFloat64},
+		typedColumn[float64]{ColBagMean, arrow.PrimitiveTypes.Float64, func(f *Frame) *[]float64 { return &f.BagMean }, appendFloat64},
 		typedColumn[uint64]{ColARAState, arrow.PrimitiveTypes.Uint64, func(f *Frame) *[]uint64 { return &f.ARAState }, appendUint64},
 	}
-	rowColumns = append([]column{labelColumn}, tailColumns...)
+	// rowColumns: the label column comes first, as uint8 classes; a frame
+	// of values holds valueColumn instead (the last entry, found by
+	// columnFor).
+	rowColumns = append(append([]column{labelColumn}, tailColumns...), valueColumn)
 )
+
+// firstColumn returns the column written first in a file (the label's,
+// class or value), or nil.
+func firstColumn(f *Frame) column {
+	switch {
+	case labelColumn.present(f):
+		return labelColumn
+	case valueColumn.present(f):
+		return valueColumn
+	}
+	return nil
+}
+
+// columnFor returns the per-row column a file column called name of type t
+// is read into: columnNamed's, except that a float label column holds
+// values.
+func columnFor(name string, t arrow.DataType) column {
+	if name == ColLabel && isFloat(t) {
+		return valueColumn
+	}
+	return columnNamed(name)
+}
 
 // columnNamed returns the per-row column called name, or nil (a feature or
 // the indices).

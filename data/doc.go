@@ -40,6 +40,15 @@
 //	prior_set_size uint8                rr_prior: its size k
 //	soft_target_0 … soft_target_{C−1}        in memory only: a per-row soft target vector
 //
+// Conversion values (values.go; meta.json labels "values", value_max B and
+// value_step s): label is float64 on the grid 0, s, …, B (clipped and
+// rounded when the dataset is made, counted by an import), synthetic data
+// adds its law p0, mu and sigma (raw), and releases carry value_rr (one
+// released value a row) or bag_id and bag_mean (a bag's released mean).
+// Imports: libsvm with a real label first, csv with a named label column
+// (ImportCSV); synth kind values (synth_values.go). Batch targets value_rr
+// and bag_mean, scaled by BatchOptions.ValueScale.
+//
 // Binary files, meta.json and batches are byte for byte those of before
 // (testdata/binary_identity.golden.json). The batch source's class targets
 // are vectors of C float32 a row or bag (Batch.TargetWidth): one-hot for

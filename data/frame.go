@@ -46,6 +46,16 @@ type Frame struct {
 	// LabelRR is its projection: the state when below C, else C (no class).
 	ARAState []uint64
 
+	// Conversion values (values.go): the raw value (column label, float64;
+	// a frame holds Label or Value, not both), the synthetic law's p0, mu
+	// and sigma (raw), and the releases' value_rr and bag_mean.
+	Value   []float64
+	P0      []float64
+	Mu      []float64
+	Sigma   []float64
+	ValueRR []float64
+	BagMean []float64
+
 	// Per-class columns (C ≥ 3 only), row-major: C values a row (C−1 for
 	// the alphas, classes 1..C−1 at 0..C−2).
 	EtaC           []float64 // eta_c: true η_c(x) = P(y=c|x), synthetic only (raw)
@@ -91,11 +101,19 @@ func (f *Frame) HasSparse() bool { return f.Offsets != nil }
 // eta, eta_0 … eta_{C−1}). A privatized frame must return none.
 func (f *Frame) RawLabelColumns() []string {
 	var cols []string
-	if f.Label != nil {
+	if f.Label != nil || f.Value != nil {
 		cols = append(cols, ColLabel)
 	}
 	if f.Eta != nil {
 		cols = append(cols, ColEta)
+	}
+	for _, c := range []struct {
+		name string
+		v    []float64
+	}{{ColP0, f.P0}, {ColMu, f.Mu}, {ColSigma, f.Sigma}} {
+		if c.v != nil {
+			cols = append(cols, c.name)
+		}
 	}
 	for _, v := range classVecs {
 		if v.raw && v.present(f) {
@@ -146,6 +164,9 @@ func (f *Frame) Validate() error {
 		}
 	}
 	if err := f.validateClasses(); err != nil {
+		return err
+	}
+	if err := f.validateValues(); err != nil {
 		return err
 	}
 	for i, e := range f.Eta {

@@ -195,7 +195,7 @@ func newFrameFor(s *arrow.Schema, classes int) (*frameReader, error) {
 			return nil, fmt.Errorf("%w: duplicate column %q", ErrSchema, f.Name)
 		}
 		seen[f.Name] = true
-		c := columnNamed(f.Name)
+		c := columnFor(f.Name, f.Type)
 		fr.cols = append(fr.cols, c)
 		fr.keyOf = append(fr.keyOf, -1)
 		fam, class, isClass, err := classColumnOf(f.Name)

@@ -31,8 +31,8 @@ const maxBatchRows = 1 << 20
 // classes, "classes" (MetaClasses).
 func Schema(f *Frame, meta map[string]string) *arrow.Schema {
 	var fields []arrow.Field
-	if labelColumn.present(f) {
-		fields = append(fields, arrow.Field{Name: ColLabel, Type: labelColumn.dataType()})
+	if c := firstColumn(f); c != nil {
+		fields = append(fields, arrow.Field{Name: ColLabel, Type: c.dataType()})
 	}
 	for _, name := range f.Features {
 		fields = append(fields, arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float32})
@@ -111,8 +111,8 @@ func record(schema *arrow.Schema, f *Frame) (arrow.RecordBatch, error) {
 			c.Release()
 		}
 	}()
-	if labelColumn.present(f) {
-		cols = append(cols, labelColumn.array(f))
+	if c := firstColumn(f); c != nil {
+		cols = append(cols, c.array(f))
 	}
 	d := f.Dim()
 	for j := range d {

@@ -368,6 +368,9 @@ func LoadWith(dir string, o LoadOptions) (*Dataset, *IDs, error) {
 	if err := checkSplits(filepath.Join(dir, MetaFile), m, paths, splits); err != nil {
 		return nil, nil, err
 	}
+	if err := checkLabelColumns(m, paths, splits); err != nil {
+		return nil, nil, err
+	}
 	schema, err := newFrameFor(arrow.NewSchema(splits[0].allFields(), nil), m.NumClasses())
 	if err != nil {
 		return nil, nil, inFile(paths[0], err)
@@ -389,6 +392,8 @@ func (o LoadOptions) trainSkip() func(arrow.Field) bool {
 		switch c := columnNamed(f.Name); {
 		case f.Name == ColEta || perClass && classVecs[fam].prefix == ColEtaPrefix: // η, or η_c of C classes
 			return true
+		case f.Name == ColP0 || f.Name == ColMu || f.Name == ColSigma: // the law of values
+			return true
 		case perClass:
 			return false
 		case !o.NoTrainFeatures:
@@ -400,4 +405,23 @@ func (o LoadOptions) trainSkip() func(arrow.Field) bool {
 		}
 		return f.Name == o.IDColumn
 	}
+}
+
+// checkLabelColumns checks each split's label column against meta.json's
+// label kind: values (a float label column on the grid) for a dataset of
+// values, classes otherwise.
+func checkLabelColumns(m *Meta, paths [2]string, splits [2]*frameReader) error {
+	values := m.LabelKind() == LabelsValues
+	for i, f := range splits {
+		switch {
+		case values && f.Label != nil, !values && f.Value != nil:
+			return fmt.Errorf("%w: %s: meta.json says the labels are %s, the file's label column is %s", ErrMismatch, paths[i],
+				m.LabelKind().Words(m.NumClasses()), map[bool]string{true: "of classes (integers)", false: "of values (floats)"}[f.Label != nil])
+		case values:
+			if err := f.CheckValues(m.ValueGrid()); err != nil {
+				return inFile(paths[i], err)
+			}
+		}
+	}
+	return nil
 }

@@ -28,6 +28,14 @@ type ImportOptions struct {
 	// libsvm: with C ≥ 3 labels are the classes 0..C−1 (ParseLibSVMLineClasses)
 	// and meta.json records classes; Higgs takes only 0 or 2.
 	Classes int
+	// Values, when not zero, makes the labels conversion values on this
+	// grid (libsvm and csv): each is a real number, clipped to [0, B] and
+	// rounded to the grid (counted in Meta.ClippedValues and
+	// RoundedValues); NaN, ±Inf and a negative value are a *LineError
+	// (ErrLabel) naming the file and line. Classes must then be 0.
+	Values ValueGrid
+	// LabelColumn is the csv importer's label column, by its header name.
+	LabelColumn string
 	// Progress, if set, is called after every chunk of rows.
 	Progress func(ImportProgress)
 }
@@ -153,6 +161,10 @@ func (l *lineReader) next() ([]byte, error) {
 // utf8BOM is the UTF-8 byte order mark.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// errSkipLine is a rowParser's answer for a line that holds no row (a
+// csv header).
+var errSkipLine = errors.New("data: not a row")
+
 // rowParser parses one non-blank line into the chunk being built.
 type rowParser func(line []byte, c *Frame) error
 
@@ -165,6 +177,8 @@ type splitSink struct {
 	maxIdx        int
 	trainN, testN int64
 	labels        [MaxClasses]int64 // training labels per class
+	zeros         int64             // values: training values that are 0
+	valueSum      float64           // values: their sum
 	dropped       int64
 }
 
@@ -182,6 +196,12 @@ func (s *splitSink) flush(toTest bool) error {
 		for _, y := range c.Label {
 			s.labels[y]++
 		}
+		for _, v := range c.Value {
+			if v == 0 {
+				s.zeros++
+			}
+			s.valueSum += v
+		}
 	}
 	if c.Offsets != nil {
 		for i := range c.Rows {
@@ -191,7 +211,7 @@ func (s *splitSink) flush(toTest bool) error {
 	if err := w.Write(c); err != nil {
 		return err
 	}
-	c.Rows, c.X, c.Label = 0, c.X[:0], c.Label[:0]
+	c.Rows, c.X, c.Label, c.Value = 0, c.X[:0], c.Label[:0], c.Value[:0]
 	if c.Offsets != nil {
 		c.Indices, c.Offsets = c.Indices[:0], c.Offsets[:1]
 	}
@@ -228,6 +248,9 @@ func (s *splitSink) consume(ctx context.Context, path string, parse rowParser, l
 			dest = d
 		}
 		if err := parse(line, s.chunk); err != nil {
+			if err == errSkipLine {
+				continue
+			}
 			if opts.DropInvalid && errors.Is(err, ErrInvalid) {
 				s.dropped++
 				continue
@@ -287,7 +310,12 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 		return nil, err
 	}
 	defer train.Abort()
-	chunk := &Frame{Features: like.Features, X: make([]float32, 0, chunkRows*like.Dim()), Label: make([]uint8, 0, chunkRows), Classes: like.Classes}
+	chunk := &Frame{Features: like.Features, X: make([]float32, 0, chunkRows*like.Dim()), Classes: like.Classes}
+	if like.Value != nil {
+		chunk.Value = make([]float64, 0, chunkRows)
+	} else {
+		chunk.Label = make([]uint8, 0, chunkRows)
+	}
 	if like.Offsets != nil {
 		chunk.Offsets = []int64{0}
 	}
@@ -333,10 +361,15 @@ func importInto(ctx context.Context, dir string, opts ImportOptions, like *Frame
 	}
 	meta.setContent(train.sum, test.sum)
 	meta.TrainRows, meta.TestRows, meta.DroppedRows = s.trainN, s.testN, s.dropped
-	if like.NumClasses() >= 3 {
+	switch {
+	case like.Value != nil:
+		meta.Labels, meta.ValueMax, meta.ValueStep = LabelsValues, opts.Values.Max, opts.Values.Step
+		meta.ValueZeroRate = finitePtr(float64(s.zeros) / float64(s.trainN))
+		meta.ValueMean = finitePtr(s.valueSum / float64(s.trainN))
+	case like.NumClasses() >= 3:
 		meta.Classes = like.NumClasses()
 		meta.ClassRates = classRates(s.labels[:meta.Classes], int(s.trainN))
-	} else {
+	default:
 		meta.PositiveRate = positiveRate(s.trainN-s.labels[0], s.trainN)
 	}
 	meta.MaxIndices = s.maxIdx
@@ -391,7 +424,7 @@ const MaxHashBuckets = 1 << 26
 // labels are the classes 0..C−1 and any other label is a *LineError
 // (ErrLabel) naming the file and line.
 func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
-	if err := CheckClasses(opts.Classes); err != nil {
+	if err := opts.checkLabels(); err != nil {
 		return nil, err
 	}
 	if opts.HashBuckets == 0 {
@@ -400,23 +433,30 @@ func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
 	if opts.HashBuckets > MaxHashBuckets {
 		return nil, fmt.Errorf("%w: hash buckets %d: more than %d (MaxHashBuckets)", ErrInvalid, opts.HashBuckets, MaxHashBuckets)
 	}
-	like := &Frame{Label: []uint8{}, Offsets: []int64{0}}
-	if opts.Classes >= 3 {
-		like.Classes = opts.Classes
-	}
+	like := opts.labelled(&Frame{Offsets: []int64{0}})
 	var ln LibSVMLine
 	meta := &Meta{Source: "libsvm", Dims: int(opts.HashBuckets), HashBuckets: opts.HashBuckets,
 		Hash: "splitmix64(index) mod hash_buckets"}
 	parse := func(line []byte, c *Frame) error {
-		if err := ParseLibSVMLineClasses(line, opts.HashBuckets, like.NumClasses(), &ln); err != nil {
+		if like.Value != nil {
+			if err := ParseLibSVMLineValue(line, opts.HashBuckets, &ln); err != nil {
+				return err
+			}
+			v, err := opts.Values.snapValue(ln.Value, &meta.ClippedValues, &meta.RoundedValues)
+			if err != nil {
+				return err
+			}
+			c.Value = append(c.Value, v)
+		} else if err := ParseLibSVMLineClasses(line, opts.HashBuckets, like.NumClasses(), &ln); err != nil {
 			return err
+		} else {
+			c.Label = append(c.Label, ln.Label)
 		}
 		meta.NonBinaryValues += int64(ln.NonBinary)
 		meta.DuplicateIndices += int64(ln.Duplicates)
 		meta.BucketCollisions += int64(ln.Collisions)
 		c.Indices = append(c.Indices, ln.Indices...)
 		c.Offsets = append(c.Offsets, int64(len(c.Indices)))
-		c.Label = append(c.Label, ln.Label)
 		c.Rows++
 		return nil
 	}
@@ -425,4 +465,33 @@ func ImportLibSVM(ctx context.Context, opts ImportOptions) (*Meta, error) {
 		meta.Input += "," + opts.TestIn
 	}
 	return runImport(ctx, opts, like, parse, meta)
+}
+
+// checkLabels checks the options' labels: classes in range, and values on
+// a valid grid without classes.
+func (o ImportOptions) checkLabels() error {
+	if err := CheckClasses(o.Classes); err != nil {
+		return err
+	}
+	if o.Values == (ValueGrid{}) {
+		return nil
+	}
+	if o.Classes != 0 {
+		return fmt.Errorf("%w: conversion values (value_max %v) are not %s (%d)", ErrInvalid, o.Values.Max, MetaClasses, o.Classes)
+	}
+	return o.Values.Check()
+}
+
+// labelled gives like (a frame of no rows) the label column of o's labels:
+// values, or classes (Classes set for C ≥ 3).
+func (o ImportOptions) labelled(like *Frame) *Frame {
+	if o.Values != (ValueGrid{}) {
+		like.Value = []float64{}
+		return like
+	}
+	like.Label = []uint8{}
+	if o.Classes >= 3 {
+		like.Classes = o.Classes
+	}
+	return like
 }

@@ -13,9 +13,8 @@ const (
 	// LabelsClasses: classes 0..C−1, C = Meta.Classes ≥ 3, a uint8 label
 	// column.
 	LabelsClasses LabelKind = "classes"
-	// LabelsValues: a value per row (conversion values). Reserved: no
-	// stage serves it yet, and every stage refuses a dataset that says so
-	// with a sentence rather than misreading it.
+	// LabelsValues: a value per row (conversion values, values.go): a
+	// float64 label column on the grid of Meta.ValueMax and ValueStep.
 	LabelsValues LabelKind = "values"
 )
 
@@ -55,6 +54,11 @@ func (m *Meta) checkLabelKind() error {
 		return fmt.Errorf("%w: %s %q is not a label kind (%s, %s or %s)", ErrInvalid, MetaLabels, string(k), LabelsBinary, LabelsClasses, LabelsValues)
 	case (k == LabelsClasses) != (m.Classes >= 3), k == LabelsValues && m.Classes != 0:
 		return fmt.Errorf("%w: %s %q with %s %d", ErrInvalid, MetaLabels, string(k), MetaClasses, m.Classes)
+	case k == LabelsValues:
+		return ValueGrid{Max: m.ValueMax, Step: m.ValueStep}.Check()
+	}
+	if m.ValueMax != 0 || m.ValueStep != 0 {
+		return fmt.Errorf("%w: %s and %s are for %s %q", ErrInvalid, MetaValueMax, MetaValueStep, MetaLabels, string(LabelsValues))
 	}
 	return nil
 }

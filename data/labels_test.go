@@ -9,9 +9,10 @@ import (
 )
 
 // TestLabelKind: meta.json's labels key, absent in every file written so
-// far, derives binary or classes from classes; values is read (a stage
-// refuses it, not the reader); an unknown kind or one that contradicts
-// classes is refused naming the key; binary meta.json stays as it was.
+// far, derives binary or classes from classes; values is read with its
+// grid (value_max B > 0, a whole number of value_step); an unknown kind or
+// one that contradicts classes or its grid is refused naming the key;
+// binary meta.json stays as it was.
 func TestLabelKind(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -21,10 +22,14 @@ func TestLabelKind(t *testing.T) {
 	}{
 		{"binary, no key", `{"source":"synth","train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, LabelsBinary, ""},
 		{"classes, no key", `{"source":"synth","classes":10,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, LabelsClasses, ""},
-		{"values", `{"source":"libsvm","labels":"values","train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, LabelsValues, ""},
+		{"values", `{"source":"libsvm","labels":"values","value_max":400,"value_step":1,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, LabelsValues, ""},
 		{"explicit binary", `{"source":"synth","labels":"binary","train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, LabelsBinary, ""},
 		{"unknown kind", `{"source":"synth","labels":"ranks","train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `labels "ranks" is not a label kind`},
 		{"classes without classes", `{"source":"synth","labels":"classes","train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `labels "classes" with classes 0`},
+		{"values without B", `{"source":"synth","labels":"values","value_step":1,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `value_max (B) must be finite and > 0, got 0`},
+		{"values B ≤ 0", `{"source":"synth","labels":"values","value_max":-5,"value_step":1,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `value_max (B) must be finite and > 0, got -5`},
+		{"values step off B", `{"source":"synth","labels":"values","value_max":10,"value_step":3,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `value_max 10 is not a whole number of value_step 3`},
+		{"B on classes", `{"source":"synth","value_max":10,"value_step":1,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `value_max and value_step are for labels "values"`},
 		{"values with classes", `{"source":"synth","labels":"values","classes":3,"train_rows":1,"test_rows":1,"features":[],"dims":0,"dropped_rows":0,"seed":0,"tool":"x"}`, "", `labels "values" with classes 3`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

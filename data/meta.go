@@ -42,6 +42,16 @@ type Meta struct {
 	// far; "values" (conversion values) is reserved, and every stage
 	// refuses it.
 	Labels LabelKind `json:"labels,omitempty"`
+	// Conversion values (labels "values"): the grid's B and step, and what
+	// an import clipped to B (values above it) and rounded to the grid.
+	ValueMax      float64 `json:"value_max,omitempty"`
+	ValueStep     float64 `json:"value_step,omitempty"`
+	ClippedValues int64   `json:"clipped_values,omitempty"`
+	RoundedValues int64   `json:"rounded_values,omitempty"`
+	// ValueZeroRate and ValueMean are the training values' share of zeros
+	// and mean (values only).
+	ValueZeroRate *float64 `json:"value_zero_rate,omitempty"`
+	ValueMean     *float64 `json:"value_mean,omitempty"`
 
 	HashBuckets     uint32 `json:"hash_buckets,omitempty"`
 	Hash            string `json:"hash,omitempty"`                // the index hash (HashIndex)
@@ -110,6 +120,24 @@ type Meta struct {
 	Windows        int     `json:"windows,omitempty"`
 	ConversionRate float64 `json:"conversion_rate,omitempty"`
 	NoReportLogit  float64 `json:"no_report_logit,omitempty"`
+
+	// Kind values (synth_values.go): P(y = 0 | x) = σ(ZeroWeights·x +
+	// ZeroBias), y | y > 0 = exp(N(MuWeights·x + MuBias, Sigma²)) clipped
+	// and rounded; the zero rate asked for; ValuePrior, the population
+	// marginal of y over the grid (the mean of p(y | x) over 20,000 draws
+	// of x of their own, no label read: a public prior); BayesMSE the
+	// expected test MSE of the Bayes predictor E[y | x] (the mean of
+	// Var(y | x_i) over the test rows) and BayesMSEEmpirical its MSE on the
+	// drawn test values.
+	ZeroWeights       []float64 `json:"zero_weights,omitempty"`
+	ZeroBias          float64   `json:"zero_bias,omitempty"`
+	MuWeights         []float64 `json:"mu_weights,omitempty"`
+	MuBias            float64   `json:"mu_bias,omitempty"`
+	Sigma             float64   `json:"sigma,omitempty"`
+	ZeroRate          float64   `json:"zero_rate,omitempty"`
+	ValuePrior        []float64 `json:"value_prior,omitempty"`
+	BayesMSE          *float64  `json:"bayes_mse,omitempty"`
+	BayesMSEEmpirical *float64  `json:"bayes_mse_empirical,omitempty"`
 
 	Tool string `json:"tool"`
 }

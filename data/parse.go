@@ -118,6 +118,7 @@ func HashIndex(index uint64, buckets uint32) uint32 {
 // LibSVMLine is one parsed libsvm line.
 type LibSVMLine struct {
 	Label     uint8    // binary: 0/1 (-1 and +1 map to 0 and 1); C ≥ 3 classes: the class 0..C−1
+	Value     float64  // ParseLibSVMLineValue: the real label as written
 	Indices   []uint32 // hashed buckets of the non-zero features, in line order
 	NonBinary int      // non-zero values other than 1 (treated as presence)
 	// Duplicates counts non-zero entries whose raw index appeared earlier on
@@ -154,6 +155,61 @@ func ParseLibSVMLineClasses(line []byte, buckets uint32, classes int, dst *LibSV
 	if err := CheckClasses(classes); err != nil {
 		return err
 	}
+	return parseLibSVM(line, buckets, dst, func(tok []byte) error {
+		y, err := parseClassLabel(tok, classes)
+		dst.Label = y
+		return err
+	})
+}
+
+// ParseLibSVMLineValue is ParseLibSVMLine for a real label (the libsvm
+// regression datasets' convention: a real number first on the line), a
+// plain decimal written to dst.Value as it is (the importer refuses NaN,
+// ±Inf and negative values and snaps the others to its grid).
+func ParseLibSVMLineValue(line []byte, buckets uint32, dst *LibSVMLine) error {
+	return parseLibSVM(line, buckets, dst, func(tok []byte) error {
+		v, err := parseRealLabel(tok)
+		dst.Value = v
+		return err
+	})
+}
+
+// parseClassLabel parses a label of classes classes: 0/1 or -1/+1 for two,
+// a class 0..C−1 for C ≥ 3 (an ErrLabel error otherwise).
+func parseClassLabel(tok []byte, classes int) (uint8, error) {
+	if classes > 2 {
+		y, ok := parseClass(tok, classes)
+		if !ok {
+			return 0, fmt.Errorf("%w: label %q is not a class 0..%d (%s %d)", ErrLabel, tok, classes-1, MetaClasses, classes)
+		}
+		return y, nil
+	}
+	switch str(tok) {
+	case "1", "+1", "1.0":
+		return 1, nil
+	case "0", "-1", "0.0", "-1.0":
+		return 0, nil
+	}
+	return 0, fmt.Errorf("%w: label %q is not 0/1 or -1/+1", ErrLabel, tok)
+}
+
+// parseRealLabel parses a real label, a plain decimal number (NaN and ±Inf
+// are read, for the importer to refuse by name).
+func parseRealLabel(tok []byte) (float64, error) {
+	v, err := strconv.ParseFloat(str(tok), 64)
+	switch {
+	case err == nil && notPlainDecimal(tok):
+		return 0, errNotDecimal("label", tok)
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%w: label %q is out of float64 range", ErrLabel, tok)
+	case err != nil:
+		return 0, fmt.Errorf("%w: label %q is not a number", ErrMalformed, tok)
+	}
+	return v, nil
+}
+
+// parseLibSVM parses a libsvm line whose label label parses.
+func parseLibSVM(line []byte, buckets uint32, dst *LibSVMLine, label func([]byte) error) error {
 	if i := bytes.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
@@ -165,21 +221,8 @@ func ParseLibSVMLineClasses(line []byte, buckets uint32, classes int, dst *LibSV
 	if len(tok) == 0 {
 		return fmt.Errorf("%w: empty line", ErrMalformed)
 	}
-	if classes > 2 {
-		y, ok := parseClass(tok, classes)
-		if !ok {
-			return fmt.Errorf("%w: label %q is not a class 0..%d (%s %d)", ErrLabel, tok, classes-1, MetaClasses, classes)
-		}
-		dst.Label = y
-	} else {
-		switch str(tok) {
-		case "1", "+1", "1.0":
-			dst.Label = 1
-		case "0", "-1", "0.0", "-1.0":
-			dst.Label = 0
-		default:
-			return fmt.Errorf("%w: label %q is not 0/1 or -1/+1", ErrLabel, tok)
-		}
+	if err := label(tok); err != nil {
+		return err
 	}
 	for field := 2; ; field++ {
 		tok, rest = nextToken(rest)

@@ -39,6 +39,9 @@ const (
 	// SynthOptions.ConversionRate of the rows convert
 	// (synth_conversions.go).
 	SynthConversions
+	// SynthValues: conversion values (labels values) with a known law per
+	// row, a zero-inflated discretized log-normal (synth_values.go).
+	SynthValues
 )
 
 // Logistic synthetic parameters: ‖w‖ = 2 gives a Bayes AUC ≈ 0.86 and
@@ -48,13 +51,13 @@ const (
 	LogisticBias = -0.5
 )
 
-var synthKinds = enum.New("synthetic kind", ErrInvalid, []string{"logistic", "beta", "uniform", "multiclass", "conversions"},
-	[]SynthKind{SynthLogistic, SynthBeta, SynthUniform, SynthMulticlass, SynthConversions})
+var synthKinds = enum.New("synthetic kind", ErrInvalid, []string{"logistic", "beta", "uniform", "multiclass", "conversions", "values"},
+	[]SynthKind{SynthLogistic, SynthBeta, SynthUniform, SynthMulticlass, SynthConversions, SynthValues})
 
 func (k SynthKind) String() string { return synthKinds.String(k, "SynthKind") }
 
-// ParseSynthKind parses logistic | beta | uniform | multiclass | conversions
-// (case-insensitive).
+// ParseSynthKind parses logistic | beta | uniform | multiclass |
+// conversions | values (case-insensitive).
 func ParseSynthKind(s string) (SynthKind, error) { return synthKinds.Parse(s) }
 
 // SynthOptions configures Synth.
@@ -82,6 +85,10 @@ type SynthOptions struct {
 	// DefaultConversionRate). The other kinds take none.
 	TriggerData, Windows int
 	ConversionRate       float64
+	// Kind values: the grid's B (ValueMax, 0: DefaultValueMax) and step
+	// (ValueStep, 0: DefaultValueStep), and the expected share of zeros
+	// ZeroRate in (0, 1) (0: DefaultZeroRate). The other kinds take none.
+	ValueMax, ValueStep, ZeroRate float64
 }
 
 // Independent PCG streams of one seed (math/rand/v2): changing the number of
@@ -220,12 +227,15 @@ func SynthStaged(ctx context.Context, o SynthOptions) (*StagedDataset, error) {
 	if err := o.checkConversions(); err != nil {
 		return nil, err
 	}
+	if err := o.checkValues(); err != nil {
+		return nil, err
+	}
 	switch {
-	case o.Kind < SynthLogistic || o.Kind > SynthConversions:
+	case o.Kind < SynthLogistic || o.Kind > SynthValues:
 		return nil, fmt.Errorf("%w: synthetic kind %d", ErrInvalid, o.Kind)
 	case o.Kind == SynthMulticlass && (o.Classes < 2 || o.Classes > MaxClasses):
 		return nil, fmt.Errorf("%w: %s must be in [2, %d] for kind multiclass, got %d", ErrInvalid, MetaClasses, MaxClasses, o.Classes)
-	case o.Kind != SynthMulticlass && o.Kind != SynthConversions && o.Classes != 0 && o.Classes != 2:
+	case o.Kind != SynthMulticlass && o.Kind != SynthConversions && o.Kind != SynthValues && o.Classes != 0 && o.Classes != 2:
 		return nil, fmt.Errorf("%w: %s %d: kind %s is binary (2 classes); use kind multiclass", ErrInvalid, MetaClasses, o.Classes, o.Kind)
 	case o.Rows < 1:
 		return nil, fmt.Errorf("%w: rows must be ≥ 1, got %d", ErrInvalid, o.Rows)
@@ -253,7 +263,16 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	names := SynthFeatureNames(o.Features)
 	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed, Groups: o.Groups}
 	var m synthGen
+	var vm *valueModel
 	switch o.Kind {
+	case SynthValues:
+		vm = newValueModel(o)
+		g := vm.g
+		meta.Labels, meta.ValueMax, meta.ValueStep = LabelsValues, g.Max, g.Step
+		meta.ZeroWeights, meta.ZeroBias, meta.MuWeights, meta.MuBias, meta.Sigma = vm.u, vm.b, vm.w, ValueMuBias, vm.sigma
+		meta.ZeroRate = o.zeroRate()
+		meta.ValuePrior = vm.populationPrior(o.Features, o.Seed)
+		m = vm
 	case SynthMulticlass:
 		mc := newMulticlassModel(o.Classes, o.Features, o.Seed)
 		meta.Classes, meta.ClassWeights, meta.LogitNorm = o.Classes, mc.weightRows(), MulticlassLogitNorm
@@ -290,6 +309,8 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	defer trw.Abort()
 	rtrain := rand.New(rand.NewPCG(o.Seed, streamSynthTrain))
 	var counts [MaxClasses]int64
+	var zeros int64
+	var valueSum float64
 	for done := 0; done < o.Rows; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -298,6 +319,12 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		f := m.frame(names, n, rtrain, o.Groups)
 		for _, y := range f.Label {
 			counts[y]++
+		}
+		for _, v := range f.Value {
+			if v == 0 {
+				zeros++
+			}
+			valueSum += v
 		}
 		if err := trw.Write(f); err != nil {
 			return nil, err
@@ -314,7 +341,12 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		meta.ClassRates = classRates(counts[:o.classes()], o.Rows)
 	}
 	meta.TrainRows, meta.TestRows = int64(o.Rows), int64(o.TestRows)
-	if meta.Classes < 3 {
+	if vm != nil {
+		exp, emp := vm.bayesMSE(test)
+		meta.BayesMSE, meta.BayesMSEEmpirical = finitePtr(exp), finitePtr(emp)
+		meta.ValueZeroRate = finitePtr(float64(zeros) / float64(o.Rows))
+		meta.ValueMean = finitePtr(valueSum / float64(o.Rows))
+	} else if meta.Classes < 3 {
 		meta.PositiveRate = positiveRate(int64(o.Rows)-counts[0], int64(o.Rows))
 	}
 	if err := tw.Commit(); err != nil {
@@ -338,6 +370,9 @@ func synthBytes(o SynthOptions) float64 {
 	etas := 1.0
 	if c := o.classes(); c >= 3 {
 		etas = float64(c)
+	}
+	if o.Kind == SynthValues {
+		etas = 4 // label, p0, mu, sigma: float64 each
 	}
 	rows := float64(o.Rows) + float64(o.TestRows)
 	batches := float64(o.Rows)/chunkRows + 2

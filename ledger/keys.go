@@ -117,6 +117,24 @@ func (k *Keys) Labels(labels []uint8) string {
 	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
 }
 
+// Values names a column of conversion values for the ledger as Labels
+// does a label column: the HMAC under the key of "values", a zero byte,
+// the row count and each value's float64 bits (little-endian).
+func (k *Keys) Values(values []float64) string {
+	m := k.mac()
+	m.Write([]byte("values\x00"))
+	m.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(values))))
+	buf := make([]byte, 0, 8*1024)
+	for i, v := range values {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		if len(buf) == cap(buf) || i == len(values)-1 {
+			m.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
 // Identity is a ledger's rule for who a person is. One ledger holds one
 // rule: the same people known by two rules would be counted as two people
 // each.

@@ -68,6 +68,13 @@
 // Loss.ForClasses maps a binary loss to its C-class counterpart (easyllp
 // has none).
 //
+// Regression (ModelConfig.Regression: one output, the identity head; the
+// targets are conversion values in units of the grid's B): mse, the
+// squared loss per row on a released value (laplace, rr_bins), and
+// bag_mse, the squared loss of a bag's mean output on its released mean
+// (value_bags). Predict then gives the output itself; ValueScores the test
+// MSE, R² and MAE.
+//
 // # Training a group (paper, Appendix C "Training Setup": minibatch Adam, a
 // grid of learning rates, 10 trials per setting)
 //

@@ -76,6 +76,20 @@ const (
 	// cross-entropy −Σ_c α_c log p̄_c between a bag's released proportion
 	// vector α and its mean predicted distribution p̄ (one vector per bag).
 	LossPropMatchCE
+
+	// The losses of regression (ModelConfig.Regression: one output with
+	// the identity head), on released conversion values in units of the
+	// grid's B (data.BatchOptions.ValueScale).
+
+	// LossMSE is the squared loss (f(x) − t)² per row on a released value
+	// (laplace's unbiased y + noise; rr_bins's bin value, as the paper
+	// trains on it).
+	LossMSE
+	// LossBagMSE is the bag-level squared loss (f̄ − t)² per bag, f̄ the mean
+	// prediction over the bag's rows and t its released mean (value_bags:
+	// the aggregate-response analogue of PropMatch; a mean-zero noise on t
+	// adds a constant to its expectation, so the minimiser is unchanged).
+	LossBagMSE
 )
 
 // DefaultRRCorrection is the loss for k-ary randomized response on C ≥ 3
@@ -98,8 +112,8 @@ const (
 const DefaultRRCorrection = LossForwardCE
 
 var losses = enum.New("loss", ErrInvalidConfig,
-	[]string{"bce", "debiased_bce", "propmatch", "easyllp", "ce", "forward_ce", "backward_ce", "propmatch_ce"},
-	[]Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP, LossCE, LossForwardCE, LossBackwardCE, LossPropMatchCE})
+	[]string{"bce", "debiased_bce", "propmatch", "easyllp", "ce", "forward_ce", "backward_ce", "propmatch_ce", "mse", "bag_mse"},
+	[]Loss{LossBCE, LossDebiasedBCE, LossPropMatch, LossEasyLLP, LossCE, LossForwardCE, LossBackwardCE, LossPropMatchCE, LossMSE, LossBagMSE})
 
 func (l Loss) String() string { return losses.String(l, "Loss") }
 
@@ -110,7 +124,13 @@ func ParseLoss(s string) (Loss, error) { return losses.Parse(s) }
 
 // PerBag reports whether the loss takes one target per bag (data.Batch.BagSize
 // rows) rather than one per row.
-func (l Loss) PerBag() bool { return l == LossPropMatch || l == LossEasyLLP || l == LossPropMatchCE }
+func (l Loss) PerBag() bool {
+	return l == LossPropMatch || l == LossEasyLLP || l == LossPropMatchCE || l == LossBagMSE
+}
+
+// Regression reports whether the loss trains a regression head (one
+// output, the identity) on real-valued targets.
+func (l Loss) Regression() bool { return l == LossMSE || l == LossBagMSE }
 
 // Multiclass reports whether the loss trains a softmax head of C ≥ 3
 // classes (targets of C values per row or bag) rather than a binary one.
@@ -126,6 +146,12 @@ func (l Loss) Multiclass() bool {
 func (l Loss) ForClasses(classes int) (Loss, error) {
 	if _, ok := losses.Name(l); !ok {
 		return 0, fmt.Errorf("%w: invalid loss %d", ErrInvalidConfig, int(l))
+	}
+	if l.Regression() {
+		if classes >= 3 {
+			return 0, fmt.Errorf("%w: loss %s trains a regression head, not %d classes", ErrInvalidConfig, l, classes)
+		}
+		return l, nil
 	}
 	if l.Multiclass() == (classes >= 3) {
 		return l, nil

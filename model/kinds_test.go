@@ -56,7 +56,9 @@ func TestParseLoss(t *testing.T) {
 		{"debiased_bce", LossDebiasedBCE, false, false},
 		{"PropMatch", LossPropMatch, true, false},
 		{"easyllp", LossEasyLLP, true, false},
-		{"mse", 0, false, true},
+		{"mse", LossMSE, false, false},
+		{"bag_mse", LossBagMSE, true, false},
+		{"huber", 0, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

@@ -65,7 +65,7 @@ func (p LossParams) ValidateFor(l Loss, classes int) error {
 		if !(p.Prior >= 0 && p.Prior <= 1) {
 			return fmt.Errorf("%w: easyllp needs a label prior in [0, 1], got %v", ErrInvalidConfig, p.Prior)
 		}
-	case LossBCE, LossPropMatch, LossCE, LossPropMatchCE:
+	case LossBCE, LossPropMatch, LossCE, LossPropMatchCE, LossMSE, LossBagMSE:
 	default:
 		return fmt.Errorf("%w: invalid loss %v", ErrInvalidConfig, l)
 	}
@@ -107,6 +107,10 @@ func logMeanExp(a *Node) *Node {
 //     loss stays unbiased (Appendix D).
 //   - easyllp: per-row soft label ỹ = k·α − (k−1)·p (p = prior, k = bag),
 //     mean of ỹ ℓ(z,1) + (1−ỹ) ℓ(z,0) (Busa-Fekete et al. 2023).
+//   - mse (regression head: the output z itself): mean over rows of
+//     (z − t)², T = B released values.
+//   - bag_mse: rows are consecutive bags of bag; mean over bags of
+//     (z̄ − t)², z̄ the bag's mean output, T = B/bag released means.
 //
 // The C-class losses take logits [R, B, C] (multiclassLoss).
 //
@@ -153,6 +157,11 @@ func replicaLoss(l Loss, flip, prior, logits, target *Node, bag int) *Node {
 		alpha := Reshape(BroadcastToDims(InsertAxes(target, -1), r, rows/bag, bag), r, rows)
 		soft := Sub(MulScalar(alpha, k), MulScalar(InsertAxes(prior, 1), k-1))
 		return ReduceMean(bceWithLogits(logits, soft), 1)
+	case LossMSE:
+		return ReduceMean(Square(Sub(logits, target)), 1)
+	case LossBagMSE:
+		mean := ReduceMean(Reshape(logits, r, rows/bag, bag), -1) // [R, bags]
+		return ReduceMean(Square(Sub(mean, target)), 1)
 	default:
 		panic(fmt.Sprintf("model: invalid loss %v", l))
 	}

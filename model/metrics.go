@@ -113,3 +113,37 @@ func CrossEntropy(probs []float32, classes int, labels []uint8) float64 {
 	}
 	return sum / float64(len(labels))
 }
+
+// ValueScores returns the test MSE, R² and MAE of a regression's outputs
+// pred (in units of 1/scale: the model trains on values times scale) on
+// the values: MSE = mean (scale^{-1}·pred − y)², R² = 1 − MSE/Var(y)
+// (the test values' variance; NaN when it is 0), MAE = mean |·|. NaN for
+// an output that is not finite (training diverged).
+func ValueScores(pred []float32, scale float64, values []float64) (mse, r2, mae float64) {
+	if len(pred) != len(values) || len(values) == 0 {
+		panic(fmt.Sprintf("model: ValueScores: %d predictions for %d values", len(pred), len(values)))
+	}
+	var mean float64
+	for _, y := range values {
+		mean += y
+	}
+	mean /= float64(len(values))
+	var vs float64
+	for i, y := range values {
+		f := float64(pred[i]) / scale
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return math.NaN(), math.NaN(), math.NaN()
+		}
+		d := f - y
+		mse += d * d
+		mae += math.Abs(d)
+		vs += (y - mean) * (y - mean)
+	}
+	n := float64(len(values))
+	mse, mae = mse/n, mae/n
+	r2 = math.NaN()
+	if vs > 0 {
+		r2 = 1 - mse/(vs/n)
+	}
+	return mse, r2, mae
+}

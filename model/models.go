@@ -53,6 +53,10 @@ type ModelConfig struct {
 	// higgs_mlp take any C; kdd_embed is binary only and refuses C ≥ 3 with
 	// an error naming model.kind.
 	Classes int
+	// Regression makes the head one output with the identity (no sigmoid):
+	// a regression of conversion values (losses mse, bag_mse), Predict
+	// giving the output itself. Classes must be 0.
+	Regression bool
 }
 
 // MaxClasses is the largest class count a model takes (pets.MaxClasses:
@@ -81,6 +85,9 @@ func (m ModelConfig) WithDefaults() (ModelConfig, error) {
 	}
 	if m.Classes < 0 || m.Classes == 1 || m.Classes > MaxClasses {
 		return m, fmt.Errorf("%w: model.classes must be 0 or 2 (binary) or 3..%d, got %d", ErrInvalidConfig, MaxClasses, m.Classes)
+	}
+	if m.Regression && m.Classes != 0 {
+		return m, fmt.Errorf("%w: a regression model has one output, not %d classes", ErrInvalidConfig, m.Classes)
 	}
 	if m.Kind == KindKDDEmbed && m.multiclass() {
 		return m, fmt.Errorf("%w: model.kind kdd_embed is binary only; model.classes = %d needs model.kind mlp or higgs_mlp",
@@ -129,6 +136,9 @@ func (m ModelConfig) key() string {
 	k := fmt.Sprintf("%s in=%d hidden=%v buckets=%d embed=%d", m.Kind, m.InputDim, m.Hidden, m.Buckets, m.EmbedDim)
 	if m.multiclass() { // binary keys stay as they were (checkpoint fingerprints)
 		k += fmt.Sprintf(" classes=%d", m.Classes)
+	}
+	if m.Regression {
+		k += " regression"
 	}
 	return k
 }

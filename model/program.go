@@ -292,8 +292,11 @@ func buildPredict(m ModelConfig, s predictShape) func(g *Graph) []*Node {
 			x := Parameter(g, "x", f32(s.c, s.d))
 			h0 = BroadcastToDims(InsertAxes(x, 0), s.r, s.c, s.d)
 		}
-		if m.multiclass() {
+		switch {
+		case m.multiclass():
 			return []*Node{Softmax(denseStack(layers, h0), -1)}
+		case m.Regression:
+			return []*Node{denseStack(layers, h0)}
 		}
 		return []*Node{Sigmoid(denseStack(layers, h0))}
 	}

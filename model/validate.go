@@ -89,6 +89,12 @@ func (c *GroupConfig) fillDefaults() error {
 // checkLossClasses checks that the loss trains the model's head: a binary
 // loss a binary model, a C-class loss a model of C ≥ 3 classes.
 func checkLossClasses(l Loss, m ModelConfig) error {
+	if l.Regression() != m.Regression {
+		if m.Regression {
+			return fmt.Errorf("%w: loss %s trains a classifier; a regression model trains with mse or bag_mse", ErrInvalidConfig, l)
+		}
+		return fmt.Errorf("%w: loss %s trains a regression head (ModelConfig.Regression)", ErrInvalidConfig, l)
+	}
 	if l.Multiclass() == m.multiclass() {
 		return nil
 	}

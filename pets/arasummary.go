@@ -67,7 +67,8 @@ func checkBudgetShares(p Params) error {
 	case cs+vs > 1:
 		return &ParamError{Param: "budget_share", Msg: fmt.Sprintf("the shares of the contribution budget sum to %v (count %v + value %v), more than 1", cs+vs, cs, vs)}
 	case vs > 0:
-		return &ParamError{Param: "budget_share", Msg: fmt.Sprintf("a value share (%v) needs value labels (the label kind values); binary conversions have only a count", vs)}
+		return &ParamError{Param: "budget_share", Msg: fmt.Sprintf("a value share (%v) is not built yet: ara_summary sums the conversion count of "+
+			"binary conversions only (on conversion values it is refused too; docs/attribution-reporting.md)", vs)}
 	}
 	return nil
 }

@@ -11,11 +11,14 @@ const Bot Kind = 1
 var _ = builtin(Bot, botScheme{})
 
 func (botScheme) Spec() Spec {
-	return Spec{Name: "bot", Takes: Takes{Classes: true}, Privacy: Silent, Release: ReleaseNothing,
+	return Spec{Name: "bot", Takes: Takes{Classes: true, Values: true}, Privacy: Silent, Release: ReleaseNothing,
 		Look: Look{Name: "bot", Plain: "nothing released", Color: RGB{0x99, 0x99, 0x99}, Marker: MarkerRing}}
 }
 
 func (botScheme) Law(p Params) (Law, error) {
+	if !p.Values.IsZero() {
+		return silentValues{valueBase{p.Values}}, nil
+	}
 	c := max(p.Classes, 2)
 	ch := Channel{C: c, Z: 1, P: make([]float64, c)}
 	for y := range ch.P {

@@ -35,6 +35,21 @@
 //     contribution budget, with Laplace noise of scale L1/ε; ε-DP per
 //     source, the count (share·ε)-label-DP.
 //
+// Conversion values (values.go; issue 37): labels that are reals on a
+// public grid 0, s, …, B (Grid). A kind that takes them (Takes.Values)
+// returns a ValueLaw for Params.Values:
+//
+//   - laplace: z = y + Lap(B/ε), the baseline of label-DP regression.
+//   - rr_bins (RR-on-Bins, Ghazi et al., "Regression with Label
+//     Differential Privacy", ICLR 2023): RR over m contiguous bins of the
+//     grid, each released as its weighted mean, the bins and m chosen for a
+//     prior by a dynamic program (OptimalBins); the prior is public or a
+//     noisy histogram of the training values (value_prior, ε₁ of ε: its
+//     own step in the ledger, PriorStage and BinsStage).
+//   - value_bags: the mean of a bag of k values, exact (not DP) or with
+//     Lap(B/ε) on the sum.
+//   - none and bot take values too (the value itself; nothing).
+//
 // Each kind takes labels of C classes (Params.Classes, 2..MaxClasses; every
 // built-in kind but ara_summary takes C ≥ 3): k-ary RR, RRWithPrior over the prior's top-k
 // set, bags of class counts with noise calibrated to their sensitivity
@@ -52,7 +67,8 @@
 // a BagLaw (proportions: the law of the noise on each released count, its
 // sensitivity, the sampler and the training target of a release). The
 // built-in kinds are one file each (none.go, bot.go, rr.go, rrprior.go,
-// llp.go, llplap.go, llpgeom.go, araevent.go, arasummary.go), declaring their Kind and registering
+// llp.go, llplap.go, llpgeom.go, araevent.go, arasummary.go, laplace.go,
+// rrbins.go, valuebags.go, valueprior.go), declaring their Kind and registering
 // their Scheme; a kind from outside is one Register call. The packages
 // above serve the values of this package's vocabulary (Release, Train,
 // Privacy, Form, SumNoise, Look) and say which they serve (Serve: release,

@@ -112,8 +112,12 @@ func checkSpec(sp Spec, before []entry) error {
 		return bad("no display name (Look.Name)")
 	}
 	switch {
-	case sp.Privacy > DPLaplace || sp.Release > ReleaseCounts || sp.Train.Loss > LossProportion || sp.Train.Target > TargetSoft:
+	case sp.Privacy > DPLaplace || sp.Release > ReleaseHistogram || sp.Train.Loss > LossBagSquared || sp.Train.Target > TargetBagMean:
 		return bad("an enum of its Spec is out of range")
+	case sp.Release.OfValues() && !sp.Takes.Values:
+		return bad("releases values and takes none (Takes.Values)")
+	case sp.Takes.OptionalEpsilon && !sp.Takes.Epsilon:
+		return bad("ε is optional for a kind that takes none")
 	case sp.Privacy.DP() && sp.Privacy != Silent && !sp.Takes.Epsilon,
 		sp.Takes.Epsilon && (sp.Privacy == NotDP || sp.Privacy == Silent):
 		return bad("takes ε exactly when its privacy is ε-label-DP")
@@ -173,8 +177,16 @@ func (k Kind) String() string {
 func (k Kind) IsLLP() bool { return k.Spec().Release.PerBag() }
 
 // NeedsEpsilon reports whether k takes a privacy parameter ε (rr, llp_lap,
-// llp_geom, rr_prior).
+// llp_geom, rr_prior, laplace, rr_bins, value_bags).
 func (k Kind) NeedsEpsilon() bool { return k.Spec().Takes.Epsilon }
+
+// OptionalEpsilon reports whether k's ε may be left out (value_bags: exact
+// bags).
+func (k Kind) OptionalEpsilon() bool { return k.Spec().Takes.OptionalEpsilon }
+
+// OfValues reports whether k releases conversion values only (laplace,
+// rr_bins, value_bags, value_prior); none and bot take both.
+func (k Kind) OfValues() bool { sp := k.Spec(); return sp.Takes.Values && !sp.Takes.Classes }
 
 // NeedsK reports whether k takes a bag size (the LLP family).
 func (k Kind) NeedsK() bool { return k.Spec().Takes.K }

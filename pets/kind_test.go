@@ -40,7 +40,7 @@ func TestKindStringParseRoundTrip(t *testing.T) {
 }
 
 func TestParseKindError(t *testing.T) {
-	for _, bad := range []string{"", "laplace", "llp-geom", "rr2"} {
+	for _, bad := range []string{"", "gauss", "llp-geom", "rr2"} {
 		t.Run("bad_"+bad, func(t *testing.T) {
 			_, err := ParseKind(bad)
 			if !errors.Is(err, ErrInvalidParam) {
@@ -77,6 +77,10 @@ func TestKindPredicates(t *testing.T) {
 		{LLPLap, true, true, true},
 		{LLPGeom, true, true, true},
 		{RRPrior, false, true, false},
+		{LaplaceValue, false, true, false},
+		{RRBins, false, true, false},
+		{ValueBags, true, true, true},
+		{ValuePrior, false, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind.String(), func(t *testing.T) {

@@ -14,6 +14,7 @@ type Mechanism struct {
 	spec Spec
 	ex   ExampleLaw // kinds released one label per example
 	bag  BagLaw     // kinds released as proportions
+	vl   ValueLaw   // kinds on conversion values (Params.Values set)
 }
 
 // MaxEpsilon is the largest ε a mechanism accepts: up to about 709 the
@@ -48,7 +49,24 @@ func New(p Params) (*Mechanism, error) {
 	} else if p.K != 0 {
 		return nil, &ParamError{Param: "k", Msg: fmt.Sprintf("%s takes no bag size, got %d", k, p.K)}
 	}
-	if sp.Takes.Epsilon {
+	switch {
+	case !p.Values.IsZero() && !sp.Takes.Values:
+		return nil, &ParamError{Param: "values", Msg: fmt.Sprintf("%s releases classes; the labels are conversion values", k)}
+	case p.Values.IsZero() && sp.Takes.Values && !sp.Takes.Classes:
+		return nil, &ParamError{Param: "values", Msg: fmt.Sprintf("%s releases conversion values; the labels are classes", k)}
+	case !p.Values.IsZero() && p.Classes != 0:
+		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("conversion values are not classes, got %d classes", p.Classes)}
+	case p.PriorEpsilon != 0 && k != RRBins:
+		return nil, &ParamError{Param: "prior_epsilon", Msg: fmt.Sprintf("%s takes no private prior (only rr_bins does)", k)}
+	}
+	if !p.Values.IsZero() {
+		if err := p.Values.Check(); err != nil {
+			return nil, err
+		}
+	}
+	if sp.Takes.OptionalEpsilon && p.Epsilon == 0 {
+		// exact: not DP
+	} else if sp.Takes.Epsilon {
 		if !(p.Epsilon > 0 && p.Epsilon <= MaxEpsilon) { // also NaN
 			return nil, &ParamError{Param: "epsilon", Msg: fmt.Sprintf("must be in (0, %d] for %s, got %v", MaxEpsilon, k, p.Epsilon)}
 		}
@@ -68,7 +86,7 @@ func New(p Params) (*Mechanism, error) {
 	if !sp.Takes.Shares && (p.CountShare != 0 || p.ValueShare != 0) {
 		return nil, &ParamError{Param: "budget_share", Msg: fmt.Sprintf("%s takes no contribution budget (only ara_summary does)", k)}
 	}
-	if p.Secure && !sp.Takes.Epsilon {
+	if p.Secure && (!sp.Takes.Epsilon || p.Epsilon == 0) {
 		return nil, &ParamError{Param: "secure", Msg: fmt.Sprintf("%s adds no noise", k)}
 	}
 	law, err := k.Scheme().Law(p)
@@ -77,6 +95,13 @@ func New(p Params) (*Mechanism, error) {
 	}
 	m := &Mechanism{p: p, spec: sp}
 	var ok bool
+	if !p.Values.IsZero() {
+		m.vl, ok = law.(ValueLaw)
+		if !ok || m.vl.Grid() != p.Values {
+			panic(fmt.Sprintf("pets: %s's Scheme.Law returned %T, not a ValueLaw on %s", k, law, p.Values))
+		}
+		return m, nil
+	}
 	if sp.Release.Proportions() {
 		m.bag, ok = law.(BagLaw)
 	} else {
@@ -100,8 +125,11 @@ func New(p Params) (*Mechanism, error) {
 func PrivacyParams(k Kind, K int, eps float64) Params {
 	p := Params{Kind: k, K: K}
 	t := k.Spec().Takes
-	if t.Epsilon {
+	if t.Epsilon && !(t.OptionalEpsilon && math.IsInf(eps, 1)) { // value_bags without ε: exact
 		p.Epsilon = eps
+	}
+	if k.OfValues() {
+		p.Values = UnitGrid // a kind of values on any grid: its ε does not depend on the grid
 	}
 	if t.Source {
 		p.TriggerData, p.Windows, p.Reports = 1, 1, 1
@@ -133,6 +161,16 @@ func (m *Mechanism) ExampleLaw() ExampleLaw { return m.ex }
 // family, ReleaseCounts), on its classes (nil for the others).
 func (m *Mechanism) BagLaw() BagLaw { return m.bag }
 
+// ValueLaw returns the law of a mechanism on conversion values
+// (Params.Values set), nil on classes.
+func (m *Mechanism) ValueLaw() ValueLaw { return m.vl }
+
+// OnValues reports whether the mechanism releases conversion values.
+func (m *Mechanism) OnValues() bool { return m.vl != nil }
+
+// Grid returns the grid of conversion values (the zero Grid on classes).
+func (m *Mechanism) Grid() Grid { return m.p.Values }
+
 // K returns the bag size (0 outside the LLP family).
 func (m *Mechanism) K() int { return m.p.K }
 
@@ -144,8 +182,17 @@ func (m *Mechanism) String() string {
 	if t.K {
 		args = append(args, fmt.Sprintf("k=%d", m.p.K))
 	}
-	if t.Epsilon {
+	if t.Epsilon && m.p.Epsilon > 0 {
 		args = append(args, fmt.Sprintf("ε=%g", m.p.Epsilon))
+	}
+	if m.p.PriorEpsilon > 0 {
+		args = append(args, fmt.Sprintf("ε₁=%g", m.p.PriorEpsilon))
+	}
+	if g := m.p.Values; !g.IsZero() {
+		args = append(args, fmt.Sprintf("B=%g", g.Max))
+		if g.Step != DefaultValueStep {
+			args = append(args, fmt.Sprintf("step=%g", g.Step))
+		}
 	}
 	if t.Source {
 		args = append(args, fmt.Sprintf("T=%d, W=%d, R=%d", m.p.TriggerData, m.p.Windows, m.p.Reports))
@@ -166,14 +213,18 @@ func (m *Mechanism) String() string {
 }
 
 // Epsilon returns the label-DP ε of one release (Definition 2.1, Spec's
-// Privacy): math.Inf(1) for none and llp (not DP), 0 for bot,
-// Params.Epsilon otherwise.
+// Privacy): math.Inf(1) for none and llp (not DP) and value_bags without
+// ε (exact bags), 0 for bot, Params.Epsilon otherwise (rr_bins with a
+// private prior: both stages, ε₁ + (ε − ε₁)).
 func (m *Mechanism) Epsilon() float64 {
 	switch m.spec.Privacy {
 	case NotDP:
 		return math.Inf(1)
 	case Silent:
 		return 0
+	}
+	if m.p.Epsilon == 0 && m.spec.Takes.OptionalEpsilon {
+		return math.Inf(1)
 	}
 	return m.p.Epsilon
 }

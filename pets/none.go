@@ -12,12 +12,15 @@ const None Kind = 0
 var _ = builtin(None, noneScheme{})
 
 func (noneScheme) Spec() Spec {
-	return Spec{Name: "none", Takes: Takes{Classes: true}, Privacy: NotDP, Release: ReleaseRaw,
+	return Spec{Name: "none", Takes: Takes{Classes: true, Values: true}, Privacy: NotDP, Release: ReleaseRaw,
 		Train: Train{Loss: LossBCE, Target: TargetLabel},
 		Look:  Look{Name: "no PET", Plain: "clean labels", Marker: MarkerSquare}} // black
 }
 
 func (noneScheme) Law(p Params) (Law, error) {
+	if !p.Values.IsZero() {
+		return identityValues{valueBase{p.Values}}, nil
+	}
 	c := max(p.Classes, 2)
 	ch := Channel{C: c, Z: c, P: make([]float64, c*c), Form: FormRR}
 	for y := range c {

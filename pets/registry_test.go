@@ -15,6 +15,9 @@ func validParams(k Kind) Params {
 	if k.Spec().Takes.Epsilon {
 		p.Epsilon = 1
 	}
+	if k.OfValues() {
+		p.Values = testGrid
+	}
 	if k.Spec().Takes.Source { // binary conversions, two reports: a state space larger than the classes
 		p.TriggerData, p.Windows, p.Reports = 1, 1, 2
 	}
@@ -33,6 +36,9 @@ func validParamsFor(k Kind, c int) Params {
 	}
 	return p
 }
+
+// testGrid is the grid the registry test releases values on.
+var testGrid = Grid{Max: 10, Step: 0.5}
 
 // The registry test: every registered kind answers everything the program
 // asks of it, so that no caller meets a missing case at run time: its law
@@ -70,6 +76,21 @@ func TestRegistryEveryKind(t *testing.T) {
 					t.Fatalf("ε = %v, configured 1", eps)
 				}
 			}
+			// On values, when it takes them: its ValueLaw.
+			if sp.Takes.Values {
+				p := validParams(k)
+				p.Values = testGrid
+				m, err := New(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := CheckValueLaw(m, 20_000, newRand(5)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !sp.Takes.Classes {
+				return
+			}
 			// Its law on two classes and, when it takes them, on five.
 			cs := []int{2}
 			if sp.Takes.Classes {
@@ -104,7 +125,9 @@ func TestRegisterRefuses(t *testing.T) {
 		{"ε without DP", func(s *Spec) { s.Name, s.Privacy = "x3", NotDP }},
 		{"bags without a bag size", func(s *Spec) { s.Name, s.Release = "x4", ReleaseBags }},
 		{"unknown family", func(s *Spec) { s.Name, s.Look.Family = "x6", "nobody" }},
-		{"release out of range", func(s *Spec) { s.Name, s.Release = "x7", ReleaseCounts+1 }},
+		{"release out of range", func(s *Spec) { s.Name, s.Release = "x7", ReleaseHistogram+1 }},
+		{"values release without values", func(s *Spec) { s.Name, s.Release = "x8", ReleaseValues }},
+		{"optional ε without ε", func(s *Spec) { s.Name, s.Takes.OptionalEpsilon, s.Takes.Epsilon, s.Privacy = "x9", true, false, Silent }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sp := good

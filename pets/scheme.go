@@ -58,6 +58,16 @@ type Params struct {
 	// counts for the built-in kinds). The dataset decides it, not the
 	// config.
 	Classes int
+	// Values is the grid of conversion values a kind that takes values
+	// (Takes.Values) releases: the dataset's value_max and value_step. The
+	// zero Grid for labels that are classes; New refuses a grid for a kind
+	// that does not take values, and a kind that takes only values without
+	// one. The dataset decides it, not the config.
+	Values Grid
+	// PriorEpsilon is rr_bins's ε₁ for a private prior (value_prior, a
+	// noisy histogram of the training values), in (0, Epsilon): the bins
+	// get Epsilon − ε₁. 0: the prior is public.
+	PriorEpsilon float64
 	// TriggerData, Windows and Reports (ara_event, Takes.Source): an
 	// event-level attribution source of T trigger-data values, W reporting
 	// windows and at most R reports (package ara's Uniform(T, W, R)); its
@@ -101,6 +111,15 @@ type Takes struct {
 	// takes them; New
 	// refuses C ≥ 3 for a kind that does not, naming "classes".
 	Classes bool
+	// Values: conversion values on a grid (Params.Values), released by
+	// the ValueLaw its Scheme returns for them. A kind may take values
+	// only (laplace, rr_bins, value_bags) or classes and values (none,
+	// bot).
+	Values bool
+	// OptionalEpsilon (with Epsilon): ε may be left out (0), and the
+	// release is then exact and not DP (value_bags: exact bag means,
+	// Epsilon() +Inf, like llp).
+	OptionalEpsilon bool
 	// Source: an attribution source's event-level configuration
 	// (Params.TriggerData, Windows, Reports; ara_event).
 	Source bool
@@ -163,10 +182,28 @@ const (
 	// through the kind's BagLaw as a bag of one (alpha: classes 1..C−1),
 	// rows in input order (an ALIBI-like noisy soft label).
 	ReleaseCounts
+	// ReleaseValues: one released conversion value per row (column
+	// value_rr) through the kind's ValueLaw (laplace, rr_bins), rows in
+	// input order.
+	ReleaseValues
+	// ReleaseValueBags: one released mean value per bag of k rows (bag_id,
+	// bag_mean) through the kind's ValueLaw (value_bags).
+	ReleaseValueBags
+	// ReleaseHistogram: one noisy histogram of a dataset's values over the
+	// grid, no row columns (value_prior: rr_bins's private prior, never a
+	// setting of its own).
+	ReleaseHistogram
 )
 
-// PerBag reports whether the release is one value per bag (the LLP family).
-func (r Release) PerBag() bool { return r == ReleaseBags }
+// PerBag reports whether the release is one value per bag (the LLP
+// family, value_bags).
+func (r Release) PerBag() bool { return r == ReleaseBags || r == ReleaseValueBags }
+
+// OfValues reports whether the release is of conversion values (a kind's
+// ValueLaw), not of classes.
+func (r Release) OfValues() bool {
+	return r == ReleaseValues || r == ReleaseValueBags || r == ReleaseHistogram
+}
 
 // Proportions reports whether the release is proportions drawn through a
 // BagLaw (ReleaseBags, ReleaseCounts), not one label per example through
@@ -207,10 +244,16 @@ const (
 	// LossProportion: per bag, on its (noisy) label proportion:
 	// train.llp_loss (PropMatch, EasyLLP, ...).
 	LossProportion
+	// LossSquared: per example, squared loss of an identity head on the
+	// released value (laplace, rr_bins): model loss mse.
+	LossSquared
+	// LossBagSquared: per bag, squared loss of the bag's mean predicted
+	// value on its released mean (value_bags): model loss bag_mse.
+	LossBagSquared
 )
 
 // PerBag reports whether the loss takes one target per bag.
-func (l Loss) PerBag() bool { return l == LossProportion }
+func (l Loss) PerBag() bool { return l == LossProportion || l == LossBagSquared }
 
 // Target is the release column a model trains on.
 type Target uint8
@@ -227,6 +270,10 @@ const (
 	// chosen by its public prior) or from the row's alpha through the
 	// BagLaw's Target (ReleaseCounts).
 	TargetSoft
+	// TargetValueRR: value_rr, one released conversion value per row.
+	TargetValueRR
+	// TargetBagMean: bag_mean, the bag's released mean value.
+	TargetBagMean
 )
 
 // Look is how tables and figures show a kind.

@@ -38,6 +38,9 @@ import (
 // maxPosteriorCSVRows rows) and calibration.csv/.parquet,
 // and returns them for Report.
 func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error) {
+	if s.values() {
+		return s.auditValues(ctx, runs)
+	}
 	cfg := s.cfg.Audit
 	n := min(cfg.Examples, s.test.Rows)
 	calN := min(cfg.CalibrationRows, s.test.Rows-n)
@@ -189,6 +192,8 @@ type Audited struct {
 	Audits      []report.Audit
 	Posteriors  []report.Posterior
 	Calibration []report.Calibration
+	// ValuePosteriors are the samples of an audit of conversion values.
+	ValuePosteriors []report.ValuePosterior
 }
 
 // checkAuditable refuses a grid with a setting the exact audit cannot take:
@@ -445,11 +450,11 @@ func (s *Session) cleanTrials(runs []report.Run) ([][]float64, error) {
 	})
 	var out [][]float64
 	for _, r := range picks {
-		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID, s.classes())
+		eta, err := store.Store{Dir: s.cfg.Output}.EtaHat(r.RunID, s.etaClasses())
 		if err != nil {
 			return nil, fmt.Errorf("audit: η̂ of clean run %s: %w", r.RunID, err)
 		}
-		w := heads(s.classes())
+		w := heads(s.etaClasses())
 		if len(eta) != s.test.Rows*w {
 			return nil, fmt.Errorf("audit: η̂ of clean run %s has %d rows, the test set %d", r.RunID, len(eta)/w, s.test.Rows)
 		}

@@ -158,7 +158,13 @@ func (s *Session) applyRelease(ctx context.Context, exec executor, u releaseUnit
 		}
 		o.Partition = part
 	}
-	rel, err := release.Apply(s.train.Label, u.s.Mech, o)
+	var rel *release.Release
+	var err error
+	if s.values() {
+		rel, err = release.ApplyValues(s.train.Value, u.s.Mech, o, release.ValueOptions{Prior: u.s.ValuePrior})
+	} else {
+		rel, err = release.Apply(s.train.Label, u.s.Mech, o)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

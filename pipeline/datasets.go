@@ -58,6 +58,8 @@ func MakeDataset(ctx context.Context, o DatasetOptions, ev Events) (*data.Meta, 
 				data.MaxHashBuckets, data.DefaultHashBuckets, b)}
 		}
 		m, err = data.ImportLibSVM(ctx, o.Import)
+	case "csv":
+		m, err = data.ImportCSV(ctx, o.Import)
 	case "synth":
 		if m, err = data.Synth(ctx, o.Synth); err == nil {
 			ev.Info("data", fmt.Sprintf("wrote %s (%s, train %d rows, test %d rows, %d features%s)",
@@ -65,7 +67,7 @@ func MakeDataset(ctx context.Context, o DatasetOptions, ev Events) (*data.Meta, 
 		}
 		return m, err
 	default:
-		return nil, fmt.Errorf("pipeline: dataset source %q is not higgs, libsvm or synth", o.Source)
+		return nil, fmt.Errorf("pipeline: dataset source %q is not higgs, libsvm, csv or synth", o.Source)
 	}
 	if err != nil {
 		return nil, err
@@ -77,6 +79,10 @@ func MakeDataset(ctx context.Context, o DatasetOptions, ev Events) (*data.Meta, 
 	}
 	if m.DuplicateIndices > 0 {
 		ev.Warn("data", fmt.Sprintf("%d repeated feature indices within a row were dropped", m.DuplicateIndices))
+	}
+	if m.ClippedValues > 0 || m.RoundedValues > 0 {
+		ev.Info("data", fmt.Sprintf("conversion values: %d clipped to B = %g and %d rounded to the grid's step %g (meta.json clipped_values, rounded_values)",
+			m.ClippedValues, m.ValueMax, m.RoundedValues, m.ValueStep))
 	}
 	return m, nil
 }

@@ -301,7 +301,7 @@ func (fs *fitState) sayTrained(wall float64, n, skipped int) {
 	if f.examples > 0 {
 		s.ev.Info("fit", fmt.Sprintf("%s in %s trained in %.1f s, %d at a time: %.0f examples/s in all (evaluation and writing included)",
 			english.Count(fs.trained, "model"), english.Count(f.groups, "group"), wall, n, float64(f.examples)/wall))
-		if f.probeS > 0 {
+		if f.probeS > 0 && s.modelProbe() != nil {
 			s.ev.Info("fit", s.modelProbeCost(f.probeS, wall))
 		}
 	}

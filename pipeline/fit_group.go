@@ -54,7 +54,7 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 		res := f.result(r, len(pending))
 		res.Steps = o.Steps
 		res.TrainLoss = o.FinalLoss
-		s.score(res, o.Probs)
+		s.score(res, o.Probs, r.Plan)
 		res.WallS = gs.WallS / float64(len(pending))
 		res.CompileS, res.CheckpointS = gs.CompileS, gs.CheckpointS
 		res.GroupExamplesPerS = gs.ExamplesPerS
@@ -62,7 +62,7 @@ func (f *fitter) fitGroup(ctx context.Context, exec executor, g *runGroup, pendi
 		res.Curve = w.curves[i]
 		results[i] = res
 		if r.Setting.Kind.Spec().Release == pets.ReleaseRaw { // before its result: the audit reads it
-			errs[i] = f.st.PutEtaHat(r.ID, o.Probs, s.classes())
+			errs[i] = f.st.PutEtaHat(r.ID, o.Probs, s.etaClasses())
 		}
 		if o.ProbeProbs != nil && errs[i] == nil {
 			errs[i] = s.putModelHat(f.st, r.ID, o)
@@ -114,7 +114,7 @@ func (f *fitter) watch(job *groupJob) *watcher {
 	job.EpochEnd = func(epoch int, losses []float64, probs [][]float32) error {
 		for i := range min(n, len(losses)) {
 			p := report.EpochPoint{Epoch: epoch, TrainLoss: losses[i], TestAUC: math.NaN(), TestLogLoss: math.NaN(), TestAccuracy: math.NaN()}
-			if probs != nil {
+			if probs != nil && !f.s.values() {
 				t := f.s.scoreTest(probs[i])
 				p.TestAUC, p.TestLogLoss, p.TestAccuracy = t.auc, t.logLoss, t.accuracy
 			}
@@ -160,7 +160,7 @@ func (w *watcher) diverged(i int, res *report.Run) string {
 // loss parameters.
 func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, error) {
 	s := f.s
-	mc, err := s.modelConfig()
+	mc, err := s.modelConfigFor(g.Runs[0].Plan)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +205,9 @@ func (f *fitter) job(g *runGroup, pending []*runSpec, todo int) (*groupJob, erro
 	for i, r := range pending {
 		p := r.Plan
 		srcs[i] = s.train
+		if s.values() && p.Target == data.TargetLabel {
+			srcs[i] = s.classFrame() // the clean model: the bins of the values
+		}
 		if p.Release != "" {
 			if rels[i] = releases[p.Release]; rels[i] == nil {
 				if rels[i], err = readRelease(p.Release); err != nil {
@@ -271,6 +274,25 @@ func (s *Session) modelConfig() (model.ModelConfig, error) {
 	}
 	if mc.Kind != model.KindKDDEmbed && s.train.Dim() == 0 {
 		return mc, fmt.Errorf("model.kind: %s needs dense features; this dataset has only sparse ones (use kdd_embed)", mc.Kind)
+	}
+	return mc, nil
+}
+
+// modelConfigFor is modelConfig for the runs of plan p: on conversion
+// values a regression (the identity head) for a regression loss, and for
+// the clean model a classifier of the grid's bins (p.Classes).
+func (s *Session) modelConfigFor(p trainPlan) (model.ModelConfig, error) {
+	mc, err := s.modelConfig()
+	if err != nil || !s.values() {
+		return mc, err
+	}
+	mc.Classes, mc.Regression = 0, p.Loss.Regression()
+	if p.Classes >= 3 {
+		mc.Classes = p.Classes
+		if mc.Kind == model.KindKDDEmbed {
+			return mc, &config.FieldError{Key: "model.kind", Msg: fmt.Sprintf("kdd_embed is binary only, and the clean model of conversion "+
+				"values classifies %d bins of the grid: use mlp or higgs_mlp", mc.Classes)}
+		}
 	}
 	return mc, nil
 }

@@ -40,10 +40,13 @@ func (f *fitter) constantRuns(runs []*runSpec) ([]*report.Run, error) {
 	for i := range probs {
 		probs[i] = 1 / float32(max(c, 2))
 	}
+	if f.s.values() {
+		probs = nil // scoreValues: the training mean
+	}
 	var out []*report.Run
 	for _, r := range runs {
 		res := f.result(r, 1)
-		f.s.score(res, probs)
+		f.s.score(res, probs, r.Plan)
 		out = append(out, res)
 	}
 	if err := f.st.PutAll(out); err != nil {
@@ -61,7 +64,9 @@ func (f *fitter) report(spec *runSpec, r *report.Run) {
 		loss = fmt.Sprintf("%.3g", r.TrainLoss)
 	}
 	score := fmt.Sprintf("test AUC %.4f", r.TestAUC)
-	if r.NumClasses() >= 3 {
+	if r.OfValues() {
+		score = fmt.Sprintf("test MSE %.2f  R² %.4f", r.TestMSE, r.TestR2)
+	} else if r.NumClasses() >= 3 {
 		score = fmt.Sprintf("test accuracy %.4f  macro AUC %.4f", r.TestAccuracy, r.TestAUC)
 	}
 	what := fmt.Sprintf("%s  loss %s  %.0f ex/s", score, loss, r.ExamplesPerS)
@@ -106,8 +111,14 @@ func (s *Session) scoreTest(probs []float32) testScore {
 	return testScore{stats.AUC(probs, labels), model.LogLoss(probs, labels), acc}
 }
 
-// score fills a result's test metrics from its test-set predictions.
-func (s *Session) score(res *report.Run, probs []float32) {
+// score fills a result's test metrics from its test-set predictions (of
+// values: scoreValues, by the run's plan).
+func (s *Session) score(res *report.Run, probs []float32, plan trainPlan) {
+	if s.values() {
+		s.scoreValues(res, probs, plan)
+		return
+	}
+	res.TestMSE, res.TestR2, res.TestMAE = math.NaN(), math.NaN(), math.NaN()
 	t := s.scoreTest(probs)
 	res.TestAUC, res.TestLogLoss, res.TestAccuracy = t.auc, t.logLoss, t.accuracy
 }

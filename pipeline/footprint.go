@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -139,6 +140,10 @@ func (s *Session) plannedMeta() (*data.Meta, error) {
 		return m, nil
 	}
 	sc := c.Data.Synth
-	return &data.Meta{Source: "synth", TrainRows: int64(sc.Rows), TestRows: int64(sc.TestRows), Features: data.SynthFeatureNames(sc.Features),
-		Classes: sc.Classes}, nil
+	m := &data.Meta{Source: "synth", TrainRows: int64(sc.Rows), TestRows: int64(sc.TestRows), Features: data.SynthFeatureNames(sc.Features),
+		Classes: sc.Classes}
+	if sc.Kind == data.SynthValues {
+		m.Labels, m.ValueMax, m.ValueStep = data.LabelsValues, cmp.Or(sc.ValueMax, data.DefaultValueMax), cmp.Or(sc.ValueStep, data.DefaultValueStep)
+	}
+	return m, nil
 }

@@ -26,6 +26,9 @@ import (
 type setting struct {
 	config.Setting
 	Mech *pets.Mechanism
+	// ValuePrior is rr_bins's public prior over the grid (publicPrior),
+	// nil for a private one and the other kinds.
+	ValuePrior []float64
 	// ID names the setting in paths and tables: none, rr_eps1, llp_k8,
 	// llp_geom_k8_eps0.5, llp_k8_sorted-x3, rr_prior_eps1
 	// (config.Setting.ID).
@@ -38,6 +41,14 @@ type setting struct {
 // C ≥ 3: the mechanism's C-class law, or an error naming the entry for a
 // kind that releases binary labels only).
 func expandSettings(cfg []config.PetConfig, classes int) ([]*setting, error) {
+	return expandSettingsIn(cfg, labelSpace{classes: classes})
+}
+
+// expandSettingsIn is expandSettings for labels of any kind: on
+// conversion values each mechanism is made on the grid (a kind of classes
+// refused naming the entry), rr_bins with its public prior resolved
+// (publicPrior).
+func expandSettingsIn(cfg []config.PetConfig, sp labelSpace) ([]*setting, error) {
 	var out []*setting
 	seen := map[config.Setting]bool{}
 	for i, p := range cfg {
@@ -46,8 +57,11 @@ func expandSettings(cfg []config.PetConfig, classes int) ([]*setting, error) {
 				continue
 			}
 			seen[st] = true
-			if classes >= 3 {
-				st.Classes = classes
+			switch {
+			case !sp.grid.IsZero():
+				st.Values = sp.grid
+			case sp.classes >= 3:
+				st.Classes = sp.classes
 			}
 			m, err := pets.New(st.Params)
 			var pe *pets.ParamError
@@ -59,7 +73,11 @@ func expandSettings(cfg []config.PetConfig, classes int) ([]*setting, error) {
 			case err != nil:
 				return nil, fmt.Errorf("%w: pets[%d]: %w", config.ErrConfig, i, err)
 			}
-			out = append(out, &setting{Setting: st, Mech: m, ID: st.ID()})
+			prior, err := publicPrior(i, st, sp)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &setting{Setting: st, Mech: m, ID: st.ID(), ValuePrior: prior})
 		}
 	}
 	return out, nil
@@ -161,6 +179,9 @@ type trainPlan struct {
 	// InitSeed and ShuffleSeed derive from the run's seed: the initial
 	// weights and the per-epoch data order.
 	InitSeed, ShuffleSeed uint64
+	// ValueScale is 1/B for a regression of conversion values (targets in
+	// units of the grid's B), 0 otherwise.
+	ValueScale float64
 }
 
 // LossParams are the loss's program inputs; rel is the run's release (nil
@@ -178,7 +199,7 @@ func (p trainPlan) LossParams(rel *data.Frame) model.LossParams {
 // feats.
 func (p trainPlan) BatchOptions(feats *data.Features, width int) data.BatchOptions {
 	o := data.BatchOptions{BatchSize: p.BatchSize, BagSize: p.BagSize, SizedBags: p.SizedBags, Target: p.Target, Shuffle: true,
-		Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: width}
+		Seed: p.ShuffleSeed, DropLast: true, Features: feats, IndexOnly: true, Width: width, ValueScale: p.ValueScale}
 	if p.Classes >= 3 {
 		o.Classes = p.Classes
 	}
@@ -244,6 +265,8 @@ var dataTargets = [...]data.Target{
 	pets.TargetAlpha:         data.TargetAlpha,
 	pets.TargetAlphaDebiased: data.TargetAlphaDebiased,
 	pets.TargetSoft:          data.TargetSoft,
+	pets.TargetValueRR:       data.TargetValueRR,
+	pets.TargetBagMean:       data.TargetBagMean,
 }
 
 // planStage is what a plan trains: a run of the grid, or the prior model
@@ -279,6 +302,15 @@ func stage1Train(m *pets.Mechanism) pets.Train {
 // train.rr_prior_targets).
 func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int, stage planStage) (trainPlan, error) {
 	p := trainPlan{InitSeed: deriveSeed(seed, "init"), ShuffleSeed: deriveSeed(seed, "shuffle"), Classes: s.Mech.Classes()}
+	if g := s.Mech.Grid(); !g.IsZero() {
+		// Values: the clean model classifies the grid's bins; the others
+		// regress on values in units of B.
+		p.Classes = 2
+		if c := len(valueBins(g.Points())) - 1; s.Kind.Spec().Release == pets.ReleaseRaw && c >= 3 {
+			p.Classes = c
+		}
+		p.ValueScale = 1 / g.Max
+	}
 	tr := s.Kind.Spec().Train
 	if stage == stagePrior {
 		p.InitSeed, p.ShuffleSeed = deriveSeed(seed, "prior-init"), deriveSeed(seed, "prior-shuffle")
@@ -298,6 +330,10 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 		p.Loss, key = c.Train.RRLoss, "train.rr_loss"
 	case pets.LossProportion:
 		p.Loss, key = c.Train.LLPLoss, "train.llp_loss"
+	case pets.LossSquared:
+		p.Loss = model.LossMSE
+	case pets.LossBagSquared:
+		p.Loss = model.LossBagMSE
 	}
 	loss, err := p.Loss.ForClasses(p.Classes)
 	switch {

@@ -8,10 +8,12 @@ import (
 )
 
 // servesLabels reports whether the pipeline's stages (fit: releases and
-// training; audit; report) serve a dataset's label kind: binary labels and
-// classes (3..pets.MaxClasses, through each mechanism's C-class law); not
-// conversion values (data.LabelsValues), reserved for a later version.
-func servesLabels(k data.LabelKind) bool { return k == data.LabelsBinary || k == data.LabelsClasses }
+// training; audit; report) serve a dataset's label kind: binary labels,
+// classes (3..pets.MaxClasses, through each mechanism's C-class law) and
+// conversion values (values.go, through each mechanism's ValueLaw).
+func servesLabels(k data.LabelKind) bool {
+	return k == data.LabelsBinary || k == data.LabelsClasses || k == data.LabelsValues
+}
 
 // checkLabelKind refuses, naming the stage ("fit", "audit", "report") and
 // the kind, a dataset whose labels the stage does not serve.
@@ -21,7 +23,7 @@ func checkLabelKind(stage string, m *data.Meta) error {
 		return nil
 	}
 	return fmt.Errorf("%w: train %s does not serve the labels of this dataset: they are %s (meta.json %s: %q); it serves binary "+
-		"labels and classes (%s 3..%d)", data.ErrInvalid, stage, k.Words(m.NumClasses()), data.MetaLabels, string(k),
+		"labels, classes (%s 3..%d) and conversion values", data.ErrInvalid, stage, k.Words(m.NumClasses()), data.MetaLabels, string(k),
 		data.MetaClasses, pets.MaxClasses)
 }
 

@@ -49,7 +49,7 @@ func (p *modelProbe) features() *data.Features {
 // modelProbe returns the session's probe (made once; nil when the model
 // attack is off or the session has no training features).
 func (s *Session) modelProbe() *modelProbe {
-	if !s.cfg.Audit.ModelAttack || s.light || s.train == nil || s.train.Rows == 0 {
+	if !s.cfg.Audit.ModelAttack || s.light || s.train == nil || s.train.Rows == 0 || s.values() {
 		return nil
 	}
 	s.probeOnce.Do(func() {

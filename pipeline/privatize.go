@@ -153,7 +153,8 @@ func Privatize(o PrivatizeOptions) (*Privatized, error) {
 }
 
 // privatizeMechanism refuses what privatize cannot release (a mechanism
-// with a prior stage or parameters it has no flags for; llp with k = 1; an
+// with a prior stage or parameters it has no flags for; a kind of
+// conversion values; llp with k = 1; an
 // ε outside the config's range) and builds the mechanism of p, Secure
 // wherever there is noise; it returns p as set.
 func privatizeMechanism(p pets.Params) (pets.Params, *pets.Mechanism, error) {
@@ -167,6 +168,9 @@ func privatizeMechanism(p pets.Params) (pets.Params, *pets.Mechanism, error) {
 		return p, nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s takes parameters privatize has no flags for (an attribution source's "+
 			"trigger_data, windows and reports; a summary's key and budget_share); it runs inside train run/fit/sweep "+
 			"(pets: [{mechanism: %[1]s, …}], README \"Attribution Reporting\"), not in privatize", p.Kind)}
+	case p.Kind.OfValues():
+		return p, nil, &config.FieldError{Key: "mechanism", Msg: fmt.Sprintf("%s releases conversion values; privatize serves labels that are "+
+			"classes: it runs inside train run/fit/sweep (pets: [{mechanism: %[1]s, …}], docs/values.md), not in privatize", p.Kind)}
 	case sp.Release.PerBag() && !sp.Privacy.DP() && p.K == 1:
 		return p, nil, &config.FieldError{Key: "k", Msg: p.Kind.String() + " with k = 1 puts each row in a bag of its own, whose proportion is its raw " +
 			"label: it would ship every label as it is (ε = ∞, like none, which privatize never writes). Use k ≥ 2, or a DP " +
@@ -220,6 +224,10 @@ func privatizeLedger(o PrivatizeOptions) (string, *ledger.Ledger, error) {
 // for the file's classes when C ≥ 3 (else m) and the label-like columns
 // allowed.
 func checkInput(o PrivatizeOptions, in *data.Frame, p pets.Params, m *pets.Mechanism, prog *meter) (*pets.Mechanism, []release.LabelLike, error) {
+	if in.Value != nil {
+		return nil, nil, refuseKey("in", "%s holds conversion values (a float %q column): privatize serves labels that are classes; "+
+			"release values inside train run/fit/sweep (docs/values.md)", o.In, data.ColLabel)
+	}
 	if in.Label == nil {
 		return nil, nil, fmt.Errorf("privatize: %s has no %q column", o.In, data.ColLabel)
 	}

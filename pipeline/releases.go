@@ -188,6 +188,9 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 		return n, err
 	}
 	labels := keys.Labels(s.train.Label)
+	if s.values() {
+		labels = keys.Values(s.train.Value)
+	}
 	entries, err := l.Rows()
 	if err != nil {
 		return n, err
@@ -226,14 +229,21 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 		if err != nil {
 			return n, fmt.Errorf("release %s: %w", path, err)
 		}
-		entry := rel.Entry(path, seed)
-		entry.Input, entry.Labels, entry.KeyCheck, entry.Identity, entry.IDColumn = s.dataset.Dir, labels, keys.Check(), s.identity(), s.idColumn()
-		entry.People, entry.Draws = s.releasePeople(keys, rel)
-		row, err := release.PublishChunked(path, rel.SimulationChunked(), md, l, entry, release.Replace) // a damaged one is made again
+		steps := rel.Entries(path, seed) // one, or rr_bins's private prior before its bins
+		people, draws := s.releasePeople(keys, rel)
+		for j := range steps {
+			e := &steps[j]
+			e.Input, e.Labels, e.KeyCheck, e.Identity, e.IDColumn = s.dataset.Dir, labels, keys.Check(), s.identity(), s.idColumn()
+			e.People, e.Draws = people, draws
+			if e.Mech.Kind() == pets.ValuePrior {
+				e.Draws = make([]int64, len(people)) // the histogram: one draw of every row
+			}
+		}
+		rows, err := release.PublishSteps(path, rel.SimulationChunked(), md, l, steps, release.Replace) // a damaged one is made again
 		if err != nil {
 			return n, fmt.Errorf("release %s: %w", path, err)
 		}
-		entries = append(entries, row)
+		entries = append(entries, rows...)
 		n.wrote++
 		if made != nil {
 			made(u)

@@ -37,7 +37,8 @@ func Report(s *Session, runs []report.Run, a *Audited) (*report.Summary, error) 
 		}
 	}
 	made := s.provenance()
-	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors, Calibration: a.Calibration},
+	return writeReport(s.cfg.Output, "labelprivacy report: "+s.cfg.Name, &resultSet{Runs: runs, Audits: a.Audits, Posteriors: a.Posteriors,
+		Calibration: a.Calibration, ValuePosteriors: a.ValuePosteriors},
 		report.Options{InGrid: in}, nil, s.ev, reportMeta{made: &made, started: s.started, judge: s.trainingNotes, clock: s.clock})
 }
 
@@ -57,6 +58,8 @@ type resultSet struct {
 	Runs       []report.Run
 	Audits     []report.Audit
 	Posteriors []report.Posterior
+	// ValuePosteriors are the samples of an audit of conversion values.
+	ValuePosteriors []report.ValuePosterior
 	// Damaged are run records left out because they are not valid results.
 	Damaged []error
 	// Calibration holds the reliability tables of the audit's η.
@@ -97,6 +100,13 @@ func loadResultSet(dir string) (*resultSet, error) {
 	} else if t != nil {
 		if rs.Posteriors, err = report.ReadPosteriors(t); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "posteriors.parquet"), err)
+		}
+	}
+	if t, err := readIfExists(filepath.Join(dir, "value_posteriors.parquet")); err != nil {
+		return nil, err
+	} else if t != nil {
+		if rs.ValuePosteriors, err = report.ReadValuePosteriors(t); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", filepath.Join(dir, "value_posteriors.parquet"), err)
 		}
 	}
 	if t, err := readIfExists(filepath.Join(dir, "calibration.parquet")); err != nil {
@@ -472,7 +482,12 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	if err := t.WriteParquet(filepath.Join(out, "summary.parquet")); err != nil {
 		return nil, err
 	}
-	figs, err := drawFigures(filepath.Join(out, "figures"), figSets, counted, rs, ev, meta.clock)
+	var figs []report.Figure
+	if sum.Classes == report.ValuesKey {
+		figs, err = drawValueFigures(filepath.Join(out, "figures"), sum, counted, rs)
+	} else {
+		figs, err = drawFigures(filepath.Join(out, "figures"), figSets, counted, rs, ev, meta.clock)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -498,4 +513,15 @@ func writeReport(out, title string, rs *resultSet, opts report.Options, cmp *com
 	ev.Info("report", fmt.Sprintf("%s from %s%s; wrote %s, %s, %s under %s", english.Count(len(sum.Rows), "setting"), english.Count(sum.RunsRead, "run"), extra,
 		filepath.Join(out, "summary.csv"), path, english.Count(len(figs), "figure"), filepath.Join(out, "figures")))
 	return sum, nil
+}
+
+// drawValueFigures writes the figures of a report of conversion values:
+// figures.WriteValuePlots and the runs' learning curves.
+func drawValueFigures(dir string, sum *report.Summary, counted []report.Run, rs *resultSet) ([]report.Figure, error) {
+	figs, err := figures.WriteValuePlots(dir, sum, rs.ValuePosteriors)
+	if err != nil {
+		return nil, err
+	}
+	curves, err := figures.WriteCurvePlots(dir, counted)
+	return append(figs, curves...), err
 }

@@ -16,6 +16,7 @@ import (
 	"labelprivacy/internal/flock"
 	"labelprivacy/internal/memctl"
 	"labelprivacy/llp"
+	"labelprivacy/pets"
 )
 
 // Access is how a session uses its output directory.
@@ -58,6 +59,12 @@ type Session struct {
 	// at <output>/data (published once every check passed).
 	staged *data.StagedDataset
 	ids    *data.IDs // the training rows' data.id_column, or nil
+	// grid is a dataset of conversion values' grid (the zero Grid for
+	// classes; values.go); binFrame and binShare the clean model's classes
+	// of the training values and how they spread over the grid, made once.
+	grid     pets.Grid
+	binFrame *data.Frame
+	binShare []float64
 	// peopleSorted: the ledger's keys of the training rows, sorted
 	// (sortedPeople); peopleDistinct: no person has two training rows.
 	peopleSorted   []uint64
@@ -140,7 +147,7 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 		return nil, err
 	}
 	if o.audit {
-		sets, err := expandSettings(cfg.Pets, m.NumClasses())
+		sets, err := expandSettingsIn(cfg.Pets, spaceOf(m, cfg.Data.Path == ""))
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +191,13 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
 		return nil, err
 	}
-	if err := checkTestClasses(dir, s.test.Label, s.classes()); err != nil {
+	if s.dataset.Meta.LabelKind() == data.LabelsValues {
+		m := s.dataset.Meta
+		s.grid = pets.Grid{Max: m.ValueMax, Step: m.ValueStep}
+		if err := checkTestValues(dir, s.test.Value); err != nil {
+			return nil, err
+		}
+	} else if err := checkTestClasses(dir, s.test.Label, s.classes()); err != nil {
 		return nil, err
 	}
 	if _, err := s.modelConfig(); err != nil && !light {
@@ -193,11 +206,16 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	// Every mechanism and loss must take the dataset's classes, and every
 	// setting fill a batch: refused here, before the resolved config or
 	// anything else is written.
-	if s.settings, err = expandSettings(cfg.Pets, s.classes()); err != nil {
+	if s.settings, err = expandSettingsIn(cfg.Pets, spaceOf(s.dataset.Meta, false)); err != nil {
 		return nil, err
 	}
 	if err := checkSources(cfg, dir, s.dataset.Meta); err != nil {
 		return nil, err
+	}
+	if o.audit && s.values() {
+		if err := s.checkValueEta(); err != nil { // before training what could not be audited
+			return nil, err
+		}
 	}
 	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
 		return nil, err
@@ -410,14 +428,14 @@ func (s *Session) synthOptions() data.SynthOptions {
 	cfg := s.cfg
 	sc := cfg.Data.Synth
 	return data.SynthOptions{Kind: sc.Kind, Rows: sc.Rows, TestRows: sc.TestRows, Features: sc.Features, Seed: cfg.Seed, Out: s.Out("data"), Groups: sc.Groups,
-		Classes: sc.Classes}
+		Classes: sc.Classes, ValueMax: sc.ValueMax, ValueStep: sc.ValueStep, ZeroRate: sc.ZeroRate}
 }
 
 func synthMatches(m *data.Meta, o data.SynthOptions) bool {
 	return m.Source == "synth" && m.Kind == o.Kind.String() && m.TrainRows == int64(o.Rows) &&
 		m.TestRows == int64(o.TestRows) && len(m.Features) == o.Features && m.Seed == o.Seed &&
 		m.Tool == data.Tool && reflect.DeepEqual(m.Features, data.SynthFeatureNames(o.Features)) && m.Groups == o.Groups &&
-		m.NumClasses() == max(o.Classes, 2)
+		m.NumClasses() == max(o.Classes, 2) && synthValuesMatch(m, o)
 }
 
 // bayesNote describes a synthetic dataset's Bayes-optimal AUC ("" otherwise).

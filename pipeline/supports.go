@@ -23,9 +23,19 @@ func Supports(sp pets.Spec) error {
 	case rel == pets.ReleaseNothing && tr.Loss != pets.LossNone:
 		return errors.New("a kind that releases nothing has nothing to train on")
 	case tr.Loss.PerBag() != rel.PerBag():
-		return errors.New("a per-bag loss (LossProportion) trains on bags, which only a release per bag (ReleaseBags) forms")
-	case rel.PerBag() != (tr.Target == pets.TargetAlpha || tr.Target == pets.TargetAlphaDebiased):
-		return errors.New("a release per bag trains on the bag's proportion (TargetAlpha, TargetAlphaDebiased), and only it does")
+		return errors.New("a per-bag loss (LossProportion, LossBagSquared) trains on bags, which only a release per bag (ReleaseBags, ReleaseValueBags) forms")
+	case (rel == pets.ReleaseBags) != (tr.Target == pets.TargetAlpha || tr.Target == pets.TargetAlphaDebiased):
+		return errors.New("a release of class bags trains on the bag's proportion (TargetAlpha, TargetAlphaDebiased), and only it does")
+	case (rel == pets.ReleaseValueBags) != (tr.Target == pets.TargetBagMean),
+		(tr.Loss == pets.LossBagSquared) != (tr.Target == pets.TargetBagMean):
+		return errors.New("a release of value bags trains on the bag's mean (TargetBagMean) with the bag-level squared loss (LossBagSquared), and only it does")
+	case (tr.Loss == pets.LossSquared) != (tr.Target == pets.TargetValueRR),
+		tr.Target == pets.TargetValueRR && rel != pets.ReleaseValues:
+		return errors.New("value_rr, a released value per row (ReleaseValues), trains with the squared loss (LossSquared), and only it does")
+	case rel == pets.ReleaseValues && tr.Target != pets.TargetValueRR:
+		return errors.New("a release of values trains on value_rr (TargetValueRR)")
+	case rel == pets.ReleaseHistogram && tr.Loss != pets.LossNone:
+		return errors.New("a histogram (rr_bins's private prior) has no rows to train on")
 	case tr.Target == pets.TargetLabelRR && rel != pets.ReleaseLabels:
 		return errors.New("label_rr is trained on as it is only for a release of labels without a prior (ReleaseLabels)")
 	case tr.Target == pets.TargetSoft && !rel.WithPrior() && rel != pets.ReleaseCounts:

@@ -82,6 +82,14 @@ type Release struct {
 	priorC    []float64 // with a prior: the public prior over the C classes of each row
 	priorSet  []uint64  // with a prior: the classes each row's channel can release (its Support; bit c: class c)
 	setSize   []uint8   // with a prior: how many
+
+	// Conversion values (values.go): one released value per row, or each
+	// row's bag's released mean; rr_bins's bins and whether their prior
+	// was drawn here (private).
+	valueRR      []float64
+	bagMean      []float64
+	bins         *pets.Bins
+	privatePrior bool
 }
 
 // Classes is the number of label classes C of the release (2 for binary
@@ -298,6 +306,7 @@ func (r *Release) columnsInto(f *data.Frame, pos []int) *data.Frame {
 	f.Prior, f.Branch, f.Stage = takeInto(f.Prior, r.prior, 1, pos), takeInto(f.Branch, r.branch, 1, pos), takeInto(f.Stage, r.stage, 1, pos)
 	f.AlphaC, f.AlphaDebiasedC = takeInto(f.AlphaC, r.alphaC, c-1, pos), takeInto(f.AlphaDebiasedC, r.debiasedC, c-1, pos)
 	f.PriorC, f.PriorSet, f.PriorSetSize = takeInto(f.PriorC, r.priorC, c, pos), takeInto(f.PriorSet, r.priorSet, 1, pos), takeInto(f.PriorSetSize, r.setSize, 1, pos)
+	f.ValueRR, f.BagMean = takeInto(f.ValueRR, r.valueRR, 1, pos), takeInto(f.BagMean, r.bagMean, 1, pos)
 	return f
 }
 
@@ -391,7 +400,8 @@ func (r *Release) simulationRows(lo, hi int) *data.Frame {
 		}
 		return v[lo:hi]
 	}
-	f := &data.Frame{Rows: hi - lo, Alpha: part(r.alpha), AlphaDebiased: part(r.debiased), Prior: part(r.prior), Row: make([]int64, hi-lo)}
+	f := &data.Frame{Rows: hi - lo, Alpha: part(r.alpha), AlphaDebiased: part(r.debiased), Prior: part(r.prior), Row: make([]int64, hi-lo),
+		ValueRR: part(r.valueRR), BagMean: part(r.bagMean)}
 	if r.labelRR != nil {
 		f.LabelRR = r.labelRR[lo:hi]
 	}
@@ -456,7 +466,7 @@ func (r *Release) Meta() map[string]string {
 		md["contribution_budget"] = strconv.Itoa(ara.ContributionBudget)
 		md["count_noise_rate"] = data.FormatFloat(m.BagLaw().NoiseRate())
 	}
-	if p.Kind.NeedsEpsilon() {
+	if p.Kind.NeedsEpsilon() && p.Epsilon > 0 {
 		md["epsilon"] = data.FormatFloat(p.Epsilon)
 	}
 	if r.classes >= 3 {
@@ -469,9 +479,10 @@ func (r *Release) Meta() map[string]string {
 	if pi := m.FlipProb(); pi > 0 {
 		md["flip_prob"] = data.FormatFloat(pi)
 	}
-	if b := m.BagLaw(); b != nil && b.SumNoise() == pets.SumLaplace {
+	if b := m.BagLaw(); b != nil && b.SumNoise() == pets.SumLaplace || m.ValueLaw() != nil && m.ValueLaw().Scale() > 0 {
 		md["laplace_sampler"] = map[bool]string{true: "grid (floating-point safe)", false: "textbook"}[p.Secure]
 	}
+	r.valueMeta(md)
 	if r.rule.Kind != llp.RuleRandom { // random bags keep the metadata they always had
 		md["bag_rule"] = r.rule.String()
 	}
@@ -565,21 +576,51 @@ func Publish(path string, f *data.Frame, md map[string]string, l Ledger, e ledge
 // (Release.SimulationChunked: the file without its whole row column in
 // memory).
 func PublishChunked(path string, c data.Chunked, md map[string]string, l Ledger, e ledger.Release, put Put) (ledger.Row, error) {
+	rows, err := PublishSteps(path, c, md, l, []ledger.Release{e}, put)
+	return rows[len(rows)-1], err
+}
+
+// PublishSteps is PublishChunked of a release charged as several steps
+// (Release.Entries: rr_bins's private prior, then its bins): every entry
+// is recorded, in order, with the file's SHA-256 before a byte is written,
+// and if the file cannot be written each is marked aborted. It returns a
+// row per entry recorded (at least one, the last the error's).
+func PublishSteps(path string, c data.Chunked, md map[string]string, l Ledger, es []ledger.Release, put Put) ([]ledger.Row, error) {
 	sum, err := data.ChunkedSHA256(c, md)
 	if err != nil {
-		return ledger.Row{}, fmt.Errorf("release: %s: %w", path, err)
+		return []ledger.Row{{}}, fmt.Errorf("release: %s: %w", path, err)
 	}
-	e.SHA256 = sum
-	row, err := l.Record(e)
-	if err != nil {
-		return row, fmt.Errorf("release: %s not published: %w", path, err)
+	var rows []ledger.Row
+	for _, e := range es {
+		e.SHA256 = sum
+		row, err := l.Record(e)
+		rows = append(rows, row)
+		if err != nil {
+			for _, done := range es[:len(rows)-1] {
+				l.Abort(done.ID, err.Error())
+			}
+			return rows, fmt.Errorf("release: %s not published: %w", path, err)
+		}
 	}
+	if err := publishFile(path, c, md, sum, put); err != nil {
+		for _, e := range es {
+			if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
+				return rows, fmt.Errorf("%w (and marking its ledger row aborted failed: %v)", err, aerr)
+			}
+		}
+		return rows, fmt.Errorf("%w (its ledger row is marked aborted; the release still counts)", err)
+	}
+	return rows, nil
+}
+
+// publishFile writes the recorded release file (PublishSteps).
+func publishFile(path string, c data.Chunked, md map[string]string, sum string, put Put) error {
 	faultpoint.Hit("release.recorded")
 	write := data.WriteChunkedNewAfter
 	if put == Replace {
 		write = data.WriteChunkedAfter
 	}
-	err = write(path, c, md, func(got string) error {
+	err := write(path, c, md, func(got string) error {
 		if got != sum {
 			return fmt.Errorf("release: %s: the file written has SHA-256 %s, the ledger recorded %s", path, got, sum)
 		}
@@ -587,16 +628,10 @@ func PublishChunked(path string, c data.Chunked, md map[string]string, l Ledger,
 		return nil
 	})
 	if put == NoReplace && errors.Is(err, fs.ErrExist) {
-		err = fmt.Errorf("%w: %s was put there while this release was written (another release to the same file, started at the same time?): "+
+		return fmt.Errorf("%w: %s was put there while this release was written (another release to the same file, started at the same time?): "+
 			"it was left as it is and this release was not published", ErrExists, path)
 	} else if err != nil {
-		err = fmt.Errorf("release: %w", err)
+		return fmt.Errorf("release: %w", err)
 	}
-	if err != nil {
-		if _, aerr := l.Abort(e.ID, err.Error()); aerr != nil {
-			return row, fmt.Errorf("%w (and marking its ledger row aborted failed: %v)", err, aerr)
-		}
-		return row, fmt.Errorf("%w (its ledger row is marked aborted; the release still counts)", err)
-	}
-	return row, nil
+	return nil
 }

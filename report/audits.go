@@ -173,6 +173,18 @@ var auditSchema = schema[Audit]{name: "audit", cols: []column[Audit]{
 	opt(f64Col("rmsre", func(a *Audit) *float64 { return &a.RMSRE })),
 	opt(f64Col("rmsre_expected", func(a *Audit) *float64 { return &a.RMSREExpected })),
 	opt(intCol("rmsre_keys", func(a *Audit) *int { return &a.RMSREKeys })),
+	opt(nullF64Col("value_max", func(a *Audit) *float64 { return &a.ValueMax })),
+	opt(nullF64Col("value_step", func(a *Audit) *float64 { return &a.ValueStep })),
+	opt(f64Col("tau", func(a *Audit) *float64 { return &a.Tau })),
+	opt(f64Col("r2_adv", func(a *Audit) *float64 { return &a.R2Adv })),
+	opt(f64Col("r2_adv_se", func(a *Audit) *float64 { return &a.R2AdvSE })),
+	opt(f64Col("r2_adv_ratio", func(a *Audit) *float64 { return &a.R2AdvRatio })),
+	opt(f64Col("tau_adv", func(a *Audit) *float64 { return &a.TauAdv })),
+	opt(f64Col("tau_adv_se", func(a *Audit) *float64 { return &a.TauAdvSE })),
+	opt(f64Col("tau_adv_bound", func(a *Audit) *float64 { return &a.TauAdvBound })),
+	opt(f64Col("tau_blind", func(a *Audit) *float64 { return &a.TauBlind })),
+	opt(f64Col("realized_r2", func(a *Audit) *float64 { return &a.RealizedR2 })),
+	opt(f64Col("realized_r2_se", func(a *Audit) *float64 { return &a.RealizedR2SE })),
 }}
 
 // AuditTable converts audit results into audit.csv / audit.parquet, one row
@@ -289,4 +301,48 @@ func ReadCalibration(t *data.Table) ([]Calibration, error) {
 		c.Bins = append(c.Bins, r.CalBin)
 	}
 	return out, nil
+}
+
+// ValuePosterior is one sampled audit example of conversion values (the
+// posterior scatter of values): its drawn value, its release, the
+// attacker's prior and posterior mean and spread, and its exact
+// advantages.
+type ValuePosterior struct {
+	Dataset  string
+	ConfigID string
+	Setting  string
+	Pet      pets.Kind
+	K        int
+	Epsilon  float64
+	audit.ValueSample
+}
+
+var valuePosteriorSchema = schema[ValuePosterior]{name: "value_posteriors", cols: []column[ValuePosterior]{
+	strCol("setting", func(p *ValuePosterior) *string { return &p.Setting }),
+	kindCol("pet", func(p *ValuePosterior) *pets.Kind { return &p.Pet }),
+	nullIntCol("k", func(p *ValuePosterior) *int { return &p.K }),
+	nullF64Col("epsilon", func(p *ValuePosterior) *float64 { return &p.Epsilon }),
+	strCol("dataset", func(p *ValuePosterior) *string { return &p.Dataset }),
+	strCol("config_id", func(p *ValuePosterior) *string { return &p.ConfigID }),
+	intCol("index", func(p *ValuePosterior) *int { return &p.Index }),
+	intCol("bag", func(p *ValuePosterior) *int { return &p.Bag }),
+	f64Col("value", func(p *ValuePosterior) *float64 { return &p.Value }),
+	f64Col("release", func(p *ValuePosterior) *float64 { return &p.Release }),
+	f64Col("prior_mean", func(p *ValuePosterior) *float64 { return &p.PriorMean }),
+	f64Col("prior_sd", func(p *ValuePosterior) *float64 { return &p.PriorSD }),
+	f64Col("post_mean", func(p *ValuePosterior) *float64 { return &p.PostMean }),
+	f64Col("post_sd", func(p *ValuePosterior) *float64 { return &p.PostSD }),
+	f64Col("r2_adv", func(p *ValuePosterior) *float64 { return &p.R2Adv }),
+	f64Col("tau_adv", func(p *ValuePosterior) *float64 { return &p.TauAdv }),
+}}
+
+// ValuePosteriorTable converts samples of conversion values into
+// value_posteriors.parquet (and .csv), with valuePosteriorSchema's columns.
+func ValuePosteriorTable(post []ValuePosterior) *data.Table {
+	return valuePosteriorSchema.toTable(post, map[string]string{})
+}
+
+// ReadValuePosteriors reads ValuePosteriorTable's output back.
+func ReadValuePosteriors(t *data.Table) ([]ValuePosterior, error) {
+	return valuePosteriorSchema.fromTable(t)
 }

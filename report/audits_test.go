@@ -77,7 +77,9 @@ func TestAuditTable(t *testing.T) {
 		"calibration_rows", "eta_ece", "eta_brier", "eadv_calibrated", "eadv_true", "eta_trials", "eadv_trial_min", "eadv_trial_max", "config_id", "ma_mean", "eps_lower_real_bags", "classes",
 		"eadv_estimated", "bag_draws", "model_runs", "model_rows", "model_prior", "model_adv", "model_adv_se", "model_release_adv",
 		"model_adv_nonmember", "model_adv_nonmember_se", "model_canaries", "eps_lower_model", "model_canary_auc",
-		"rmsre", "rmsre_expected", "rmsre_keys"}
+		"rmsre", "rmsre_expected", "rmsre_keys",
+		"value_max", "value_step", "tau", "r2_adv", "r2_adv_se", "r2_adv_ratio", "tau_adv", "tau_adv_se", "tau_adv_bound", "tau_blind",
+		"realized_r2", "realized_r2_se"}
 	if names := columnNames(tab); !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}

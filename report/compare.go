@@ -127,6 +127,10 @@ func Compare(a, b *Summary, o CompareOptions) ([]Comparison, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("report: Compare: nil summary")
 	}
+	if a.Classes == valuesKey || b.Classes == valuesKey {
+		return nil, fmt.Errorf("%w: comparing results of conversion values (ΔMSE, ΔR²-advantage) is not built yet; "+
+			"report each set on its own (train report --in DIR)", ErrUnsupported)
+	}
 	if a.Classes != 0 && b.Classes != 0 && a.Classes != b.Classes {
 		return nil, fmt.Errorf("%w: a holds labels of %s, b of %s: results of different class counts are never compared "+
 			"(--allow-mixed does not apply)", ErrMixed, classesText(a.Classes), classesText(b.Classes))

@@ -82,7 +82,10 @@ func WriteMarkdown(path string, md Markdown) error {
 		b.WriteString(madeLine(md.Made, md.WallS) + "\n\n")
 	}
 	multi := MetricFor(s.Classes) == MetricAccuracy
-	if multi {
+	values := s.Classes == valuesKey
+	if values {
+		b.WriteString(valuesIntro)
+	} else if multi {
 		fmt.Fprintf(&b, "Labels of C = %d classes. Each row is one privacy setting. Following the paper's reporting rule "+
 			"(Appendix C, \"AUC vs Advantage Experimental Setup\") with test accuracy in place of AUC, as multi-class "+
 			"label-DP results are reported, *best LR* is the learning rate with the highest mean test accuracy over trials, "+
@@ -131,6 +134,8 @@ func WriteMarkdown(path string, md Markdown) error {
 			writeSummaryTable(&b, side, sm, slices.ContainsFunc(side.Rows, func(r Row) bool { return r.Audited }))
 			b.WriteString("\n")
 		}
+	} else if values {
+		writeValueSummaryTable(&b, s, mixed, audited > 0)
 	} else {
 		writeSummaryTable(&b, s, mixed, audited > 0)
 	}
@@ -152,9 +157,13 @@ func WriteMarkdown(path string, md Markdown) error {
 		b.WriteString("\n" + n + "\n")
 	}
 
-	writeAuditChecks(&b, md.Audits)
-	writeModelAttacks(&b, md.Audits)
-	writeEtaQuality(&b, md.Audits, md.Calibration)
+	if values {
+		writeValueAuditChecks(&b, md.Audits)
+	} else {
+		writeAuditChecks(&b, md.Audits)
+		writeModelAttacks(&b, md.Audits)
+		writeEtaQuality(&b, md.Audits, md.Calibration)
+	}
 
 	if md.Comparison != nil {
 		na, nb := compareName(md.CompareNames, 0), compareName(md.CompareNames, 1)

@@ -12,22 +12,32 @@ type Metric uint8
 const (
 	MetricAUC      Metric = iota // test AUC (binary labels)
 	MetricAccuracy               // test accuracy (C ≥ 3)
+	MetricMSE                    // test MSE (conversion values; minimised)
 )
 
 // MetricFor returns the reporting rule's metric for labels of C classes
 // (0 or 2: binary).
 func MetricFor(classes int) Metric {
-	if classes >= 3 {
+	switch {
+	case classes == valuesKey:
+		return MetricMSE
+	case classes >= 3:
 		return MetricAccuracy
 	}
 	return MetricAUC
 }
 
+// Lower reports whether the metric is better lower (MSE).
+func (m Metric) Lower() bool { return m == MetricMSE }
+
 // String is the metric's name in text and on axes: "test AUC", "test
 // accuracy".
 func (m Metric) String() string {
-	if m == MetricAccuracy {
+	switch m {
+	case MetricAccuracy:
 		return "test accuracy"
+	case MetricMSE:
+		return "test MSE"
 	}
 	return "test AUC"
 }
@@ -35,8 +45,11 @@ func (m Metric) String() string {
 // Short is the metric's name in table headings and legends: "AUC",
 // "accuracy".
 func (m Metric) Short() string {
-	if m == MetricAccuracy {
+	switch m {
+	case MetricAccuracy:
 		return "accuracy"
+	case MetricMSE:
+		return "MSE"
 	}
 	return "AUC"
 }
@@ -44,8 +57,11 @@ func (m Metric) Short() string {
 // Metric returns the row's mean and standard error of its reporting
 // metric (MetricFor(r.Classes)) at the best learning rate.
 func (r Row) Metric() (mean, se float64) {
-	if MetricFor(r.Classes) == MetricAccuracy {
+	switch MetricFor(r.labelKey()) {
+	case MetricAccuracy:
 		return r.AccuracyMean, r.AccuracySE
+	case MetricMSE:
+		return r.MSEMean, r.MSESE
 	}
 	return r.AUCMean, r.AUCSE
 }
@@ -54,6 +70,9 @@ func (r Row) Metric() (mean, se float64) {
 // classes, " (C = 10 classes)"; "" for binary labels, whose report reads
 // as it always did.
 func ClassesTitle(classes int) string {
+	if classes == valuesKey {
+		return " (conversion values)"
+	}
 	if classes < 3 {
 		return ""
 	}
@@ -63,7 +82,10 @@ func ClassesTitle(classes int) string {
 // classesText names a class count in messages: "2 classes (binary)", "10
 // classes".
 func classesText(c int) string {
-	if c == 2 {
+	switch c {
+	case valuesKey:
+		return "conversion values"
+	case 2:
 		return "2 classes (binary)"
 	}
 	return fmt.Sprintf("%d classes", c)

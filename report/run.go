@@ -52,8 +52,16 @@ type Run struct {
 	// maximises it for C ≥ 3. NaN when not measured (records written
 	// before it existed).
 	TestAccuracy float64
-	WallS        float64 // this run's share of its group's wall time, seconds
-	ExamplesPerS float64 // steady-state training examples/s of this model (first step excluded)
+	// Conversion values: ValueMax is the grid's B of a dataset of values
+	// (0 for classes: the fields below are then NaN), TestMSE, TestR2 and
+	// TestMAE the test MSE, R² (1 − MSE/Var of the test values) and MAE of
+	// the model's prediction of the value (the clean model's: the mean of
+	// its law over the grid). The reporting rule minimises the mean test
+	// MSE. NaN when training diverged.
+	ValueMax                 float64
+	TestMSE, TestR2, TestMAE float64
+	WallS                    float64 // this run's share of its group's wall time, seconds
+	ExamplesPerS             float64 // steady-state training examples/s of this model (first step excluded)
 	// GroupExamplesPerS is the same for its whole group (Replicas models).
 	GroupExamplesPerS float64
 	CompileS          float64 // compile time of its group, seconds
@@ -250,12 +258,34 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 	}
 	copyFields(reflect.ValueOf(r).Elem(), v)
 	r.Classes = binaryIs2(r.Classes)
+	if math.IsNaN(r.ValueMax) { // absent: classes
+		r.ValueMax = 0
+	}
 	return nil
 }
 
 // NumClasses is the run's class count C: 2 for binary labels (Classes 0
 // or 2).
 func (r Run) NumClasses() int { return binaryIs2(r.Classes) }
+
+// OfValues reports whether the run is of conversion values (ValueMax > 0).
+func (r Run) OfValues() bool { return r.ValueMax > 0 }
+
+// labelKey is the run's label space for keeping summaries apart: its
+// class count C, or valuesKey for conversion values.
+func (r Run) labelKey() int {
+	if r.OfValues() {
+		return valuesKey
+	}
+	return r.NumClasses()
+}
+
+// valuesKey is labelKey's value for conversion values: no class count
+// (binary is 2, and a summary of no rows has Classes 0).
+const valuesKey = -1
+
+// ValuesKey is Summary.Classes of a summary of conversion values.
+const ValuesKey = valuesKey
 
 // binaryIs2 maps a class count of 0 (binary, unset) to 2 and leaves any
 // other value as it is (Validate judges it).
@@ -310,6 +340,10 @@ var runSchema = schema[Run]{name: "runs", cols: []column[Run]{
 	omitEmpty(opt(strCol("config", func(r *Run) *string { return &r.Config }))),
 	opt(classesCol("classes", func(r *Run) *int { return &r.Classes })),
 	opt(f64Col("test_accuracy", func(r *Run) *float64 { return &r.TestAccuracy })),
+	omitEmpty(opt(nullF64Col("value_max", func(r *Run) *float64 { return &r.ValueMax }))),
+	opt(f64Col("test_mse", func(r *Run) *float64 { return &r.TestMSE })),
+	opt(f64Col("test_r2", func(r *Run) *float64 { return &r.TestR2 })),
+	opt(f64Col("test_mae", func(r *Run) *float64 { return &r.TestMAE })),
 	// In the JSON record only; the table keeps a shared one in its
 	// metadata (MetaStandardization).
 	omitEmpty(jsonOnly("standardization", func(r *Run) **Standardization { return &r.Standardization })),

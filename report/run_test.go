@@ -20,7 +20,7 @@ func fullRun() Run {
 		Setting: "llp_geom_k8_eps1", Pet: pets.LLPGeom, K: 8, Epsilon: 1, LabelDPEpsilon: 1, Loss: "propmatch",
 		LR: 1e-3, Trial: 2, Seed: 1<<63 + 5, Epochs: 3, Steps: 1234, TrainLoss: 0.25, TestAUC: 0.71, TestAccuracy: 0.66, Classes: 2,
 		TestLogLoss: 0.52, WallS: 12.5, ExamplesPerS: 3600, GroupExamplesPerS: 28800, CompileS: 4.5,
-		CheckpointS: 0.75, Backend: "go", Replicas: 8,
+		CheckpointS: 0.75, Backend: "go", Replicas: 8, TestMSE: math.NaN(), TestR2: math.NaN(), TestMAE: math.NaN(),
 		Standardization: &Standardization{Mean: []float64{1, -2.5}, Std: []float64{0.5, 3}},
 	}
 }
@@ -174,7 +174,7 @@ func TestRunJSONFirstFormat(t *testing.T) {
 
 func TestRunJSONErrors(t *testing.T) {
 	cases := []struct{ name, json string }{
-		{"unknown mechanism", `{"pet":"laplace"}`},
+		{"unknown mechanism", `{"pet":"gauss"}`},
 		{"bad float string", `{"test_auc":"high"}`},
 		{"float of wrong type", `{"lr":[1]}`},
 		{"uneven standardization", `{"standardization":{"mean":[1,2],"std":[1]}}`},
@@ -249,7 +249,7 @@ func TestRunsTable(t *testing.T) {
 			if !reflect.DeepEqual(names[:len(firstFormat)], firstFormat) {
 				t.Fatalf("first columns %v, want %v", names, firstFormat)
 			}
-			if want := []string{"config_id", "group_examples_per_s", "compile_s", "checkpoint_s", "replicas", "matmul", "bags", "config_name", "config", "classes", "test_accuracy"}; !reflect.DeepEqual(names[len(firstFormat):], want) {
+			if want := []string{"config_id", "group_examples_per_s", "compile_s", "checkpoint_s", "replicas", "matmul", "bags", "config_name", "config", "classes", "test_accuracy", "value_max", "test_mse", "test_r2", "test_mae"}; !reflect.DeepEqual(names[len(firstFormat):], want) {
 				t.Fatalf("new columns %v, want %v", names[len(firstFormat):], want)
 			}
 			if _, ok := tab.Meta[MetaStandardization]; ok != tc.wantStd {

@@ -23,6 +23,10 @@ import (
 // values of C) would share a summary, or two such summaries be compared.
 var ErrMixed = errors.New("report: results of several datasets or model configs")
 
+// ErrUnsupported is returned (wrapped) for what the report does not do
+// yet: comparing results of conversion values.
+var ErrUnsupported = errors.New("report: not supported")
+
 // ErrInconsistent is returned (wrapped, naming two run ids) when runs of one
 // setting disagree on its mechanism, k, ε or label-DP ε.
 var ErrInconsistent = errors.New("report: inconsistent runs")
@@ -42,16 +46,22 @@ type SettingKey struct{ Dataset, ConfigID, Setting string }
 type Best struct {
 	LR                   float64
 	N                    int
-	Classes              int     // C: 2 for binary labels
+	Classes              int     // C: 2 for binary labels; valuesKey (−1) for conversion values
 	AUC, AUCSE           float64 // test AUC (macro one-vs-rest for C ≥ 3)
 	Accuracy, AccuracySE float64 // test accuracy
+	// MSE, R2 (conversion values): the test MSE (the rule's metric,
+	// minimised) and R², NaN for classes.
+	MSE, MSESE, R2, R2SE float64
 }
 
 // Metric returns the mean and standard error of the metric the rule
-// maximised.
+// optimised.
 func (b Best) Metric() (mean, se float64) {
-	if MetricFor(b.Classes) == MetricAccuracy {
+	switch MetricFor(b.Classes) {
+	case MetricAccuracy:
 		return b.Accuracy, b.AccuracySE
+	case MetricMSE:
+		return b.MSE, b.MSESE
 	}
 	return b.AUC, b.AUCSE
 }
@@ -77,9 +87,11 @@ type Row struct {
 	Pet                        pets.Kind
 	K                          int
 	Epsilon, LabelDPEpsilon    float64
-	// Classes is the label's class count C (2: binary); it decides the
-	// reporting rule's metric (MetricFor): the best LR has the highest mean
-	// test AUC for binary labels, the highest mean test accuracy for C ≥ 3.
+	// Classes is the label's class count C (2: binary; −1, valuesKey, for
+	// conversion values); it decides the reporting rule's metric
+	// (MetricFor): the best LR has the highest mean test AUC for binary
+	// labels, the highest mean test accuracy for C ≥ 3, the lowest mean
+	// test MSE for values.
 	Classes int
 	BestLR  float64
 	// AUCMean is the mean test AUC at the best LR (macro one-vs-rest AUC
@@ -116,6 +128,21 @@ type Row struct {
 	// ConfigDiff, in a summary of several configs, the keys whose values
 	// differ between them with this row's values ("" with one config).
 	ConfigName, Config, ConfigDiff string
+	// Conversion values (NaN for classes): the grid's B (0 for classes),
+	// the mean test MSE and R² at the best LR, and the audit's R²- and
+	// τ-advantages (NaN when not audited).
+	ValueMax                        float64
+	MSEMean, MSESE, R2Mean, R2SE    float64
+	Tau, R2Adv, R2AdvSE, R2AdvRatio float64
+	TauAdv, TauAdvSE, TauAdvBound   float64
+}
+
+// labelKey is the row's label space (Run.labelKey).
+func (r Row) labelKey() int {
+	if r.ValueMax > 0 {
+		return valuesKey
+	}
+	return binaryIs2(r.Classes)
 }
 
 // Summary is Summarize's result.
@@ -164,6 +191,10 @@ type Options struct {
 // ε are an error wrapping ErrInconsistent.
 func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 	m := mergeRuns(runs, o.InGrid)
+	if len(m.grids) > 1 {
+		return nil, fmt.Errorf("%w: runs of conversion values on %d grids (value_max %v) would share one summary; report each result set on its own",
+			ErrMixed, len(m.grids), sortedKeys(m.grids))
+	}
 	if len(m.classes) > 1 {
 		var parts []string
 		for _, c := range sortedKeys(m.classes) {
@@ -226,12 +257,19 @@ func Summarize(runs []Run, audits []Audit, o Options) (*Summary, error) {
 		r := Row{Dataset: k.Dataset, ConfigID: k.ConfigID, Setting: k.Setting, Pet: sr.params.Pet, K: sr.params.K,
 			Epsilon: sr.params.Epsilon, LabelDPEpsilon: sr.params.LabelDPEpsilon, Classes: b.Classes,
 			BestLR: b.LR, AUCMean: b.AUC, AUCSE: b.AUCSE, AccuracyMean: b.Accuracy, AccuracySE: b.AccuracySE, NTrials: b.N,
-			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan, RMSRE: nan}
+			EAdv: nan, EAdvSE: nan, MAP98: nan, MAInfFrac: nan, Bags: BagsOf(sr.params), MAP50: nan, MAP90: nan, MAMean: nan, EAdvBound: nan, RMSRE: nan,
+			ValueMax: sr.params.ValueMax, MSEMean: b.MSE, MSESE: b.MSESE, R2Mean: b.R2, R2SE: b.R2SE,
+			Tau: nan, R2Adv: nan, R2AdvSE: nan, R2AdvRatio: nan, TauAdv: nan, TauAdvSE: nan, TauAdvBound: nan}
+		if b.Classes == valuesKey {
+			r.Classes = 0
+		}
 		if a, ok := aud[k]; ok {
 			r.Audited, r.EtaSource = true, a.EtaSource
 			r.EAdv, r.EAdvSE, r.MAP98, r.MAInfFrac = a.EAdv, a.EAdvSE, a.MAP98, a.MAInfFrac
 			r.MAP50, r.MAP90, r.MAMean = a.MAP50, a.MAP90, a.MAMean
 			r.EAdvBound, r.RMSRE = a.EAdvBound, a.RMSRE
+			r.Tau, r.R2Adv, r.R2AdvSE, r.R2AdvRatio = a.Tau, a.R2Adv, a.R2AdvSE, a.R2AdvRatio
+			r.TauAdv, r.TauAdvSE, r.TauAdvBound = a.TauAdv, a.TauAdvSE, a.TauAdvBound
 		}
 		r.ConfigName, r.Config = joinNames(sr.names), sr.params.Config
 		if len(sr.byLR) > 0 {
@@ -292,6 +330,7 @@ type obs struct {
 	trial    int
 	runID    string
 	auc, acc float64
+	mse, r2  float64
 }
 
 // settingRuns are the merged runs of one setting.
@@ -307,25 +346,30 @@ type settingRuns struct {
 // run_id) order, so the floating-point sums do not depend on input order.
 func (s *settingRuns) best() Best {
 	nan := math.NaN()
-	c := s.params.NumClasses()
-	b := Best{LR: nan, Classes: c, AUC: nan, AUCSE: nan, Accuracy: nan, AccuracySE: nan}
+	c := s.params.labelKey()
+	b := Best{LR: nan, Classes: c, AUC: nan, AUCSE: nan, Accuracy: nan, AccuracySE: nan, MSE: nan, MSESE: nan, R2: nan, R2SE: nan}
 	bestMean := math.Inf(-1)
 	for _, lr := range sortedKeys(s.byLR) {
 		o := slices.Clone(s.byLR[lr])
 		slices.SortFunc(o, func(a, b obs) int { return cmp.Or(cmp.Compare(a.trial, b.trial), cmp.Compare(a.runID, b.runID)) })
-		auc, acc := make([]float64, len(o)), make([]float64, len(o))
+		auc, acc, mse, r2 := make([]float64, len(o)), make([]float64, len(o)), make([]float64, len(o)), make([]float64, len(o))
 		for i := range o {
-			auc[i], acc[i] = o[i].auc, o[i].acc
+			auc[i], acc[i], mse[i], r2[i] = o[i].auc, o[i].acc, o[i].mse, o[i].r2
 		}
 		ma, sa := meanSE(auc)
 		mc, sc := meanSE(acc)
+		me, se := meanSE(mse)
+		mr, sr := meanSE(r2)
 		m := ma
-		if MetricFor(c) == MetricAccuracy {
+		switch MetricFor(c) {
+		case MetricAccuracy:
 			m = mc
+		case MetricMSE:
+			m = -me
 		}
 		if m > bestMean { // strict: a tie keeps the smaller LR
 			bestMean = m
-			b = Best{LR: lr, N: len(o), Classes: c, AUC: ma, AUCSE: sa, Accuracy: mc, AccuracySE: sc}
+			b = Best{LR: lr, N: len(o), Classes: c, AUC: ma, AUCSE: sa, Accuracy: mc, AccuracySE: sc, MSE: me, MSESE: se, R2: mr, R2SE: sr}
 		}
 	}
 	return b
@@ -335,7 +379,8 @@ type mergedRuns struct {
 	settings                           map[SettingKey]*settingRuns
 	outOfGrid, dups, conflicts, nanAUC int
 	inconsistent                       error
-	classes                            map[int]int // runs kept per class count C
+	classes                            map[int]int     // runs kept per class count C (valuesKey: values)
+	grids                              map[float64]int // runs of values kept per grid B
 }
 
 // mergeRuns drops runs outside the grid (inGrid nil: none), then repeated
@@ -349,7 +394,7 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 		trial int
 		runID string
 	}
-	m := &mergedRuns{settings: map[SettingKey]*settingRuns{}, classes: map[int]int{}}
+	m := &mergedRuns{settings: map[SettingKey]*settingRuns{}, classes: map[int]int{}, grids: map[float64]int{}}
 	seen := map[dupKey][2]float64{}
 	for _, r := range runs {
 		if inGrid != nil && !inGrid(r.RunID) {
@@ -367,12 +412,15 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 			continue
 		}
 		seen[dk] = [2]float64{r.TestAUC, r.TestAccuracy}
-		m.classes[r.NumClasses()]++
+		m.classes[r.labelKey()]++
+		if r.OfValues() {
+			m.grids[r.ValueMax]++
+		}
 		s := m.settings[key]
 		if s == nil {
 			s = &settingRuns{params: r, byLR: map[float64][]obs{}, names: map[string]bool{}}
 			m.settings[key] = s
-		} else if p := s.params; m.inconsistent == nil && (p.Pet != r.Pet || p.K != r.K || p.NumClasses() != r.NumClasses() ||
+		} else if p := s.params; m.inconsistent == nil && (p.Pet != r.Pet || p.K != r.K || p.labelKey() != r.labelKey() ||
 			!sameFloat(p.Epsilon, r.Epsilon) || !sameFloat(p.LabelDPEpsilon, r.LabelDPEpsilon)) {
 			m.inconsistent = fmt.Errorf("%w: setting %q: run %s has mechanism/k/ε/label-DP ε %s/%d/%s/%s, run %s %s/%d/%s/%s",
 				ErrInconsistent, r.Setting, p.RunID, p.Pet, p.K, data.FormatFloat(p.Epsilon), data.FormatFloat(p.LabelDPEpsilon),
@@ -384,14 +432,17 @@ func mergeRuns(runs []Run, inGrid func(string) bool) *mergedRuns {
 			s.params.Config = r.Config
 		}
 		metric := r.TestAUC
-		if MetricFor(r.NumClasses()) == MetricAccuracy {
+		switch MetricFor(r.labelKey()) {
+		case MetricAccuracy:
 			metric = r.TestAccuracy
+		case MetricMSE:
+			metric = r.TestMSE
 		}
 		if math.IsNaN(metric) {
 			m.nanAUC++
 			continue
 		}
-		s.byLR[lr] = append(s.byLR[lr], obs{r.Trial, r.RunID, r.TestAUC, r.TestAccuracy})
+		s.byLR[lr] = append(s.byLR[lr], obs{r.Trial, r.RunID, r.TestAUC, r.TestAccuracy, r.TestMSE, r.TestR2})
 	}
 	return m
 }
@@ -459,6 +510,18 @@ var summarySchema = schema[Row]{name: "summary", cols: []column[Row]{
 	opt(f64Col("test_accuracy_se", func(r *Row) *float64 { return &r.AccuracySE })),
 	opt(mapCol("learning_rates", func(r *Row) *[]float64 { return &r.LearningRates }, formatFloats, parseFloats, nil)),
 	opt(f64Col("rmsre", func(r *Row) *float64 { return &r.RMSRE })),
+	opt(nullF64Col("value_max", func(r *Row) *float64 { return &r.ValueMax })),
+	opt(f64Col("test_mse", func(r *Row) *float64 { return &r.MSEMean })),
+	opt(f64Col("test_mse_se", func(r *Row) *float64 { return &r.MSESE })),
+	opt(f64Col("test_r2", func(r *Row) *float64 { return &r.R2Mean })),
+	opt(f64Col("test_r2_se", func(r *Row) *float64 { return &r.R2SE })),
+	opt(f64Col("tau", func(r *Row) *float64 { return &r.Tau })),
+	opt(f64Col("r2_adv", func(r *Row) *float64 { return &r.R2Adv })),
+	opt(f64Col("r2_adv_se", func(r *Row) *float64 { return &r.R2AdvSE })),
+	opt(f64Col("r2_adv_ratio", func(r *Row) *float64 { return &r.R2AdvRatio })),
+	opt(f64Col("tau_adv", func(r *Row) *float64 { return &r.TauAdv })),
+	opt(f64Col("tau_adv_se", func(r *Row) *float64 { return &r.TauAdvSE })),
+	opt(f64Col("tau_adv_bound", func(r *Row) *float64 { return &r.TauAdvBound })),
 }}
 
 // SummaryTable converts a summary into summary.csv / summary.parquet: one

@@ -275,7 +275,8 @@ func TestSummaryTable(t *testing.T) {
 	names := ColumnNames(tab)
 	want := []string{"setting", "pet", "k", "epsilon", "label_dp_epsilon", "best_lr", "auc_mean", "auc_se", "n_trials",
 		"eadv", "eadv_se", "ma_p98", "ma_inf_frac", "dataset", "config_id", "audited", "eta_source", "eadv_bound", "bags", "ma_p50", "ma_p90", "ma_mean", "config_name", "config", "config_diff",
-		"classes", "test_accuracy_mean", "test_accuracy_se", "learning_rates", "rmsre"}
+		"classes", "test_accuracy_mean", "test_accuracy_se", "learning_rates", "rmsre", "value_max", "test_mse", "test_mse_se", "test_r2", "test_r2_se",
+		"tau", "r2_adv", "r2_adv_se", "r2_adv_ratio", "tau_adv", "tau_adv_se", "tau_adv_bound"}
 	if !reflect.DeepEqual(names, want) {
 		t.Fatalf("columns %v, want %v", names, want)
 	}

@@ -35,9 +35,13 @@ func (r *Run) Validate() error {
 		return bad("pet", "%v is not a mechanism", r.Pet)
 	case !finite(r.LR) || r.LR <= 0:
 		return bad("lr", "%v is not a finite learning rate > 0", r.LR)
-	case !finite(r.TestAUC) || r.TestAUC < 0 || r.TestAUC > 1:
+	case r.OfValues() && (math.IsInf(r.ValueMax, 0) || r.Classes > 2):
+		return bad("value_max", "%v is not the finite B of a dataset of values", r.ValueMax)
+	case r.OfValues() && !math.IsNaN(r.TestMSE) && !(r.TestMSE >= 0):
+		return bad("test_mse", "%v is not ≥ 0 (nor NaN: diverged)", r.TestMSE)
+	case !r.OfValues() && (!finite(r.TestAUC) || r.TestAUC < 0 || r.TestAUC > 1):
 		return bad("test_auc", "%v is not in [0, 1]", r.TestAUC)
-	case !finite(r.TestLogLoss) || r.TestLogLoss < 0:
+	case !r.OfValues() && (!finite(r.TestLogLoss) || r.TestLogLoss < 0):
 		return bad("test_logloss", "%v is not a finite number ≥ 0", r.TestLogLoss)
 	case !finite(r.Epsilon) || r.Epsilon < 0:
 		return bad("epsilon", "%v is not a finite number ≥ 0", r.Epsilon)

@@ -486,7 +486,7 @@ func TestDeltaPrimeBounded(t *testing.T) {
 // and so is an --out anywhere under a dataset directory or the ledger's
 // folder.
 func TestPrivatizeRefuses(t *testing.T) {
-	type fixture struct{ ds, in, loose, looseIn, outDir, existing, outbox string }
+	type fixture struct{ ds, in, loose, looseIn, outDir, existing, outbox, valuesIn string }
 	setup := func(t *testing.T) fixture {
 		var f fixture
 		f.ds = synthDir(t, 100)
@@ -501,6 +501,11 @@ func TestPrivatizeRefuses(t *testing.T) {
 		f.outbox = filepath.Join(t.TempDir(), "outbox")
 		os.MkdirAll(filepath.Join(f.outbox, "led"), 0o755)
 		os.MkdirAll(filepath.Join(f.ds, "sub"), 0o755)
+		vds := filepath.Join(t.TempDir(), "values")
+		if _, err := data.Synth(context.Background(), data.SynthOptions{Kind: data.SynthValues, Rows: 100, TestRows: 10, Features: 3, Seed: 5, Out: vds}); err != nil {
+			t.Fatal(err)
+		}
+		f.valuesIn = filepath.Join(vds, data.TrainFile)
 		return f
 	}
 	tests := []struct {
@@ -552,6 +557,12 @@ func TestPrivatizeRefuses(t *testing.T) {
 		{"epsilon above the config's range", func(f fixture) []string {
 			return []string{"--in", f.in, "--out", filepath.Join(f.outDir, "e.arrow"), "--epsilon", "1e9"}
 		}, "--epsilon: "},
+		{"an input of conversion values", func(f fixture) []string {
+			return []string{"--in", f.valuesIn, "--out", filepath.Join(f.outDir, "v.arrow")}
+		}, "holds conversion values"},
+		{"a mechanism of conversion values", func(f fixture) []string {
+			return []string{"--in", f.valuesIn, "--out", filepath.Join(f.outDir, "v.arrow"), "--pet", "laplace"}
+		}, "--pet: laplace releases conversion values; privatize serves labels that are classes"},
 		{"force never overwrites the input", func(f fixture) []string { return []string{"--in", f.in, "--out", f.in, "--force"} }, "is the input --in"},
 		{"force never overwrites a hard link to the input", func(f fixture) []string {
 			link := filepath.Join(f.outDir, "link.arrow")
@@ -583,7 +594,10 @@ func TestPrivatizeRefuses(t *testing.T) {
 			for _, d := range dirs {
 				before = append(before, hashTree(d))
 			}
-			args := append([]string{"privatize", "--pet", "rr"}, a...)
+			args := append([]string{"privatize"}, a...)
+			if !slices.Contains(a, "--pet") {
+				args = append(args, "--pet", "rr")
+			}
 			if !slices.Contains(a, "--epsilon") {
 				args = append(args, "--epsilon", "1")
 			}

@@ -432,7 +432,7 @@ func paramLabel(pet pets.Kind, k int, eps float64) string {
 	if sp.Takes.K {
 		parts = append(parts, "k="+strconv.Itoa(k))
 	}
-	if sp.Takes.Epsilon {
+	if sp.Takes.Epsilon && !(sp.Takes.OptionalEpsilon && eps == 0) { // value_bags without ε: exact
 		parts = append(parts, "ε="+fmtParam(eps))
 	}
 	return strings.Join(parts, ", ")
