@@ -339,8 +339,22 @@ const MinEpsilon = 1e-6
 const MaxRuns = 1_000_000
 
 // Validate checks ranges and combinations once; the error is a *FieldError
-// naming the key.
+// naming the key. The checks run in the order of the file's keys (name …
+// cluster, privacy), so a config with two faults names the first.
 func (c *Config) Validate() error {
+	for _, check := range []func() error{
+		c.checkTop, c.checkSynth, c.checkValueGrid, c.checkModel, c.checkTrain,
+		c.checkPets, c.checkAudit, c.checkClusterPrivacy,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTop checks the top-level keys: name, seed, backend, output.
+func (c *Config) checkTop() error {
 	if strings.TrimSpace(c.Name) == "" {
 		return bad("name", "must not be empty")
 	}
@@ -353,52 +367,79 @@ func (c *Config) Validate() error {
 	if strings.TrimSpace(c.Output) == "" {
 		return bad("output", "must not be empty")
 	}
-	if c.Data.Path == "" {
-		s := c.Data.Synth
-		switch {
-		case s.Rows < 1:
-			return bad("data.synth.rows", "must be ≥ 1, got %d", s.Rows)
-		case s.TestRows < 1:
-			return bad("data.synth.test_rows", "must be ≥ 1, got %d", s.TestRows)
-		case s.Features < 1:
-			return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
-		case s.Groups < 0:
-			return bad("data.synth.groups", "must be ≥ 0, got %d", s.Groups)
-		case s.Kind == data.SynthConversions:
-			return bad("data.synth.kind", "conversions is made by `train data synth --kind conversions --trigger-data T --windows W`; give its directory as data.path (data.synth has no trigger_data and windows keys yet)")
-		case s.Kind != data.SynthValues && (s.ValueMax != 0 || s.ValueStep != 0 || s.ZeroRate != 0):
-			return bad("data.synth.value_max", "kind %s takes no value_max, value_step or zero_rate (kind values does)", s.Kind)
-		case s.Kind == data.SynthValues && s.Classes != 0:
-			return bad("data.synth.classes", "kind values has conversion values, not classes")
-		case s.Kind == data.SynthValues && !(s.ZeroRate >= 0 && s.ZeroRate < 1):
-			return bad("data.synth.zero_rate", "must be in (0, 1) (0: the default %v), got %v", data.DefaultZeroRate, s.ZeroRate)
-		case s.Kind == data.SynthMulticlass && (s.Classes < 2 || s.Classes > data.MaxClasses):
-			return bad("data.synth.classes", "must be in [2, %d] for kind multiclass, got %d", data.MaxClasses, s.Classes)
-		case s.Kind != data.SynthMulticlass && s.Classes != 0 && s.Classes != 2:
-			return bad("data.synth.classes", "%d: kind %s has binary labels; use kind multiclass for %d classes", s.Classes, s.Kind, s.Classes)
-		}
+	return nil
+}
+
+// checkSynth checks data.synth's sizes and its kind's keys (classes,
+// value_max, value_step, zero_rate) when the data is synthesized (no
+// data.path).
+func (c *Config) checkSynth() error {
+	if c.Data.Path != "" {
+		return nil
 	}
-	if s := c.Data.Synth; c.Data.Path == "" && s.Kind == data.SynthValues {
-		g := data.ValueGrid{Max: s.ValueMax, Step: s.ValueStep}
-		if g.Max == 0 {
-			g.Max = data.DefaultValueMax
-		}
-		if g.Step == 0 {
-			g.Step = data.DefaultValueStep
-		}
-		if err := g.Check(); err != nil {
-			key := "data.synth.value_step"
-			if !(g.Max > 0) || math.IsInf(g.Max, 0) {
-				key = "data.synth.value_max"
-			}
-			return bad(key, "%s", strings.TrimPrefix(err.Error(), data.ErrInvalid.Error()+": "))
-		}
+	s := c.Data.Synth
+	switch {
+	case s.Rows < 1:
+		return bad("data.synth.rows", "must be ≥ 1, got %d", s.Rows)
+	case s.TestRows < 1:
+		return bad("data.synth.test_rows", "must be ≥ 1, got %d", s.TestRows)
+	case s.Features < 1:
+		return bad("data.synth.features", "must be ≥ 1, got %d", s.Features)
+	case s.Groups < 0:
+		return bad("data.synth.groups", "must be ≥ 0, got %d", s.Groups)
+	case s.Kind == data.SynthConversions:
+		return bad("data.synth.kind", "conversions is made by `train data synth --kind conversions --trigger-data T --windows W`; give its directory as data.path (data.synth has no trigger_data and windows keys yet)")
+	case s.Kind != data.SynthValues && (s.ValueMax != 0 || s.ValueStep != 0 || s.ZeroRate != 0):
+		return bad("data.synth.value_max", "kind %s takes no value_max, value_step or zero_rate (kind values does)", s.Kind)
+	case s.Kind == data.SynthValues && s.Classes != 0:
+		return bad("data.synth.classes", "kind values has conversion values, not classes")
+	case s.Kind == data.SynthValues && !(s.ZeroRate >= 0 && s.ZeroRate < 1):
+		return bad("data.synth.zero_rate", "must be in (0, 1) (0: the default %v), got %v", data.DefaultZeroRate, s.ZeroRate)
+	case s.Kind == data.SynthMulticlass && (s.Classes < 2 || s.Classes > data.MaxClasses):
+		return bad("data.synth.classes", "must be in [2, %d] for kind multiclass, got %d", data.MaxClasses, s.Classes)
+	case s.Kind != data.SynthMulticlass && s.Classes != 0 && s.Classes != 2:
+		return bad("data.synth.classes", "%d: kind %s has binary labels; use kind multiclass for %d classes", s.Classes, s.Kind, s.Classes)
 	}
+	return nil
+}
+
+// checkValueGrid checks synthesized values' grid (value_max B, default
+// 400; value_step, default 1), naming value_max when B itself is bad.
+func (c *Config) checkValueGrid() error {
+	s := c.Data.Synth
+	if c.Data.Path != "" || s.Kind != data.SynthValues {
+		return nil
+	}
+	g := data.ValueGrid{Max: s.ValueMax, Step: s.ValueStep}
+	if g.Max == 0 {
+		g.Max = data.DefaultValueMax
+	}
+	if g.Step == 0 {
+		g.Step = data.DefaultValueStep
+	}
+	if err := g.Check(); err != nil {
+		key := "data.synth.value_step"
+		if !(g.Max > 0) || math.IsInf(g.Max, 0) {
+			key = "data.synth.value_max"
+		}
+		return bad(key, "%s", strings.TrimPrefix(err.Error(), data.ErrInvalid.Error()+": "))
+	}
+	return nil
+}
+
+// checkModel checks model.hidden's widths (each ≥ 1).
+func (c *Config) checkModel() error {
 	for i, h := range c.Model.Hidden {
 		if h < 1 {
 			return bad(fmt.Sprintf("model.hidden[%d]", i), "must be ≥ 1, got %d", h)
 		}
 	}
+	return nil
+}
+
+// checkTrain checks train's sizes and losses, then each learning rate
+// (finite, > 0, no repeat).
+func (c *Config) checkTrain() error {
 	t := c.Train
 	switch {
 	case t.Epochs < 1:
@@ -426,40 +467,17 @@ func (c *Config) Validate() error {
 		}
 		seenLR[lr] = i
 	}
+	return nil
+}
+
+// checkPets checks that pets lists an entry, each entry in turn
+// (checkPet), no setting twice, and the grid's size (at most MaxRuns runs).
+func (c *Config) checkPets() error {
 	if len(c.Pets) == 0 {
 		return bad("pets", "must list at least one mechanism (e.g. {mechanism: none})")
 	}
 	for i, p := range c.Pets {
-		key := fmt.Sprintf("pets[%d]", i)
-		k := p.Mechanism
-		switch {
-		case !k.Valid():
-			return bad(key+".mechanism", "missing (one of %s)", strings.Join(kindNames(), ", "))
-		case k.NeedsK() && len(p.K) == 0:
-			return bad(key+".k", "%s needs at least one bag size k", k)
-		case !k.NeedsK() && len(p.K) > 0:
-			return bad(key+".k", "%s takes no bag size", k)
-		case k == pets.ValuePrior:
-			return bad(key+".mechanism", "value_prior is rr_bins's private prior (pets[i].prior_epsilon of an rr_bins entry), not a mechanism of its own")
-		case k.NeedsEpsilon() && len(p.Epsilon) == 0 && !k.OptionalEpsilon():
-			return bad(key+".epsilon", "%s needs at least one epsilon", k)
-		case !k.NeedsEpsilon() && len(p.Epsilon) > 0:
-			return bad(key+".epsilon", "%s takes no epsilon", k)
-		}
-		for j, v := range p.K {
-			if v < 1 {
-				return bad(fmt.Sprintf("%s.k[%d]", key, j), "must be ≥ 1, got %d", v)
-			}
-		}
-		for j, e := range p.Epsilon {
-			if CheckEpsilon(e) != nil {
-				return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
-			}
-		}
-		if err := c.checkCuratedPet(i, p); err != nil {
-			return err
-		}
-		if err := checkARAPet(i, p); err != nil {
+		if err := c.checkPet(i, p); err != nil {
 			return err
 		}
 	}
@@ -468,8 +486,50 @@ func (c *Config) Validate() error {
 	}
 	if n := c.gridSize(); n > MaxRuns {
 		return bad("train.trials", "the grid would hold %.4g runs (%d settings at most × %d learning rates × %d trials), more than %d",
-			n, c.maxSettings(), len(t.LearningRates), t.Trials, MaxRuns)
+			n, c.maxSettings(), len(c.Train.LearningRates), c.Train.Trials, MaxRuns)
 	}
+	return nil
+}
+
+// checkPet checks entry pets[i]: its mechanism and the k and ε it takes,
+// each k ≥ 1 and ε in range, then the curated (bags, rr_prior, rr_bins)
+// and ARA keys.
+func (c *Config) checkPet(i int, p PetConfig) error {
+	key := fmt.Sprintf("pets[%d]", i)
+	k := p.Mechanism
+	switch {
+	case !k.Valid():
+		return bad(key+".mechanism", "missing (one of %s)", strings.Join(kindNames(), ", "))
+	case k.NeedsK() && len(p.K) == 0:
+		return bad(key+".k", "%s needs at least one bag size k", k)
+	case !k.NeedsK() && len(p.K) > 0:
+		return bad(key+".k", "%s takes no bag size", k)
+	case k == pets.ValuePrior:
+		return bad(key+".mechanism", "value_prior is rr_bins's private prior (pets[i].prior_epsilon of an rr_bins entry), not a mechanism of its own")
+	case k.NeedsEpsilon() && len(p.Epsilon) == 0 && !k.OptionalEpsilon():
+		return bad(key+".epsilon", "%s needs at least one epsilon", k)
+	case !k.NeedsEpsilon() && len(p.Epsilon) > 0:
+		return bad(key+".epsilon", "%s takes no epsilon", k)
+	}
+	for j, v := range p.K {
+		if v < 1 {
+			return bad(fmt.Sprintf("%s.k[%d]", key, j), "must be ≥ 1, got %d", v)
+		}
+	}
+	for j, e := range p.Epsilon {
+		if CheckEpsilon(e) != nil {
+			return bad(fmt.Sprintf("%s.epsilon[%d]", key, j), "%s", epsilonRange(e))
+		}
+	}
+	if err := c.checkCuratedPet(i, p); err != nil {
+		return err
+	}
+	return checkARAPet(i, p)
+}
+
+// checkAudit checks audit's counts (examples, draws, neighbours, rows,
+// canaries) and τ (finite, ≥ 0, in value units; nil: B/40).
+func (c *Config) checkAudit() error {
 	a := c.Audit
 	switch {
 	case a.Examples < 1:
@@ -495,6 +555,12 @@ func (c *Config) Validate() error {
 	case a.Tau != nil && (!(*a.Tau >= 0) || math.IsInf(*a.Tau, 0)):
 		return bad("audit.tau", "must be finite and ≥ 0 (leave the key out for B/40), got %v", *a.Tau)
 	}
+	return nil
+}
+
+// checkClusterPrivacy checks cluster's resources (cpus_per_task ≥ 1,
+// gpus ≥ 0), then privacy's δ' (in (0, 1e-3]) and budget (finite ε ≥ 0).
+func (c *Config) checkClusterPrivacy() error {
 	if c.Cluster.CPUsPerTask < 1 {
 		return bad("cluster.cpus_per_task", "must be ≥ 1, got %d", c.Cluster.CPUsPerTask)
 	}
