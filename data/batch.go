@@ -178,50 +178,104 @@ type BatchSource struct {
 
 // NewBatchSource validates the options against the frame's columns.
 func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
-	if o.BatchSize < 1 {
-		return nil, fmt.Errorf("%w: batch size must be ≥ 1, got %d", ErrInvalid, o.BatchSize)
-	}
-	if o.BagSize < 0 {
-		return nil, fmt.Errorf("%w: bag size must be ≥ 0, got %d", ErrInvalid, o.BagSize)
-	}
-	if o.Target.perBag() != (o.BagSize > 0) {
-		return nil, fmt.Errorf("%w: target %s needs bag mode (BagSize > 0) exactly when it is a bag proportion", ErrInvalid, o.Target)
-	}
-	if o.BagSize > 0 && !o.SizedBags && o.BatchSize%o.BagSize != 0 {
-		return nil, fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
-	}
-	if o.SizedBags && o.BagSize < 1 {
-		return nil, fmt.Errorf("%w: bags of any size need a number of bags a batch (BagSize ≥ 1), got %d", ErrInvalid, o.BagSize)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	if o.SizedBags {
 		o.DropLast = true
 	}
 	s := &BatchSource{f: f, feat: f.FeaturesOnly(), o: o}
-	if o.Target != TargetNone {
-		if err := CheckClasses(o.Classes); err != nil {
-			return nil, err
-		}
-		if c := max(o.Classes, 2); c != f.NumClasses() {
-			return nil, fmt.Errorf("%w: batch %s %d for a frame of %d classes", ErrInvalid, MetaClasses, c, f.NumClasses())
-		}
-		if c := f.NumClasses(); c >= 3 {
-			s.width = c
-		}
+	if err := s.setClasses(); err != nil {
+		return nil, err
 	}
-	if o.Features != nil {
-		o.Features.checkMemory()
-		s.feat = o.Features
-		if f.Row != nil {
-			for i, r := range f.Row {
-				if r < 0 || r >= int64(o.Features.Rows) {
-					return nil, fmt.Errorf("%w: row %d refers to feature row %d of %d", ErrInvalid, i, r, o.Features.Rows)
-				}
+	if err := s.setFeatures(); err != nil {
+		return nil, err
+	}
+	col, err := s.setTarget()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.setUnits(col); err != nil {
+		return nil, err
+	}
+	if err := s.setShape(); err != nil {
+		return nil, err
+	}
+	// The first epoch's order is made when it is first needed (Next or
+	// SeekEpoch), once: a trainer positions every source before its first
+	// step, and a 10M-row order costs ~0.3 s to shuffle.
+	return s, nil
+}
+
+// check checks the sizes (batch ≥ 1, bag ≥ 0, a batch a multiple of the
+// bag, bags of any size with U ≥ 1) and that the target is per bag exactly
+// in bag mode.
+func (o BatchOptions) check() error {
+	if o.BatchSize < 1 {
+		return fmt.Errorf("%w: batch size must be ≥ 1, got %d", ErrInvalid, o.BatchSize)
+	}
+	if o.BagSize < 0 {
+		return fmt.Errorf("%w: bag size must be ≥ 0, got %d", ErrInvalid, o.BagSize)
+	}
+	if o.Target.perBag() != (o.BagSize > 0) {
+		return fmt.Errorf("%w: target %s needs bag mode (BagSize > 0) exactly when it is a bag proportion", ErrInvalid, o.Target)
+	}
+	if o.BagSize > 0 && !o.SizedBags && o.BatchSize%o.BagSize != 0 {
+		return fmt.Errorf("%w: batch size %d is not a multiple of bag size %d", ErrInvalid, o.BatchSize, o.BagSize)
+	}
+	if o.SizedBags && o.BagSize < 1 {
+		return fmt.Errorf("%w: bags of any size need a number of bags a batch (BagSize ≥ 1), got %d", ErrInvalid, o.BagSize)
+	}
+	return nil
+}
+
+// setClasses checks a target's classes against the frame's and sets
+// s.width: C for C ≥ 3 classes, 0 for binary targets and TargetNone.
+func (s *BatchSource) setClasses() error {
+	f, o := s.f, s.o
+	if o.Target == TargetNone {
+		return nil
+	}
+	if err := CheckClasses(o.Classes); err != nil {
+		return err
+	}
+	if c := max(o.Classes, 2); c != f.NumClasses() {
+		return fmt.Errorf("%w: batch %s %d for a frame of %d classes", ErrInvalid, MetaClasses, c, f.NumClasses())
+	}
+	if c := f.NumClasses(); c >= 3 {
+		s.width = c
+	}
+	return nil
+}
+
+// setFeatures takes the features from o.Features when set: each frame row
+// maps to its `row` (in range), or rows correspond by position (as many).
+func (s *BatchSource) setFeatures() error {
+	f, o := s.f, s.o
+	if o.Features == nil {
+		return nil
+	}
+	o.Features.checkMemory()
+	s.feat = o.Features
+	if f.Row != nil {
+		for i, r := range f.Row {
+			if r < 0 || r >= int64(o.Features.Rows) {
+				return fmt.Errorf("%w: row %d refers to feature row %d of %d", ErrInvalid, i, r, o.Features.Rows)
 			}
-			s.rowOf = f.Row
-		} else if f.Rows != o.Features.Rows {
-			return nil, fmt.Errorf("%w: %d target rows for %d feature rows (and no %s column)", ErrSchema, f.Rows, o.Features.Rows, ColRow)
 		}
+		s.rowOf = f.Row
+	} else if f.Rows != o.Features.Rows {
+		return fmt.Errorf("%w: %d target rows for %d feature rows (and no %s column)", ErrSchema, f.Rows, o.Features.Rows, ColRow)
 	}
+	return nil
+}
+
+// setTarget sets the per-row target (s.labels, s.soft or s.target, value
+// targets times ValueScale) and returns the per-bag target column of bag
+// mode (alpha…, bag_mean times ValueScale; nil otherwise), which setUnits
+// groups.
+func (s *BatchSource) setTarget() ([]float64, error) {
+	f, o := s.f, s.o
 	var col []float64
 	switch o.Target {
 	case TargetNone:
@@ -242,43 +296,9 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 		}
 		s.labels = src // read in place: one byte a row, not a float32 copy (one-hot per batch for C ≥ 3)
 	case TargetSoft:
-		if s.width > 0 {
-			if len(f.SoftTargetC) != f.Rows*s.width {
-				return nil, fmt.Errorf("%w: no %s0… columns (%d values) for the batch target of %d rows × %d classes", ErrSchema, ColSoftTargetPrefix, len(f.SoftTargetC), f.Rows, s.width)
-			}
-			s.soft = f.SoftTargetC
-			break
-		}
-		if f.SoftTarget == nil {
-			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
-		}
-		s.target = make([]float32, len(f.SoftTarget))
-		for i, v := range f.SoftTarget {
-			s.target[i] = float32(v)
-		}
+		return nil, s.setSoftTarget()
 	case TargetValueRR, TargetBagMean:
-		src := f.ValueRR
-		if o.Target == TargetBagMean {
-			src = f.BagMean
-		}
-		if src == nil {
-			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
-		}
-		scale := o.ValueScale
-		if scale == 0 {
-			scale = 1
-		}
-		if o.Target == TargetBagMean {
-			col = make([]float64, len(src))
-			for i, v := range src {
-				col[i] = v * scale
-			}
-			break
-		}
-		s.target = make([]float32, len(src))
-		for i, v := range src {
-			s.target[i] = float32(v * scale)
-		}
+		return s.setValueTarget()
 	case TargetAlpha:
 		col = f.Alpha
 		if s.width > 0 {
@@ -292,28 +312,89 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	default:
 		return nil, fmt.Errorf("%w: unknown target %d", ErrInvalid, o.Target)
 	}
+	return col, nil
+}
+
+// setSoftTarget sets TargetSoft's targets: the frame's soft_target_c
+// vectors in place (C ≥ 3), or soft_target as float32.
+func (s *BatchSource) setSoftTarget() error {
+	f, o := s.f, s.o
+	if s.width > 0 {
+		if len(f.SoftTargetC) != f.Rows*s.width {
+			return fmt.Errorf("%w: no %s0… columns (%d values) for the batch target of %d rows × %d classes", ErrSchema, ColSoftTargetPrefix, len(f.SoftTargetC), f.Rows, s.width)
+		}
+		s.soft = f.SoftTargetC
+		return nil
+	}
+	if f.SoftTarget == nil {
+		return fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+	}
+	s.target = make([]float32, len(f.SoftTarget))
+	for i, v := range f.SoftTarget {
+		s.target[i] = float32(v)
+	}
+	return nil
+}
+
+// setValueTarget scales the value targets by ValueScale (0: 1): value_rr
+// into s.target (float32 a row); bag_mean returned as the bag column.
+func (s *BatchSource) setValueTarget() ([]float64, error) {
+	f, o := s.f, s.o
+	src := f.ValueRR
+	if o.Target == TargetBagMean {
+		src = f.BagMean
+	}
+	if src == nil {
+		return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, o.Target)
+	}
+	scale := o.ValueScale
+	if scale == 0 {
+		scale = 1
+	}
+	if o.Target == TargetBagMean {
+		col := make([]float64, len(src))
+		for i, v := range src {
+			col[i] = v * scale
+		}
+		return col, nil
+	}
+	s.target = make([]float32, len(src))
+	for i, v := range src {
+		s.target[i] = float32(v * scale)
+	}
+	return nil, nil
+}
+
+// setUnits sets the shuffle units: the rows (at most MaxInt32), or in bag
+// mode the bags of bag_id with their target col (groupBags).
+func (s *BatchSource) setUnits(col []float64) error {
+	f, o := s.f, s.o
 	if f.Rows > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: %d rows; a batch source holds at most %d", ErrInvalid, f.Rows, math.MaxInt32)
+		return fmt.Errorf("%w: %d rows; a batch source holds at most %d", ErrInvalid, f.Rows, math.MaxInt32)
 	}
 	if o.BagSize == 0 {
 		s.nUnits = f.Rows
-	} else {
-		if col == nil || s.width > 0 && len(col) != f.Rows*(s.width-1) {
-			return nil, fmt.Errorf("%w: no %s column for the batch target", ErrSchema, s.targetColumn())
-		}
-		if f.BagID == nil {
-			return nil, fmt.Errorf("%w: bag mode needs a %s column", ErrSchema, ColBagID)
-		}
-		if err := s.groupBags(col); err != nil {
-			return nil, err
-		}
+		return nil
 	}
+	if col == nil || s.width > 0 && len(col) != f.Rows*(s.width-1) {
+		return fmt.Errorf("%w: no %s column for the batch target", ErrSchema, s.targetColumn())
+	}
+	if f.BagID == nil {
+		return fmt.Errorf("%w: bag mode needs a %s column", ErrSchema, ColBagID)
+	}
+	return s.groupBags(col)
+}
+
+// setShape sets the batch's shape: the sparse width (o.Width, 0: the
+// widest row; at least 1), the dense dimension, bag and target widths.
+func (s *BatchSource) setShape() error {
+	o := s.o
 	if ff := s.feat; ff.HasSparse() {
 		w := o.Width
 		for i := range ff.Rows {
 			n := int(ff.Offsets[i+1] - ff.Offsets[i])
 			if o.Width > 0 && n > o.Width {
-				return nil, fmt.Errorf("%w: row %d has %d sparse indices, more than width %d", ErrInvalid, i, n, o.Width)
+				return fmt.Errorf("%w: row %d has %d sparse indices, more than width %d", ErrInvalid, i, n, o.Width)
 			}
 			w = max(w, n)
 		}
@@ -322,10 +403,7 @@ func NewBatchSource(f *Frame, o BatchOptions) (*BatchSource, error) {
 	s.b.Dim = s.feat.Dim()
 	s.b.BagSize, s.b.Sized = o.BagSize, o.SizedBags
 	s.b.TargetWidth = s.width
-	// The first epoch's order is made when it is first needed (Next or
-	// SeekEpoch), once: a trainer positions every source before its first
-	// step, and a 10M-row order costs ~0.3 s to shuffle.
-	return s, nil
+	return nil
 }
 
 // targetColumn names the target's column(s), for errors.
