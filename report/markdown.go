@@ -81,12 +81,32 @@ func WriteMarkdown(path string, md Markdown) error {
 	if md.Made != nil {
 		b.WriteString(madeLine(md.Made, md.WallS) + "\n\n")
 	}
-	multi := MetricFor(s.Classes) == MetricAccuracy
 	values := s.Classes == valuesKey
+	writeIntro(&b, s.Classes)
+	writeSummary(&b, md)
 	if values {
+		writeValueAuditChecks(&b, md.Audits)
+	} else {
+		writeAuditChecks(&b, md.Audits)
+		writeModelAttacks(&b, md.Audits)
+		writeEtaQuality(&b, md.Audits, md.Calibration)
+	}
+	if md.Comparison != nil {
+		writeComparison(&b, md)
+	}
+	writeFigures(&b, filepath.Dir(path), md.Figures)
+	writeProvenance(&b, md)
+	return atomicfile.WriteFile(path, []byte(b.String()))
+}
+
+// writeIntro writes the reporting rule and what the columns mean, for
+// conversion values, C ≥ 3 classes (accuracy) or binary labels (AUC).
+func writeIntro(b *strings.Builder, classes int) {
+	switch {
+	case classes == valuesKey:
 		b.WriteString(valuesIntro)
-	} else if multi {
-		fmt.Fprintf(&b, "Labels of C = %d classes. Each row is one privacy setting. Following the paper's reporting rule "+
+	case MetricFor(classes) == MetricAccuracy:
+		fmt.Fprintf(b, "Labels of C = %d classes. Each row is one privacy setting. Following the paper's reporting rule "+
 			"(Appendix C, \"AUC vs Advantage Experimental Setup\") with test accuracy in place of AUC, as multi-class "+
 			"label-DP results are reported, *best LR* is the learning rate with the highest mean test accuracy over trials, "+
 			"*test accuracy* (the fraction of test rows whose most probable class is the label) is that learning rate's "+
@@ -95,8 +115,8 @@ func WriteMarkdown(path string, md Markdown) error {
 			"*E[adv]* is the expected additive advantage of the Bayes-optimal label-inference attacker (its accuracy at "+
 			"guessing each label from the release, minus the prior's), *MA p98* the 98th percentile of |multiplicative "+
 			"advantage| (the largest change of the log posterior odds between two classes, nats) and *MA = ∞* the "+
-			"fraction of examples for which the release rules a class out (infinite posterior odds against it).\n\n", s.Classes)
-	} else {
+			"fraction of examples for which the release rules a class out (infinite posterior odds against it).\n\n", classes)
+	default:
 		b.WriteString("Each row is one privacy setting. Following the paper's reporting rule (Appendix C, " +
 			"\"AUC vs Advantage Experimental Setup\"), *best LR* is the learning rate with the highest mean test AUC " +
 			"over trials, and *test AUC* is that learning rate's mean ± standard error over its trials " +
@@ -105,7 +125,14 @@ func WriteMarkdown(path string, md Markdown) error {
 			"*MA p98* the 98th percentile of |multiplicative advantage| (|Δ log-odds|, nats) and " +
 			"*MA = ∞* the fraction of examples whose label is fully exposed.\n\n")
 	}
+}
 
+// writeSummary writes the Summary section: the result group (or the
+// several groups' note), the summary table (one per side of a comparison
+// with both sides), the hint when settings are not audited, the η sources,
+// the merge note and md.Notes.
+func writeSummary(b *strings.Builder, md Markdown) {
+	s := md.Summary
 	b.WriteString("## Summary" + ClassesTitle(s.Classes) + "\n\n")
 	mixed := len(s.Datasets) > 1 || len(s.Configs) > 1
 	sides := md.CompareSides[0] != nil && md.CompareSides[1] != nil
@@ -113,7 +140,7 @@ func WriteMarkdown(path string, md Markdown) error {
 		b.WriteString(groupLine(s.Rows[0].Dataset, s.Rows[0].ConfigID))
 	}
 	if mixed && !sides {
-		fmt.Fprintf(&b, "**Several result groups** (%d datasets, %d model configs): runs of different datasets or "+
+		fmt.Fprintf(b, "**Several result groups** (%d datasets, %d model configs): runs of different datasets or "+
 			"configs are never averaged; each (dataset, config) has its own rows.\n\n", len(s.Datasets), len(s.Configs))
 	}
 	audited, unaudited := 0, 0
@@ -127,17 +154,17 @@ func WriteMarkdown(path string, md Markdown) error {
 	if sides {
 		for i, side := range md.CompareSides {
 			sm := len(side.Datasets) > 1 || len(side.Configs) > 1
-			fmt.Fprintf(&b, "### %s\n\n", cell(compareName(md.CompareNames, i)))
+			fmt.Fprintf(b, "### %s\n\n", cell(compareName(md.CompareNames, i)))
 			if !sm && len(side.Rows) > 0 {
 				b.WriteString(groupLine(side.Rows[0].Dataset, side.Rows[0].ConfigID))
 			}
-			writeSummaryTable(&b, side, sm, slices.ContainsFunc(side.Rows, func(r Row) bool { return r.Audited }))
+			writeSummaryTable(b, side, sm, slices.ContainsFunc(side.Rows, func(r Row) bool { return r.Audited }))
 			b.WriteString("\n")
 		}
-	} else if values {
-		writeValueSummaryTable(&b, s, mixed, audited > 0)
+	} else if s.Classes == valuesKey {
+		writeValueSummaryTable(b, s, mixed, audited > 0)
 	} else {
-		writeSummaryTable(&b, s, mixed, audited > 0)
+		writeSummaryTable(b, s, mixed, audited > 0)
 	}
 	hint := md.AuditHint
 	if hint == "" {
@@ -145,9 +172,9 @@ func WriteMarkdown(path string, md Markdown) error {
 	}
 	switch {
 	case len(s.Rows) > 0 && audited == 0:
-		fmt.Fprintf(&b, "\n**Not audited:** run `%s` to add the attack advantages (E[adv], MA) and their figures.\n", hint)
+		fmt.Fprintf(b, "\n**Not audited:** run `%s` to add the attack advantages (E[adv], MA) and their figures.\n", hint)
 	case unaudited > 0:
-		fmt.Fprintf(&b, "\n%d of %d settings were not audited (— in the audit columns): run `%s`.\n", unaudited, len(s.Rows), hint)
+		fmt.Fprintf(b, "\n%d of %d settings were not audited (— in the audit columns): run `%s`.\n", unaudited, len(s.Rows), hint)
 	}
 	if src := etaSources(s.Rows); src != "" {
 		b.WriteString("\n" + src + "\n")
@@ -156,53 +183,51 @@ func WriteMarkdown(path string, md Markdown) error {
 	for _, n := range md.Notes {
 		b.WriteString("\n" + n + "\n")
 	}
+}
 
-	if values {
-		writeValueAuditChecks(&b, md.Audits)
-	} else {
-		writeAuditChecks(&b, md.Audits)
-		writeModelAttacks(&b, md.Audits)
-		writeEtaQuality(&b, md.Audits, md.Calibration)
+// writeComparison writes the Comparison section of md.Comparison (B − A
+// with its SE and the two tests): its rule, the sides, the config keys
+// that differ and the table.
+func writeComparison(b *strings.Builder, md Markdown) {
+	na, nb := compareName(md.CompareNames, 0), compareName(md.CompareNames, 1)
+	cc := md.Summary.Classes
+	if len(md.Comparison) > 0 {
+		cc = md.Comparison[0].Classes
 	}
+	fmt.Fprintf(b, "\n## Comparison: %s vs %s%s\n\n", na, nb, ClassesTitle(cc))
+	mn := MetricFor(cc).Short()
+	fmt.Fprintf(b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). Each difference is tested on its own: *%s > 2 SE* "+
+		"when |Δ%s| > 2·SE, *E[adv] > 2 SE* when |ΔE[adv]| > 2·SE (n/a with a single trial, whose SE is unknown, "+
+		"or without an audit). Settings present on one side only are listed with the side that has them.\n\n",
+		nb, na, na, nb, mn, mn)
+	writeSides(b, md.Comparison, na, nb)
+	writeConfigDiff(b, md, na, nb)
+	writeComparisonTable(b, md.Comparison, na, nb)
+}
 
-	if md.Comparison != nil {
-		na, nb := compareName(md.CompareNames, 0), compareName(md.CompareNames, 1)
-		cc := s.Classes
-		if len(md.Comparison) > 0 {
-			cc = md.Comparison[0].Classes
+// writeFigures writes the Figures section (none without figures): each
+// figure's title (default its file's name), its link relative to dir
+// (the report's folder) where one is, and its caption.
+func writeFigures(b *strings.Builder, dir string, figs []Figure) {
+	if len(figs) == 0 {
+		return
+	}
+	b.WriteString("\n## Figures\n")
+	for _, f := range figs {
+		link := f.Path
+		if rel, err := filepath.Rel(dir, f.Path); err == nil && filepath.IsAbs(dir) == filepath.IsAbs(f.Path) {
+			link = rel
 		}
-		fmt.Fprintf(&b, "\n## Comparison: %s vs %s%s\n\n", na, nb, ClassesTitle(cc))
-		mn := MetricFor(cc).Short()
-		fmt.Fprintf(&b, "Δ = %s − %s; SE = √(SE_%s² + SE_%s²). Each difference is tested on its own: *%s > 2 SE* "+
-			"when |Δ%s| > 2·SE, *E[adv] > 2 SE* when |ΔE[adv]| > 2·SE (n/a with a single trial, whose SE is unknown, "+
-			"or without an audit). Settings present on one side only are listed with the side that has them.\n\n",
-			nb, na, na, nb, mn, mn)
-		writeSides(&b, md.Comparison, na, nb)
-		writeConfigDiff(&b, md, na, nb)
-		writeComparisonTable(&b, md.Comparison, na, nb)
-	}
-
-	if len(md.Figures) > 0 {
-		b.WriteString("\n## Figures\n")
-		dir := filepath.Dir(path)
-		for _, f := range md.Figures {
-			link := f.Path
-			if rel, err := filepath.Rel(dir, f.Path); err == nil && filepath.IsAbs(dir) == filepath.IsAbs(f.Path) {
-				link = rel
-			}
-			link = filepath.ToSlash(link)
-			t := f.Title
-			if t == "" {
-				t = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
-			}
-			fmt.Fprintf(&b, "\n### %s\n\n![%s](%s)\n", t, t, link)
-			if f.Caption != "" {
-				fmt.Fprintf(&b, "\n%s\n", f.Caption)
-			}
+		link = filepath.ToSlash(link)
+		t := f.Title
+		if t == "" {
+			t = strings.TrimSuffix(filepath.Base(f.Path), filepath.Ext(f.Path))
+		}
+		fmt.Fprintf(b, "\n### %s\n\n![%s](%s)\n", t, t, link)
+		if f.Caption != "" {
+			fmt.Fprintf(b, "\n%s\n", f.Caption)
 		}
 	}
-	writeProvenance(&b, md)
-	return atomicfile.WriteFile(path, []byte(b.String()))
 }
 
 // madeLine is report.md's first line under the title: tool, revision,
