@@ -142,52 +142,18 @@ func i32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Int32, dims...) }
 // prior [R] (LossParams.Prior).
 const stepInputs = 4
 
-// buildTrain builds one Adam step for the whole group.
+// buildTrain builds one Adam step for the whole group. The nodes are made
+// in the order of the inputs (trainState, feedInput, the targets), then
+// the loss, its gradient and the update (adamUpdate).
 func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 	return func(g *Graph) []*Node {
 		specs := s.graphParams(m)
 		np := len(specs)
-		params, ms, vs := make([]*Node, np), make([]*Node, np), make([]*Node, np)
-		for i, p := range specs {
-			params[i] = Parameter(g, "param/"+p.name, f32(p.dims(s.r)...))
-		}
-		for i, p := range specs {
-			ms[i] = Parameter(g, "adam_m/"+p.name, f32(p.dims(s.r)...))
-		}
-		for i, p := range specs {
-			vs[i] = Parameter(g, "adam_v/"+p.name, f32(p.dims(s.r)...))
-		}
-		lossAcc := Parameter(g, "loss_acc", f32(s.r))
-		stepScale := Parameter(g, "step_scale", f32(s.r))
-		vScale := Parameter(g, "v_scale", f32())
-		flip := Parameter(g, "flip_prob", f32(s.r))
-		prior := Parameter(g, "prior", f32(s.r))
-
-		layers := params
-		var h0, lazyRows, lazyIdx *Node
-		switch s.feed {
-		case feedHost:
-			h0 = Parameter(g, "x", f32(s.r, s.b, s.d))
-		case feedResident:
-			feats := Parameter(g, "features", f32(s.n, s.d))
-			idx := Parameter(g, "row_ids", i32(s.r*s.b))
-			h0 = Reshape(Gather(feats, Reshape(idx, -1, 1)), s.r, s.b, s.d)
-		case feedSparseLazy:
-			uniq := Parameter(g, "unique_rows", i32(s.r*s.u))
-			local := Parameter(g, "local_ids", i32(s.r, s.b, s.w))
-			mask := Parameter(g, "mask", f32(s.r, s.b, s.w))
-			lazyIdx = Reshape(uniq, -1, 1)
-			lazyRows = Gather(params[0], lazyIdx) // [R·U, E]: the rows this step touches
-			h0 = embedSum(lazyRows, local, mask)
-		case feedSparseDense:
-			ids := Parameter(g, "table_ids", i32(s.r, s.b, s.w))
-			mask := Parameter(g, "mask", f32(s.r, s.b, s.w))
-			h0 = embedSum(params[0], ids, mask)
-		case feedSparseHost:
-			h0 = Parameter(g, "embedding_sums", f32(s.r, s.b, s.e))
-		}
+		st := s.trainState(g, specs)
+		h0, lazyRows, lazyIdx := s.feedInput(g, st.params)
+		layers := st.params
 		if m.Kind == KindKDDEmbed && s.feed != feedSparseHost {
-			layers = params[1:]
+			layers = st.params[1:]
 		}
 		target := Parameter(g, "target", f32(s.r, s.targets()))
 
@@ -195,68 +161,136 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 		if s.sized {
 			loss = sizedPropMatch(denseStack(layers, h0), target, s.bag)
 		} else {
-			loss = replicaLoss(s.loss, flip, prior, denseStack(layers, h0), target, s.bag)
+			loss = replicaLoss(s.loss, st.flip, st.prior, denseStack(layers, h0), target, s.bag)
 		}
-		wrt := params
+		wrt := st.params
 		switch s.feed {
 		case feedSparseLazy:
-			wrt = append([]*Node{lazyRows}, params[1:]...)
+			wrt = append([]*Node{lazyRows}, st.params[1:]...)
 		case feedSparseHost:
-			wrt = append(slices.Clone(params), h0)
+			wrt = append(slices.Clone(st.params), h0)
 		}
 		grads := Gradient(ReduceAllSum(loss), wrt...)
 		if s.hostAdam {
-			outs := append(grads[:np:np], Add(lossAcc, loss))
+			outs := append(grads[:np:np], Add(st.lossAcc, loss))
 			if s.feed == feedSparseHost {
 				outs = append(outs, grads[np])
 			}
 			return outs
 		}
-
-		a := s.adam
-		// perReplica broadcasts stepScale [R] to rows of a parameter.
-		perReplica := func(dims []int, kind paramKind) *Node {
-			switch kind {
-			case paramWeight:
-				return Reshape(stepScale, s.r, 1, 1)
-			case paramBias:
-				return Reshape(stepScale, s.r, 1)
-			default: // [R·rows, E] with rows = dims[0]/R
-				rows := dims[0] / s.r
-				return Reshape(BroadcastToDims(Reshape(stepScale, s.r, 1, 1), s.r, rows, 1), s.r*rows, 1)
-			}
-		}
-		adamStep := func(m, v, scale *Node) *Node { // s·m / (√v/√(1−β2^t) + ε)
-			return Div(Mul(m, scale), AddScalar(Mul(Sqrt(v), vScale), a.Epsilon))
-		}
-		outP, outM, outV := make([]*Node, np), make([]*Node, np), make([]*Node, np)
-		for i, p := range specs {
-			gi := grads[i]
-			if i == 0 && s.feed == feedSparseLazy {
-				// Lazy Adam: only the rows this step touched (unique per
-				// replica; padding points at the replica's trash row, whose
-				// gradient and moments stay zero). Updates are added in place
-				// (ScatterSum), so a donated table is not copied.
-				mOld, vOld := Gather(ms[0], lazyIdx), Gather(vs[0], lazyIdx)
-				dm := MulScalar(Sub(gi, mOld), 1-a.Beta1)
-				dv := MulScalar(Sub(Square(gi), vOld), 1-a.Beta2)
-				step := adamStep(Add(mOld, dm), Add(vOld, dv), perReplica([]int{s.r * s.u}, paramTable))
-				outP[0] = ScatterSum(params[0], lazyIdx, Neg(step), false, false)
-				outM[0] = ScatterSum(ms[0], lazyIdx, dm, false, false)
-				outV[0] = ScatterSum(vs[0], lazyIdx, dv, false, false)
-				continue
-			}
-			outM[i] = Add(MulScalar(ms[i], a.Beta1), MulScalar(gi, 1-a.Beta1))
-			outV[i] = Add(MulScalar(vs[i], a.Beta2), MulScalar(Square(gi), 1-a.Beta2))
-			outP[i] = Sub(params[i], adamStep(outM[i], outV[i], perReplica(p.dims(s.r), p.kind)))
-		}
+		outP, outM, outV := s.adamUpdate(specs, st, grads, lazyIdx)
 		outs := append(append(outP, outM...), outV...)
-		outs = append(outs, Add(lossAcc, loss))
+		outs = append(outs, Add(st.lossAcc, loss))
 		if s.feed == feedSparseHost {
 			outs = append(outs, grads[np])
 		}
 		return outs
 	}
+}
+
+// trainGraphState is the training program's state and step inputs: the
+// params, Adam's moments m and v (P each), the loss accumulator [R] and
+// the stepInputs.
+type trainGraphState struct {
+	params, ms, vs                          []*Node
+	lossAcc, stepScale, vScale, flip, prior *Node
+}
+
+// trainState makes the state and step inputs' parameters, in the
+// program's input order.
+func (s trainShape) trainState(g *Graph, specs []paramSpec) trainGraphState {
+	np := len(specs)
+	st := trainGraphState{params: make([]*Node, np), ms: make([]*Node, np), vs: make([]*Node, np)}
+	for i, p := range specs {
+		st.params[i] = Parameter(g, "param/"+p.name, f32(p.dims(s.r)...))
+	}
+	for i, p := range specs {
+		st.ms[i] = Parameter(g, "adam_m/"+p.name, f32(p.dims(s.r)...))
+	}
+	for i, p := range specs {
+		st.vs[i] = Parameter(g, "adam_v/"+p.name, f32(p.dims(s.r)...))
+	}
+	st.lossAcc = Parameter(g, "loss_acc", f32(s.r))
+	st.stepScale = Parameter(g, "step_scale", f32(s.r))
+	st.vScale = Parameter(g, "v_scale", f32())
+	st.flip = Parameter(g, "flip_prob", f32(s.r))
+	st.prior = Parameter(g, "prior", f32(s.r))
+	return st
+}
+
+// feedInput makes the feed's data inputs and returns h0, the first
+// layer's input [R, B, D] (or the embedding sums [R, B, E]); with
+// feedSparseLazy also the table rows the step touches [R·U, E] (lazyRows,
+// gathered from params[0]) and their indices [R·U, 1] (lazyIdx).
+func (s trainShape) feedInput(g *Graph, params []*Node) (h0, lazyRows, lazyIdx *Node) {
+	switch s.feed {
+	case feedHost:
+		h0 = Parameter(g, "x", f32(s.r, s.b, s.d))
+	case feedResident:
+		feats := Parameter(g, "features", f32(s.n, s.d))
+		idx := Parameter(g, "row_ids", i32(s.r*s.b))
+		h0 = Reshape(Gather(feats, Reshape(idx, -1, 1)), s.r, s.b, s.d)
+	case feedSparseLazy:
+		uniq := Parameter(g, "unique_rows", i32(s.r*s.u))
+		local := Parameter(g, "local_ids", i32(s.r, s.b, s.w))
+		mask := Parameter(g, "mask", f32(s.r, s.b, s.w))
+		lazyIdx = Reshape(uniq, -1, 1)
+		lazyRows = Gather(params[0], lazyIdx) // [R·U, E]: the rows this step touches
+		h0 = embedSum(lazyRows, local, mask)
+	case feedSparseDense:
+		ids := Parameter(g, "table_ids", i32(s.r, s.b, s.w))
+		mask := Parameter(g, "mask", f32(s.r, s.b, s.w))
+		h0 = embedSum(params[0], ids, mask)
+	case feedSparseHost:
+		h0 = Parameter(g, "embedding_sums", f32(s.r, s.b, s.e))
+	}
+	return h0, lazyRows, lazyIdx
+}
+
+// adamUpdate is the Adam step of every parameter from its gradient grads[i]:
+// the updated params, m and v (P each); with feedSparseLazy the table's
+// only on the rows lazyIdx the step touched.
+func (s trainShape) adamUpdate(specs []paramSpec, st trainGraphState, grads []*Node, lazyIdx *Node) (outP, outM, outV []*Node) {
+	a := s.adam
+	params, ms, vs := st.params, st.ms, st.vs
+	// perReplica broadcasts stepScale [R] to rows of a parameter.
+	perReplica := func(dims []int, kind paramKind) *Node {
+		switch kind {
+		case paramWeight:
+			return Reshape(st.stepScale, s.r, 1, 1)
+		case paramBias:
+			return Reshape(st.stepScale, s.r, 1)
+		default: // [R·rows, E] with rows = dims[0]/R
+			rows := dims[0] / s.r
+			return Reshape(BroadcastToDims(Reshape(st.stepScale, s.r, 1, 1), s.r, rows, 1), s.r*rows, 1)
+		}
+	}
+	adamStep := func(m, v, scale *Node) *Node { // s·m / (√v/√(1−β2^t) + ε)
+		return Div(Mul(m, scale), AddScalar(Mul(Sqrt(v), st.vScale), a.Epsilon))
+	}
+	np := len(specs)
+	outP, outM, outV = make([]*Node, np), make([]*Node, np), make([]*Node, np)
+	for i, p := range specs {
+		gi := grads[i]
+		if i == 0 && s.feed == feedSparseLazy {
+			// Lazy Adam: only the rows this step touched (unique per
+			// replica; padding points at the replica's trash row, whose
+			// gradient and moments stay zero). Updates are added in place
+			// (ScatterSum), so a donated table is not copied.
+			mOld, vOld := Gather(ms[0], lazyIdx), Gather(vs[0], lazyIdx)
+			dm := MulScalar(Sub(gi, mOld), 1-a.Beta1)
+			dv := MulScalar(Sub(Square(gi), vOld), 1-a.Beta2)
+			step := adamStep(Add(mOld, dm), Add(vOld, dv), perReplica([]int{s.r * s.u}, paramTable))
+			outP[0] = ScatterSum(params[0], lazyIdx, Neg(step), false, false)
+			outM[0] = ScatterSum(ms[0], lazyIdx, dm, false, false)
+			outV[0] = ScatterSum(vs[0], lazyIdx, dv, false, false)
+			continue
+		}
+		outM[i] = Add(MulScalar(ms[i], a.Beta1), MulScalar(gi, 1-a.Beta1))
+		outV[i] = Add(MulScalar(vs[i], a.Beta2), MulScalar(Square(gi), 1-a.Beta2))
+		outP[i] = Sub(params[i], adamStep(outM[i], outV[i], perReplica(p.dims(s.r), p.kind)))
+	}
+	return outP, outM, outV
 }
 
 // predictShape keys a prediction program: probabilities [R, C] of C rows
