@@ -262,34 +262,7 @@ func SynthStaged(ctx context.Context, o SynthOptions) (*StagedDataset, error) {
 func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 	names := SynthFeatureNames(o.Features)
 	meta := &Meta{Source: "synth", Kind: o.Kind.String(), Features: names, Dims: o.Features, Seed: o.Seed, Groups: o.Groups}
-	var m synthGen
-	var vm *valueModel
-	switch o.Kind {
-	case SynthValues:
-		vm = newValueModel(o)
-		g := vm.g
-		meta.Labels, meta.ValueMax, meta.ValueStep = LabelsValues, g.Max, g.Step
-		meta.ZeroWeights, meta.ZeroBias, meta.MuWeights, meta.MuBias, meta.Sigma = vm.u, vm.b, vm.w, ValueMuBias, vm.sigma
-		meta.ZeroRate = o.zeroRate()
-		meta.ValuePrior = vm.populationPrior(o.Features, o.Seed)
-		m = vm
-	case SynthMulticlass:
-		mc := newMulticlassModel(o.Classes, o.Features, o.Seed)
-		meta.Classes, meta.ClassWeights, meta.LogitNorm = o.Classes, mc.weightRows(), MulticlassLogitNorm
-		m = mc
-	case SynthConversions:
-		mc := newConversionModel(o)
-		meta.Classes, meta.ClassWeights, meta.LogitNorm = mc.c, mc.weightRows(), MulticlassLogitNorm
-		meta.TriggerData, meta.Windows, meta.ConversionRate, meta.NoReportLogit = o.TriggerData, o.Windows, o.conversionRate(), mc.bias[0]
-		m = mc
-	default:
-		bm := newSynthModel(o.Kind, o.Features, o.Seed)
-		if o.Kind == SynthLogistic {
-			meta.Weights, meta.Bias = bm.w, bm.b
-		}
-		m = bm
-	}
-
+	m, vm := meta.synthGenerator(o)
 	test := m.frame(names, o.TestRows, rand.New(rand.NewPCG(o.Seed, streamSynthTest)), o.Groups)
 	md := map[string]string{"source": "synth", "kind": o.Kind.String(), "seed": strconv.FormatUint(o.Seed, 10)}
 	md["split"] = "test"
@@ -307,48 +280,11 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		return nil, err
 	}
 	defer trw.Abort()
-	rtrain := rand.New(rand.NewPCG(o.Seed, streamSynthTrain))
-	var counts [MaxClasses]int64
-	var zeros int64
-	var valueSum float64
-	for done := 0; done < o.Rows; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n := min(chunkRows, o.Rows-done)
-		f := m.frame(names, n, rtrain, o.Groups)
-		for _, y := range f.Label {
-			counts[y]++
-		}
-		for _, v := range f.Value {
-			if v == 0 {
-				zeros++
-			}
-			valueSum += v
-		}
-		if err := trw.Write(f); err != nil {
-			return nil, err
-		}
-		done += n
+	tally, err := writeSynthTrain(ctx, trw, m, names, o)
+	if err != nil {
+		return nil, err
 	}
-	if test.Eta != nil {
-		meta.BayesAUC = finitePtr(stats.ExpectedAUC(test.Eta))
-		meta.BayesAUCEmpirical = finitePtr(stats.AUC(test.Eta, test.Label))
-	}
-	if o.Kind == SynthMulticlass || o.Kind == SynthConversions {
-		exp, emp := BayesAccuracy(test)
-		meta.BayesAccuracy, meta.BayesAccuracyEmpirical = finitePtr(exp), finitePtr(emp)
-		meta.ClassRates = classRates(counts[:o.classes()], o.Rows)
-	}
-	meta.TrainRows, meta.TestRows = int64(o.Rows), int64(o.TestRows)
-	if vm != nil {
-		exp, emp := vm.bayesMSE(test)
-		meta.BayesMSE, meta.BayesMSEEmpirical = finitePtr(exp), finitePtr(emp)
-		meta.ValueZeroRate = finitePtr(float64(zeros) / float64(o.Rows))
-		meta.ValueMean = finitePtr(valueSum / float64(o.Rows))
-	} else if meta.Classes < 3 {
-		meta.PositiveRate = positiveRate(int64(o.Rows)-counts[0], int64(o.Rows))
-	}
+	meta.setSynthStats(o, test, tally, vm)
 	if err := tw.Commit(); err != nil {
 		return nil, err
 	}
@@ -360,6 +296,97 @@ func synthInto(ctx context.Context, dir string, o SynthOptions) (*Meta, error) {
 		return nil, err
 	}
 	return meta, nil
+}
+
+// synthGenerator is the generator of o.Kind, whose law it records in
+// meta (weights, biases, the value grid and prior, classes); vm is the
+// value model of kind values, else nil.
+func (meta *Meta) synthGenerator(o SynthOptions) (m synthGen, vm *valueModel) {
+	switch o.Kind {
+	case SynthValues:
+		vm = newValueModel(o)
+		g := vm.g
+		meta.Labels, meta.ValueMax, meta.ValueStep = LabelsValues, g.Max, g.Step
+		meta.ZeroWeights, meta.ZeroBias, meta.MuWeights, meta.MuBias, meta.Sigma = vm.u, vm.b, vm.w, ValueMuBias, vm.sigma
+		meta.ZeroRate = o.zeroRate()
+		meta.ValuePrior = vm.populationPrior(o.Features, o.Seed)
+		return vm, vm
+	case SynthMulticlass:
+		mc := newMulticlassModel(o.Classes, o.Features, o.Seed)
+		meta.Classes, meta.ClassWeights, meta.LogitNorm = o.Classes, mc.weightRows(), MulticlassLogitNorm
+		return mc, nil
+	case SynthConversions:
+		mc := newConversionModel(o)
+		meta.Classes, meta.ClassWeights, meta.LogitNorm = mc.c, mc.weightRows(), MulticlassLogitNorm
+		meta.TriggerData, meta.Windows, meta.ConversionRate, meta.NoReportLogit = o.TriggerData, o.Windows, o.conversionRate(), mc.bias[0]
+		return mc, nil
+	default:
+		bm := newSynthModel(o.Kind, o.Features, o.Seed)
+		if o.Kind == SynthLogistic {
+			meta.Weights, meta.Bias = bm.w, bm.b
+		}
+		return bm, nil
+	}
+}
+
+// synthTally counts the training rows written: per class, and for values
+// the zeros and the sum of the values.
+type synthTally struct {
+	counts   [MaxClasses]int64
+	zeros    int64
+	valueSum float64
+}
+
+// writeSynthTrain draws the o.Rows training rows from m in chunks of
+// chunkRows (the train stream of o.Seed) into trw, counting them.
+func writeSynthTrain(ctx context.Context, trw *Writer, m synthGen, names []string, o SynthOptions) (synthTally, error) {
+	var t synthTally
+	rtrain := rand.New(rand.NewPCG(o.Seed, streamSynthTrain))
+	for done := 0; done < o.Rows; {
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		n := min(chunkRows, o.Rows-done)
+		f := m.frame(names, n, rtrain, o.Groups)
+		for _, y := range f.Label {
+			t.counts[y]++
+		}
+		for _, v := range f.Value {
+			if v == 0 {
+				t.zeros++
+			}
+			t.valueSum += v
+		}
+		if err := trw.Write(f); err != nil {
+			return t, err
+		}
+		done += n
+	}
+	return t, nil
+}
+
+// setSynthStats records the dataset's statistics in meta: the Bayes AUC
+// (binary η) or accuracy and class rates (C classes), the row counts, and
+// the Bayes MSE, zero rate and mean of values (vm) or the positive rate.
+func (meta *Meta) setSynthStats(o SynthOptions, test *Frame, t synthTally, vm *valueModel) {
+	if test.Eta != nil {
+		meta.BayesAUC = finitePtr(stats.ExpectedAUC(test.Eta))
+		meta.BayesAUCEmpirical = finitePtr(stats.AUC(test.Eta, test.Label))
+	}
+	if o.Kind == SynthMulticlass || o.Kind == SynthConversions {
+		exp, emp := BayesAccuracy(test)
+		meta.BayesAccuracy, meta.BayesAccuracyEmpirical = finitePtr(exp), finitePtr(emp)
+		meta.ClassRates = classRates(t.counts[:o.classes()], o.Rows)
+	}
+	meta.TrainRows, meta.TestRows = int64(o.Rows), int64(o.TestRows)
+	if vm != nil {
+		exp, emp := vm.bayesMSE(test)
+		meta.BayesMSE, meta.BayesMSEEmpirical = finitePtr(exp), finitePtr(emp)
+		meta.ValueZeroRate = finitePtr(float64(t.zeros) / float64(o.Rows))
+		meta.ValueMean = finitePtr(t.valueSum / float64(o.Rows))
+	} else if meta.Classes < 3 {
+		meta.PositiveRate = positiveRate(int64(o.Rows)-t.counts[0], int64(o.Rows))
+	}
 }
 
 // synthBytes estimates the bytes of Synth's two files: per row D float32
