@@ -69,83 +69,16 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 			return nil, err
 		}
 		m.Unit(set.ID, i)
-		seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
-		opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples, Progress: m}
-		part, err := s.mechanismAuditOptions(set, n, &opts)
+		a, res, err := s.auditSetting(set, eta, n, calN, source, q, m)
 		if err != nil {
-			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
-		}
-		if cfg.RealizedDraws > 0 {
-			opts.Sampler, opts.Draws, opts.Canaries = s.auditSampler(part, opts.Prior), cfg.RealizedDraws, cfg.Canaries
-		}
-		res, err := runAudit(eta, set.Mech, opts)
-		if err != nil {
-			return nil, fmt.Errorf("audit %s: %w", set.ID, err)
-		}
-		a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
-			EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
-			EtaTrials: len(q.trials)}
-		if q.cal != nil {
-			a.EtaECE, a.EtaBrier = q.cal.ECE, q.cal.Brier
-		}
-		if err := s.summaryAccuracy(set, &a); err != nil {
 			return nil, err
-		}
-		// EAdv of the same partition (the same bags; rr_prior's same
-		// priors) under other η: exact, no sampler.
-		exact := audit.Options{Seed: seed, LabelDraws: 1, Bags: opts.Bags, Prior: opts.Prior}
-		other := func(e []float64, which string) (float64, error) {
-			if e == nil {
-				return math.NaN(), nil
-			}
-			exact.Progress = taggedPasses{m, which}
-			r, err := runAudit(e, set.Mech, exact)
-			if err != nil {
-				return 0, fmt.Errorf("audit %s: %w", set.ID, err)
-			}
-			return r.EAdv, nil
-		}
-		if a.EAdvCalibrated, err = other(q.calibrated, "calibrated η"); err != nil {
-			return nil, err
-		}
-		if a.EAdvTrue, err = other(q.truth, "true η"); err != nil {
-			return nil, err
-		}
-		a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
-		if len(q.trials) > 1 {
-			a.EAdvTrialMin, a.EAdvTrialMax = math.Inf(1), math.Inf(-1)
-			for t, e := range q.trials {
-				v, err := other(e, fmt.Sprintf("trial %d's η̂", t))
-				if err != nil {
-					return nil, err
-				}
-				a.EAdvTrialMin, a.EAdvTrialMax = math.Min(a.EAdvTrialMin, v), math.Max(a.EAdvTrialMax, v)
-			}
 		}
 		audits = append(audits, a)
 		for _, x := range res.Samples {
 			post = append(post, report.Posterior{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: a.Pet, K: set.K, Epsilon: set.Epsilon, Sample: x})
 		}
 		sm := res.Summary
-		line := fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",
-			set.ID, sm.EAdv, sm.EAdvSE, sm.MAP98, 100*sm.MAInfFrac, sm.NExamples, source)
-		if !math.IsNaN(sm.RealizedGain) {
-			line += fmt.Sprintf("; realized %.5f ± %.5f over %s", sm.RealizedGain, sm.RealizedGainSE, english.Count(sm.RealizedDraws, "release"))
-		}
-		if !math.IsNaN(sm.EAdvBound) {
-			line += fmt.Sprintf("; ε-DP worst case %.5f", sm.EAdvBound)
-		}
-		if !math.IsNaN(a.RMSRE) {
-			line += fmt.Sprintf("; RMSRE_5 %.4g over %d keys (expected %.4g)", a.RMSRE, a.RMSREKeys, a.RMSREExpected)
-		}
-		if !math.IsNaN(sm.EpsLower) {
-			line += fmt.Sprintf("; ε ≥ %.3g (95%%, %d canaries", sm.EpsLower, sm.Canaries)
-			if !math.IsNaN(sm.EpsLowerRealBags) {
-				line += fmt.Sprintf("; among real bag-mates ε ≥ %.3g", sm.EpsLowerRealBags)
-			}
-			line += ")"
-		}
-		s.ev.Info("audit", line)
+		s.ev.Info("audit", auditLine(set.ID, sm, a, source))
 		if err := models.setting(ctx, s, set, runs, &audits[len(audits)-1]); err != nil {
 			return nil, err
 		}
@@ -159,6 +92,115 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 	if q.cal != nil {
 		cals = append(cals, report.Calibration{Dataset: s.datasetID, ConfigID: s.configID, EtaSource: source, Calibration: *q.cal})
 	}
+	if err := s.writeAudited(audits, post, cals); err != nil {
+		return nil, err
+	}
+	if err := models.finish(s, time.Since(started)); err != nil {
+		return nil, err
+	}
+	return &Audited{Audits: audits, Posteriors: post, Calibration: cals}, nil
+}
+
+// auditSetting audits setting set on the audit rows' η (η from source,
+// of the first n test rows; calN calibration rows after them): the exact
+// advantage and, with audit.realized_draws > 0, the realized releases and
+// canaries; the setting's accuracies (summaryAccuracy); and EAdv under
+// the other η of q (otherEtaAdv). res holds the summary and samples.
+func (s *Session) auditSetting(set *setting, eta []float64, n, calN int, source string, q etaQuality, m *meter) (report.Audit, *audit.Result, error) {
+	cfg := s.cfg.Audit
+	seed := deriveSeed(s.cfg.Seed, "audit", set.ID)
+	opts := audit.Options{Seed: seed, LabelDraws: cfg.LabelDraws, MaxSamples: cfg.Samples, Progress: m}
+	part, err := s.mechanismAuditOptions(set, n, &opts)
+	if err != nil {
+		return report.Audit{}, nil, fmt.Errorf("audit %s: %w", set.ID, err)
+	}
+	if cfg.RealizedDraws > 0 {
+		opts.Sampler, opts.Draws, opts.Canaries = s.auditSampler(part, opts.Prior), cfg.RealizedDraws, cfg.Canaries
+	}
+	res, err := runAudit(eta, set.Mech, opts)
+	if err != nil {
+		return report.Audit{}, nil, fmt.Errorf("audit %s: %w", set.ID, err)
+	}
+	a := report.Audit{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K, Epsilon: set.Epsilon,
+		EtaSource: source, Summary: res.Summary, CalibrationRows: calN, EtaECE: math.NaN(), EtaBrier: math.NaN(),
+		EtaTrials: len(q.trials)}
+	if q.cal != nil {
+		a.EtaECE, a.EtaBrier = q.cal.ECE, q.cal.Brier
+	}
+	if err := s.summaryAccuracy(set, &a); err != nil {
+		return report.Audit{}, nil, err
+	}
+	if err := otherEtaAdv(set, audit.Options{Seed: seed, LabelDraws: 1, Bags: opts.Bags, Prior: opts.Prior}, q, m, &a); err != nil {
+		return report.Audit{}, nil, err
+	}
+	return a, res, nil
+}
+
+// otherEtaAdv sets a's EAdv of the same partition (the same bags;
+// rr_prior's same priors, in exact) under q's other η, exact, no sampler:
+// the calibrated η, the true η (NaN without one) and the min and max over
+// the trials' η̂ (NaN with one trial).
+func otherEtaAdv(set *setting, exact audit.Options, q etaQuality, m *meter, a *report.Audit) error {
+	other := func(e []float64, which string) (float64, error) {
+		if e == nil {
+			return math.NaN(), nil
+		}
+		exact.Progress = taggedPasses{m, which}
+		r, err := runAudit(e, set.Mech, exact)
+		if err != nil {
+			return 0, fmt.Errorf("audit %s: %w", set.ID, err)
+		}
+		return r.EAdv, nil
+	}
+	var err error
+	if a.EAdvCalibrated, err = other(q.calibrated, "calibrated η"); err != nil {
+		return err
+	}
+	if a.EAdvTrue, err = other(q.truth, "true η"); err != nil {
+		return err
+	}
+	a.EAdvTrialMin, a.EAdvTrialMax = math.NaN(), math.NaN()
+	if len(q.trials) > 1 {
+		a.EAdvTrialMin, a.EAdvTrialMax = math.Inf(1), math.Inf(-1)
+		for t, e := range q.trials {
+			v, err := other(e, fmt.Sprintf("trial %d's η̂", t))
+			if err != nil {
+				return err
+			}
+			a.EAdvTrialMin, a.EAdvTrialMax = math.Min(a.EAdvTrialMin, v), math.Max(a.EAdvTrialMax, v)
+		}
+	}
+	return nil
+}
+
+// auditLine is a setting's audit line: EAdv ± SE, |MA|'s p98 and share
+// ∞ (%), and where measured the realized gain, the ε-DP worst case,
+// RMSRE and the canaries' ε lower bound.
+func auditLine(id string, sm audit.Summary, a report.Audit, source string) string {
+	line := fmt.Sprintf("%-22s EAdv %.5f ± %.5f  |MA| p98 %.3g  ∞ %.1f%%  (%d examples, η: %s)",
+		id, sm.EAdv, sm.EAdvSE, sm.MAP98, 100*sm.MAInfFrac, sm.NExamples, source)
+	if !math.IsNaN(sm.RealizedGain) {
+		line += fmt.Sprintf("; realized %.5f ± %.5f over %s", sm.RealizedGain, sm.RealizedGainSE, english.Count(sm.RealizedDraws, "release"))
+	}
+	if !math.IsNaN(sm.EAdvBound) {
+		line += fmt.Sprintf("; ε-DP worst case %.5f", sm.EAdvBound)
+	}
+	if !math.IsNaN(a.RMSRE) {
+		line += fmt.Sprintf("; RMSRE_5 %.4g over %d keys (expected %.4g)", a.RMSRE, a.RMSREKeys, a.RMSREExpected)
+	}
+	if !math.IsNaN(sm.EpsLower) {
+		line += fmt.Sprintf("; ε ≥ %.3g (95%%, %d canaries", sm.EpsLower, sm.Canaries)
+		if !math.IsNaN(sm.EpsLowerRealBags) {
+			line += fmt.Sprintf("; among real bag-mates ε ≥ %.3g", sm.EpsLowerRealBags)
+		}
+		line += ")"
+	}
+	return line
+}
+
+// writeAudited writes audit.csv/.parquet, posteriors.parquet (and .csv,
+// up to maxPosteriorCSVRows rows) and calibration.csv/.parquet, and says so.
+func (s *Session) writeAudited(audits []report.Audit, post []report.Posterior, cals []report.Calibration) error {
 	at, ct := report.AuditTable(audits), report.CalibrationTable(cals)
 	for _, w := range []func() error{
 		func() error { return at.WriteCSV(s.Out("audit.csv")) },
@@ -169,7 +211,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		func() error { return ct.WriteParquet(s.Out("calibration.parquet")) },
 	} {
 		if err := w(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	posts := s.Out("posteriors.parquet")
@@ -177,10 +219,7 @@ func Audit(ctx context.Context, s *Session, runs []report.Run) (*Audited, error)
 		posts += ", " + s.Out("posteriors.csv")
 	}
 	s.ev.Info("audit", fmt.Sprintf("wrote %s, %s, %s, %s", s.Out("audit.csv"), s.Out("audit.parquet"), posts, s.Out("calibration.csv")))
-	if err := models.finish(s, time.Since(started)); err != nil {
-		return nil, err
-	}
-	return &Audited{Audits: audits, Posteriors: post, Calibration: cals}, nil
+	return nil
 }
 
 // Audited is the audit stage's result and the report stage's input: per
