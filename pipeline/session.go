@@ -117,11 +117,10 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	light := o.light
 	// Let about a tenth of the live heap (at least 64 MiB) pile up as
 	// garbage, not all of it (unless GOGC or GOMEMLIMIT says otherwise).
 	memctl.Start()
-	s := &Session{cfg: cfg, ev: &syncEvents{ev: orDiscard(ev)}, clock: clockOf(ev), configID: configFingerprint(cfg), started: time.Now(), light: light}
+	s := &Session{cfg: cfg, ev: &syncEvents{ev: orDiscard(ev)}, clock: clockOf(ev), configID: configFingerprint(cfg), started: time.Now(), light: o.light}
 	ok := false
 	// A refusal (or any failure) in open leaves the output as it was: what
 	// this open made there (a staged dataset, the lock's file and holders
@@ -134,40 +133,12 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 			before.removeMadeDirs()
 		}
 	}()
-	// Refusals that need only the config and meta.json come before the
-	// output lock: a refused run leaves nothing in the output.
-	m, err := s.plannedMeta()
-	if err != nil {
+	if err := s.checkPlanned(o); err != nil {
 		return nil, err
 	}
-	if err := checkLabelKind(o.firstStage(), m); err != nil {
-		return nil, fmt.Errorf("data.path: %s: %w", cfg.Data.Path, err)
-	}
-	if err := s.checkMemory(m); err != nil { // before synthesizing or loading anything
+	if err := s.lockOutput(o.access); err != nil {
 		return nil, err
 	}
-	if o.audit {
-		sets, err := expandSettingsIn(cfg.Pets, spaceOf(m, cfg.Data.Path == ""))
-		if err != nil {
-			return nil, err
-		}
-		if err := checkAuditable(sets, m.NumClasses()); err != nil { // before training what could not be audited
-			return nil, err
-		}
-	}
-	mode := flock.Exclusive
-	if o.access == Shared {
-		mode = flock.Shared
-	}
-	l, err := flock.Acquire(filepath.Join(cfg.Output, ".lock"), mode, false, "train "+cfg.Name)
-	if err != nil {
-		var held *flock.HeldError
-		if errors.As(err, &held) {
-			return nil, fmt.Errorf("output %s is in use: %w (wait for it, or choose another output)", cfg.Output, err)
-		}
-		return nil, err
-	}
-	s.lock = l
 	dir, err := s.dataStage(ctx)
 	if err != nil {
 		return nil, err
@@ -179,65 +150,14 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	if s.staged != nil {
 		files = s.staged.Dir
 	}
-	if s.dataset, s.ids, err = data.LoadWith(files, data.LoadOptions{IDColumn: cfg.Data.IDColumn, NoTrainEta: true, NoTrainFeatures: light}); err != nil {
+	if err := s.loadDataset(dir, files); err != nil {
 		return nil, err
 	}
-	s.dataset.Dir = dir
-	s.datasetID = s.dataset.ID
-	s.train, s.test = s.dataset.Train, s.dataset.Test
-	if err := checkDatasetBags(cfg, dir, s.dataset.TrainSchema); err != nil {
+	if err := s.expandGrid(dir, o.audit); err != nil {
 		return nil, err
 	}
-	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
+	if err := s.standardize(files); err != nil {
 		return nil, err
-	}
-	if s.dataset.Meta.LabelKind() == data.LabelsValues {
-		m := s.dataset.Meta
-		s.grid = pets.Grid{Max: m.ValueMax, Step: m.ValueStep}
-		if err := checkTestValues(dir, s.test.Value); err != nil {
-			return nil, err
-		}
-	} else if err := checkTestClasses(dir, s.test.Label, s.classes()); err != nil {
-		return nil, err
-	}
-	if _, err := s.modelConfig(); err != nil && !light {
-		return nil, err
-	}
-	// Every mechanism and loss must take the dataset's classes, and every
-	// setting fill a batch: refused here, before the resolved config or
-	// anything else is written.
-	if s.settings, err = expandSettingsIn(cfg.Pets, spaceOf(s.dataset.Meta, false)); err != nil {
-		return nil, err
-	}
-	if err := checkSources(cfg, dir, s.dataset.Meta); err != nil {
-		return nil, err
-	}
-	if o.audit && s.values() {
-		if err := s.checkValueEta(); err != nil { // before training what could not be audited
-			return nil, err
-		}
-	}
-	if s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows}); err != nil {
-		return nil, err
-	}
-	if cfg.Data.Standardize && s.dataset.TrainSchema.Dim() > 0 {
-		if light {
-			s.std, err = data.FitStandardizerFile(data.SplitFile(files, "train"), cfg.Data.IDColumn)
-		} else {
-			s.std, err = data.FitStandardizer(s.train)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("data.standardize: %w", err)
-		}
-		// In place: one copy of the features (10M Higgs rows: 1.1 GB), read
-		// once into it. The session owns the frames; nothing needs the raw
-		// values after this.
-		if err := s.std.ApplyInPlace(s.train); err != nil && !light {
-			return nil, err
-		}
-		if err := s.std.ApplyInPlace(s.test); err != nil {
-			return nil, err
-		}
 	}
 	if err := s.publishData(); err != nil {
 		return nil, err
@@ -254,6 +174,136 @@ func open(ctx context.Context, cfg *config.Config, ev Events, o openOptions) (*S
 	}
 	ok = true
 	return s, nil
+}
+
+// checkPlanned makes the refusals that need only the config and meta.json
+// (the labels' kind for the first stage, the memory, and for an audit the
+// settings the exact audit takes): before the output lock, so a refused
+// run leaves nothing in the output.
+func (s *Session) checkPlanned(o openOptions) error {
+	cfg := s.cfg
+	m, err := s.plannedMeta()
+	if err != nil {
+		return err
+	}
+	if err := checkLabelKind(o.firstStage(), m); err != nil {
+		return fmt.Errorf("data.path: %s: %w", cfg.Data.Path, err)
+	}
+	if err := s.checkMemory(m); err != nil { // before synthesizing or loading anything
+		return err
+	}
+	if o.audit {
+		sets, err := expandSettingsIn(cfg.Pets, spaceOf(m, cfg.Data.Path == ""))
+		if err != nil {
+			return err
+		}
+		if err := checkAuditable(sets, m.NumClasses()); err != nil { // before training what could not be audited
+			return err
+		}
+	}
+	return nil
+}
+
+// lockOutput takes the output's lock (<output>/.lock, exclusive or shared
+// by access) into s.lock; a lock held elsewhere is refused, naming it.
+func (s *Session) lockOutput(access Access) error {
+	cfg := s.cfg
+	mode := flock.Exclusive
+	if access == Shared {
+		mode = flock.Shared
+	}
+	l, err := flock.Acquire(filepath.Join(cfg.Output, ".lock"), mode, false, "train "+cfg.Name)
+	if err != nil {
+		var held *flock.HeldError
+		if errors.As(err, &held) {
+			return fmt.Errorf("output %s is in use: %w (wait for it, or choose another output)", cfg.Output, err)
+		}
+		return err
+	}
+	s.lock = l
+	return nil
+}
+
+// loadDataset loads the dataset from files (its directory dir, or where
+// it is staged) into s (no training features when light) and checks it
+// against the config: bags and key groups, the test rows' values (setting
+// s.grid) or classes, and the model.
+func (s *Session) loadDataset(dir, files string) error {
+	cfg := s.cfg
+	var err error
+	if s.dataset, s.ids, err = data.LoadWith(files, data.LoadOptions{IDColumn: cfg.Data.IDColumn, NoTrainEta: true, NoTrainFeatures: s.light}); err != nil {
+		return err
+	}
+	s.dataset.Dir = dir
+	s.datasetID = s.dataset.ID
+	s.train, s.test = s.dataset.Train, s.dataset.Test
+	if err := checkDatasetBags(cfg, dir, s.dataset.TrainSchema); err != nil {
+		return err
+	}
+	if err := checkKeyGroups(cfg, dir, s.train, s.test); err != nil {
+		return err
+	}
+	if s.dataset.Meta.LabelKind() == data.LabelsValues {
+		m := s.dataset.Meta
+		s.grid = pets.Grid{Max: m.ValueMax, Step: m.ValueStep}
+		if err := checkTestValues(dir, s.test.Value); err != nil {
+			return err
+		}
+	} else if err := checkTestClasses(dir, s.test.Label, s.classes()); err != nil {
+		return err
+	}
+	if _, err := s.modelConfig(); err != nil && !s.light {
+		return err
+	}
+	return nil
+}
+
+// expandGrid expands the settings and runs of the dataset in dir. Every
+// mechanism and loss must take the dataset's classes, every setting fill
+// a batch and (forAudit) a values audit have its η: refused here, before the
+// resolved config or anything else is written.
+func (s *Session) expandGrid(dir string, forAudit bool) error {
+	cfg := s.cfg
+	var err error
+	if s.settings, err = expandSettingsIn(cfg.Pets, spaceOf(s.dataset.Meta, false)); err != nil {
+		return err
+	}
+	if err := checkSources(cfg, dir, s.dataset.Meta); err != nil {
+		return err
+	}
+	if forAudit && s.values() {
+		if err := s.checkValueEta(); err != nil { // before training what could not be audited
+			return err
+		}
+	}
+	s.runs, err = expandRuns(cfg, s.settings, gridData{ID: s.datasetID, TrainRows: s.train.Rows})
+	return err
+}
+
+// standardize fits s.std on the training rows (read from files' train
+// split when light) and applies it to the train and test features in
+// place, when data.standardize is on and there are dense features.
+func (s *Session) standardize(files string) error {
+	cfg := s.cfg
+	if !(cfg.Data.Standardize && s.dataset.TrainSchema.Dim() > 0) {
+		return nil
+	}
+	var err error
+	if s.light {
+		s.std, err = data.FitStandardizerFile(data.SplitFile(files, "train"), cfg.Data.IDColumn)
+	} else {
+		s.std, err = data.FitStandardizer(s.train)
+	}
+	if err != nil {
+		return fmt.Errorf("data.standardize: %w", err)
+	}
+	// In place: one copy of the features (10M Higgs rows: 1.1 GB), read
+	// once into it. The session owns the frames; nothing needs the raw
+	// values after this.
+	if err := s.std.ApplyInPlace(s.train); err != nil && !s.light {
+		return err
+	}
+	return s.std.ApplyInPlace(s.test)
 }
 
 // outputState is what open found of the output before taking its lock:
