@@ -107,7 +107,11 @@ func (r *valueRunner) realize() error {
 			return err
 		}
 		var sq, vs, hits, kap float64
+		// Per release unit (a row, or a bag): summed in the order units are
+		// first met, not a map's (random) order, so the same seed gives the
+		// same bits.
 		unitU, unitT := map[int]float64{}, map[int]float64{}
+		var units []int
 		for i := range r.n {
 			if bagN[i] == 0 {
 				continue
@@ -127,18 +131,20 @@ func (r *valueRunner) realize() error {
 				unit = int(r.bags.BagOf[i])
 			}
 			st := r.stat[i]
+			if _, seen := unitT[unit]; !seen {
+				units = append(units, unit)
+			}
 			unitU[unit] += e - st.post
 			unitT[unit] += hit - st.succ
 			floorT += st.succ * (1 - st.succ)
 			sq, vs, hits, kap = sq+e, vs+r.pri[i].vari, hits+hit, kap+r.pri[i].kappa
 		}
-		for _, u := range unitU {
+		for _, unit := range units {
+			u, t := unitU[unit], unitT[unit]
 			sumU, sumU2 = sumU+u, sumU2+u*u
+			sumT, sumT2 = sumT+t, sumT2+t*t
 		}
-		for _, u := range unitT {
-			sumT, sumT2 = sumT+u, sumT2+u*u
-		}
-		g.units += len(unitT)
+		g.units += len(units)
 		nn := float64(r.sum.NExamples)
 		gains[d] = (hits - kap) / nn
 		r2s[d] = math.NaN()

@@ -229,6 +229,11 @@ func TestRunValuesRealized(t *testing.T) {
 			if math.Abs(res.RealizedZ) > GuardZ || res.RealizedDraws != 8 {
 				t.Fatalf("RealizedZ %v over %d draws", res.RealizedZ, res.RealizedDraws)
 			}
+			if again, err := RunValues(eta, m, o); err != nil {
+				t.Fatal(err)
+			} else if math.Float64bits(again.RealizedZ) != math.Float64bits(res.RealizedZ) || math.Float64bits(again.RealizedR2SE) != math.Float64bits(res.RealizedR2SE) {
+				t.Errorf("the same seed gave RealizedZ %v then %v (SE %v, %v): not deterministic", res.RealizedZ, again.RealizedZ, res.RealizedR2SE, again.RealizedR2SE)
+			}
 			if tc.p.Kind != pets.Bot && !(res.EpsLower >= 0) {
 				t.Errorf("EpsLower %v", res.EpsLower)
 			}
