@@ -165,7 +165,7 @@ func newValueRunner(eta []float64, m *pets.Mechanism, o ValueOptions) (*valueRun
 			r.eta[i*gp+j] = x / s
 		}
 	}
-	r.eps = m.Epsilon()
+	r.eps = m.ValueEpsilon() // the value's own ε (ara_summary: its budget share of ε)
 	if o.Bins != nil {
 		r.eps = o.Bins.Epsilon
 	}
@@ -187,6 +187,9 @@ func newValueRunner(eta []float64, m *pets.Mechanism, o ValueOptions) (*valueRun
 func (r *valueRunner) setBags() error {
 	b := r.o.Bags
 	k := r.m.K()
+	if b == nil && r.m.Spec().Takes.KeyGroups {
+		return paramErr("bags", fmt.Sprintf("%s is audited on the key groups of its audit examples (ValueOptions.Bags)", r.m))
+	}
 	if b == nil {
 		var err error
 		b, err = llp.Partition(r.n, k, rand.NewPCG(r.o.Seed, streamValueBags), false)
@@ -196,6 +199,9 @@ func (r *valueRunner) setBags() error {
 	}
 	if b.N != r.n || b.NumBags == 0 {
 		return paramErr("bags", fmt.Sprintf("bags of %d rows for %d examples", b.N, r.n))
+	}
+	if r.m.Spec().Takes.KeyGroups { // ara_summary: whole key groups, whatever their size
+		k = r.n
 	}
 	for u := range b.NumBags {
 		if sz := b.Size(u); sz > k {
