@@ -37,7 +37,7 @@ func sizedBagMSE(logits, target *Node, slots int) *Node {
 	n := Slice(target, AxisRange(), AxisRange(slots, 2*slots)) // [R, U]
 	slot := BroadcastToDims(InsertAxes(Slice(target, AxisRange(), AxisRange(2*slots, 2*slots+rows)), -1), r, rows, slots)
 	ids := Iota(logits.Graph(), shapes.Make(target.DType(), r, rows, slots), 2)
-	w := ConvertDType(Equal(slot, ids), logits.DType())                                   // [R, B, U]: row b is in slot u
+	w := ConvertDType(Equal(slot, ids), logits.DType())                                  // [R, B, U]: row b is in slot u
 	sum := ReduceSum(Mul(BroadcastToDims(InsertAxes(logits, -1), r, rows, slots), w), 1) // [R, U]
 	zbar := Div(sum, Max(n, OnesLike(n)))
 	per := Square(Sub(zbar, mean))
