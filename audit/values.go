@@ -22,7 +22,8 @@ type ValueOptions struct {
 	Bins *pets.Bins
 	// Bags, for value_bags, are the bags of the audit examples (Bags.N
 	// = the examples; sizes up to k); nil: a random partition into bags of
-	// k from Seed, the remainder dropped.
+	// k from Seed, the remainder dropped. For ara_summary (key groups)
+	// they are the audit examples' key groups, of any size, and required.
 	Bags *llp.Bags
 	// MaxSamples ≥ 0 caps Samples (a uniformly random subset).
 	MaxSamples int

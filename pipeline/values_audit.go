@@ -77,11 +77,11 @@ func (s *Session) auditValues(ctx context.Context, runs []report.Run) (*Audited,
 		sm := res.Summary
 		line := fmt.Sprintf("%-24s R²-adv %.5f ± %.5f (ratio %.5f)  τ-adv %.5f ± %.5f (τ = %g)", set.ID, sm.R2Adv, sm.R2AdvSE,
 			sm.R2AdvRatio, sm.TauAdv, sm.TauAdvSE, sm.Tau)
-		if !math.IsNaN(a.RMSRE) {
-			line += fmt.Sprintf("; RMSRE_5 %.4g over %d keys (expected %.4g)", a.RMSRE, a.RMSREKeys, a.RMSREExpected)
-		}
 		if !math.IsNaN(sm.TauAdvBound) {
 			line += fmt.Sprintf(", ε-DP worst case %.5f", sm.TauAdvBound)
+		}
+		if !math.IsNaN(a.RMSRE) {
+			line += fmt.Sprintf("; RMSRE_5 %.4g over %d keys (expected %.4g)", a.RMSRE, a.RMSREKeys, a.RMSREExpected)
 		}
 		if !math.IsNaN(sm.RealizedR2) {
 			line += fmt.Sprintf("; realized R² %.5f ± %.5f, τ %.5f ± %.5f over %s (z %.2f)", sm.RealizedR2, sm.RealizedR2SE,
