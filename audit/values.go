@@ -22,7 +22,8 @@ type ValueOptions struct {
 	Bins *pets.Bins
 	// Bags, for value_bags, are the bags of the audit examples (Bags.N
 	// = the examples; sizes up to k); nil: a random partition into bags of
-	// k from Seed, the remainder dropped.
+	// k from Seed, the remainder dropped. For ara_summary (key groups)
+	// they are the audit examples' key groups, of any size, and required.
 	Bags *llp.Bags
 	// MaxSamples ≥ 0 caps Samples (a uniformly random subset).
 	MaxSamples int
@@ -165,7 +166,7 @@ func newValueRunner(eta []float64, m *pets.Mechanism, o ValueOptions) (*valueRun
 			r.eta[i*gp+j] = x / s
 		}
 	}
-	r.eps = m.Epsilon()
+	r.eps = m.ValueEpsilon() // the value's own ε (ara_summary: its budget share of ε)
 	if o.Bins != nil {
 		r.eps = o.Bins.Epsilon
 	}
@@ -187,6 +188,9 @@ func newValueRunner(eta []float64, m *pets.Mechanism, o ValueOptions) (*valueRun
 func (r *valueRunner) setBags() error {
 	b := r.o.Bags
 	k := r.m.K()
+	if b == nil && r.m.Spec().Takes.KeyGroups {
+		return paramErr("bags", fmt.Sprintf("%s is audited on the key groups of its audit examples (ValueOptions.Bags)", r.m))
+	}
 	if b == nil {
 		var err error
 		b, err = llp.Partition(r.n, k, rand.NewPCG(r.o.Seed, streamValueBags), false)
@@ -196,6 +200,9 @@ func (r *valueRunner) setBags() error {
 	}
 	if b.N != r.n || b.NumBags == 0 {
 		return paramErr("bags", fmt.Sprintf("bags of %d rows for %d examples", b.N, r.n))
+	}
+	if r.m.Spec().Takes.KeyGroups { // ara_summary: whole key groups, whatever their size
+		k = r.n
 	}
 	for u := range b.NumBags {
 		if sz := b.Size(u); sz > k {

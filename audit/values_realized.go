@@ -63,8 +63,13 @@ type ValuesReleased struct {
 }
 
 // FixedBags is the partition that always returns its bags: the audit's
-// bags, for a sampler to release (the rule it reports is random's).
-type FixedBags struct{ Bags *llp.Bags }
+// bags, for a sampler to release (the rule it reports is As, random's
+// when zero; key groups report a key rule, which a release of key groups
+// asks for).
+type FixedBags struct {
+	Bags *llp.Bags
+	As   llp.Rule
+}
 
 // Partition returns the bags (n and k must be theirs).
 func (f FixedBags) Partition(n, k int, _ rand.Source, _ bool) (*llp.Bags, error) {
@@ -74,16 +79,26 @@ func (f FixedBags) Partition(n, k int, _ rand.Source, _ bool) (*llp.Bags, error)
 	return f.Bags, nil
 }
 
-// Rule is the random rule (the bags were drawn at random).
-func (FixedBags) Rule() llp.Rule { return llp.Rule{} }
+// Rule is As (the random rule when zero: the bags were drawn at random).
+func (f FixedBags) Rule() llp.Rule { return f.As }
+
+// fixedBags is the audit's bags as a partition for its sampler (nil
+// without bags): whole key groups for a kind of key groups (ara_summary).
+func (r *valueRunner) fixedBags() llp.Partitioner {
+	if r.bags == nil {
+		return nil
+	}
+	f := FixedBags{Bags: r.bags}
+	if r.m.Spec().Takes.KeyGroups {
+		f.As = llp.Rule{Kind: llp.RuleKey, Column: "audit-groups"}
+	}
+	return f
+}
 
 // realize runs the checks of the file comment.
 func (r *valueRunner) realize() error {
 	g := &guardStats{mech: r.m.String(), eps: r.eps, pitAlpha: GuardAlpha}
-	var fixed llp.Partitioner
-	if r.bags != nil {
-		fixed = FixedBags{r.bags}
-	}
+	fixed := r.fixedBags()
 	values := make([]float64, r.n)
 	w, c := make([]float64, r.gp), make([]float64, r.gp+1)
 	var sumU, sumU2, sumT, sumT2, floorT float64
@@ -293,10 +308,7 @@ func (r *valueRunner) canaries(g *guardStats) error {
 	releases := min(MaxCanaryReleases, (r.o.Canaries+perRelease-1)/perRelease)
 	values := make([]float64, r.n)
 	isCanary := make([]bool, r.n)
-	var fixed llp.Partitioner
-	if r.bags != nil {
-		fixed = FixedBags{r.bags}
-	}
+	fixed := r.fixedBags()
 	var trials []canaryTrial
 	r.prog.Pass("canary releases", releases)
 	for d := range releases {

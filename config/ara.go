@@ -51,6 +51,9 @@ func checkARAPet(i int, p PetConfig) error {
 		if c := 1 + int64(par.TriggerData)*int64(par.Windows); t.Source && c >= 3 && c <= pets.MaxClasses {
 			par.Classes = int(c)
 		}
+		if t.Shares && par.ValueShare > 0 {
+			par.Values = pets.UnitGrid // a value share is for conversion values (the dataset's grid is checked when it is loaded)
+		}
 		if _, err := pets.New(par); err != nil {
 			return bad(araKey(key, p, st, err), "%s", paramMsg(err))
 		}

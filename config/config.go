@@ -162,9 +162,10 @@ type PetConfig struct {
 }
 
 // BudgetShare is a split of a source's contribution budget (L1 = 65,536)
-// between measurement goals: the conversion count's share and the
-// conversion value's (value labels only), each in [0, 1], their sum at
-// most 1 (the rest spent on nothing, e.g. kept for other keys).
+// between measurement goals: the conversion count's share (binary
+// conversions) or the conversion value's (value labels: {value: v}, the
+// count left 0), each in [0, 1], their sum at most 1 (the rest spent on
+// nothing, e.g. kept for other keys).
 type BudgetShare struct {
 	Count float64 `yaml:"count"`
 	Value float64 `yaml:"value,omitempty"`

@@ -69,7 +69,8 @@ const DefaultStageFraction = 0.5
 // _eps<ε> when set, ara_event's source (_t8_w3_r3), then the bag rule of
 // curated bags and ara_summary's key (llp_k8_sorted-x3,
 // llp_k8_key-campaign, ara_summary_eps8_key-campaign), ara_summary's
-// budget split when the count's share is not all of it (_count0.5) and
+// budget split when the count's share is not all of it (_count0.5; a
+// value share _value0.5, alone on values) and
 // rr_prior's stage fraction and prior learning rate when not the defaults
 // (rr_prior_eps1_s0.3_plr0.01).
 func (s Setting) ID() string {
@@ -87,7 +88,7 @@ func (s Setting) ID() string {
 		id += "_" + suf
 	}
 	if s.Kind.Spec().Takes.Shares {
-		if s.CountShare != 1 {
+		if s.CountShare != 1 && !(s.CountShare == 0 && s.ValueShare > 0) { // a value share alone: _value0.5
 			id += "_count" + strconv.FormatFloat(s.CountShare, 'g', -1, 64)
 		}
 		if s.ValueShare != 0 {

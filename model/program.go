@@ -159,7 +159,7 @@ func buildTrain(m ModelConfig, s trainShape) func(g *Graph) []*Node {
 
 		var loss *Node
 		if s.sized {
-			loss = sizedPropMatch(denseStack(layers, h0), target, s.bag)
+			loss = sizedLoss(s.loss, denseStack(layers, h0), target, s.bag)
 		} else {
 			loss = replicaLoss(s.loss, st.flip, st.prior, denseStack(layers, h0), target, s.bag)
 		}

@@ -176,8 +176,8 @@ func probeSource(src BatchSource, loss Loss, classes int) (batchShape, error) {
 	if per := b.Rows / max(b.BagSize, 1); !b.Sized && per*src.BatchesPerEpoch() > src.Units() {
 		return sh, fmt.Errorf("%w: the source's last batch is partial; build it with DropLast", ErrInvalidData)
 	}
-	if b.Sized && (loss != LossPropMatch || classes >= 3) {
-		return sh, fmt.Errorf("%w: bags of any size (key groups) train with propmatch on binary labels, not %s on %d classes", ErrInvalidData, loss, max(classes, 2))
+	if b.Sized && (loss != LossPropMatch && loss != LossBagMSE || classes >= 3) {
+		return sh, fmt.Errorf("%w: bags of any size (key groups) train with propmatch on binary labels or bag_mse on values, not %s on %d classes", ErrInvalidData, loss, max(classes, 2))
 	}
 	if loss.PerBag() != (b.BagSize > 0) {
 		return sh, fmt.Errorf("%w: loss %s needs %s, the source has bag size %d", ErrInvalidData, loss,

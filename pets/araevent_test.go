@@ -167,6 +167,13 @@ func TestARAValidation(t *testing.T) {
 		{"a value share on binary labels", Params{Kind: ARASummary, Epsilon: 1, CountShare: 0.5, ValueShare: 0.5}, "budget_share"},
 		{"negative value share", Params{Kind: ARASummary, Epsilon: 1, CountShare: 0.5, ValueShare: -0.1}, "budget_share"},
 		{"a budget given to llp_lap", Params{Kind: LLPLap, K: 4, Epsilon: 1, CountShare: 1}, "budget_share"},
+		{"a value share alone on binary labels", Params{Kind: ARASummary, Epsilon: 1, ValueShare: 1}, "budget_share"},
+		{"values: a count share", Params{Kind: ARASummary, Epsilon: 1, CountShare: 0.5, ValueShare: 0.5, Values: UnitGrid}, "budget_share"},
+		{"values: a count share alone", Params{Kind: ARASummary, Epsilon: 1, CountShare: 1, Values: UnitGrid}, "budget_share"},
+		{"values: no share", Params{Kind: ARASummary, Epsilon: 1, Values: UnitGrid}, "budget_share"},
+		{"values: a value share above 1", Params{Kind: ARASummary, Epsilon: 1, ValueShare: 1.5, Values: UnitGrid}, "budget_share"},
+		{"values: ε above 64", Params{Kind: ARASummary, Epsilon: 65, ValueShare: 1, Values: UnitGrid}, "epsilon"},
+		{"values: ε = 0", Params{Kind: ARASummary, ValueShare: 1, Values: UnitGrid}, "epsilon"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,6 +189,7 @@ func TestARAValidation(t *testing.T) {
 		{Kind: ARAEvent, Epsilon: 14, TriggerData: 8, Windows: 3, Reports: 3, Classes: 25},
 		{Kind: ARAEvent, Epsilon: 14, TriggerData: 2, Windows: 1, Reports: 1, Classes: 3},
 		{Kind: ARASummary, Epsilon: 64, CountShare: 1},
+		{Kind: ARASummary, Epsilon: 64, ValueShare: 1, Values: Grid{Max: 400, Step: 1}},
 	} {
 		if _, err := New(p); err != nil {
 			t.Errorf("%+v: %v", p, err)

@@ -33,7 +33,10 @@
 //   - ara_summary (the same API's summary reports): per group of rows
 //     sharing a key, the sum of the conversions scaled into a share of the
 //     contribution budget, with Laplace noise of scale L1/ε; ε-DP per
-//     source, the count (share·ε)-label-DP.
+//     source, the count (share·ε)-label-DP. On conversion values
+//     (Kind.SpecOn a grid: ValuesSpec) the sum of the clipped values in
+//     the value's share v, released as the key's mean value, Lap(B/(v·ε))
+//     on the sum: the value (v·ε)-label-DP (Mechanism.ValueEpsilon).
 //
 // Conversion values (values.go; issue 37): labels that are reals on a
 // public grid 0, s, …, B (Grid). A kind that takes them (Takes.Values)

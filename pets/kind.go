@@ -261,3 +261,22 @@ func (e *ParamError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidParam) true, or errors.Is(err,
 // e.Err) when Err is set.
 func (e *ParamError) Unwrap() error { return cmp.Or(e.Err, ErrInvalidParam) }
+
+// ValuesSpecer is a Scheme whose kind takes binary labels and conversion
+// values with a different release and training on each (ara_summary:
+// proportions of counts on binary conversions, means of value sums on
+// values). Spec is its answer on binary labels, ValuesSpec on values; the
+// two share the name, the privacy, the look and Takes but for Values.
+type ValuesSpecer interface {
+	ValuesSpec() Spec
+}
+
+// SpecOn returns what k is on labels of the grid g: Spec, or on values
+// (g non-zero) its ValuesSpec where its scheme has one. A Mechanism's Spec
+// is its kind's SpecOn its grid.
+func (k Kind) SpecOn(g Grid) Spec {
+	if vs, ok := k.Scheme().(ValuesSpecer); ok && !g.IsZero() {
+		return vs.ValuesSpec()
+	}
+	return k.Spec()
+}

@@ -35,7 +35,7 @@ func New(p Params) (*Mechanism, error) {
 	if !k.Valid() {
 		return nil, &ParamError{Param: "kind", Msg: fmt.Sprintf("invalid kind %d", uint8(k))}
 	}
-	sp := k.Spec()
+	sp := k.SpecOn(p.Values)
 	switch c := p.Classes; {
 	case c < 0 || c == 1 || c > MaxClasses:
 		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("must be in [2, %d] (0: 2), got %d", MaxClasses, c)}
@@ -150,8 +150,21 @@ func (m *Mechanism) Params() Params { return m.p }
 // Kind returns the mechanism kind.
 func (m *Mechanism) Kind() Kind { return m.p.Kind }
 
-// Spec returns what the mechanism's kind is (Kind.Spec).
+// Spec returns what the mechanism's kind is on its labels (Kind.SpecOn
+// its grid: ara_summary releases value bags on values).
 func (m *Mechanism) Spec() Spec { return m.spec }
+
+// ValueEpsilon is the label-DP ε of the value a mechanism on conversion
+// values releases: Epsilon, or for a kind that splits a contribution
+// budget (ara_summary) the value's share of it, ValueShare·ε (its
+// Laplace scale is B/(ValueShare·ε)). The audit's worst case and
+// canaries measure it; the ledger charges Epsilon.
+func (m *Mechanism) ValueEpsilon() float64 {
+	if m.spec.Takes.Shares {
+		return m.p.ValueShare * m.p.Epsilon
+	}
+	return m.Epsilon()
+}
 
 // ExampleLaw returns the law of a kind released one label per example, on
 // its classes (nil for the kinds released as proportions).

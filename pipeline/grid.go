@@ -70,6 +70,11 @@ func expandSettingsIn(cfg []config.PetConfig, sp labelSpace) ([]*setting, error)
 				// ara_event's source against the dataset's classes (the
 				// config checked the rest at load).
 				return nil, &config.FieldError{Key: fmt.Sprintf("pets[%d].%s", i, pe.Param), Msg: pe.Msg}
+			case errors.As(err, &pe) && pe.Param == "budget_share":
+				// ara_summary's split against the dataset's labels (a value
+				// share on binary conversions, a count share on values).
+				return nil, &config.FieldError{Key: fmt.Sprintf("pets[%d].budget_share[%d]", i,
+					slices.Index(p.BudgetShare, config.BudgetShare{Count: st.CountShare, Value: st.ValueShare})), Msg: pe.Msg}
 			case err != nil:
 				return nil, fmt.Errorf("%w: pets[%d]: %w", config.ErrConfig, i, err)
 			}
@@ -311,7 +316,7 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 		}
 		p.ValueScale = 1 / g.Max
 	}
-	tr := s.Kind.Spec().Train
+	tr := s.Mech.Spec().Train // on values a kind may train as another release (ara_summary: bag_mse on key means)
 	if stage == stagePrior {
 		p.InitSeed, p.ShuffleSeed = deriveSeed(seed, "prior-init"), deriveSeed(seed, "prior-shuffle")
 		tr = stage1Train(s.Mech)
@@ -358,8 +363,8 @@ func planFor(c *config.Config, s *setting, trial int, seed uint64, trainRows int
 	p.BatchSize = c.Train.BatchSize
 	rows := trainRows
 	if p.Loss.PerBag() && s.Kind.Spec().Takes.KeyGroups {
-		if p.Loss != model.LossPropMatch {
-			return p, &config.FieldError{Key: key, Msg: fmt.Sprintf("%s trains on key groups of every size with propmatch only, not %s", s.ID, p.Loss)}
+		if p.Loss != model.LossPropMatch && p.Loss != model.LossBagMSE {
+			return p, &config.FieldError{Key: key, Msg: fmt.Sprintf("%s trains on key groups of every size with propmatch only (bag_mse on values), not %s", s.ID, p.Loss)}
 		}
 		p.SizedBags, p.BagSize = true, min(sizedSlots, p.BatchSize)
 		return p, nil // a key group larger than a batch is refused when its source is made

@@ -38,11 +38,13 @@ func checkSources(c *config.Config, dir string, m *data.Meta) error {
 }
 
 // summaryAccuracy sets a's RMSRE figures for a setting released as one
-// noisy count per key group (ara_summary, pets.Takes.KeyGroups): Noise
+// noisy aggregate per key group (ara_summary, pets.Takes.KeyGroups): Noise
 // Lab's RMSRE_5 of each trial's training release — per key the released
-// count, α·n, against the key's true count of conversions — averaged over
-// the trials whose release is there, and √E[RMSRE_5²] of trial 0's keys
-// under the release's Laplace noise (scale 1/NoiseRate in counts). The
+// count, α·n, against the key's true count of conversions, or on values
+// the released value sum, bag_mean·n, against the key's true sum, in
+// value units (t = 5 of them) — averaged over the trials whose release is
+// there, and √E[RMSRE_5²] of trial 0's keys under the release's Laplace
+// noise (scale 1/NoiseRate in counts, B/(v·ε) in value units). The
 // other kinds get NaN. The releases and the training labels are read only
 // here, by the audit, never by a trainer.
 func (s *Session) summaryAccuracy(set *setting, a *report.Audit) error {
@@ -50,7 +52,12 @@ func (s *Session) summaryAccuracy(set *setting, a *report.Audit) error {
 	if !set.Kind.Spec().Takes.KeyGroups {
 		return nil
 	}
-	b := 1 / set.Mech.BagLaw().NoiseRate()
+	read, b := func(f *data.Frame) ([]float64, []float64, error) { return keyCounts(f, s.train.Label) }, 0.0
+	if l := set.Mech.ValueLaw(); l != nil { // values: each key's value sum, Laplace scale B/(v·ε) in value units
+		read, b = func(f *data.Frame) ([]float64, []float64, error) { return keyValueSums(f, s.train.Value) }, l.Scale()
+	} else {
+		b = 1 / set.Mech.BagLaw().NoiseRate()
+	}
 	var sum float64
 	trials := 0
 	for t := range s.cfg.Train.Trials {
@@ -59,7 +66,7 @@ func (s *Session) summaryAccuracy(set *setting, a *report.Audit) error {
 			s.ev.Warn("audit", fmt.Sprintf("%s: trial %d's release cannot be read for its RMSRE (%v); train fit makes it", set.ID, t, err))
 			continue
 		}
-		noisy, truth, err := keyCounts(f, s.train.Label)
+		noisy, truth, err := read(f)
 		if err != nil {
 			return fmt.Errorf("%s: trial %d's release: %w", set.ID, t, err)
 		}
@@ -98,6 +105,36 @@ func keyCounts(f *data.Frame, labels []uint8) (noisy, truth []float64, err error
 			return nil, nil, fmt.Errorf("row %d refers to dataset row %d of %d", i, row, len(labels))
 		}
 		truth[j] += float64(labels[row])
+		n[j]++
+	}
+	for j := range noisy {
+		noisy[j] *= n[j]
+	}
+	return noisy, truth, nil
+}
+
+// keyValueSums reads a release of one mean value per bag (a simulation
+// release: bag_id, bag_mean, row) as a summary report of values: per bag,
+// in order of first appearance, the released sum bag_mean·n and the true
+// sum of its n rows' values.
+func keyValueSums(f *data.Frame, values []float64) (noisy, truth []float64, err error) {
+	if f.BagID == nil || len(f.BagMean) != f.Rows || len(f.Row) != f.Rows {
+		return nil, nil, fmt.Errorf("not a simulation release of value bags (%s, %s, %s)", data.ColBagID, data.ColBagMean, data.ColRow)
+	}
+	at := map[int64]int{}
+	var n []float64
+	for i, id := range f.BagID {
+		j, ok := at[id]
+		if !ok {
+			j = len(truth)
+			at[id] = j
+			truth, n, noisy = append(truth, 0), append(n, 0), append(noisy, f.BagMean[i])
+		}
+		row := f.Row[i]
+		if row < 0 || row >= int64(len(values)) {
+			return nil, nil, fmt.Errorf("row %d refers to dataset row %d of %d", i, row, len(values))
+		}
+		truth[j] += values[row]
 		n[j]++
 	}
 	for j := range noisy {

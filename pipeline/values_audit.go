@@ -66,6 +66,9 @@ func (s *Session) auditValues(ctx context.Context, runs []report.Run) (*Audited,
 			EtaSource: source, Summary: res.Summary, EtaECE: nan, EtaBrier: nan, EAdvCalibrated: nan, EAdvTrue: nan,
 			EAdvTrialMin: nan, EAdvTrialMax: nan, ModelAdv: nan, ModelAdvSE: nan, ModelReleaseAdv: nan, ModelAdvNonmember: nan,
 			ModelAdvNonmemberSE: nan, EpsLowerModel: nan, ModelCanaryAUC: nan}
+		if err := s.summaryAccuracy(set, &a); err != nil {
+			return nil, err
+		}
 		audits = append(audits, a)
 		for _, x := range res.Samples {
 			post = append(post, report.ValuePosterior{Dataset: s.datasetID, ConfigID: s.configID, Setting: set.ID, Pet: set.Kind, K: set.K,
@@ -76,6 +79,9 @@ func (s *Session) auditValues(ctx context.Context, runs []report.Run) (*Audited,
 			sm.R2AdvRatio, sm.TauAdv, sm.TauAdvSE, sm.Tau)
 		if !math.IsNaN(sm.TauAdvBound) {
 			line += fmt.Sprintf(", ε-DP worst case %.5f", sm.TauAdvBound)
+		}
+		if !math.IsNaN(a.RMSRE) {
+			line += fmt.Sprintf("; RMSRE_5 %.4g over %d keys (expected %.4g)", a.RMSRE, a.RMSREKeys, a.RMSREExpected)
 		}
 		if !math.IsNaN(sm.RealizedR2) {
 			line += fmt.Sprintf("; realized R² %.5f ± %.5f, τ %.5f ± %.5f over %s (z %.2f)", sm.RealizedR2, sm.RealizedR2SE,
@@ -164,7 +170,11 @@ func (s *Session) valueAuditOptions(set *setting, n int, seed uint64, o *audit.V
 		if err != nil {
 			return nil, err
 		}
-		bags, err := part.Partition(n, set.K, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), s.cfg.Privacy.KeepRemainder)
+		k, keep := set.K, s.cfg.Privacy.KeepRemainder
+		if set.Kind.Spec().Takes.KeyGroups {
+			k, keep = n, true // ara_summary: every key group whole (release.ApplyValues's bags)
+		}
+		bags, err := part.Partition(n, k, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), keep)
 		if err != nil {
 			return nil, err
 		}

@@ -462,9 +462,14 @@ func (r *Release) Meta() map[string]string {
 		}
 	}
 	if t := m.Spec().Takes; t.Shares {
-		md["budget_share_count"] = data.FormatFloat(p.CountShare)
 		md["contribution_budget"] = strconv.Itoa(ara.ContributionBudget)
-		md["count_noise_rate"] = data.FormatFloat(m.BagLaw().NoiseRate())
+		if l := m.ValueLaw(); l != nil { // on values: the value's share and its sum's Laplace scale (value units)
+			md["budget_share_value"] = data.FormatFloat(p.ValueShare)
+			md["value_noise_scale"] = data.FormatFloat(l.Scale())
+		} else {
+			md["budget_share_count"] = data.FormatFloat(p.CountShare)
+			md["count_noise_rate"] = data.FormatFloat(m.BagLaw().NoiseRate())
+		}
 	}
 	if p.Kind.NeedsEpsilon() && p.Epsilon > 0 {
 		md["epsilon"] = data.FormatFloat(p.Epsilon)

@@ -79,12 +79,19 @@ func ApplyValues(values []float64, m *pets.Mechanism, o Options, vo ValueOptions
 		r.valueRR = make([]float64, len(values))
 		law.Release(r.valueRR, values, r.bins, noise)
 	case pets.ValueBagMean:
+		k, keep := m.K(), o.KeepRemainder
+		if m.Spec().Takes.KeyGroups { // ara_summary: one bag per key group, whole whatever its size
+			if o.Partition == nil || o.Partition.Rule().Kind != llp.RuleKey {
+				return nil, fmt.Errorf("release: %s releases one value per group of a key column: it needs the key's groups (key:<column>)", m)
+			}
+			k, keep = len(values), true
+		}
 		var bags *llp.Bags
 		if o.Partition == nil {
-			bags, err = llp.Partition(len(values), m.K(), bagSrc, o.KeepRemainder)
+			bags, err = llp.Partition(len(values), k, bagSrc, keep)
 		} else {
 			r.rule = o.Partition.Rule()
-			bags, err = o.Partition.Partition(len(values), m.K(), bagSrc, o.KeepRemainder)
+			bags, err = o.Partition.Partition(len(values), k, bagSrc, keep)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("release: %w", err)
