@@ -505,8 +505,9 @@ func (c *Config) checkPet(i int, p PetConfig) error {
 		return bad(key+".k", "%s needs at least one bag size k", k)
 	case !k.NeedsK() && len(p.K) > 0:
 		return bad(key+".k", "%s takes no bag size", k)
-	case k == pets.ValuePrior:
-		return bad(key+".mechanism", "value_prior is rr_bins's private prior (pets[i].prior_epsilon of an rr_bins entry), not a mechanism of its own")
+	case k.Spec().Release == pets.ReleaseHistogram: // value_prior: a stage of its family's kind
+		fam := k.Spec().Look.Family
+		return bad(key+".mechanism", "%s is %s's private prior (pets[i].prior_epsilon of an %s entry), not a mechanism of its own", k, fam, fam)
 	case k.NeedsEpsilon() && len(p.Epsilon) == 0 && !k.OptionalEpsilon():
 		return bad(key+".epsilon", "%s needs at least one epsilon", k)
 	case !k.NeedsEpsilon() && len(p.Epsilon) > 0:

@@ -136,6 +136,8 @@ func TestLoadConfigErrors(t *testing.T) {
 			[]string{"cfg.yaml", "pets[0].k", "takes no bag size"}},
 		{"unknown pet key", strings.Replace(minimal, "epsilon: 2}", "eps: 2}", 1), nil, nil,
 			[]string{"cfg.yaml", "pets[0]", "eps"}},
+		{"value_prior is a stage, not a mechanism", strings.Replace(minimal, "mechanism: rr", "mechanism: value_prior", 1), nil, nil,
+			[]string{"cfg.yaml", "pets[0].mechanism", "value_prior is rr_bins's private prior", "prior_epsilon of an rr_bins entry"}},
 		{"bad mechanism", strings.Replace(minimal, "mechanism: rr", "mechanism: dp", 1), nil, nil,
 			[]string{"cfg.yaml", "pets[0].mechanism"}},
 		{"env wrong type", minimal, map[string]string{"TRAIN_TRAIN_EPOCHS": "lots"}, nil, []string{"$TRAIN_TRAIN_EPOCHS", "train.epochs"}},

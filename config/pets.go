@@ -157,7 +157,7 @@ func (p PetConfig) Settings() []Setting {
 // rr_bins's prior and rr_prior's stage fraction and prior learning rate.
 func (p PetConfig) setting(k int, e float64, b llp.Rule) Setting {
 	st := Setting{Params: pets.Params{Kind: p.Mechanism, K: k, Epsilon: e}, Bags: b}
-	if p.Mechanism == pets.RRBins {
+	if p.Mechanism.Spec().Takes.ValuePrior {
 		if p.PriorEpsilon != nil {
 			st.PriorEpsilon = *p.PriorEpsilon
 		}
@@ -350,7 +350,7 @@ func checkBinsPrior(key string, p PetConfig) error {
 			set++
 		}
 	}
-	if p.Mechanism != pets.RRBins {
+	if !p.Mechanism.Spec().Takes.ValuePrior {
 		switch {
 		case p.PriorEpsilon != nil:
 			return bad(key+".prior_epsilon", "%s takes no private prior (only rr_bins does)", p.Mechanism)

@@ -56,8 +56,8 @@ func New(p Params) (*Mechanism, error) {
 		return nil, &ParamError{Param: "values", Msg: fmt.Sprintf("%s releases conversion values; the labels are classes", k)}
 	case !p.Values.IsZero() && p.Classes != 0:
 		return nil, &ParamError{Param: "classes", Msg: fmt.Sprintf("conversion values are not classes, got %d classes", p.Classes)}
-	case p.PriorEpsilon != 0 && k != RRBins:
-		return nil, &ParamError{Param: "prior_epsilon", Msg: fmt.Sprintf("%s takes no private prior (only rr_bins does)", k)}
+	case p.PriorEpsilon != 0 && !sp.Takes.ValuePrior:
+		return nil, &ParamError{Param: "prior_epsilon", Msg: fmt.Sprintf("%s takes no private prior (only a kind with a prior over values does: rr_bins)", k)}
 	}
 	if !p.Values.IsZero() {
 		if err := p.Values.Check(); err != nil {

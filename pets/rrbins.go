@@ -33,7 +33,7 @@ const RRBins Kind = 10
 var _ = builtin(RRBins, rrBinsScheme{})
 
 func (rrBinsScheme) Spec() Spec {
-	return Spec{Name: "rr_bins", Takes: Takes{Epsilon: true, Values: true}, Privacy: DPRR, Release: ReleaseValues,
+	return Spec{Name: "rr_bins", Takes: Takes{Epsilon: true, Values: true, ValuePrior: true}, Privacy: DPRR, Release: ReleaseValues,
 		Train: Train{Loss: LossSquared, Target: TargetValueRR},
 		Look:  Look{Name: "RR-on-Bins", Color: RGB{0x17, 0xbe, 0xcf}, Marker: MarkerTriangle}} // cyan
 }

@@ -130,6 +130,11 @@ type Takes struct {
 	// (bags formed by a key column, whole, whatever their size; the
 	// caller forms them), with no bag size (ara_summary).
 	KeyGroups bool
+	// ValuePrior (with Values): a prior over the grid that shapes the
+	// release (rr_bins' bins): public (a config's prior) or private
+	// (Params.PriorEpsilon, ε₁ of its noisy histogram, PriorStage); the
+	// release's bins are Mechanism.Bins of it.
+	ValuePrior bool
 }
 
 // Privacy is the label-DP ε of one release (Definition 2.1) and how

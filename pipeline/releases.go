@@ -235,7 +235,7 @@ func (s *Session) makeUnits(ctx context.Context, units []releaseUnit, exec execu
 			e := &steps[j]
 			e.Input, e.Labels, e.KeyCheck, e.Identity, e.IDColumn = s.dataset.Dir, labels, keys.Check(), s.identity(), s.idColumn()
 			e.People, e.Draws = people, draws
-			if e.Mech.Kind() == pets.ValuePrior {
+			if e.Mech.Spec().Release == pets.ReleaseHistogram { // rr_bins's private prior
 				e.Draws = make([]int64, len(people)) // the histogram: one draw of every row
 			}
 		}

@@ -66,7 +66,7 @@ func (s *Session) valueScale() float64 { return 1 / s.grid.Max }
 // does not cover the grid, or population on a dataset without one, is an
 // error naming the key.
 func publicPrior(i int, st config.Setting, sp labelSpace) ([]float64, error) {
-	if st.Kind != pets.RRBins || st.PriorEpsilon > 0 {
+	if !st.Kind.Spec().Takes.ValuePrior || st.PriorEpsilon > 0 {
 		return nil, nil
 	}
 	n := sp.grid.Points()

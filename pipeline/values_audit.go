@@ -155,7 +155,7 @@ func (s *Session) valueEta(runs []report.Run, n int) ([]float64, string, error) 
 // bag rule (nil otherwise).
 func (s *Session) valueAuditOptions(set *setting, n int, seed uint64, o *audit.ValueOptions) (llp.Partitioner, error) {
 	switch {
-	case set.Kind == pets.RRBins:
+	case set.Kind.Spec().Takes.ValuePrior:
 		prior := set.ValuePrior
 		if prior == nil { // private: the audit's own draw of the histogram
 			prior = set.Mech.PriorStage().Histogram(s.train.Value, mrand.New(mrand.NewPCG(deriveSeed(seed, "prior"), 0)))

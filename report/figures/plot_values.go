@@ -14,7 +14,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"labelprivacy/pets"
 	"labelprivacy/report"
 	"labelprivacy/report/internal/display"
 )
@@ -94,7 +93,7 @@ func curveName(r report.Row) string {
 	switch {
 	case r.K > 0:
 		name += fmt.Sprintf(" k=%d", r.K)
-	case r.Pet == pets.RRBins:
+	case r.Pet.Spec().Takes.ValuePrior:
 		if s := valueCurve(r); regexp.MustCompile(`_pe[0-9.]`).MatchString(s) {
 			name += ", private prior"
 		} else {
