@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -182,6 +183,45 @@ func rangeOf(label string, vals []float64, from0 bool) axisSpec {
 	return axisSpec{label: label, min: lo - pad, max: hi + pad, ticks: linTicks(lo-pad, hi+pad)}
 }
 
+// mseAxis is the test MSE axis over vals: log-scale when the finite
+// positive values span a factor 2 or more (laplace at small ε is many
+// times the rest, which a linear axis from 0 squashes into a line), with
+// ticks at 1, 2 and 5 (or 1 … 9) times a power of ten; else linear over
+// the values alone.
+func mseAxis(label string, vals []float64) axisSpec {
+	var pos []float64
+	for _, v := range vals {
+		if v > 0 && !math.IsInf(v, 0) {
+			pos = append(pos, v)
+		}
+	}
+	if len(pos) == 0 || slices.Max(pos) < 2*slices.Min(pos) {
+		return rangeOf(label, vals, false)
+	}
+	lo, hi := slices.Min(pos)/1.08, slices.Max(pos)*1.08
+	return axisSpec{label: label + " (log scale)", min: lo, max: hi, scale: plot.LogScale{}, ticks: logNiceTicks(lo, hi)}
+}
+
+// logNiceTicks are labelled ticks in [lo, hi] (0 < lo < hi) at m·10^d for
+// m in 1, 2, 5 — or every m in 1 … 9 when that gives fewer than 4 ticks.
+func logNiceTicks(lo, hi float64) []plot.Tick {
+	pick := func(ms []float64) []plot.Tick {
+		var ts []plot.Tick
+		for d := math.Floor(math.Log10(lo)); math.Pow(10, d) <= hi; d++ {
+			for _, m := range ms {
+				if v := m * math.Pow(10, d); v >= lo && v <= hi {
+					ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+				}
+			}
+		}
+		return ts
+	}
+	if ts := pick([]float64{1, 2, 5}); len(ts) >= 4 {
+		return ts
+	}
+	return pick([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9})
+}
+
 // mseByEpsilon is mse_by_setting.
 func mseByEpsilon(s *report.Summary) (*figure, error) {
 	curves, refs, err := valueCurves(s)
@@ -226,7 +266,7 @@ func mseByEpsilon(s *report.Summary) (*figure, error) {
 		ys = append(ys, r.MSEMean)
 		items = append(items, legendItem{text: plainName(r.Pet), thumb: lineThumb(sty)})
 	}
-	p.y = rangeOf("test MSE (mean ± SE over trials, best LR)", ys, true)
+	p.y = mseAxis("test MSE (mean ± SE over trials, best LR)", ys)
 	return &figure{title: "Test MSE per privacy setting (conversion values)", w: 9 * vg.Inch, cols: 1, cellH: 5.5 * vg.Inch,
 		legend: items, panels: []*panel{p}}, nil
 }
@@ -293,7 +333,7 @@ func mseVsAdv(s *report.Summary, tau bool) (*figure, error) {
 		what, title = fmt.Sprintf("τ-advantage P(|y − guess| ≤ τ) gained by the release (τ = %g; mean ± SE)", tauOf(s)), "Test MSE vs τ-advantage (conversion values)"
 	}
 	p.x = rangeOf(what, xs, true)
-	p.y = rangeOf("test MSE (mean ± SE over trials, best LR)", ys, true)
+	p.y = mseAxis("test MSE (mean ± SE over trials, best LR)", ys)
 	return &figure{title: title, w: 9 * vg.Inch, cols: 1, cellH: 5.5 * vg.Inch, legend: items, panels: []*panel{p}}, nil
 }
 
