@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -387,9 +388,9 @@ func tauVsBound(s *report.Summary) (*figure, error) {
 // maxValueScatter caps the points of one posterior panel.
 const maxValueScatter = 1500
 
-// valuePosteriorFigure is value_posteriors: up to 4 settings (the sampled
-// settings' first, last and evenly spaced ones between, in the samples'
-// order), prior mean against posterior mean.
+// valuePosteriorFigure is value_posteriors: prior mean against posterior
+// mean, one panel per mechanism at one ε (valuePostSettings), so that the
+// panels compare mechanisms at the same privacy.
 func valuePosteriorFigure(post []report.ValuePosterior) (*figure, error) {
 	var order []string
 	by := map[string][]report.ValuePosterior{}
@@ -402,13 +403,7 @@ func valuePosteriorFigure(post []report.ValuePosterior) (*figure, error) {
 	if len(order) == 0 {
 		return nil, fmt.Errorf("figures: no sampled audit examples of values: %w", ErrNoData)
 	}
-	if len(order) > 4 {
-		pick := make([]string, 4)
-		for i := range pick {
-			pick[i] = order[i*(len(order)-1)/3]
-		}
-		order = pick
-	}
+	order, eps := valuePostSettings(order, by)
 	var panels []*panel
 	for _, set := range order {
 		ps := by[set]
@@ -430,6 +425,50 @@ func valuePosteriorFigure(post []report.ValuePosterior) (*figure, error) {
 		panels = append(panels, p)
 	}
 	cols := min(len(panels), 2)
-	return &figure{title: "Posterior vs prior mean of the value", w: vg.Length(cols) * 6 * vg.Inch, cols: cols, cellH: 5 * vg.Inch,
+	title := "Posterior vs prior mean of the value"
+	if eps > 0 {
+		title += fmt.Sprintf(" (ε = %g)", eps)
+	}
+	return &figure{title: title, w: vg.Length(cols) * 6 * vg.Inch, cols: cols, cellH: 5 * vg.Inch,
 		legend: []legendItem{{text: "y = x: nothing learned", thumb: lineThumb(diagStyle)}}, panels: panels}, nil
+}
+
+// maxValuePostPanels caps value_posteriors' panels.
+const maxValuePostPanels = 4
+
+// valuePostSettings picks value_posteriors' settings from the sampled
+// ones (in the samples' order): those at the ε that most DP settings share
+// (ties: the one nearest 1 in log scale, then the larger), at most maxValuePostPanels, and
+// that ε; without DP settings (or with one setting at each ε), the first,
+// last and evenly spaced ones between, and ε 0.
+func valuePostSettings(order []string, by map[string][]report.ValuePosterior) ([]string, float64) {
+	count := map[float64]int{}
+	for _, set := range order {
+		if e := by[set][0].Epsilon; e > 0 && !math.IsInf(e, 0) {
+			count[e]++
+		}
+	}
+	best, n := 0.0, 1
+	for _, e := range slices.Sorted(maps.Keys(count)) { // ascending: of two as near 1, the larger wins
+		if c := count[e]; c > n || c == n && best > 0 && math.Abs(math.Log(e)) <= math.Abs(math.Log(best)) {
+			best, n = e, c
+		}
+	}
+	if best > 0 {
+		var at []string
+		for _, set := range order {
+			if by[set][0].Epsilon == best && len(at) < maxValuePostPanels {
+				at = append(at, set)
+			}
+		}
+		return at, best
+	}
+	if len(order) > maxValuePostPanels {
+		pick := make([]string, maxValuePostPanels)
+		for i := range pick {
+			pick[i] = order[i*(len(order)-1)/(maxValuePostPanels-1)]
+		}
+		order = pick
+	}
+	return order, 0
 }

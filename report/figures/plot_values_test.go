@@ -3,6 +3,7 @@ package figures
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,5 +167,48 @@ func checkValuePoints(t *testing.T, f *figure, name string, s *report.Summary, p
 		if !have[w] {
 			t.Errorf("%s: no point at (%v, %v)", name, w.X, w.Y)
 		}
+	}
+}
+
+// value_posteriors compares mechanisms at one ε: the ε most DP settings
+// share (ties: nearest 1, then the larger), at most maxValuePostPanels of
+// them; with every ε of one setting, spread over the samples' order.
+func TestValuePostSettings(t *testing.T) {
+	one := func(set string, k pets.Kind, e float64) report.ValuePosterior {
+		return report.ValuePosterior{Setting: set, Pet: k, Epsilon: e}
+	}
+	cases := []struct {
+		name string
+		post []report.ValuePosterior
+		want []string
+		eps  float64
+	}{
+		{"the ε the mechanisms share", []report.ValuePosterior{one("none", pets.None, 0), one("laplace_eps1", pets.LaplaceValue, 1),
+			one("laplace_eps8", pets.LaplaceValue, 8), one("rr_bins_eps1", pets.RRBins, 1), one("rr_bins_eps8", pets.RRBins, 8),
+			one("value_bags_k8_eps1", pets.ValueBags, 1), one("value_bags_k8", pets.ValueBags, 0)},
+			[]string{"laplace_eps1", "rr_bins_eps1", "value_bags_k8_eps1"}, 1},
+		{"a tie goes to the ε nearest 1", []report.ValuePosterior{one("laplace_eps4", pets.LaplaceValue, 4), one("laplace_eps0.5", pets.LaplaceValue, 0.5),
+			one("rr_bins_eps4", pets.RRBins, 4), one("rr_bins_eps0.5", pets.RRBins, 0.5)},
+			[]string{"laplace_eps0.5", "rr_bins_eps0.5"}, 0.5},
+		{"as near 1: the larger", []report.ValuePosterior{one("a_eps0.5", pets.LaplaceValue, 0.5), one("a_eps2", pets.LaplaceValue, 2),
+			one("b_eps0.5", pets.RRBins, 0.5), one("b_eps2", pets.RRBins, 2)},
+			[]string{"a_eps2", "b_eps2"}, 2},
+		{"one setting at each ε: spread", []report.ValuePosterior{one("s1", pets.LaplaceValue, 1), one("s2", pets.LaplaceValue, 2),
+			one("s3", pets.LaplaceValue, 3), one("s4", pets.LaplaceValue, 4), one("s5", pets.LaplaceValue, 5), one("s6", pets.LaplaceValue, 6), one("s7", pets.LaplaceValue, 7)},
+			[]string{"s1", "s3", "s5", "s7"}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var order []string
+			by := map[string][]report.ValuePosterior{}
+			for _, p := range tc.post {
+				order = append(order, p.Setting)
+				by[p.Setting] = append(by[p.Setting], p)
+			}
+			got, eps := valuePostSettings(order, by)
+			if !slices.Equal(got, tc.want) || eps != tc.eps {
+				t.Errorf("got %v at ε %v, want %v at ε %v", got, eps, tc.want, tc.eps)
+			}
+		})
 	}
 }
