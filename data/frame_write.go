@@ -233,6 +233,13 @@ func (w *Writer) Commit() error { return w.CommitAfter(nil) }
 // error from it discards the file, leaving path untouched. Write-ahead logs
 // use it (the privacy ledger records a release before it appears).
 func (w *Writer) CommitAfter(before func(sha256 string) error) error {
+	return w.finish(before, atomicfile.Commit)
+}
+
+// finish closes the file, hashes it, runs before and puts the file at
+// w.path with commit (atomicfile.Commit, or CommitExclusive), discarding it
+// on any error.
+func (w *Writer) finish(before func(sha256 string) error, commit func(tmp *os.File, path string) error) error {
 	if w.done {
 		return fmt.Errorf("data: %s: writer already closed", w.path)
 	}
@@ -250,7 +257,7 @@ func (w *Writer) CommitAfter(before func(sha256 string) error) error {
 			return err
 		}
 	}
-	return atomicfile.Commit(w.tmp, w.path)
+	return commit(w.tmp, w.path)
 }
 
 // Abort discards everything written. Safe to call after Commit (no-op).

@@ -1,12 +1,6 @@
 package data
 
-import (
-	"encoding/hex"
-	"fmt"
-	"os"
-
-	"labelprivacy/internal/atomicfile"
-)
+import "labelprivacy/internal/atomicfile"
 
 // WriteChunkedNewAfter is WriteChunkedAfter that never replaces a file: the
 // written file is put in place only if nothing is at path by then
@@ -28,22 +22,5 @@ func WriteChunkedNewAfter(path string, c Chunked, meta map[string]string, before
 // commitNewAfter is CommitAfter with atomicfile.CommitExclusive for its
 // rename.
 func (w *Writer) commitNewAfter(before func(sha256 string) error) error {
-	if w.done {
-		return fmt.Errorf("data: %s: writer already closed", w.path)
-	}
-	w.done = true
-	if err := w.w.Close(); err != nil {
-		w.tmp.Close()
-		os.Remove(w.tmp.Name())
-		return inFile(w.path, err)
-	}
-	w.sum = hex.EncodeToString(w.hash.Sum(nil))
-	if before != nil {
-		if err := before(w.sum); err != nil {
-			w.tmp.Close()
-			os.Remove(w.tmp.Name())
-			return err
-		}
-	}
-	return atomicfile.CommitExclusive(w.tmp, w.path)
+	return w.finish(before, atomicfile.CommitExclusive)
 }

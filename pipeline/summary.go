@@ -91,26 +91,7 @@ func keyCounts(f *data.Frame, labels []uint8) (noisy, truth []float64, err error
 	if f.BagID == nil || len(f.Alpha) != f.Rows || len(f.Row) != f.Rows {
 		return nil, nil, fmt.Errorf("not a simulation release of bags (%s, %s, %s)", data.ColBagID, data.ColAlpha, data.ColRow)
 	}
-	at := map[int64]int{}
-	var n []float64
-	for i, id := range f.BagID {
-		j, ok := at[id]
-		if !ok {
-			j = len(truth)
-			at[id] = j
-			truth, n, noisy = append(truth, 0), append(n, 0), append(noisy, f.Alpha[i])
-		}
-		row := f.Row[i]
-		if row < 0 || row >= int64(len(labels)) {
-			return nil, nil, fmt.Errorf("row %d refers to dataset row %d of %d", i, row, len(labels))
-		}
-		truth[j] += float64(labels[row])
-		n[j]++
-	}
-	for j := range noisy {
-		noisy[j] *= n[j]
-	}
-	return noisy, truth, nil
+	return keySums(f, f.Alpha, len(labels), func(row int64) float64 { return float64(labels[row]) })
 }
 
 // keyValueSums reads a release of one mean value per bag (a simulation
@@ -121,6 +102,13 @@ func keyValueSums(f *data.Frame, values []float64) (noisy, truth []float64, err 
 	if f.BagID == nil || len(f.BagMean) != f.Rows || len(f.Row) != f.Rows {
 		return nil, nil, fmt.Errorf("not a simulation release of value bags (%s, %s, %s)", data.ColBagID, data.ColBagMean, data.ColRow)
 	}
+	return keySums(f, f.BagMean, len(values), func(row int64) float64 { return values[row] })
+}
+
+// keySums is keyCounts and keyValueSums: per bag of f, in order of first
+// appearance, its released mean (mean, one per row) times its n rows, and
+// the sum of truth over its rows (dataset rows below rows).
+func keySums(f *data.Frame, mean []float64, rows int, truthOf func(row int64) float64) (noisy, truth []float64, err error) {
 	at := map[int64]int{}
 	var n []float64
 	for i, id := range f.BagID {
@@ -128,13 +116,13 @@ func keyValueSums(f *data.Frame, values []float64) (noisy, truth []float64, err 
 		if !ok {
 			j = len(truth)
 			at[id] = j
-			truth, n, noisy = append(truth, 0), append(n, 0), append(noisy, f.BagMean[i])
+			truth, n, noisy = append(truth, 0), append(n, 0), append(noisy, mean[i])
 		}
 		row := f.Row[i]
-		if row < 0 || row >= int64(len(values)) {
-			return nil, nil, fmt.Errorf("row %d refers to dataset row %d of %d", i, row, len(values))
+		if row < 0 || row >= int64(rows) {
+			return nil, nil, fmt.Errorf("row %d refers to dataset row %d of %d", i, row, rows)
 		}
-		truth[j] += values[row]
+		truth[j] += truthOf(row)
 		n[j]++
 	}
 	for j := range noisy {

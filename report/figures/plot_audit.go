@@ -96,16 +96,9 @@ func allClassesC(cals []report.Calibration, audits []report.Audit) bool {
 // a realized gain, x = EAdv ± 1.96·EAdvSE, y = realized ± 1.96·SE, marker
 // and colour by mechanism, labelled with the setting's parameters.
 func realizedFigure(audits []report.Audit) (*figure, error) {
-	byDS := map[string][]report.Audit{}
-	for _, a := range audits {
-		if !math.IsNaN(a.RealizedGain) && !math.IsNaN(a.EAdv) && !isClean(a.Pet) {
-			g := a.Dataset
-			if a.ConfigID != "" {
-				g += ", config " + a.ConfigID
-			}
-			byDS[g] = append(byDS[g], a)
-		}
-	}
+	byDS := auditsByDataset(audits, func(a report.Audit) bool {
+		return !math.IsNaN(a.RealizedGain) && !math.IsNaN(a.EAdv) && !isClean(a.Pet)
+	})
 	if len(byDS) == 0 {
 		return nil, fmt.Errorf("figures: realized vs predicted: no audit with a realized attack: %w", ErrNoData)
 	}
@@ -125,10 +118,6 @@ func realizedFigure(audits []report.Audit) (*figure, error) {
 		for _, a := range as {
 			lo = min(lo, a.RealizedGain-z95*finiteOr0(a.RealizedGainSE))
 		}
-		if !(hi > lo) {
-			hi = lo + 0.01
-		}
-		pad := 0.06 * (hi - lo)
 		p := &panel{}
 		if len(byDS) > 1 {
 			p.title = "dataset " + ds
@@ -137,24 +126,12 @@ func realizedFigure(audits []report.Audit) (*figure, error) {
 		for _, a := range as {
 			eadvs = append(eadvs, a.EAdv)
 		}
-		xl, yl := "predicted: exact E[adv] of the audit (± 1.96 SE)", "realized accuracy gain over the prior (± 1.96 SE)"
-		p.x = axisSpec{label: xl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
-		p.y = axisSpec{label: yl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
-		if c := symlogConstant(eadvs); c > 0 {
-			// Decades apart (a skewed grid): symlog on both axes, so y = x
-			// stays the diagonal and no setting is lost at 0.
-			sc := symlogScale{c}
-			u0, u1 := sc.f(lo), sc.f(hi)
-			padU := 0.06 * (u1 - u0)
-			mn, mx := sc.inv(u0-padU), sc.inv(u1+padU)
-			note := fmt.Sprintf(", symlog: linear below %s", fmtSymTick(c))
-			xl, yl = "predicted: exact E[adv] (± 1.96 SE", "realized gain over the prior (± 1.96 SE"
-			note += ")"
-			p.x = axisSpec{label: xl + note, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
-			p.y = axisSpec{label: yl + note, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
-			lo, hi, pad = mn, mx, 0
-		}
-		p.series = append(p.series, &series{name: "y = x", pts: []xy{{lo - pad, lo - pad}, {hi + pad, hi + pad}}, line: &diagStyle})
+		diagonalAxes(p, lo, hi, eadvs,
+			"predicted: exact E[adv] of the audit (± 1.96 SE)", "realized accuracy gain over the prior (± 1.96 SE)",
+			func(c float64) (string, string) {
+				note := fmt.Sprintf(", symlog: linear below %s)", fmtSymTick(c))
+				return "predicted: exact E[adv] (± 1.96 SE" + note, "realized gain over the prior (± 1.96 SE" + note
+			})
 		key := func(a report.Audit) curveKey { return pointKey(a.Setting, a.Pet, a.K, "", a.Epsilon) }
 		var keys []curveKey
 		for _, a := range as {
@@ -282,4 +259,44 @@ func calibrationFigure(cals []report.Calibration, audits []report.Audit) (*figur
 	}
 	return &figure{title: "Reliability of the attacker's η on the calibration rows", w: vg.Length(cols) * 6 * vg.Inch, cols: cols,
 		cellH: 5.5 * vg.Inch, legend: items, panels: panels}, nil
+}
+
+// auditsByDataset groups the audits keep accepts by dataset (and config,
+// when an audit names one): one panel each in the diagonal figures.
+func auditsByDataset(audits []report.Audit, keep func(report.Audit) bool) map[string][]report.Audit {
+	byDS := map[string][]report.Audit{}
+	for _, a := range audits {
+		if keep(a) {
+			g := a.Dataset
+			if a.ConfigID != "" {
+				g += ", config " + a.ConfigID
+			}
+			byDS[g] = append(byDS[g], a)
+		}
+	}
+	return byDS
+}
+
+// diagonalAxes sets p's two axes over [lo, hi] (padded 6%), the same on x
+// and y, labelled xl and yl, and draws y = x. When spread (the x values)
+// lies decades apart (symlogConstant), both axes are symlog so y = x stays
+// the diagonal and no setting is lost at 0, labelled by sym(c).
+func diagonalAxes(p *panel, lo, hi float64, spread []float64, xl, yl string, sym func(c float64) (x, y string)) {
+	if !(hi > lo) {
+		hi = lo + 0.01
+	}
+	pad := 0.06 * (hi - lo)
+	p.x = axisSpec{label: xl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+	p.y = axisSpec{label: yl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
+	if c := symlogConstant(spread); c > 0 {
+		sc := symlogScale{c}
+		u0, u1 := sc.f(lo), sc.f(hi)
+		padU := 0.06 * (u1 - u0)
+		mn, mx := sc.inv(u0-padU), sc.inv(u1+padU)
+		xs, ys := sym(c)
+		p.x = axisSpec{label: xs, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
+		p.y = axisSpec{label: ys, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
+		lo, hi, pad = mn, mx, 0
+	}
+	p.series = append(p.series, &series{name: "y = x", pts: []xy{{lo - pad, lo - pad}, {hi + pad, hi + pad}}, line: &diagStyle})
 }

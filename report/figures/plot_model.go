@@ -40,16 +40,9 @@ func modelAttackX(a report.Audit) float64 {
 // setting with a model attack: x the release's advantage (modelAttackX),
 // y the model attack ± 1.96 SE, and the diagonal.
 func modelAttackFigure(audits []report.Audit) (*figure, error) {
-	byDS := map[string][]report.Audit{}
-	for _, a := range audits {
-		if a.ModelRuns > 0 && !math.IsNaN(a.ModelAdv) && !math.IsNaN(modelAttackX(a)) {
-			g := a.Dataset
-			if a.ConfigID != "" {
-				g += ", config " + a.ConfigID
-			}
-			byDS[g] = append(byDS[g], a)
-		}
-	}
+	byDS := auditsByDataset(audits, func(a report.Audit) bool {
+		return a.ModelRuns > 0 && !math.IsNaN(a.ModelAdv) && !math.IsNaN(modelAttackX(a))
+	})
 	if len(byDS) == 0 {
 		return nil, fmt.Errorf("figures: model attack: no audit with one: %w", ErrNoData)
 	}
@@ -69,28 +62,16 @@ func modelAttackFigure(audits []report.Audit) (*figure, error) {
 			hi = max(hi, x, a.ModelAdv+e)
 			lo = min(lo, a.ModelAdv-e)
 		}
-		if !(hi > lo) {
-			hi = lo + 0.01
-		}
-		pad := 0.06 * (hi - lo)
 		p := &panel{}
 		if len(byDS) > 1 {
 			p.title = "dataset " + ds
 		}
-		xl, yl := "the release's exact advantage on the same rows", "model attack: accuracy over the prior (± 1.96 SE)"
-		p.x = axisSpec{label: xl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
-		p.y = axisSpec{label: yl, min: lo - pad, max: hi + pad, ticks: linTicks(lo, hi+pad)}
-		if c := symlogConstant(xs); c > 0 {
-			sc := symlogScale{c}
-			u0, u1 := sc.f(lo), sc.f(hi)
-			padU := 0.06 * (u1 - u0)
-			mn, mx := sc.inv(u0-padU), sc.inv(u1+padU)
-			note := fmt.Sprintf(" (symlog: linear below %s)", fmtSymTick(c))
-			p.x = axisSpec{label: xl + note, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
-			p.y = axisSpec{label: "model attack over the prior" + note, min: mn, max: mx, scale: sc, ticks: symlogTicks(c, mn, mx)}
-			lo, hi, pad = mn, mx, 0
-		}
-		p.series = append(p.series, &series{name: "y = x", pts: []xy{{lo - pad, lo - pad}, {hi + pad, hi + pad}}, line: &diagStyle})
+		xl := "the release's exact advantage on the same rows"
+		diagonalAxes(p, lo, hi, xs, xl, "model attack: accuracy over the prior (± 1.96 SE)",
+			func(c float64) (string, string) {
+				note := fmt.Sprintf(" (symlog: linear below %s)", fmtSymTick(c))
+				return xl + note, "model attack over the prior" + note
+			})
 		for _, a := range as {
 			clr := petColor(a.Pet)
 			x := modelAttackX(a)
