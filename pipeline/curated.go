@@ -188,15 +188,7 @@ func (s *Session) mechanismAuditOptions(set *setting, n int, o *audit.Options) (
 		}
 		o.Prior = prior
 	case set.Kind.IsLLP() && set.Bags.Kind != llp.RuleRandom:
-		part, err := partitioner(set, s.test, n)
-		if err != nil {
-			return nil, err
-		}
-		k, keep := set.K, s.cfg.Privacy.KeepRemainder
-		if set.Kind.Spec().Takes.KeyGroups {
-			k, keep = n, true // every key group whole (release.Apply's bags)
-		}
-		bags, err := part.Partition(n, k, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), keep)
+		part, bags, err := s.auditBags(set, n)
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +196,25 @@ func (s *Session) mechanismAuditOptions(set *setting, n int, o *audit.Options) (
 		return part, nil
 	}
 	return nil, nil
+}
+
+// auditBags are the bags of a curated or keyed setting on the first n
+// test rows, as its releases form them (every key group whole for a kind
+// of key groups: release.Apply's and ApplyValues's bags), with their rule.
+func (s *Session) auditBags(set *setting, n int) (llp.Partitioner, *llp.Bags, error) {
+	part, err := partitioner(set, s.test, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, keep := set.K, s.cfg.Privacy.KeepRemainder
+	if set.Kind.Spec().Takes.KeyGroups {
+		k, keep = n, true
+	}
+	bags, err := part.Partition(n, k, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return part, bags, nil
 }
 
 // bagsName is the bags column of a setting's rows: the rule of the LLP

@@ -166,15 +166,7 @@ func (s *Session) valueAuditOptions(set *setting, n int, seed uint64, o *audit.V
 		}
 		o.Bins = b
 	case set.Kind.IsLLP() && set.Bags.Kind != llp.RuleRandom:
-		part, err := partitioner(set, s.test, n)
-		if err != nil {
-			return nil, err
-		}
-		k, keep := set.K, s.cfg.Privacy.KeepRemainder
-		if set.Kind.Spec().Takes.KeyGroups {
-			k, keep = n, true // ara_summary: every key group whole (release.ApplyValues's bags)
-		}
-		bags, err := part.Partition(n, k, mrand.NewPCG(deriveSeed(s.cfg.Seed, "audit-bags", set.ID), 0), keep)
+		part, bags, err := s.auditBags(set, n)
 		if err != nil {
 			return nil, err
 		}
