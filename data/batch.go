@@ -599,17 +599,7 @@ func (s *BatchSource) Next() (*Batch, error) {
 	if s.bagStart != nil {
 		rows = len(units) * s.o.BagSize // every kept bag has BagSize rows
 	}
-	b.Rows = rows
-	b.RowIDs = grow(b.RowIDs, rows)
-	if gather {
-		b.X = grow(b.X, rows*d)
-	}
-	if gather && f.HasSparse() {
-		b.Indices = grow(b.Indices, rows*b.Width)
-		b.IndexMask = grow(b.IndexMask, rows*b.Width)
-		clear(b.Indices)
-		clear(b.IndexMask)
-	}
+	b.size(rows, d, gather, gather && f.HasSparse())
 	w := max(s.width, 1) // target values a row or bag
 	if s.o.Target == TargetNone {
 		b.Target = b.Target[:0]
@@ -676,4 +666,21 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// size sets b to hold rows rows of d dense features (when gather) and of
+// b.Width sparse indices and masks (when sparse, cleared): its row ids
+// and buffers grown, reused when large enough.
+func (b *Batch) size(rows, d int, gather, sparse bool) {
+	b.Rows = rows
+	b.RowIDs = grow(b.RowIDs, rows)
+	if gather {
+		b.X = grow(b.X, rows*d)
+	}
+	if sparse {
+		b.Indices = grow(b.Indices, rows*b.Width)
+		b.IndexMask = grow(b.IndexMask, rows*b.Width)
+		clear(b.Indices)
+		clear(b.IndexMask)
+	}
 }

@@ -47,17 +47,7 @@ func (s *BatchSource) nextSized() (*Batch, error) {
 	gather := !s.o.IndexOnly
 	d, n, u := f.Dim(), s.o.BatchSize, s.o.BagSize
 	w := max(s.width, 1)
-	b.Rows = n
-	b.RowIDs = grow(b.RowIDs, n)
-	if gather {
-		b.X = grow(b.X, n*d)
-	}
-	if gather && f.HasSparse() {
-		b.Indices = grow(b.Indices, n*b.Width)
-		b.IndexMask = grow(b.IndexMask, n*b.Width)
-		clear(b.Indices)
-		clear(b.IndexMask)
-	}
+	b.size(n, d, gather, gather && f.HasSparse())
 	b.Target = grow(b.Target, u*w+u+n)
 	clear(b.Target)
 	alpha, sizes, slot := b.Target[:u*w], b.Target[u*w:u*w+u], b.Target[u*w+u:]
